@@ -1,0 +1,118 @@
+// The registry's boundaries with the outside world: where tasks are stored
+// (TaskStore), how processes are run (Executor) and how time passes (Timers).
+// Implementations live in store/, executor/ and loop/; tests use the fakes in
+// tests/support/. Declared here so that core depends on nothing to its right.
+#ifndef BATON_CORE_PORTS_H_
+#define BATON_CORE_PORTS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/core/task.h"
+#include "baton/util/clock.h"
+#include "baton/util/result.h"
+
+namespace baton {
+
+struct ListQuery {
+  // Tasks owned by `owner`, plus unowned tasks. An empty owner sees only
+  // unowned tasks.
+  std::string owner;
+  bool include_live = true;
+  bool include_terminal = true;
+  // At most this many, most recent first; 0 = no limit.
+  size_t limit = 0;
+};
+
+// Durable task state. Writes are buffered and become durable together at
+// Flush() (one transaction per event-loop iteration); reads see buffered
+// writes. Not thread-safe: owned by the daemon's loop thread.
+class TaskStore {
+ public:
+  virtual ~TaskStore() = default;
+
+  // Reserves the next number of `kind`. Numbers are never handed out twice,
+  // also across restarts, once the reservation has been flushed.
+  virtual Result<int64_t> NextTaskNumber(TaskKind kind) = 0;
+  // Inserts or replaces the task (all fields but spec.base_env).
+  virtual Status PutTask(const TaskRecord& task) = 0;
+  // nullopt when there is no such task.
+  virtual Result<std::optional<TaskRecord>> GetTask(const TaskId& id) = 0;
+  // Tasks whose status is not terminal, oldest first.
+  virtual Result<std::vector<TaskRecord>> LoadLiveTasks() = 0;
+  // Terminal, owned tasks whose end the owner has neither seen nor been told.
+  virtual Result<std::vector<TaskRecord>> LoadUnnoticedTasks() = 0;
+  // Visible tasks, most recent first (creation order).
+  virtual Result<std::vector<TaskRecord>> ListTasks(const ListQuery& query) = 0;
+  // How many tasks `query` would list without its limit.
+  virtual Result<size_t> CountTasks(const ListQuery& query) = 0;
+
+  // The consuming-read cursor of `reader` on a task; 0 when never read.
+  virtual Result<uint64_t> GetCursor(const TaskId& id,
+                                     const std::string& reader) = 0;
+  virtual Status SetCursor(const TaskId& id, const std::string& reader,
+                           uint64_t offset) = 0;
+
+  // Sessions that attach (MCP) get a lease; remembered so that a restarted
+  // daemon restarts their leases.
+  virtual Status MarkSessionLeased(const std::string& session) = 0;
+  virtual Result<std::vector<std::string>> LoadLeasedSessions() = 0;
+
+  // Makes every write since the last Flush durable, atomically. On failure
+  // (e.g. disk full) the writes stay buffered and the next Flush retries.
+  virtual Status Flush() = 0;
+  virtual bool HasPendingWrites() const = 0;
+};
+
+// Receives what happens to processes. Calls come from the loop thread.
+class ExecutorListener {
+ public:
+  virtual ~ExecutorListener() = default;
+  virtual void OnTaskSpawned(const TaskId& id, int64_t pid,
+                             int64_t started_ms) = 0;
+  virtual void OnTaskSpawnFailed(const TaskId& id, const Error& error) = 0;
+  virtual void OnTaskExited(const TaskId& id, const ExitInfo& exit) = 0;
+};
+
+// Runs task processes. Asynchronous: results arrive through the listener.
+class Executor {
+ public:
+  virtual ~Executor() = default;
+  virtual void SetListener(ExecutorListener* listener) = 0;
+
+  // Where a task's output log lives (stdout and stderr, merged).
+  virtual std::string OutputPath(const TaskId& id) const = 0;
+  // Bytes in the output log so far.
+  virtual Result<uint64_t> OutputSize(const TaskRecord& task) const = 0;
+
+  // Spawns the task's process in its own session and process group.
+  // Answered by OnTaskSpawned or OnTaskSpawnFailed.
+  virtual void Start(const TaskRecord& task) = 0;
+  // SIGTERM to the task's process group, SIGKILL after `grace` if anything
+  // of the group is left. The exit comes through OnTaskExited with cause
+  // kKilled.
+  virtual void Kill(const TaskId& id, std::chrono::milliseconds grace) = 0;
+  // After a daemon restart: `live` are the tasks the store says are not
+  // terminal. Each is re-adopted (its exit comes later) or reported through
+  // OnTaskExited (it ended while no daemon ran, or it was lost: kLost).
+  virtual void Adopt(const std::vector<TaskRecord>& live) = 0;
+};
+
+using TimerId = uint64_t;
+
+// One-shot timers on the loop thread.
+class Timers {
+ public:
+  virtual ~Timers() = default;
+  virtual TimerId Schedule(MonoTime when, std::function<void()> callback) = 0;
+  // Cancelling a timer that already fired or was cancelled is a no-op.
+  virtual void Cancel(TimerId id) = 0;
+};
+
+}  // namespace baton
+
+#endif  // BATON_CORE_PORTS_H_

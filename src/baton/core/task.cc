@@ -1,0 +1,117 @@
+#include "baton/core/task.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <csignal>
+#include <cstring>
+
+#include "baton/util/duration.h"
+
+namespace baton {
+
+std::string_view TaskKindName(TaskKind kind) {
+  return kind == TaskKind::kShell ? "shell" : "agent";
+}
+
+Result<TaskKind> ParseTaskKind(std::string_view name) {
+  if (name == "shell") return TaskKind::kShell;
+  if (name == "agent") return TaskKind::kAgent;
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("unknown task kind '{}'", name));
+}
+
+std::string TaskId::ToString() const {
+  return fmt::format("{}-{}", TaskKindName(kind), number);
+}
+
+Result<TaskId> TaskId::Parse(std::string_view text) {
+  auto bad = [&] {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}' is not a task id; ids look like "
+                                 "shell-3 or agent-1 (see 'baton ls')",
+                                 text));
+  };
+  size_t dash = text.rfind('-');
+  if (dash == std::string_view::npos) return bad();
+  auto kind = ParseTaskKind(text.substr(0, dash));
+  if (!kind) return bad();
+  std::string_view digits = text.substr(dash + 1);
+  int64_t number = 0;
+  auto [end, ec] =
+      std::from_chars(digits.data(), digits.data() + digits.size(), number);
+  if (digits.empty() || ec != std::errc() ||
+      end != digits.data() + digits.size() || number < 1 ||
+      digits[0] == '0') {
+    return bad();
+  }
+  return TaskId{*kind, number};
+}
+
+namespace {
+constexpr std::string_view kStatusNames[] = {
+    "queued",    "running", "waiting", "stopping",
+    "completed", "failed",  "killed",  "interrupted"};
+}  // namespace
+
+std::string_view TaskStatusName(TaskStatus status) {
+  return kStatusNames[static_cast<int>(status)];
+}
+
+Result<TaskStatus> ParseTaskStatus(std::string_view name) {
+  for (size_t i = 0; i < std::size(kStatusNames); ++i) {
+    if (kStatusNames[i] == name) return static_cast<TaskStatus>(i);
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("unknown task status '{}'", name));
+}
+
+std::string SignalName(int signal) {
+  const char* abbrev = sigabbrev_np(signal);
+  if (abbrev == nullptr) return fmt::format("signal {}", signal);
+  return fmt::format("SIG{}", abbrev);
+}
+
+void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
+  task.exit_code = exit.exit_code;
+  task.signal = exit.signal;
+  task.ended_ms = exit.ended_ms;
+  switch (exit.cause) {
+    case ExitCause::kLost:
+      task.status = TaskStatus::kInterrupted;
+      task.detail = "interrupted: the runtime lost the task; its exit status "
+                    "is unknown";
+      break;
+    case ExitCause::kTimedOut:
+      task.status = TaskStatus::kKilled;
+      task.detail = task.spec.timeout
+                        ? fmt::format("timed out after {}",
+                                      FormatDuration(*task.spec.timeout))
+                        : "timed out";
+      break;
+    case ExitCause::kKilled:
+      task.status = TaskStatus::kKilled;
+      task.detail = fmt::format(
+          "killed: {}",
+          task.kill_reason.empty() ? "by request" : task.kill_reason);
+      break;
+    case ExitCause::kNatural:
+      if (exit.exit_code) {
+        task.status = *exit.exit_code == 0 ? TaskStatus::kCompleted
+                                           : TaskStatus::kFailed;
+        task.detail = fmt::format("exit code: {}", *exit.exit_code);
+      } else if (exit.signal) {
+        task.status = TaskStatus::kFailed;
+        task.detail = fmt::format("signal: {}", SignalName(*exit.signal));
+      } else {
+        task.status = TaskStatus::kFailed;
+        task.detail = "ended without an exit status";
+      }
+      break;
+  }
+  if (exit.output_disk_full) {
+    task.detail += "; output incomplete: disk full (no space left on device)";
+  }
+}
+
+}  // namespace baton

@@ -1,0 +1,110 @@
+// The vocabulary of tasks: ids, kinds, statuses, what a client asks for
+// (TaskSpec) and what the registry knows (TaskRecord). Pure data, no I/O.
+#ifndef BATON_CORE_TASK_H_
+#define BATON_CORE_TASK_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/util/result.h"
+
+namespace baton {
+
+enum class TaskKind { kShell, kAgent };
+
+std::string_view TaskKindName(TaskKind kind);  // "shell", "agent"
+Result<TaskKind> ParseTaskKind(std::string_view name);
+
+// `<kind>-<N>`, N counted per kind from 1, never reused.
+struct TaskId {
+  TaskKind kind = TaskKind::kShell;
+  int64_t number = 0;
+
+  std::string ToString() const;
+  // Fails with kInvalidArgument on anything but `<kind>-<N>` with N >= 1.
+  static Result<TaskId> Parse(std::string_view text);
+
+  auto operator<=>(const TaskId&) const = default;
+};
+
+// The closed set of DESIGN.md §1. Terminal: completed, failed, killed,
+// interrupted.
+enum class TaskStatus {
+  kQueued,
+  kRunning,
+  kWaiting,
+  kStopping,
+  kCompleted,
+  kFailed,
+  kKilled,
+  kInterrupted,
+};
+
+std::string_view TaskStatusName(TaskStatus status);
+Result<TaskStatus> ParseTaskStatus(std::string_view name);
+inline bool IsTerminal(TaskStatus status) {
+  return status >= TaskStatus::kCompleted;
+}
+
+// What a client asks to run. Exactly one of `shell_command` (run by
+// /bin/sh -c) and `argv` is set.
+struct TaskSpec {
+  TaskKind kind = TaskKind::kShell;
+  std::string owner;  // Session name; empty = unowned.
+  std::string label;
+  std::optional<std::string> shell_command;
+  std::vector<std::string> argv;
+  std::string cwd;  // Absolute.
+  // Variables the client set explicitly (persisted, shown to people).
+  std::map<std::string, std::string> env_overrides;
+  // The client's environment the task inherits (not persisted: it may hold
+  // secrets). Empty = the daemon's own environment.
+  std::vector<std::string> base_env;
+  std::optional<std::chrono::milliseconds> timeout;  // Deadline after start.
+};
+
+// Why a process ended, as the executor saw it.
+enum class ExitCause { kNatural, kKilled, kTimedOut, kLost };
+
+struct ExitInfo {
+  ExitCause cause = ExitCause::kNatural;
+  std::optional<int> exit_code;  // Set when the process exited.
+  std::optional<int> signal;     // Set when a signal ended it.
+  int64_t ended_ms = 0;          // Wall time.
+  bool output_disk_full = false;  // The output log's file system was full.
+};
+
+// Everything the registry knows of one task; the row of the tasks table.
+struct TaskRecord {
+  TaskId id;
+  TaskSpec spec;
+  TaskStatus status = TaskStatus::kQueued;
+  std::string detail;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  int64_t pid = 0;          // 0 until spawned.
+  int64_t created_ms = 0;   // Wall times; 0 = not yet.
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;
+  std::string kill_reason;  // Set when a kill was requested.
+  bool end_seen = false;    // The owner saw the end (read, wait, kill, status).
+  bool notice_delivered = false;
+  std::string output_path;
+};
+
+// "SIGTERM" for 15; "signal 77" for unknown numbers.
+std::string SignalName(int signal);
+
+// The status and detail that `exit` means for `task` (DESIGN.md §1):
+// completed only for exit code 0 without a kill; killed only when baton
+// stopped it; interrupted when the runtime lost it.
+void ApplyExit(const ExitInfo& exit, TaskRecord& task);
+
+}  // namespace baton
+
+#endif  // BATON_CORE_TASK_H_

@@ -1,0 +1,97 @@
+#include "baton/ipc/line_channel.h"
+
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+namespace baton {
+
+LineChannel::LineChannel(EventLoop* loop, UniqueFd fd, LineCallback on_line,
+                         CloseCallback on_close)
+    : loop_(loop),
+      fd_(std::move(fd)),
+      on_line_(std::move(on_line)),
+      on_close_(std::move(on_close)) {
+  if (!loop_->AddFd(fd_.get(), EPOLLIN | EPOLLRDHUP,
+                    [this](uint32_t events) { OnEvents(events); })) {
+    fd_.reset();
+  }
+}
+
+LineChannel::~LineChannel() { Close(); }
+
+void LineChannel::Close() {
+  if (!fd_) return;
+  loop_->RemoveFd(fd_.get());
+  fd_.reset();
+}
+
+void LineChannel::Send(std::string_view line) {
+  if (!fd_) return;
+  out_.append(line);
+  out_.push_back('\n');
+}
+
+void LineChannel::Flush() {
+  while (fd_ && !out_.empty()) {
+    ssize_t n = ::send(fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL);
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      HandleClose();
+      return;
+    }
+    out_.erase(0, static_cast<size_t>(n));
+  }
+  if (!fd_) return;
+  bool want = !out_.empty();
+  if (want != want_write_) {
+    want_write_ = want;
+    (void)loop_->ModifyFd(fd_.get(),
+                          EPOLLIN | EPOLLRDHUP | (want ? EPOLLOUT : 0u));
+  }
+}
+
+void LineChannel::HandleClose() {
+  Close();
+  if (on_close_) on_close_();
+}
+
+void LineChannel::OnEvents(uint32_t events) {
+  if (events & EPOLLOUT) Flush();
+  if (!fd_) return;
+  if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
+    char buf[65536];
+    bool eof = false;
+    for (;;) {
+      ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+      if (n < 0) {
+        if (errno == EINTR) continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        HandleClose();
+        return;
+      }
+      if (n == 0) {
+        eof = true;  // Serve complete lines before reporting the close.
+        break;
+      }
+      in_.append(buf, static_cast<size_t>(n));
+      if (static_cast<size_t>(n) < sizeof buf) break;
+    }
+    size_t start = 0;
+    for (size_t nl; fd_ && (nl = in_.find('\n', start)) != std::string::npos;
+         start = nl + 1) {
+      std::string_view line(in_.data() + start, nl - start);
+      if (!line.empty()) on_line_(line);
+    }
+    in_.erase(0, start);
+    if (fd_ && in_.size() > kMaxLine) {
+      HandleClose();
+      return;
+    }
+    if (fd_ && (eof || (events & EPOLLERR))) HandleClose();
+  }
+}
+
+}  // namespace baton

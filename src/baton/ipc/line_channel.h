@@ -1,0 +1,59 @@
+// A non-blocking, newline-delimited message channel on an EventLoop: reads
+// whole lines and hands them to a callback; buffers writes and flushes them
+// when the socket can take them. Used for both the client protocol and the
+// supervisor protocol (doc/protocol.md).
+#ifndef BATON_IPC_LINE_CHANNEL_H_
+#define BATON_IPC_LINE_CHANNEL_H_
+
+#include <functional>
+#include <string>
+#include <string_view>
+
+#include "baton/loop/event_loop.h"
+#include "baton/util/unique_fd.h"
+
+namespace baton {
+
+class LineChannel {
+ public:
+  using LineCallback = std::function<void(std::string_view line)>;
+  using CloseCallback = std::function<void()>;
+
+  // Lines longer than this close the channel (a broken or hostile peer).
+  static constexpr size_t kMaxLine = 64 << 20;
+
+  // Takes `fd` (non-blocking) and registers it with `loop`. The callbacks
+  // must not destroy the channel; defer that (e.g. to a before-sleep hook).
+  LineChannel(EventLoop* loop, UniqueFd fd, LineCallback on_line,
+              CloseCallback on_close);
+  ~LineChannel();
+  LineChannel(const LineChannel&) = delete;
+  LineChannel& operator=(const LineChannel&) = delete;
+
+  // Queues `line` plus '\n'. Written at the next Flush() (or when the socket
+  // drains). No-op once closed.
+  void Send(std::string_view line);
+  // Writes as much of the queue as the socket takes now.
+  void Flush();
+  bool closed() const { return !fd_; }
+  bool has_pending_output() const { return !out_.empty(); }
+  int fd() const { return fd_.get(); }
+  // Closes without calling on_close.
+  void Close();
+
+ private:
+  void OnEvents(uint32_t events);
+  void HandleClose();
+
+  EventLoop* loop_;
+  UniqueFd fd_;
+  LineCallback on_line_;
+  CloseCallback on_close_;
+  std::string in_;
+  std::string out_;
+  bool want_write_ = false;
+};
+
+}  // namespace baton
+
+#endif  // BATON_IPC_LINE_CHANNEL_H_

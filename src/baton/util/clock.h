@@ -1,0 +1,32 @@
+// Time sources. Wall time is for people (created/ended timestamps); monotonic
+// time is for deadlines and latencies. Clock is an interface so tests can
+// drive time by hand.
+#ifndef BATON_UTIL_CLOCK_H_
+#define BATON_UTIL_CLOCK_H_
+
+#include <chrono>
+#include <cstdint>
+
+namespace baton {
+
+using MonoTime = std::chrono::steady_clock::time_point;
+
+// Milliseconds since the Unix epoch.
+int64_t WallMillis();
+
+class Clock {
+ public:
+  virtual ~Clock() = default;
+  virtual MonoTime Now() const = 0;
+  virtual int64_t WallNowMillis() const = 0;
+};
+
+class SystemClock : public Clock {
+ public:
+  MonoTime Now() const override { return std::chrono::steady_clock::now(); }
+  int64_t WallNowMillis() const override { return WallMillis(); }
+};
+
+}  // namespace baton
+
+#endif  // BATON_UTIL_CLOCK_H_

@@ -1,0 +1,36 @@
+#include "baton/util/duration.h"
+
+#include <gtest/gtest.h>
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+TEST(Duration, ParsesUnits) {
+  EXPECT_EQ(*ParseDuration("250ms"), milliseconds(250));
+  EXPECT_EQ(*ParseDuration("30s"), milliseconds(30'000));
+  EXPECT_EQ(*ParseDuration("5m"), milliseconds(300'000));
+  EXPECT_EQ(*ParseDuration("1h30m"), milliseconds(5'400'000));
+  EXPECT_EQ(*ParseDuration("1.5s"), milliseconds(1500));
+  EXPECT_EQ(*ParseDuration("90"), milliseconds(90'000));
+}
+
+TEST(Duration, RejectsGarbageWithAHelpfulMessage) {
+  for (const char* bad : {"", "abc", "5x", "-3s", "1..2s", "5 s", "s", "10s5"}) {
+    auto parsed = ParseDuration(bad);
+    ASSERT_FALSE(parsed.has_value()) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(parsed.error().message.find("e.g. 500ms"), std::string::npos);
+  }
+}
+
+TEST(Duration, FormatsShortestForm) {
+  EXPECT_EQ(FormatDuration(milliseconds(30'000)), "30s");
+  EXPECT_EQ(FormatDuration(milliseconds(5'400'000)), "1h30m");
+  EXPECT_EQ(FormatDuration(milliseconds(250)), "250ms");
+  EXPECT_EQ(FormatDuration(milliseconds(1500)), "1.5s");
+}
+
+}  // namespace
+}  // namespace baton
