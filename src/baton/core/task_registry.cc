@@ -1,0 +1,489 @@
+#include "baton/core/task_registry.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+constexpr size_t kMaxLabel = 256;
+
+Error NotFound(std::string_view id) {
+  return Error{ErrorCode::kNotFound,
+               fmt::format("no task {}; 'baton ls --all' lists the tasks "
+                           "you can see",
+                           id)};
+}
+
+bool ValidEnvName(const std::string& name) {
+  if (name.empty() || std::isdigit(static_cast<unsigned char>(name[0]))) {
+    return false;
+  }
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return std::isalnum(static_cast<unsigned char>(c)) || c == '_';
+  });
+}
+
+}  // namespace
+
+std::string NoticeText(const TaskRecord& task) {
+  std::string text = fmt::format("{} {}", task.id.ToString(),
+                                 TaskStatusName(task.status));
+  if (!task.detail.empty()) text += fmt::format(" ({})", task.detail);
+  if (!task.spec.label.empty()) text += fmt::format(" — {}", task.spec.label);
+  return text;
+}
+
+TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor,
+                           Timers* timers, const Clock* clock, Options options)
+    : store_(store),
+      executor_(executor),
+      timers_(timers),
+      clock_(clock),
+      options_(options) {}
+
+Status TaskRegistry::Recover() {
+  auto live = store_->LoadLiveTasks();
+  if (!live) return std::unexpected(live.error());
+  for (auto& task : *live) live_[task.id] = task;
+  auto unnoticed = store_->LoadUnnoticedTasks();
+  if (!unnoticed) return std::unexpected(unnoticed.error());
+  for (auto& task : *unnoticed) unnoticed_[task.spec.owner].push_back(task.id);
+  auto leased = store_->LoadLeasedSessions();
+  if (!leased) return std::unexpected(leased.error());
+  for (auto& session : *leased) {
+    leased_sessions_.insert(session);
+    // Nobody is attached yet: a session whose client does not come back
+    // within the lease loses its tasks, as if it had just detached.
+    bool has_live = std::any_of(live_.begin(), live_.end(), [&](auto& entry) {
+      return entry.second.spec.owner == session;
+    });
+    if (has_live) StartLease(session);
+  }
+  BATON_LOG_INFO("recovered {} live tasks", live_.size());
+  executor_->Adopt(*live);
+  return {};
+}
+
+Status TaskRegistry::Validate(const TaskSpec& spec) const {
+  auto invalid = [](std::string message) {
+    return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+  };
+  if (spec.shell_command) {
+    if (spec.shell_command->find_first_not_of(" \t\n") == std::string::npos) {
+      return invalid(
+          "empty command; give the command to run, e.g. baton run -- make");
+    }
+    if (spec.shell_command->find('\0') != std::string::npos) {
+      return invalid("the command contains a NUL byte; remove it");
+    }
+  } else if (spec.argv.empty() || spec.argv[0].empty()) {
+    return invalid(
+        "empty command; give the command to run, e.g. baton run -- make");
+  }
+  if (spec.cwd.empty() || spec.cwd[0] != '/') {
+    return invalid(fmt::format(
+        "working directory '{}' is not an absolute path; give a full path",
+        spec.cwd));
+  }
+  for (const auto& [name, value] : spec.env_overrides) {
+    if (!ValidEnvName(name)) {
+      return invalid(fmt::format(
+          "invalid environment variable name '{}'; use letters, digits and "
+          "'_', e.g. --env MODE=fast",
+          name));
+    }
+  }
+  if (spec.label.size() > kMaxLabel) {
+    return invalid(fmt::format("label is {} bytes long; keep it under {}",
+                               spec.label.size(), kMaxLabel));
+  }
+  if (spec.timeout && spec.timeout->count() <= 0) {
+    return invalid("timeout must be positive, e.g. --timeout 30s");
+  }
+  return {};
+}
+
+void TaskRegistry::Save(const TaskRecord& task) {
+  if (auto saved = store_->PutTask(task); !saved) {
+    BATON_LOG_ERROR("storing {}: {}", task.id.ToString(),
+                    saved.error().message);
+  }
+  if (!IsTerminal(task.status)) live_[task.id] = task;
+}
+
+void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
+  if (auto valid = Validate(spec); !valid) {
+    done(std::unexpected(valid.error()));
+    return;
+  }
+  auto number = store_->NextTaskNumber(spec.kind);
+  if (!number) {
+    done(std::unexpected(number.error()));
+    return;
+  }
+  TaskRecord task;
+  task.id = TaskId{spec.kind, *number};
+  task.spec = std::move(spec);
+  task.status = TaskStatus::kQueued;
+  task.created_ms = clock_->WallNowMillis();
+  task.output_path = executor_->OutputPath(task.id);
+  Save(task);
+  pending_starts_[task.id] = std::move(done);
+  executor_->Start(task);
+}
+
+void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
+                                 int64_t started_ms) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  TaskRecord& task = it->second;
+  task.pid = pid;
+  task.started_ms = started_ms;
+  if (task.status == TaskStatus::kStopping) {
+    // Killed while the spawn was in flight.
+    executor_->Kill(id, options_.default_grace);
+  } else {
+    task.status = TaskStatus::kRunning;
+  }
+  TaskRecord copy = task;
+  Save(copy);
+  if (auto pending = pending_starts_.extract(id)) pending.mapped()(copy);
+}
+
+void TaskRegistry::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  TaskRecord task = it->second;
+  task.status = TaskStatus::kFailed;
+  task.detail = fmt::format("spawn failed: {}", error.message);
+  task.ended_ms = clock_->WallNowMillis();
+  // The starter is told at once, so it has seen the end.
+  task.end_seen = pending_starts_.count(id) != 0;
+  Finish(task);
+  if (auto pending = pending_starts_.extract(id)) pending.mapped()(task);
+}
+
+void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
+  auto it = live_.find(id);
+  if (it == live_.end()) return;
+  TaskRecord task = it->second;
+  if (!task.kill_reason.empty() && exit.cause == ExitCause::kNatural &&
+      task.status == TaskStatus::kStopping && exit.signal) {
+    // Our signal got there first even if the executor did not see it sent.
+    ExitInfo killed = exit;
+    killed.cause = ExitCause::kKilled;
+    ApplyExit(killed, task);
+  } else {
+    ApplyExit(exit, task);
+  }
+  if (task.ended_ms == 0) task.ended_ms = clock_->WallNowMillis();
+  Finish(task);
+  if (auto pending = pending_starts_.extract(id)) pending.mapped()(task);
+}
+
+void TaskRegistry::Finish(TaskRecord task) {
+  BATON_CHECK(IsTerminal(task.status));
+  live_.erase(task.id);
+  Save(task);
+  if (!task.spec.owner.empty() && !task.end_seen && !task.notice_delivered) {
+    unnoticed_[task.spec.owner].push_back(task.id);
+  }
+  WakeWaiters(task.id);
+}
+
+Result<TaskRecord> TaskRegistry::Lookup(const TaskId& id) {
+  if (auto it = live_.find(id); it != live_.end()) return it->second;
+  auto stored = store_->GetTask(id);
+  if (!stored) return std::unexpected(stored.error());
+  if (!*stored) return std::unexpected(NotFound(id.ToString()));
+  return **stored;
+}
+
+Result<TaskRecord> TaskRegistry::Resolve(std::string_view id_text,
+                                         const std::string& session) {
+  auto id = TaskId::Parse(id_text);
+  if (!id) return std::unexpected(id.error());
+  auto task = Lookup(*id);
+  if (!task) return task;
+  if (!task->spec.owner.empty() && task->spec.owner != session) {
+    return MakeError(
+        ErrorCode::kPermissionDenied,
+        fmt::format("task {} belongs to another session; use the session "
+                    "that started it (--session NAME or BATON_SESSION)",
+                    id_text));
+  }
+  return task;
+}
+
+void TaskRegistry::MarkEndSeen(TaskRecord& task, const std::string& session) {
+  if (!IsTerminal(task.status) || task.end_seen || task.spec.owner.empty() ||
+      task.spec.owner != session) {
+    return;
+  }
+  task.end_seen = true;
+  Save(task);
+  auto it = unnoticed_.find(session);
+  if (it != unnoticed_.end()) std::erase(it->second, task.id);
+}
+
+Result<TaskRecord> TaskRegistry::Get(std::string_view id,
+                                     const std::string& session) {
+  auto task = Resolve(id, session);
+  if (task) MarkEndSeen(*task, session);
+  return task;
+}
+
+Result<std::vector<TaskRecord>> TaskRegistry::List(const std::string& session,
+                                                   bool all, size_t* hidden) {
+  std::vector<TaskRecord> tasks;
+  for (const auto& [id, task] : live_) {
+    if (task.spec.owner.empty() || task.spec.owner == session) {
+      tasks.push_back(task);
+    }
+  }
+  ListQuery query;
+  query.owner = session;
+  query.include_live = false;
+  query.limit = all ? 0 : options_.recent_terminal;
+  auto terminal = store_->ListTasks(query);
+  if (!terminal) return std::unexpected(terminal.error());
+  size_t shown_terminal = terminal->size();
+  tasks.insert(tasks.end(), std::make_move_iterator(terminal->begin()),
+               std::make_move_iterator(terminal->end()));
+  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.created_ms, a.id) < std::tie(b.created_ms, b.id);
+  });
+  if (hidden) {
+    *hidden = 0;
+    if (!all && shown_terminal == options_.recent_terminal) {
+      auto total = store_->CountTasks(query);
+      if (total && *total > shown_terminal) *hidden = *total - shown_terminal;
+    }
+  }
+  return tasks;
+}
+
+Result<OutputRange> TaskRegistry::Read(std::string_view id,
+                                       const std::string& session,
+                                       ReadMode mode, uint64_t offset) {
+  auto task = Resolve(id, session);
+  if (!task) return std::unexpected(task.error());
+  auto size = executor_->OutputSize(*task);
+  if (!size) return std::unexpected(size.error());
+  OutputRange range;
+  range.path = task->output_path;
+  range.to = *size;
+  switch (mode) {
+    case ReadMode::kAll:
+      range.from = 0;
+      break;
+    case ReadMode::kOffset:
+      range.from = std::min(offset, *size);
+      break;
+    case ReadMode::kNew: {
+      auto cursor = store_->GetCursor(task->id, session);
+      if (!cursor) return std::unexpected(cursor.error());
+      range.from = std::min(*cursor, *size);
+      if (range.to != *cursor) {
+        if (auto set = store_->SetCursor(task->id, session, range.to); !set) {
+          return std::unexpected(set.error());
+        }
+      }
+      break;
+    }
+  }
+  range.at_end = IsTerminal(task->status);
+  if (range.at_end) MarkEndSeen(*task, session);
+  range.task = std::move(*task);
+  return range;
+}
+
+Result<KillOutcome> TaskRegistry::Kill(
+    std::string_view id, const std::string& session, std::string reason,
+    std::optional<std::chrono::milliseconds> grace) {
+  auto task = Resolve(id, session);
+  if (!task) return std::unexpected(task.error());
+  if (IsTerminal(task->status)) {
+    MarkEndSeen(*task, session);
+    return KillOutcome::kAlreadyTerminal;
+  }
+  // The one who kills a task knows how it ends; no notice for it.
+  if (!task->spec.owner.empty() && task->spec.owner == session) {
+    task->end_seen = true;
+  }
+  RequestKill(*task, std::move(reason), grace);
+  return KillOutcome::kRequested;
+}
+
+void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
+                               std::optional<std::chrono::milliseconds> grace) {
+  if (task.status == TaskStatus::kStopping) {
+    Save(task);  // Already on its way down.
+    return;
+  }
+  bool spawned = task.status != TaskStatus::kQueued;
+  task.status = TaskStatus::kStopping;
+  task.kill_reason = reason.empty() ? "by request" : std::move(reason);
+  Save(task);
+  if (spawned) executor_->Kill(task.id, grace.value_or(options_.default_grace));
+}
+
+Result<WaitId> TaskRegistry::Wait(
+    const std::vector<std::string>& ids, const std::string& session, bool all,
+    std::optional<std::chrono::milliseconds> timeout, WaitCallback done) {
+  if (ids.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "nothing to wait for; name one or more task ids");
+  }
+  Waiter waiter;
+  waiter.session = session;
+  waiter.all = all;
+  waiter.done = std::move(done);
+  for (const auto& text : ids) {
+    auto task = Resolve(text, session);
+    if (!task) return std::unexpected(task.error());
+    if (std::find(waiter.ids.begin(), waiter.ids.end(), task->id) ==
+        waiter.ids.end()) {
+      waiter.ids.push_back(task->id);
+    }
+  }
+  WaitId id = next_wait_id_++;
+  for (const auto& task_id : waiter.ids) waiters_by_task_.emplace(task_id, id);
+  bool ready = WaiterReady(waiter);
+  waiters_.emplace(id, std::move(waiter));
+  if (ready) {
+    CompleteWait(id, false);
+  } else if (timeout) {
+    waiters_[id].timer = timers_->Schedule(
+        clock_->Now() + *timeout, [this, id] { CompleteWait(id, true); });
+  }
+  return id;
+}
+
+bool TaskRegistry::WaiterReady(const Waiter& waiter) {
+  size_t ended = 0;
+  for (const auto& id : waiter.ids) {
+    auto task = Lookup(id);
+    bool done = !task || IsTerminal(task->status) ||
+                task->status == TaskStatus::kWaiting;
+    if (done) ++ended;
+  }
+  return waiter.all ? ended == waiter.ids.size() : ended > 0;
+}
+
+void TaskRegistry::WakeWaiters(const TaskId& id) {
+  std::vector<WaitId> ready;
+  auto [first, last] = waiters_by_task_.equal_range(id);
+  for (auto it = first; it != last; ++it) {
+    auto waiter = waiters_.find(it->second);
+    if (waiter != waiters_.end() && WaiterReady(waiter->second)) {
+      ready.push_back(it->second);
+    }
+  }
+  for (WaitId wait : ready) CompleteWait(wait, false);
+}
+
+void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
+  auto node = waiters_.extract(id);
+  if (!node) return;
+  Waiter& waiter = node.mapped();
+  if (waiter.timer && !timed_out) timers_->Cancel(waiter.timer);
+  WaitResult result;
+  result.timed_out = timed_out;
+  for (const auto& task_id : waiter.ids) {
+    auto [first, last] = waiters_by_task_.equal_range(task_id);
+    for (auto it = first; it != last; ++it) {
+      if (it->second == id) {
+        waiters_by_task_.erase(it);
+        break;
+      }
+    }
+    auto task = Lookup(task_id);
+    if (!task) continue;
+    if (IsTerminal(task->status) || task->status == TaskStatus::kWaiting) {
+      MarkEndSeen(*task, waiter.session);
+      result.ended.push_back(std::move(*task));
+    } else {
+      result.still_running.push_back(std::move(*task));
+    }
+  }
+  // A listener that fails must not starve the others; ours cannot throw,
+  // and each waiter is completed on its own.
+  waiter.done(std::move(result));
+}
+
+void TaskRegistry::CancelWait(WaitId id) {
+  auto node = waiters_.extract(id);
+  if (!node) return;
+  if (node.mapped().timer) timers_->Cancel(node.mapped().timer);
+  for (auto it = waiters_by_task_.begin(); it != waiters_by_task_.end();) {
+    it = it->second == id ? waiters_by_task_.erase(it) : std::next(it);
+  }
+}
+
+std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
+  std::vector<TaskRecord> notices;
+  if (session.empty()) return notices;
+  auto it = unnoticed_.find(session);
+  if (it == unnoticed_.end()) return notices;
+  std::vector<TaskId> ids = std::move(it->second);
+  unnoticed_.erase(it);
+  for (const auto& id : ids) {
+    auto task = Lookup(id);
+    if (!task || task->end_seen || task->notice_delivered) continue;
+    task->notice_delivered = true;
+    Save(*task);
+    notices.push_back(std::move(*task));
+  }
+  return notices;
+}
+
+void TaskRegistry::Attach(const std::string& session) {
+  if (session.empty()) return;
+  SessionState& state = sessions_[session];
+  ++state.attached;
+  if (state.lease_timer) {
+    timers_->Cancel(state.lease_timer);
+    state.lease_timer = 0;
+  }
+  if (leased_sessions_.insert(session).second) {
+    if (auto marked = store_->MarkSessionLeased(session); !marked) {
+      BATON_LOG_ERROR("marking session {} leased: {}", session,
+                      marked.error().message);
+    }
+  }
+}
+
+void TaskRegistry::Detach(const std::string& session) {
+  auto it = sessions_.find(session);
+  if (it == sessions_.end() || it->second.attached == 0) return;
+  if (--it->second.attached == 0) StartLease(session);
+}
+
+void TaskRegistry::StartLease(const std::string& session) {
+  SessionState& state = sessions_[session];
+  if (state.lease_timer) timers_->Cancel(state.lease_timer);
+  state.lease_timer = timers_->Schedule(
+      clock_->Now() + options_.lease, [this, session] { ExpireLease(session); });
+}
+
+void TaskRegistry::ExpireLease(const std::string& session) {
+  sessions_[session].lease_timer = 0;
+  std::vector<TaskRecord> tasks;
+  for (const auto& [id, task] : live_) {
+    if (task.spec.owner == session) tasks.push_back(task);
+  }
+  BATON_LOG_INFO("lease of session {} ran out; stopping {} tasks", session,
+                 tasks.size());
+  // Killed in the owner's absence: the owner has not seen the end, so the
+  // notice waits for its return.
+  for (auto& task : tasks) {
+    RequestKill(task, "session lease expired", std::nullopt);
+  }
+}
+
+}  // namespace baton

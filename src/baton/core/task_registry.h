@@ -1,0 +1,179 @@
+// The task registry: ids, owners, statuses, reads, kills, waits, notices and
+// leases (DESIGN.md §1 and §3). Pure logic over three ports (TaskStore,
+// Executor, Timers); it makes no system calls of its own.
+//
+// Single-threaded: every call, including the ExecutorListener callbacks and
+// timer callbacks, happens on the daemon's loop thread. Writes go to the
+// store's buffer; the daemon flushes the store, then the executor's and the
+// clients' sockets, once per loop iteration, so nothing leaves the daemon
+// before the state it depends on is durable.
+#ifndef BATON_CORE_TASK_REGISTRY_H_
+#define BATON_CORE_TASK_REGISTRY_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
+#include <set>
+#include <string>
+#include <unordered_map>
+#include <vector>
+
+#include "baton/core/ports.h"
+#include "baton/core/task.h"
+
+namespace baton {
+
+enum class ReadMode {
+  kAll,     // [0, size): the whole output, consumes nothing.
+  kNew,     // [cursor, size): what came since this session's last kNew read.
+  kOffset,  // [offset, size): consumes nothing.
+};
+
+// A byte range of a task's output log, for the client to copy itself.
+struct OutputRange {
+  TaskRecord task;
+  std::string path;
+  uint64_t from = 0;
+  uint64_t to = 0;
+  bool at_end = false;  // The task is terminal and the range reaches its end.
+};
+
+enum class KillOutcome { kRequested, kAlreadyTerminal };
+
+struct WaitResult {
+  std::vector<TaskRecord> ended;  // Terminal (or asking a question).
+  std::vector<TaskRecord> still_running;
+  bool timed_out = false;
+};
+
+using WaitId = uint64_t;
+
+class TaskRegistry : public ExecutorListener {
+ public:
+  struct Options {
+    std::chrono::milliseconds lease = std::chrono::minutes(5);
+    std::chrono::milliseconds default_grace = std::chrono::seconds(5);
+    // Terminal tasks `List` shows besides live ones, unless asked for all.
+    size_t recent_terminal = 20;
+  };
+
+  // Borrows all four; they must outlive the registry.
+  TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
+               const Clock* clock, Options options);
+  TaskRegistry(const TaskRegistry&) = delete;
+  TaskRegistry& operator=(const TaskRegistry&) = delete;
+
+  // Loads live tasks, pending notices and leased sessions from the store and
+  // hands the live tasks to the executor to re-adopt. Call once, first.
+  Status Recover();
+
+  // Validates `spec` (nothing is stored or spawned if it is bad), commits a
+  // queued task and asks the executor to spawn it. `done` gets the task once
+  // it runs (or failed to spawn: status failed, with the reason in detail),
+  // or the validation error at once.
+  using StartCallback = std::function<void(Result<TaskRecord>)>;
+  void Start(TaskSpec spec, StartCallback done);
+
+  // Every call below takes the caller's session ("" = none) and refuses
+  // tasks owned by another session (kPermissionDenied) and unknown ids
+  // (kNotFound) with a message that says what to do.
+
+  // A non-consuming look. Seeing a terminal task counts as seeing its end.
+  Result<TaskRecord> Get(std::string_view id, const std::string& session);
+
+  // Visible tasks in creation order: all live ones plus the most recent
+  // terminal ones (all terminal ones when `all`). `hidden` gets how many
+  // terminal tasks were left out.
+  Result<std::vector<TaskRecord>> List(const std::string& session, bool all,
+                                       size_t* hidden);
+
+  Result<OutputRange> Read(std::string_view id, const std::string& session,
+                           ReadMode mode, uint64_t offset = 0);
+
+  // Asks the executor to stop the task (SIGTERM, then SIGKILL after
+  // `grace`, default Options::default_grace).
+  Result<KillOutcome> Kill(std::string_view id, const std::string& session,
+                           std::string reason,
+                           std::optional<std::chrono::milliseconds> grace);
+
+  // Calls `done` once, as soon as any of `ids` ends (all of them, when
+  // `all`), or when `timeout` passes. If that already holds, `done` runs
+  // before Wait returns. Fails (without calling `done`) on a bad id.
+  using WaitCallback = std::function<void(WaitResult)>;
+  Result<WaitId> Wait(const std::vector<std::string>& ids,
+                      const std::string& session, bool all,
+                      std::optional<std::chrono::milliseconds> timeout,
+                      WaitCallback done);
+  // Drops a wait whose client went away; `done` is not called.
+  void CancelWait(WaitId id);
+
+  // Tasks of `session` that ended and whose end it has not seen, each
+  // returned once; marks them delivered.
+  std::vector<TaskRecord> TakeNotices(const std::string& session);
+
+  // A connection of `session` attaches / goes away. When the last one goes,
+  // the lease starts; when it runs out, the session's live tasks are killed.
+  void Attach(const std::string& session);
+  void Detach(const std::string& session);
+
+  size_t live_count() const { return live_.size(); }
+
+  // ExecutorListener.
+  void OnTaskSpawned(const TaskId& id, int64_t pid,
+                     int64_t started_ms) override;
+  void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
+  void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
+
+ private:
+  struct Waiter {
+    std::string session;
+    std::vector<TaskId> ids;
+    bool all = false;
+    TimerId timer = 0;
+    WaitCallback done;
+  };
+  struct SessionState {
+    int attached = 0;
+    TimerId lease_timer = 0;  // 0 when no lease runs.
+  };
+
+  // The task, if `session` may see it.
+  Result<TaskRecord> Resolve(std::string_view id, const std::string& session);
+  Result<TaskRecord> Lookup(const TaskId& id);
+  Status Validate(const TaskSpec& spec) const;
+  void Save(const TaskRecord& task);
+  // Marks the end of a terminal task seen when `session` owns it.
+  void MarkEndSeen(TaskRecord& task, const std::string& session);
+  void Finish(TaskRecord task);
+  void RequestKill(TaskRecord& task, std::string reason,
+                   std::optional<std::chrono::milliseconds> grace);
+  void WakeWaiters(const TaskId& id);
+  bool WaiterReady(const Waiter& waiter);
+  void CompleteWait(WaitId id, bool timed_out);
+  void StartLease(const std::string& session);
+  void ExpireLease(const std::string& session);
+
+  TaskStore* store_;
+  Executor* executor_;
+  Timers* timers_;
+  const Clock* clock_;
+  Options options_;
+
+  std::map<TaskId, TaskRecord> live_;  // Every non-terminal task.
+  std::map<TaskId, StartCallback> pending_starts_;
+  std::map<WaitId, Waiter> waiters_;
+  std::multimap<TaskId, WaitId> waiters_by_task_;
+  WaitId next_wait_id_ = 1;
+  // Per owner, tasks that ended unseen and not yet noticed, in end order.
+  std::map<std::string, std::vector<TaskId>> unnoticed_;
+  std::map<std::string, SessionState> sessions_;
+  std::set<std::string> leased_sessions_;  // Known to the store.
+};
+
+// "shell-3 completed (exit code: 0)", the text of a notice.
+std::string NoticeText(const TaskRecord& task);
+
+}  // namespace baton
+
+#endif  // BATON_CORE_TASK_REGISTRY_H_

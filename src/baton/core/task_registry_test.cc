@@ -1,0 +1,329 @@
+#include "baton/core/task_registry.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/fakes.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+using testing::FakeExecutor;
+using testing::FakeTimeline;
+using testing::InMemoryTaskStore;
+
+class TaskRegistryTest : public ::testing::Test {
+ protected:
+  TaskRegistryTest() { Reset(); }
+
+  void Reset() {
+    registry_ = std::make_unique<TaskRegistry>(&store_, &executor_, &time_,
+                                               &time_, TaskRegistry::Options{});
+    executor_.SetListener(registry_.get());
+  }
+
+  TaskSpec Shell(std::string command, std::string owner = "") {
+    TaskSpec spec;
+    spec.shell_command = std::move(command);
+    spec.cwd = "/tmp";
+    spec.owner = std::move(owner);
+    return spec;
+  }
+
+  // Starts and spawns a task; returns its id text.
+  std::string StartRunning(std::string owner = "") {
+    std::optional<Result<TaskRecord>> started;
+    registry_->Start(Shell("true", owner),
+                     [&](Result<TaskRecord> r) { started = std::move(r); });
+    EXPECT_FALSE(started.has_value()) << "answered before the spawn";
+    executor_.Spawn(executor_.started.back().id);
+    EXPECT_TRUE(started.has_value() && started->has_value());
+    EXPECT_EQ((*started)->status, TaskStatus::kRunning);
+    return (*started)->id.ToString();
+  }
+
+  TaskId Id(const std::string& text) { return *TaskId::Parse(text); }
+
+  InMemoryTaskStore store_;
+  FakeExecutor executor_;
+  FakeTimeline time_;
+  std::unique_ptr<TaskRegistry> registry_;
+};
+
+TEST_F(TaskRegistryTest, IdsCountPerKindAndAreNeverReused) {
+  EXPECT_EQ(StartRunning(), "shell-1");
+  EXPECT_EQ(StartRunning(), "shell-2");
+  Reset();  // A restarted daemon over the same store.
+  ASSERT_TRUE(registry_->Recover());
+  EXPECT_EQ(StartRunning(), "shell-3");
+}
+
+TEST_F(TaskRegistryTest, BadSpecIsRefusedBeforeAnythingIsStoredOrSpawned) {
+  std::vector<TaskSpec> bad;
+  bad.push_back(Shell("   "));
+  bad.push_back(Shell("ls"));
+  bad.back().cwd = "relative/dir";
+  bad.push_back(Shell("ls"));
+  bad.back().env_overrides["1BAD"] = "x";
+  bad.push_back(Shell("ls"));
+  bad.back().timeout = milliseconds(0);
+  TaskSpec empty_argv;
+  empty_argv.cwd = "/";
+  bad.push_back(empty_argv);
+  for (auto& spec : bad) {
+    std::optional<Result<TaskRecord>> result;
+    registry_->Start(spec, [&](Result<TaskRecord> r) { result = r; });
+    ASSERT_TRUE(result.has_value());
+    ASSERT_FALSE(result->has_value());
+    EXPECT_EQ(result->error().code, ErrorCode::kInvalidArgument);
+  }
+  EXPECT_TRUE(store_.tasks.empty());
+  EXPECT_TRUE(executor_.started.empty());
+  EXPECT_EQ(StartRunning(), "shell-1");  // No number was burnt.
+}
+
+TEST_F(TaskRegistryTest, TaskIsStoredAsQueuedBeforeTheSpawnIsRequested) {
+  registry_->Start(Shell("true"), [](Result<TaskRecord>) {});
+  ASSERT_EQ(executor_.started.size(), 1u);
+  EXPECT_EQ(store_.tasks.at(Id("shell-1")).status, TaskStatus::kQueued);
+}
+
+TEST_F(TaskRegistryTest, ExitStatusesMapToTheClosedSet) {
+  std::string ok = StartRunning(), bad = StartRunning(), sig = StartRunning();
+  executor_.Exit(Id(ok), 0);
+  executor_.Exit(Id(bad), 3);
+  ExitInfo by_signal;
+  by_signal.signal = 11;
+  registry_->OnTaskExited(Id(sig), by_signal);
+  EXPECT_EQ(registry_->Get(ok, "")->status, TaskStatus::kCompleted);
+  EXPECT_EQ(registry_->Get(bad, "")->status, TaskStatus::kFailed);
+  EXPECT_EQ(registry_->Get(bad, "")->detail, "exit code: 3");
+  EXPECT_EQ(registry_->Get(sig, "")->detail, "signal: SIGSEGV");
+  EXPECT_EQ(registry_->live_count(), 0u);
+}
+
+TEST_F(TaskRegistryTest, OtherSessionsTasksAreInvisibleAndRefused) {
+  std::string mine = StartRunning("alice");
+  std::string shared = StartRunning("");
+  size_t hidden;
+  auto bobs = registry_->List("bob", true, &hidden);
+  ASSERT_EQ(bobs->size(), 1u);
+  EXPECT_EQ((*bobs)[0].id.ToString(), shared);
+  auto refused = registry_->Get(mine, "bob");
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
+  EXPECT_FALSE(registry_->Kill(mine, "bob", "", std::nullopt));
+  EXPECT_FALSE(registry_->Read(mine, "bob", ReadMode::kAll));
+  EXPECT_FALSE(registry_->Wait({mine}, "bob", false, std::nullopt,
+                               [](WaitResult) {}));
+  EXPECT_TRUE(executor_.kills.empty());
+  EXPECT_EQ(registry_->Get(mine, "alice")->status, TaskStatus::kRunning);
+  auto unknown = registry_->Get("shell-99", "alice");
+  EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(registry_->Get("nonsense", "").error().code,
+            ErrorCode::kInvalidArgument);
+}
+
+TEST_F(TaskRegistryTest, WaitAnyReturnsAtTheFirstEndWithTheRestRunning) {
+  std::string a = StartRunning(), b = StartRunning(), c = StartRunning();
+  std::optional<WaitResult> result;
+  ASSERT_TRUE(registry_->Wait({a, b, c}, "", false, std::nullopt,
+                              [&](WaitResult r) { result = r; }));
+  EXPECT_FALSE(result);
+  executor_.Exit(Id(b), 0);
+  ASSERT_TRUE(result);
+  ASSERT_EQ(result->ended.size(), 1u);
+  EXPECT_EQ(result->ended[0].id.ToString(), b);
+  EXPECT_EQ(result->still_running.size(), 2u);
+  EXPECT_FALSE(result->timed_out);
+}
+
+TEST_F(TaskRegistryTest, WaitAllWaitsForEveryTask) {
+  std::string a = StartRunning(), b = StartRunning();
+  std::optional<WaitResult> result;
+  ASSERT_TRUE(registry_->Wait({a, b}, "", true, std::nullopt,
+                              [&](WaitResult r) { result = r; }));
+  executor_.Exit(Id(a), 0);
+  EXPECT_FALSE(result);
+  executor_.Exit(Id(b), 1);
+  ASSERT_TRUE(result);
+  EXPECT_EQ(result->ended.size(), 2u);
+}
+
+TEST_F(TaskRegistryTest, WaitOnAnEndedTaskAnswersAtOnce) {
+  std::string a = StartRunning();
+  executor_.Exit(Id(a), 0);
+  std::optional<WaitResult> result;
+  ASSERT_TRUE(registry_->Wait({a}, "", false, seconds(5),
+                              [&](WaitResult r) { result = r; }));
+  ASSERT_TRUE(result);
+  EXPECT_EQ(time_.pending_timers(), 0u);
+}
+
+TEST_F(TaskRegistryTest, WaitTimesOutWithTheStateOnly) {
+  std::string a = StartRunning();
+  std::optional<WaitResult> result;
+  ASSERT_TRUE(registry_->Wait({a}, "", false, seconds(2),
+                              [&](WaitResult r) { result = r; }));
+  time_.Advance(milliseconds(1999));
+  EXPECT_FALSE(result);
+  time_.Advance(milliseconds(1));
+  ASSERT_TRUE(result);
+  EXPECT_TRUE(result->timed_out);
+  EXPECT_EQ(result->still_running.size(), 1u);
+  executor_.Exit(Id(a), 0);  // Must not call the finished wait again.
+}
+
+TEST_F(TaskRegistryTest, CancelledWaitIsNeverCalled) {
+  std::string a = StartRunning();
+  bool called = false;
+  auto wait = registry_->Wait({a}, "", false, seconds(1),
+                              [&](WaitResult) { called = true; });
+  registry_->CancelWait(*wait);
+  executor_.Exit(Id(a), 0);
+  time_.Advance(seconds(2));
+  EXPECT_FALSE(called);
+}
+
+TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
+  std::string a = StartRunning();
+  EXPECT_EQ(*registry_->Kill(a, "", "not needed", milliseconds(100)),
+            KillOutcome::kRequested);
+  ASSERT_EQ(executor_.kills.size(), 1u);
+  EXPECT_EQ(executor_.kills[0].second, milliseconds(100));
+  EXPECT_EQ(registry_->Get(a, "")->status, TaskStatus::kStopping);
+  executor_.Exit(Id(a), 143, ExitCause::kKilled);
+  auto task = registry_->Get(a, "");
+  EXPECT_EQ(task->status, TaskStatus::kKilled);
+  EXPECT_EQ(task->detail, "killed: not needed");
+  EXPECT_EQ(*registry_->Kill(a, "", "", std::nullopt),
+            KillOutcome::kAlreadyTerminal);
+  EXPECT_EQ(executor_.kills.size(), 1u);
+}
+
+TEST_F(TaskRegistryTest, KillBeforeTheSpawnLandsKillsRightAfter) {
+  std::optional<Result<TaskRecord>> started;
+  registry_->Start(Shell("sleep 9"), [&](auto r) { started = r; });
+  EXPECT_EQ(*registry_->Kill("shell-1", "", "", std::nullopt),
+            KillOutcome::kRequested);
+  EXPECT_TRUE(executor_.kills.empty());
+  executor_.Spawn(Id("shell-1"));
+  EXPECT_EQ(executor_.kills.size(), 1u);
+}
+
+TEST_F(TaskRegistryTest, ConsumingReadsArePerSessionOffsetReadsConsumeNothing) {
+  std::string a = StartRunning("alice");
+  executor_.output_sizes[Id(a)] = 10;
+  auto first = registry_->Read(a, "alice", ReadMode::kNew);
+  EXPECT_EQ(first->from, 0u);
+  EXPECT_EQ(first->to, 10u);
+  executor_.output_sizes[Id(a)] = 25;
+  auto peek = registry_->Read(a, "alice", ReadMode::kOffset, 5);
+  EXPECT_EQ(peek->from, 5u);
+  EXPECT_EQ(peek->to, 25u);
+  auto second = registry_->Read(a, "alice", ReadMode::kNew);
+  EXPECT_EQ(second->from, 10u);
+  EXPECT_EQ(second->to, 25u);
+  auto third = registry_->Read(a, "alice", ReadMode::kNew);
+  EXPECT_EQ(third->from, 25u);
+  EXPECT_EQ(third->to, 25u);
+  EXPECT_EQ(registry_->Read(a, "alice", ReadMode::kAll)->from, 0u);
+}
+
+TEST_F(TaskRegistryTest, NoticeIsDeliveredOnce) {
+  std::string a = StartRunning("alice");
+  executor_.Exit(Id(a), 0);
+  EXPECT_TRUE(registry_->TakeNotices("bob").empty());
+  auto notices = registry_->TakeNotices("alice");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(NoticeText(notices[0]), a + " completed (exit code: 0)");
+  EXPECT_TRUE(registry_->TakeNotices("alice").empty());
+  Reset();  // Delivered is durable.
+  ASSERT_TRUE(registry_->Recover());
+  EXPECT_TRUE(registry_->TakeNotices("alice").empty());
+}
+
+TEST_F(TaskRegistryTest, NoNoticeWhenTheOwnerAlreadySawTheEnd) {
+  std::string waited = StartRunning("alice");
+  std::string read = StartRunning("alice");
+  std::string killed = StartRunning("alice");
+  std::string unseen = StartRunning("alice");
+  ASSERT_TRUE(registry_->Wait({waited}, "alice", false, std::nullopt,
+                              [](WaitResult) {}));
+  executor_.Exit(Id(waited), 0);
+  executor_.Exit(Id(read), 0);
+  ASSERT_TRUE(registry_->Read(read, "alice", ReadMode::kNew));
+  ASSERT_TRUE(registry_->Kill(killed, "alice", "", std::nullopt));
+  executor_.Exit(Id(killed), 0, ExitCause::kKilled);
+  executor_.Exit(Id(unseen), 0);
+  auto notices = registry_->TakeNotices("alice");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].id.ToString(), unseen);
+}
+
+TEST_F(TaskRegistryTest, NoticesSurviveARestart) {
+  std::string a = StartRunning("alice");
+  executor_.Exit(Id(a), 0);
+  Reset();
+  ASSERT_TRUE(registry_->Recover());
+  EXPECT_EQ(registry_->TakeNotices("alice").size(), 1u);
+}
+
+TEST_F(TaskRegistryTest, LeaseExpiryStopsTheSessionsLiveTasks) {
+  registry_->Attach("mcp");
+  std::string mine = StartRunning("mcp");
+  std::string other = StartRunning("cli");
+  registry_->Detach("mcp");
+  time_.Advance(std::chrono::minutes(4));
+  registry_->Attach("mcp");  // Reattach cancels the lease.
+  registry_->Detach("mcp");
+  time_.Advance(std::chrono::minutes(4));
+  EXPECT_TRUE(executor_.kills.empty());
+  time_.Advance(std::chrono::minutes(2));
+  ASSERT_EQ(executor_.kills.size(), 1u);
+  EXPECT_EQ(executor_.kills[0].first.ToString(), mine);
+  executor_.Exit(Id(mine), 143, ExitCause::kKilled);
+  EXPECT_EQ(registry_->Get(mine, "mcp")->detail,
+            "killed: session lease expired");
+  EXPECT_EQ(registry_->Get(other, "cli")->status, TaskStatus::kRunning);
+}
+
+TEST_F(TaskRegistryTest, LeaseRestartsAfterADaemonRestart) {
+  registry_->Attach("mcp");
+  std::string mine = StartRunning("mcp");
+  Reset();
+  ASSERT_TRUE(registry_->Recover());
+  EXPECT_EQ(executor_.adopted.size(), 1u);
+  time_.Advance(std::chrono::minutes(6));
+  ASSERT_EQ(executor_.kills.size(), 1u);
+}
+
+TEST_F(TaskRegistryTest, SpawnFailureLeavesACollectableFailedTask) {
+  std::optional<Result<TaskRecord>> started;
+  registry_->Start(Shell("x"), [&](auto r) { started = r; });
+  registry_->OnTaskSpawnFailed(Id("shell-1"),
+                               Error{ErrorCode::kSpawnFailed, "chdir: gone"});
+  ASSERT_TRUE(started && started->has_value());
+  EXPECT_EQ((*started)->status, TaskStatus::kFailed);
+  EXPECT_EQ(registry_->Get("shell-1", "")->detail,
+            "spawn failed: chdir: gone");
+}
+
+TEST_F(TaskRegistryTest, ListShowsLiveAndRecentTerminalInCreationOrder) {
+  for (int i = 0; i < 25; ++i) {
+    std::string id = StartRunning();
+    time_.Advance(milliseconds(1));
+    if (i != 3) executor_.Exit(Id(id), 0);
+  }
+  size_t hidden = 0;
+  auto tasks = registry_->List("", false, &hidden);
+  ASSERT_EQ(tasks->size(), 21u);  // shell-4 live + 20 most recent ended.
+  EXPECT_EQ((*tasks)[0].id.ToString(), "shell-4");
+  EXPECT_EQ(tasks->back().id.ToString(), "shell-25");
+  EXPECT_EQ(hidden, 4u);
+  EXPECT_EQ(registry_->List("", true, &hidden)->size(), 25u);
+}
+
+}  // namespace
+}  // namespace baton

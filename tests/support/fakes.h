@@ -1,0 +1,108 @@
+// Hand-written fakes for the registry's ports (as ninja's FakeCommandRunner):
+// an in-memory TaskStore, an Executor that records requests and lets the test
+// decide when processes spawn and exit, and a clock plus timers driven by
+// hand.
+#ifndef BATON_TESTS_SUPPORT_FAKES_H_
+#define BATON_TESTS_SUPPORT_FAKES_H_
+
+#include <map>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "baton/core/ports.h"
+
+namespace baton::testing {
+
+class InMemoryTaskStore : public TaskStore {
+ public:
+  Result<int64_t> NextTaskNumber(TaskKind kind) override;
+  Status PutTask(const TaskRecord& task) override;
+  Result<std::optional<TaskRecord>> GetTask(const TaskId& id) override;
+  Result<std::vector<TaskRecord>> LoadLiveTasks() override;
+  Result<std::vector<TaskRecord>> LoadUnnoticedTasks() override;
+  Result<std::vector<TaskRecord>> ListTasks(const ListQuery& query) override;
+  Result<size_t> CountTasks(const ListQuery& query) override;
+  Result<uint64_t> GetCursor(const TaskId& id,
+                             const std::string& reader) override;
+  Status SetCursor(const TaskId& id, const std::string& reader,
+                   uint64_t offset) override;
+  Status MarkSessionLeased(const std::string& session) override;
+  Result<std::vector<std::string>> LoadLeasedSessions() override;
+  Status Flush() override { return {}; }
+  bool HasPendingWrites() const override { return false; }
+
+  std::map<TaskId, TaskRecord> tasks;
+  std::vector<TaskId> order;  // Creation order.
+
+ private:
+  std::map<TaskKind, int64_t> next_;
+  std::map<std::pair<TaskId, std::string>, uint64_t> cursors_;
+  std::set<std::string> leased_;
+};
+
+class FakeExecutor : public Executor {
+ public:
+  void SetListener(ExecutorListener* listener) override {
+    listener_ = listener;
+  }
+  std::string OutputPath(const TaskId& id) const override {
+    return "/fake/" + id.ToString() + ".log";
+  }
+  Result<uint64_t> OutputSize(const TaskRecord& task) const override {
+    auto it = output_sizes.find(task.id);
+    return it == output_sizes.end() ? 0 : it->second;
+  }
+  void Start(const TaskRecord& task) override { started.push_back(task); }
+  void Kill(const TaskId& id, std::chrono::milliseconds grace) override {
+    kills.push_back({id, grace});
+  }
+  void Adopt(const std::vector<TaskRecord>& live) override { adopted = live; }
+
+  // Test controls.
+  void Spawn(const TaskId& id, int64_t pid = 100) {
+    listener_->OnTaskSpawned(id, pid, 1000);
+  }
+  void Exit(const TaskId& id, int code,
+            ExitCause cause = ExitCause::kNatural) {
+    ExitInfo exit;
+    exit.cause = cause;
+    exit.exit_code = code;
+    exit.ended_ms = 2000;
+    listener_->OnTaskExited(id, exit);
+  }
+
+  std::vector<TaskRecord> started;
+  std::vector<std::pair<TaskId, std::chrono::milliseconds>> kills;
+  std::vector<TaskRecord> adopted;
+  std::map<TaskId, uint64_t> output_sizes;
+
+ private:
+  ExecutorListener* listener_ = nullptr;
+};
+
+// A clock and timers that move only when the test says so.
+class FakeTimeline : public Clock, public Timers {
+ public:
+  MonoTime Now() const override { return now_; }
+  int64_t WallNowMillis() const override {
+    return 1'700'000'000'000 +
+           std::chrono::duration_cast<std::chrono::milliseconds>(
+               now_.time_since_epoch())
+               .count();
+  }
+  TimerId Schedule(MonoTime when, std::function<void()> callback) override;
+  void Cancel(TimerId id) override { timers_.erase(id); }
+  // Moves time forward, firing due timers in order.
+  void Advance(std::chrono::milliseconds by);
+  size_t pending_timers() const { return timers_.size(); }
+
+ private:
+  MonoTime now_{};
+  TimerId next_ = 1;
+  std::map<TimerId, std::pair<MonoTime, std::function<void()>>> timers_;
+};
+
+}  // namespace baton::testing
+
+#endif  // BATON_TESTS_SUPPORT_FAKES_H_
