@@ -442,6 +442,30 @@ std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
   return notices;
 }
 
+std::vector<TaskId> TaskRegistry::KillAll(const std::string& reason) {
+  std::vector<TaskRecord> tasks;
+  for (const auto& [id, task] : live_) tasks.push_back(task);
+  std::vector<TaskId> ids;
+  for (auto& task : tasks) {
+    RequestKill(task, reason, std::nullopt);
+    ids.push_back(task.id);
+  }
+  return ids;
+}
+
+void TaskRegistry::WaitForAll(const std::vector<TaskId>& ids,
+                              std::function<void()> done) {
+  Waiter waiter;
+  waiter.ids = ids;
+  waiter.all = true;
+  waiter.done = [done = std::move(done)](WaitResult) { done(); };
+  WaitId id = next_wait_id_++;
+  for (const auto& task_id : ids) waiters_by_task_.emplace(task_id, id);
+  bool ready = WaiterReady(waiter);
+  waiters_.emplace(id, std::move(waiter));
+  if (ready) CompleteWait(id, false);
+}
+
 void TaskRegistry::Attach(const std::string& session) {
   if (session.empty()) return;
   SessionState& state = sessions_[session];

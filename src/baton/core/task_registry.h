@@ -119,6 +119,12 @@ class TaskRegistry : public ExecutorListener {
 
   size_t live_count() const { return live_.size(); }
 
+  // For a daemon stop that takes its tasks down: kills every live task,
+  // whoever owns it, and returns their ids.
+  std::vector<TaskId> KillAll(const std::string& reason);
+  // Calls `done` once every task of `ids` has ended (owner not checked).
+  void WaitForAll(const std::vector<TaskId>& ids, std::function<void()> done);
+
   // ExecutorListener.
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <string>
 
 namespace baton {
 
@@ -13,6 +14,9 @@ using MonoTime = std::chrono::steady_clock::time_point;
 
 // Milliseconds since the Unix epoch.
 int64_t WallMillis();
+
+// "2026-11-29T13:40:01.123Z" (UTC, milliseconds).
+std::string FormatIsoTime(int64_t wall_ms);
 
 class Clock {
  public:

@@ -1,0 +1,74 @@
+// The one binary: the CLI, batond ("baton daemon run") and the supervisor
+// ("baton internal-supervisor"). Kept outside the libraries (as ninja.cc).
+#include <cstdlib>
+#include <cstring>
+#include <string>
+
+#include "baton/cli/cli.h"
+#include "baton/daemon/daemon.h"
+#include "baton/supervisor/supervisor.h"
+#include "baton/util/duration.h"
+#include "baton/util/log.h"
+
+namespace {
+
+// Flags of the two internal modes: --name value pairs only.
+const char* Flag(int argc, char** argv, const char* name) {
+  for (int i = 2; i + 1 < argc; ++i) {
+    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+  }
+  return nullptr;
+}
+
+int DaemonMain(int argc, char** argv) {
+  auto paths = baton::StatePaths::FromEnvironment("");
+  int ready_fd = -1;
+  if (const char* fd = Flag(argc, argv, "--ready-fd")) ready_fd = std::atoi(fd);
+  if (!paths) {
+    baton::ReportStartFailure(ready_fd, paths.error().message);
+    std::fprintf(stderr, "baton: error: %s\n", paths.error().message.c_str());
+    return 1;
+  }
+  baton::DaemonOptions options;
+  options.paths = *paths;
+  options.ready_fd = ready_fd;
+  const char* lease = Flag(argc, argv, "--lease");
+  if (!lease) lease = std::getenv("BATON_LEASE");
+  if (lease) {
+    auto parsed = baton::ParseDuration(lease);
+    if (!parsed) {
+      std::string message = "BATON_LEASE: " + parsed.error().message;
+      baton::ReportStartFailure(ready_fd, message);
+      std::fprintf(stderr, "baton: error: %s\n", message.c_str());
+      return 1;
+    }
+    options.lease = *parsed;
+  }
+  return baton::RunDaemon(options);
+}
+
+int SupervisorMain(int argc, char** argv) {
+  const char* home = Flag(argc, argv, "--home");
+  const char* runtime = Flag(argc, argv, "--runtime");
+  const char* ready = Flag(argc, argv, "--ready-fd");
+  if (!home || !runtime) {
+    std::fprintf(stderr, "baton: internal-supervisor needs --home and "
+                         "--runtime\n");
+    return 2;
+  }
+  baton::StatePaths paths{home, runtime};
+  return baton::RunSupervisor(paths, ready ? std::atoi(ready) : -1);
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc >= 2 && std::strcmp(argv[1], "internal-supervisor") == 0) {
+    return SupervisorMain(argc, argv);
+  }
+  if (argc >= 3 && std::strcmp(argv[1], "daemon") == 0 &&
+      std::strcmp(argv[2], "run") == 0) {
+    return DaemonMain(argc, argv);
+  }
+  return baton::RunCli(argc, argv);
+}

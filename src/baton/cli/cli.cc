@@ -1,0 +1,662 @@
+#include "baton/cli/cli.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <CLI/CLI.hpp>
+#include <chrono>
+#include <cstdio>
+#include <cstdlib>
+#include <set>
+
+#include "baton/cli/format.h"
+#include "baton/ipc/daemon_client.h"
+#include "baton/util/duration.h"
+#include "baton/util/file_util.h"
+
+extern char** environ;
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+// What every verb shares: output mode, session, and the connection.
+struct Context {
+  bool json = false;
+  std::string session;
+
+  Result<DaemonClient> Connect(bool autostart = true) const {
+    auto paths = StatePaths::FromEnvironment("");
+    if (!paths) return std::unexpected(paths.error());
+    DaemonClient::Options options;
+    options.paths = *paths;
+    options.session = session;
+    options.autostart = autostart;
+    return DaemonClient::Connect(options);
+  }
+};
+
+// Prints the error on stderr (text) or stdout (--json); returns the exit
+// code that goes with it.
+int ReportError(const Context& ctx, const Error& error) {
+  if (ctx.json) {
+    std::puts(Json{{"error", ErrorToJson(error)}}.dump().c_str());
+  } else {
+    std::fprintf(stderr, "baton: error: %s\n", error.message.c_str());
+  }
+  bool usage_or_connection = error.code == ErrorCode::kUnavailable ||
+                             error.code == ErrorCode::kIncompatible ||
+                             error.code == ErrorCode::kCorrupt;
+  return usage_or_connection ? kExitUsage : kExitFailed;
+}
+
+// Prints what the replies carried for this session.
+void PrintNotices(const Context& ctx, DaemonClient& client, Json* doc) {
+  auto notices = client.TakeNotices();
+  if (notices.empty()) return;
+  if (ctx.json && doc) {
+    (*doc)["notices"] = notices;
+    return;
+  }
+  for (const auto& notice : notices) {
+    std::fprintf(stderr, "baton: notice: %s\n",
+                 notice.value("text", "").c_str());
+  }
+}
+
+void PrintJson(const Json& doc) {
+  std::string line =
+      doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
+  std::fwrite(line.data(), 1, line.size(), stdout);
+}
+
+Result<std::optional<milliseconds>> OptionalDuration(const std::string& text) {
+  if (text.empty()) return std::optional<milliseconds>();
+  auto parsed = ParseDuration(text);
+  if (!parsed) return std::unexpected(parsed.error());
+  return std::optional(*parsed);
+}
+
+std::string CurrentDir() {
+  char buf[4096];
+  return ::getcwd(buf, sizeof buf) ? buf : "/";
+}
+
+int ExitCodeOf(const Json& task) {
+  if (task.value("exit_code", Json()).is_number()) {
+    return task["exit_code"].get<int>();
+  }
+  std::string signal = task.value("signal", Json()).is_string()
+                           ? task["signal"].get<std::string>()
+                           : "";
+  if (!signal.empty()) {
+    for (int sig = 1; sig < 65; ++sig) {
+      const char* abbrev = sigabbrev_np(sig);
+      if (abbrev && signal == std::string("SIG") + abbrev) return 128 + sig;
+    }
+  }
+  return kExitFailed;
+}
+
+bool CompletedOk(const Json& task) {
+  return task.value("status", "") == "completed";
+}
+
+// ---- run ------------------------------------------------------------------
+
+struct RunArgs {
+  std::string label, cwd, timeout;
+  std::vector<std::string> env;
+  std::vector<std::string> command;
+  bool wait = false;
+};
+
+int WaitAndReport(const Context& ctx, DaemonClient& client,
+                  const std::vector<std::string>& ids, bool all,
+                  std::optional<milliseconds> timeout, bool exit_like_task);
+
+int DoRun(const Context& ctx, const RunArgs& args) {
+  Json request;
+  if (args.command.empty()) {
+    return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                             "empty command; give the command after --, "
+                             "e.g. baton run -- make -j4"});
+  }
+  // One argument is a shell line; several are an argv, run as given.
+  if (args.command.size() == 1) {
+    request["command"] = args.command[0];
+  } else {
+    request["argv"] = args.command;
+  }
+  std::string cwd = args.cwd.empty() ? CurrentDir() : args.cwd;
+  if (cwd[0] != '/') cwd = CurrentDir() + "/" + cwd;
+  request["cwd"] = cwd;
+  if (!args.label.empty()) request["label"] = args.label;
+  Json env = Json::object();
+  for (const auto& entry : args.env) {
+    size_t eq = entry.find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return ReportError(
+          ctx, {ErrorCode::kInvalidArgument,
+                fmt::format("--env '{}' is not NAME=VALUE; e.g. --env "
+                            "MODE=fast",
+                            entry)});
+    }
+    env[entry.substr(0, eq)] = entry.substr(eq + 1);
+  }
+  request["env"] = env;
+  auto timeout = OptionalDuration(args.timeout);
+  if (!timeout) return ReportError(ctx, timeout.error());
+  if (*timeout) request["timeout_ms"] = (*timeout)->count();
+  std::vector<std::string> base_env;
+  for (char** e = environ; *e; ++e) base_env.emplace_back(*e);
+  request["base_env"] = base_env;
+
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  auto result = client->Call("run", request);
+  if (!result) return ReportError(ctx, result.error());
+  const Json& task = (*result)["task"];
+  std::string id = task.value("id", "");
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+  } else {
+    std::printf("%s\n", id.c_str());
+    std::fflush(stdout);
+    PrintNotices(ctx, *client, nullptr);
+    if (task.value("status", "") == "failed") {
+      std::fprintf(stderr, "baton: %s\n", TaskSummaryLine(task).c_str());
+    }
+  }
+  if (!args.wait) return kExitOk;
+  return WaitAndReport(ctx, *client, {id}, true, std::nullopt, true);
+}
+
+// ---- wait -----------------------------------------------------------------
+
+// A live "waiting" line on a terminal's stderr; nothing on a pipe.
+class LiveLine {
+ public:
+  LiveLine() : enabled_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
+  void Show(size_t running, size_t done) {
+    if (!enabled_) return;
+    auto elapsed = std::chrono::duration_cast<milliseconds>(
+        std::chrono::steady_clock::now() - start_);
+    std::fprintf(stderr, "\r\033[Kwaiting: %zu running, %zu done, %s", running,
+                 done, ShortSpan(elapsed.count()).c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void Clear() {
+    if (shown_) std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+  bool enabled() const { return enabled_; }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+// Waits for any (or all) of `ids`; prints each ended task; exits 0 if all
+// reported tasks completed, 1 if one did not, 124 on timeout. With
+// `exit_like_task` (run --wait), exits with the task's own exit code.
+int WaitAndReport(const Context& ctx, DaemonClient& client,
+                  const std::vector<std::string>& ids, bool all,
+                  std::optional<milliseconds> timeout, bool exit_like_task) {
+  LiveLine live;
+  auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() +
+                                          *timeout)
+                          : std::nullopt;
+  std::vector<std::string> remaining = ids;
+  Json ended = Json::array();
+  Json still_running = Json::array();
+  bool timed_out = false;
+  // On a terminal with --all, wait for one at a time to keep the count
+  // live; otherwise one request does it all.
+  bool stepwise = all && live.enabled();
+  while (!remaining.empty()) {
+    Json request = {{"tasks", remaining}, {"all", all && !stepwise}};
+    if (deadline) {
+      auto left = std::chrono::duration_cast<milliseconds>(
+          *deadline - std::chrono::steady_clock::now());
+      request["timeout_ms"] = std::max<int64_t>(0, left.count());
+    }
+    auto sent = client.Send("wait", request);
+    if (!sent) return ReportError(ctx, sent.error());
+    Result<Json> reply;
+    for (;;) {
+      live.Show(remaining.size(), ended.size());
+      reply = client.ReadReply(live.enabled() ? std::optional(milliseconds(200))
+                                              : std::nullopt);
+      if (!reply && reply.error().code == ErrorCode::kTimeout) continue;
+      break;
+    }
+    live.Clear();
+    if (!reply) return ReportError(ctx, reply.error());
+    if (!reply->value("ok", false)) {
+      return ReportError(ctx, ErrorFromJson(reply->value("error", Json())));
+    }
+    const Json& result = (*reply)["result"];
+    for (const auto& task : result["ended"]) {
+      ended.push_back(task);
+      std::erase(remaining, task.value("id", ""));
+    }
+    still_running = result["still_running"];
+    timed_out = result.value("timed_out", false);
+    if (timed_out || !stepwise) break;
+  }
+  if (ctx.json) {
+    Json doc = {{"ended", ended},
+                {"still_running", still_running},
+                {"timed_out", timed_out}};
+    PrintNotices(ctx, client, &doc);
+    PrintJson(doc);
+  } else {
+    for (const auto& task : ended) {
+      std::printf("%s\n", TaskSummaryLine(task).c_str());
+    }
+    if (!still_running.empty()) {
+      std::string ids_text;
+      for (const auto& task : still_running) {
+        ids_text += " " + task.value("id", "");
+      }
+      std::printf("%s:%s\n", timed_out ? "timed out; still running" : "still running",
+                  ids_text.c_str());
+    }
+    PrintNotices(ctx, client, nullptr);
+  }
+  if (timed_out) return kExitTimeout;
+  if (exit_like_task && ended.size() == 1) return ExitCodeOf(ended[0]);
+  for (const auto& task : ended) {
+    if (!CompletedOk(task)) return kExitFailed;
+  }
+  return kExitOk;
+}
+
+int DoWait(const Context& ctx, const std::vector<std::string>& ids, bool all,
+           const std::string& timeout_text) {
+  auto timeout = OptionalDuration(timeout_text);
+  if (!timeout) return ReportError(ctx, timeout.error());
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  return WaitAndReport(ctx, *client, ids, all, *timeout, false);
+}
+
+// ---- ls, status, kill -----------------------------------------------------
+
+int DoList(const Context& ctx, bool all) {
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  auto result = client->Call("list", {{"all", all}});
+  if (!result) return ReportError(ctx, result.error());
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+    return kExitOk;
+  }
+  const Json& tasks = (*result)["tasks"];
+  if (tasks.empty()) {
+    std::printf("no tasks%s\n", all ? "" : " (baton ls --all shows ended ones)");
+  } else {
+    std::fputs(TaskTable(tasks).c_str(), stdout);
+  }
+  size_t hidden = result->value("hidden", size_t{0});
+  if (hidden) {
+    std::printf("... and %zu older ended tasks (baton ls --all)\n", hidden);
+  }
+  PrintNotices(ctx, *client, nullptr);
+  return kExitOk;
+}
+
+int DoStatus(const Context& ctx, const std::string& id) {
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  auto result = client->Call("get", {{"task", id}});
+  if (!result) return ReportError(ctx, result.error());
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+  } else {
+    std::fputs(TaskDetails((*result)["task"]).c_str(), stdout);
+    PrintNotices(ctx, *client, nullptr);
+  }
+  return kExitOk;
+}
+
+int DoKill(const Context& ctx, const std::vector<std::string>& ids,
+           const std::string& reason, const std::string& grace_text) {
+  auto grace = OptionalDuration(grace_text);
+  if (!grace) return ReportError(ctx, grace.error());
+  Json request = {{"tasks", ids}, {"reason", reason}};
+  if (*grace) request["grace_ms"] = (*grace)->count();
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  auto result = client->Call("kill", request);
+  if (!result) return ReportError(ctx, result.error());
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+  } else {
+    for (const auto& item : (*result)["results"]) {
+      std::printf("%s: %s\n", item.value("id", "").c_str(),
+                  item.value("outcome", "").c_str());
+    }
+    PrintNotices(ctx, *client, nullptr);
+  }
+  return kExitOk;
+}
+
+// ---- output ---------------------------------------------------------------
+
+// Writes [from, to) of the log to stdout (or as JSON). Returns bytes done.
+Result<uint64_t> EmitRange(const Context& ctx, const std::string& path,
+                           uint64_t from, uint64_t to, const Json& meta) {
+  if (to <= from) return 0;
+  if (!ctx.json) {
+    std::fflush(stdout);
+    return CopyFileRange(path, from, to, 1);
+  }
+  auto text = ReadFile(path);
+  if (!text) return std::unexpected(text.error());
+  uint64_t end = std::min<uint64_t>(to, text->size());
+  Json doc = meta;
+  doc["from"] = from;
+  doc["to"] = end;
+  doc["data"] = from < end ? text->substr(from, end - from) : "";
+  PrintJson(doc);
+  return end - from;
+}
+
+int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_only,
+             std::optional<uint64_t> offset) {
+  if (new_only && offset) {
+    return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                             "--new and --offset do not go together; use one"});
+  }
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  Json request = {{"task", id}, {"mode", new_only ? "new" : offset ? "offset" : "all"}};
+  if (offset) request["offset"] = *offset;
+  auto result = client->Call("read", request);
+  if (!result) return ReportError(ctx, result.error());
+  std::string path = (*result)["path"];
+  Json meta = {{"id", id}};
+  uint64_t pos = (*result)["from"];
+  uint64_t to = (*result)["to"];
+  auto copied = EmitRange(ctx, path, pos, to, meta);
+  if (!copied) return ReportError(ctx, copied.error());
+  pos += *copied;
+  bool ended = result->value("at_end", false);
+  if (!follow || ended) {
+    PrintNotices(ctx, *client, nullptr);
+    return kExitOk;
+  }
+  // Follow: inotify says when the log grows; a wait on the daemon says when
+  // the task ends. No polling.
+  UniqueFd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (inotify) ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
+  auto sent = client->Send("wait", {{"tasks", {id}}});
+  if (!sent) return ReportError(ctx, sent.error());
+  for (;;) {
+    pollfd fds[2] = {{client->fd(), POLLIN, 0}, {inotify.get(), POLLIN, 0}};
+    int ready = ::poll(fds, inotify ? 2 : 1, -1);
+    if (ready < 0 && errno == EINTR) continue;
+    if (fds[1].revents & POLLIN) {
+      char events[4096];
+      while (::read(inotify.get(), events, sizeof events) > 0) {
+      }
+      auto size = FileSize(path);
+      if (size && *size > pos) {
+        auto more = EmitRange(ctx, path, pos, *size, meta);
+        if (!more) return ReportError(ctx, more.error());
+        pos += *more;
+      }
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      auto reply = client->ReadReply();
+      if (!reply) return ReportError(ctx, reply.error());
+      break;  // The task ended: read to the end below.
+    }
+  }
+  // A consuming follow also moves this session's cursor to the end.
+  auto last = client->Call("read", {{"task", id}, {"mode", new_only ? "new" : "all"}});
+  if (!last) return ReportError(ctx, last.error());
+  auto rest = EmitRange(ctx, path, pos, (*last)["to"], meta);
+  if (!rest) return ReportError(ctx, rest.error());
+  PrintNotices(ctx, *client, nullptr);
+  return kExitOk;
+}
+
+// ---- daemon, attach, notices ----------------------------------------------
+
+int DoDaemonStart(const Context& ctx) {
+  auto client = ctx.Connect(true);
+  if (!client) return ReportError(ctx, client.error());
+  auto status = client->Call("daemon_status");
+  if (!status) return ReportError(ctx, status.error());
+  if (ctx.json) {
+    PrintJson(*status);
+  } else {
+    std::printf("batond running (pid %lld) on %s\n",
+                static_cast<long long>((*status)["daemon_pid"].get<int64_t>()),
+                (*status)["socket"].get<std::string>().c_str());
+  }
+  return kExitOk;
+}
+
+int DoDaemonStatus(const Context& ctx) {
+  auto client = ctx.Connect(false);
+  if (!client) {
+    if (ctx.json) {
+      PrintJson({{"running", false}});
+    } else {
+      std::printf("batond is not running\n");
+    }
+    return kExitFailed;
+  }
+  auto status = client->Call("daemon_status");
+  if (!status) return ReportError(ctx, status.error());
+  (*status)["running"] = true;
+  if (ctx.json) {
+    PrintJson(*status);
+  } else {
+    std::printf(
+        "batond running (pid %lld), supervisor pid %lld, %zu live tasks, up "
+        "%s\n  home:   %s\n  socket: %s\n",
+        static_cast<long long>((*status)["daemon_pid"].get<int64_t>()),
+        static_cast<long long>((*status).value("supervisor_pid", int64_t{0})),
+        (*status)["live_tasks"].get<size_t>(),
+        ShortSpan((*status)["uptime_ms"].get<int64_t>()).c_str(),
+        (*status)["home"].get<std::string>().c_str(),
+        (*status)["socket"].get<std::string>().c_str());
+  }
+  return kExitOk;
+}
+
+int DoDaemonStop(const Context& ctx, bool kill_tasks) {
+  auto client = ctx.Connect(false);
+  if (!client) {
+    if (!ctx.json) std::printf("batond is not running\n");
+    else PrintJson({{"stopped", false}, {"running", false}});
+    return kExitOk;
+  }
+  auto result = client->Call("shutdown", {{"kill_tasks", kill_tasks}});
+  if (!result) return ReportError(ctx, result.error());
+  // The daemon closes the connection as it exits.
+  while (client->ReadReply(milliseconds(10'000))) {
+  }
+  size_t live = result->value("live_tasks", size_t{0});
+  if (ctx.json) {
+    PrintJson({{"stopped", true}, {"live_tasks", live}});
+  } else if (live) {
+    std::printf("batond stopped; %zu tasks keep running under the supervisor "
+                "and are picked up by the next batond\n",
+                live);
+  } else {
+    std::printf("batond stopped\n");
+  }
+  return kExitOk;
+}
+
+int DoAttach(const Context& ctx) {
+  if (ctx.session.empty()) {
+    return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                             "attach needs a session: --session NAME or "
+                             "BATON_SESSION"});
+  }
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  auto result = client->Call("attach");
+  if (!result) return ReportError(ctx, result.error());
+  if (!ctx.json) {
+    std::fprintf(stderr,
+                 "session %s attached; its tasks are stopped %s after this "
+                 "command ends (ctrl-c to detach)\n",
+                 ctx.session.c_str(),
+                 ShortSpan(result->value("lease_ms", int64_t{0})).c_str());
+  }
+  // Hold the connection until the daemon goes away or we are interrupted.
+  while (client->ReadReply()) {
+  }
+  return kExitOk;
+}
+
+int DoNotices(const Context& ctx) {
+  auto client = ctx.Connect();
+  if (!client) return ReportError(ctx, client.error());
+  auto result = client->Call("notices");
+  if (!result) return ReportError(ctx, result.error());
+  auto notices = client->TakeNotices();
+  if (ctx.json) {
+    PrintJson({{"notices", notices}});
+  } else {
+    for (const auto& notice : notices) {
+      std::printf("%s\n", notice.value("text", "").c_str());
+    }
+  }
+  return kExitOk;
+}
+
+}  // namespace
+
+int RunCli(int argc, char** argv) {
+  CLI::App app{"baton: background tasks for coding agents and people",
+               "baton"};
+  app.require_subcommand(1);
+  app.fallthrough();
+  Context ctx;
+  const char* env_session = std::getenv("BATON_SESSION");
+  ctx.session = env_session ? env_session : "";
+  app.add_flag("--json", ctx.json, "One JSON document per line on stdout");
+  app.add_option("--session", ctx.session,
+                 "Owner session (default: $BATON_SESSION; none = unowned)");
+  app.set_version_flag("--version", "baton 0.1.0");
+
+  std::function<int()> action;
+
+  RunArgs run;
+  auto* run_cmd = app.add_subcommand("run", "Start a command in the background");
+  run_cmd->add_option("--label", run.label, "A name for people");
+  run_cmd->add_option("--cwd", run.cwd, "Working directory (default: here)");
+  run_cmd->add_option("--env", run.env, "Extra variable NAME=VALUE")
+      ->take_all()->allow_extra_args(false);
+  run_cmd->add_option("--timeout", run.timeout,
+                      "Kill it after this long (e.g. 30s, 5m)");
+  run_cmd->add_flag("--wait", run.wait,
+                    "Wait for it and exit with its exit code");
+  run_cmd->add_option("command", run.command,
+                      "The command: one argument is a shell line, several "
+                      "are run as given")
+      ->required();
+  run_cmd->callback([&] { action = [&] { return DoRun(ctx, run); }; });
+
+  bool ls_all = false;
+  auto* ls_cmd = app.add_subcommand("ls", "List your tasks");
+  ls_cmd->add_flag("--all,-a", ls_all, "Include all ended tasks");
+  ls_cmd->callback([&] { action = [&] { return DoList(ctx, ls_all); }; });
+
+  std::string status_id;
+  auto* status_cmd = app.add_subcommand("status", "Show one task");
+  status_cmd->add_option("id", status_id, "Task id")->required();
+  status_cmd->callback([&] { action = [&] { return DoStatus(ctx, status_id); }; });
+
+  std::string output_id;
+  bool follow = false, new_only = false;
+  std::optional<uint64_t> offset;
+  auto* output_cmd = app.add_subcommand("output", "Print a task's output");
+  output_cmd->add_option("id", output_id, "Task id")->required();
+  output_cmd->add_flag("--follow,-f", follow, "Stream until the task ends");
+  output_cmd->add_flag("--new", new_only,
+                       "Only what came since this session's last --new read");
+  output_cmd->add_option("--offset", offset, "Start at this byte offset");
+  output_cmd->callback([&] {
+    action = [&] { return DoOutput(ctx, output_id, follow, new_only, offset); };
+  });
+
+  std::vector<std::string> wait_ids;
+  bool wait_all = false;
+  std::string wait_timeout;
+  auto* wait_cmd = app.add_subcommand(
+      "wait", "Wait until any of the tasks ends (all, with --all)");
+  wait_cmd->add_option("ids", wait_ids, "Task ids")->required();
+  wait_cmd->add_flag("--all", wait_all, "Wait for every task");
+  wait_cmd->add_option("--timeout", wait_timeout, "Give up after (e.g. 30s)");
+  wait_cmd->callback([&] {
+    action = [&] { return DoWait(ctx, wait_ids, wait_all, wait_timeout); };
+  });
+
+  std::vector<std::string> kill_ids;
+  std::string kill_reason, kill_grace;
+  auto* kill_cmd = app.add_subcommand("kill", "Stop tasks (SIGTERM, then SIGKILL)");
+  kill_cmd->add_option("ids", kill_ids, "Task ids")->required();
+  kill_cmd->add_option("--reason", kill_reason, "Why (shown in its detail)");
+  kill_cmd->add_option("--grace", kill_grace,
+                       "Time between SIGTERM and SIGKILL (default 5s)");
+  kill_cmd->callback([&] {
+    action = [&] { return DoKill(ctx, kill_ids, kill_reason, kill_grace); };
+  });
+
+  auto* attach_cmd = app.add_subcommand(
+      "attach", "Hold the session attached (its lease starts when this ends)");
+  attach_cmd->callback([&] { action = [&] { return DoAttach(ctx); }; });
+
+  auto* notices_cmd =
+      app.add_subcommand("notices", "Print tasks of this session that ended unseen");
+  notices_cmd->callback([&] { action = [&] { return DoNotices(ctx); }; });
+
+  auto* daemon_cmd = app.add_subcommand("daemon", "Manage batond");
+  daemon_cmd->require_subcommand(1);
+  daemon_cmd->add_subcommand("start", "Start batond if it is not running")
+      ->callback([&] { action = [&] { return DoDaemonStart(ctx); }; });
+  bool kill_tasks = false;
+  auto* stop_cmd = daemon_cmd->add_subcommand(
+      "stop", "Stop batond (tasks keep running unless --kill-tasks)");
+  stop_cmd->add_flag("--kill-tasks", kill_tasks, "Kill every live task first");
+  stop_cmd->callback([&] { action = [&] { return DoDaemonStop(ctx, kill_tasks); }; });
+  daemon_cmd->add_subcommand("status", "Is batond running?")
+      ->callback([&] { action = [&] { return DoDaemonStatus(ctx); }; });
+
+  try {
+    app.parse(argc, argv);
+  } catch (const CLI::CallForHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForAllHelp& e) {
+    return app.exit(e);
+  } catch (const CLI::CallForVersion& e) {
+    return app.exit(e);
+  } catch (const CLI::ParseError& e) {
+    std::fprintf(stderr, "baton: error: %s; see 'baton --help'\n", e.what());
+    return kExitUsage;
+  }
+  if (!action) return kExitUsage;
+  return action();
+}
+
+}  // namespace baton

@@ -1,0 +1,286 @@
+// The request handlers of batond, one per op of doc/protocol.md. Each reads
+// its arguments from the request, calls the registry, and answers through
+// `reply` (at once, or later for "run" and "wait").
+#include <fmt/format.h>
+#include <unistd.h>
+
+#include "baton/daemon/daemon.h"
+#include "baton/daemon/preflight.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+Result<std::optional<std::chrono::milliseconds>> OptionalMillis(
+    const Json& request, const char* key) {
+  auto it = request.find(key);
+  if (it == request.end() || it->is_null()) {
+    return std::optional<std::chrono::milliseconds>();
+  }
+  if (!it->is_number() || it->get<double>() < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}' must be a number of milliseconds >= 0",
+                                 key));
+  }
+  return std::optional(std::chrono::milliseconds(it->get<int64_t>()));
+}
+
+Result<std::vector<std::string>> TaskIds(const Json& request) {
+  auto it = request.find("tasks");
+  if (it == request.end() || !it->is_array() || it->empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "'tasks' must be a non-empty list of task ids");
+  }
+  std::vector<std::string> ids;
+  for (const auto& id : *it) ids.push_back(id.get<std::string>());
+  return ids;
+}
+
+Result<TaskSpec> SpecFromRequest(const Json& request,
+                                 const std::string& session) {
+  TaskSpec spec;
+  spec.kind = TaskKind::kShell;
+  spec.owner = session;
+  if (request.value("unowned", false)) spec.owner.clear();
+  if (auto command = request.find("command"); command != request.end()) {
+    spec.shell_command = command->get<std::string>();
+  } else if (auto argv = request.find("argv"); argv != request.end()) {
+    spec.argv = argv->get<std::vector<std::string>>();
+  }
+  if (!spec.shell_command && spec.argv.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "empty command; give the command to run, e.g. baton run "
+                     "-- make");
+  }
+  spec.cwd = request.value("cwd", "");
+  spec.label = request.value("label", "");
+  if (auto env = request.find("env"); env != request.end()) {
+    spec.env_overrides = env->get<std::map<std::string, std::string>>();
+  }
+  if (auto base = request.find("base_env"); base != request.end()) {
+    spec.base_env = base->get<std::vector<std::string>>();
+  }
+  auto timeout = OptionalMillis(request, "timeout_ms");
+  if (!timeout) return std::unexpected(timeout.error());
+  spec.timeout = *timeout;
+  return spec;
+}
+
+Json TaskList(const std::vector<TaskRecord>& tasks,
+              const std::function<Json(const TaskRecord&)>& to_json) {
+  Json list = Json::array();
+  for (const auto& task : tasks) list.push_back(to_json(task));
+  return list;
+}
+
+}  // namespace
+
+const std::map<std::string, Daemon::Handler, std::less<>>&
+Daemon::Handlers() {
+  static const std::map<std::string, Handler, std::less<>> handlers = {
+      {"hello", &Daemon::HandleHello},
+      {"run", &Daemon::HandleRun},
+      {"get", &Daemon::HandleGet},
+      {"list", &Daemon::HandleList},
+      {"read", &Daemon::HandleRead},
+      {"kill", &Daemon::HandleKill},
+      {"wait", &Daemon::HandleWait},
+      {"attach", &Daemon::HandleAttach},
+      {"notices", &Daemon::HandleNotices},
+      {"daemon_status", &Daemon::HandleDaemonStatus},
+      {"shutdown", &Daemon::HandleShutdown},
+  };
+  return handlers;
+}
+
+Json Daemon::TaskJson(const TaskRecord& task) {
+  auto size = executor_->OutputSize(task);
+  return TaskToJson(task, size ? std::optional(*size) : std::nullopt);
+}
+
+void Daemon::HandleHello(Connection&, const Json&, const std::string& session,
+                         Reply reply) {
+  reply(Json{{"daemon_pid", getpid()},
+             {"protocol", kProtocolVersion},
+             {"home", options_.paths.home},
+             {"session", session}});
+}
+
+void Daemon::HandleRun(Connection&, const Json& request,
+                       const std::string& session, Reply reply) {
+  auto spec = SpecFromRequest(request, session);
+  if (!spec) return reply(std::unexpected(spec.error()));
+  // The file-system checks live here, not in the registry, which makes no
+  // system calls; they too run before anything is stored or spawned.
+  if (!spec->cwd.empty() && spec->cwd[0] == '/') {
+    if (auto ok = PreflightTask(*spec); !ok) {
+      return reply(std::unexpected(ok.error()));
+    }
+  }
+  registry_->Start(std::move(*spec), [this, reply](Result<TaskRecord> task) {
+    if (!task) return reply(std::unexpected(task.error()));
+    reply(Json{{"task", TaskJson(*task)}});
+  });
+}
+
+void Daemon::HandleGet(Connection&, const Json& request,
+                       const std::string& session, Reply reply) {
+  auto task = registry_->Get(request.at("task").get<std::string>(), session);
+  if (!task) return reply(std::unexpected(task.error()));
+  reply(Json{{"task", TaskJson(*task)}});
+}
+
+void Daemon::HandleList(Connection&, const Json& request,
+                        const std::string& session, Reply reply) {
+  size_t hidden = 0;
+  auto tasks = registry_->List(session, request.value("all", false), &hidden);
+  if (!tasks) return reply(std::unexpected(tasks.error()));
+  reply(Json{{"tasks", TaskList(*tasks, [this](const TaskRecord& task) {
+                return TaskJson(task);
+              })},
+             {"hidden", hidden}});
+}
+
+void Daemon::HandleRead(Connection&, const Json& request,
+                        const std::string& session, Reply reply) {
+  std::string mode_name = request.value("mode", "all");
+  ReadMode mode;
+  if (mode_name == "all") {
+    mode = ReadMode::kAll;
+  } else if (mode_name == "new") {
+    mode = ReadMode::kNew;
+  } else if (mode_name == "offset") {
+    mode = ReadMode::kOffset;
+  } else {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "'mode' must be all, new or offset"));
+  }
+  auto offset = request.value("offset", int64_t{0});
+  if (offset < 0) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "offset must be >= 0, e.g. --offset 1024"));
+  }
+  auto range = registry_->Read(request.at("task").get<std::string>(), session,
+                               mode, static_cast<uint64_t>(offset));
+  if (!range) return reply(std::unexpected(range.error()));
+  reply(Json{{"task", TaskJson(range->task)},
+             {"path", range->path},
+             {"from", range->from},
+             {"to", range->to},
+             {"at_end", range->at_end}});
+}
+
+void Daemon::HandleKill(Connection&, const Json& request,
+                        const std::string& session, Reply reply) {
+  auto ids = TaskIds(request);
+  if (!ids) return reply(std::unexpected(ids.error()));
+  auto grace = OptionalMillis(request, "grace_ms");
+  if (!grace) return reply(std::unexpected(grace.error()));
+  // All or nothing: a bad id refuses the whole request before any kill.
+  for (const auto& id : *ids) {
+    if (auto task = registry_->Get(id, session); !task) {
+      return reply(std::unexpected(task.error()));
+    }
+  }
+  std::string reason = request.value("reason", "");
+  Json results = Json::array();
+  for (const auto& id : *ids) {
+    auto outcome = registry_->Kill(id, session, reason, *grace);
+    if (!outcome) return reply(std::unexpected(outcome.error()));
+    results.push_back(
+        {{"id", id},
+         {"outcome", *outcome == KillOutcome::kRequested ? "requested"
+                                                         : "already-terminal"}});
+  }
+  reply(Json{{"results", std::move(results)}});
+}
+
+void Daemon::HandleWait(Connection& connection, const Json& request,
+                        const std::string& session, Reply reply) {
+  auto ids = TaskIds(request);
+  if (!ids) return reply(std::unexpected(ids.error()));
+  auto timeout = OptionalMillis(request, "timeout_ms");
+  if (!timeout) return reply(std::unexpected(timeout.error()));
+  uint64_t connection_id = connection.id;
+  // The wait id is known only after Wait returns, but `done` may run
+  // inside Wait; they meet in this small cell.
+  struct Cell {
+    WaitId id = 0;
+    bool done = false;
+  };
+  auto cell = std::make_shared<Cell>();
+  auto wait = registry_->Wait(
+      *ids, session, request.value("all", false), *timeout,
+      [this, reply, connection_id, cell](WaitResult result) {
+        cell->done = true;
+        if (auto it = connections_.find(connection_id);
+            it != connections_.end()) {
+          it->second.waits.erase(cell->id);
+        }
+        auto to_json = [this](const TaskRecord& task) { return TaskJson(task); };
+        reply(Json{{"ended", TaskList(result.ended, to_json)},
+                   {"still_running", TaskList(result.still_running, to_json)},
+                   {"timed_out", result.timed_out}});
+      });
+  if (!wait) return reply(std::unexpected(wait.error()));
+  cell->id = *wait;
+  // Only a wait still pending is tracked (to cancel it on disconnect).
+  if (!cell->done) connection.waits.insert(*wait);
+}
+
+void Daemon::HandleAttach(Connection& connection, const Json&,
+                          const std::string& session, Reply reply) {
+  if (session.empty()) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "attach needs a session name (BATON_SESSION)"));
+  }
+  if (!connection.attached_session.empty() &&
+      connection.attached_session != session) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "this connection is attached to another session"));
+  }
+  if (connection.attached_session.empty()) {
+    connection.attached_session = session;
+    registry_->Attach(session);
+  }
+  reply(Json{{"session", session}, {"lease_ms", options_.lease.count()}});
+}
+
+void Daemon::HandleNotices(Connection&, const Json&, const std::string&,
+                           Reply reply) {
+  reply(Json::object());  // The reply itself carries the notices.
+}
+
+void Daemon::HandleDaemonStatus(Connection&, const Json&, const std::string&,
+                                Reply reply) {
+  reply(Json{{"daemon_pid", getpid()},
+             {"supervisor_pid", executor_->supervisor_pid()},
+             {"protocol", kProtocolVersion},
+             {"home", options_.paths.home},
+             {"socket", options_.paths.daemon_socket()},
+             {"live_tasks", registry_->live_count()},
+             {"connections", connections_.size()},
+             {"uptime_ms", clock_.WallNowMillis() - started_ms_}});
+}
+
+void Daemon::HandleShutdown(Connection&, const Json& request,
+                            const std::string&, Reply reply) {
+  if (!request.value("kill_tasks", false)) {
+    reply(Json{{"stopping", true}, {"live_tasks", registry_->live_count()}});
+    loop_.Stop();
+    return;
+  }
+  std::vector<TaskId> ids = registry_->KillAll("daemon stopped");
+  if (ids.empty()) {
+    reply(Json{{"stopping", true}, {"live_tasks", 0}});
+    loop_.Stop();
+    return;
+  }
+  BATON_LOG_INFO("stopping after killing {} tasks", ids.size());
+  registry_->WaitForAll(ids, [this, reply, n = ids.size()] {
+    reply(Json{{"stopping", true}, {"killed", n}, {"live_tasks", 0}});
+    loop_.Stop();
+  });
+}
+
+}  // namespace baton

@@ -1,0 +1,99 @@
+// batond: the composition root. Owns the event loop, the store, the
+// executor (which talks to the supervisor) and the registry; serves the
+// client protocol (doc/protocol.md) on a Unix socket. One writer of state.
+#ifndef BATON_DAEMON_DAEMON_H_
+#define BATON_DAEMON_DAEMON_H_
+
+#include <chrono>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+
+#include "baton/core/task_registry.h"
+#include "baton/executor/local/local_executor.h"
+#include "baton/ipc/line_channel.h"
+#include "baton/ipc/protocol.h"
+#include "baton/loop/event_loop.h"
+#include "baton/store/sqlite_task_store.h"
+#include "baton/util/state_paths.h"
+
+namespace baton {
+
+struct DaemonOptions {
+  StatePaths paths;
+  std::chrono::milliseconds lease = std::chrono::minutes(5);
+  std::chrono::milliseconds grace = std::chrono::seconds(5);
+  int ready_fd = -1;  // Written "R" when serving, "E<why>" on failure.
+};
+
+// Runs batond in this process until it is told to stop. Returns the exit
+// code: 0 after a clean stop (or when another batond already runs), 1 when
+// it could not start.
+int RunDaemon(const DaemonOptions& options);
+
+class Daemon {
+ public:
+  explicit Daemon(DaemonOptions options);
+  ~Daemon();
+  Daemon(const Daemon&) = delete;
+  Daemon& operator=(const Daemon&) = delete;
+
+  // Opens the store, connects to the supervisor, recovers, listens.
+  Status Start();
+  Status Run() { return loop_.Run(); }
+
+ private:
+  struct Connection {
+    uint64_t id = 0;
+    std::unique_ptr<LineChannel> channel;
+    std::string attached_session;  // Set by "attach".
+    std::set<WaitId> waits;
+  };
+  // Sends the reply of one request, with the session's notices; the
+  // connection may be gone by then.
+  using Reply = std::function<void(Result<Json>)>;
+  using Handler = void (Daemon::*)(Connection&, const Json&,
+                                   const std::string& session, Reply);
+
+  void OnAccept();
+  void OnLine(uint64_t connection_id, std::string_view line);
+  void OnClose(uint64_t connection_id);
+  void BeforeSleep();
+  Reply MakeReplier(uint64_t connection_id, Json request_id,
+                    std::string session);
+  Json TaskJson(const TaskRecord& task);
+
+  // Request handlers (commands.cc), one per op of doc/protocol.md.
+  void HandleHello(Connection&, const Json&, const std::string&, Reply);
+  void HandleRun(Connection&, const Json&, const std::string&, Reply);
+  void HandleGet(Connection&, const Json&, const std::string&, Reply);
+  void HandleList(Connection&, const Json&, const std::string&, Reply);
+  void HandleRead(Connection&, const Json&, const std::string&, Reply);
+  void HandleKill(Connection&, const Json&, const std::string&, Reply);
+  void HandleWait(Connection&, const Json&, const std::string&, Reply);
+  void HandleAttach(Connection&, const Json&, const std::string&, Reply);
+  void HandleNotices(Connection&, const Json&, const std::string&, Reply);
+  void HandleDaemonStatus(Connection&, const Json&, const std::string&, Reply);
+  void HandleShutdown(Connection&, const Json&, const std::string&, Reply);
+  static const std::map<std::string, Handler, std::less<>>& Handlers();
+
+  DaemonOptions options_;
+  EventLoop loop_;
+  SystemClock clock_;
+  std::unique_ptr<SqliteTaskStore> store_;
+  std::unique_ptr<LocalExecutor> executor_;
+  std::unique_ptr<TaskRegistry> registry_;
+  UniqueFd listen_fd_;
+  std::map<uint64_t, Connection> connections_;
+  std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
+  uint64_t next_connection_id_ = 1;
+  TimerId flush_retry_timer_ = 0;  // Set while a failed flush waits.
+  int64_t started_ms_ = 0;
+};
+
+}  // namespace baton
+
+#endif  // BATON_DAEMON_DAEMON_H_

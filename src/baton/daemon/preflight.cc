@@ -1,0 +1,88 @@
+#include "baton/daemon/preflight.h"
+
+#include <fmt/format.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <cstring>
+
+namespace baton {
+namespace {
+
+// The PATH the task will see: an override, the client's, or ours.
+std::string TaskPath(const TaskSpec& spec) {
+  if (auto it = spec.env_overrides.find("PATH");
+      it != spec.env_overrides.end()) {
+    return it->second;
+  }
+  for (const auto& entry : spec.base_env) {
+    if (entry.starts_with("PATH=")) return entry.substr(5);
+  }
+  if (!spec.base_env.empty()) return "/usr/bin:/bin";
+  const char* path = std::getenv("PATH");
+  return path ? path : "/usr/bin:/bin";
+}
+
+bool IsExecutableFile(const std::string& path) {
+  struct stat st{};
+  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
+         ::access(path.c_str(), X_OK) == 0;
+}
+
+}  // namespace
+
+Status PreflightTask(const TaskSpec& spec) {
+  struct stat st{};
+  if (::stat(spec.cwd.c_str(), &st) != 0) {
+    int err = errno;
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("working directory {} cannot be used ({}); "
+                                 "give an existing directory with --cwd",
+                                 spec.cwd, std::strerror(err)));
+  }
+  if (!S_ISDIR(st.st_mode)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("working directory {} is not a directory; "
+                                 "give a directory with --cwd",
+                                 spec.cwd));
+  }
+  if (::access(spec.cwd.c_str(), X_OK) != 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("cannot enter working directory {} "
+                                 "(permission denied); choose another --cwd",
+                                 spec.cwd));
+  }
+  if (spec.shell_command) return {};
+  const std::string& program = spec.argv[0];
+  if (program.find('/') != std::string::npos) {
+    std::string full =
+        program[0] == '/' ? program : spec.cwd + "/" + program;
+    if (!IsExecutableFile(full)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("{} is not an executable file; check the "
+                                   "path",
+                                   full));
+    }
+    return {};
+  }
+  std::string path = TaskPath(spec);
+  size_t start = 0;
+  for (;;) {
+    size_t colon = path.find(':', start);
+    std::string dir = path.substr(start, colon - start);
+    if (dir.empty()) dir = spec.cwd;
+    else if (dir[0] != '/') dir = spec.cwd + "/" + dir;
+    if (IsExecutableFile(dir + "/" + program)) return {};
+    if (colon == std::string::npos) break;
+    start = colon + 1;
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("command not found: {} (searched PATH); check "
+                               "the name, give a full path, or run a shell "
+                               "line as one argument: baton run -- '{} ...'",
+                               program, program));
+}
+
+}  // namespace baton

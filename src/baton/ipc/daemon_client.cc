@@ -1,0 +1,121 @@
+#include "baton/ipc/daemon_client.h"
+
+#include <fmt/format.h>
+#include <poll.h>
+#include <unistd.h>
+
+#include <cerrno>
+
+#include "baton/ipc/unix_socket.h"
+#include "baton/util/detached_process.h"
+#include "baton/util/file_util.h"
+
+namespace baton {
+
+Result<DaemonClient> DaemonClient::Connect(const Options& options) {
+  auto fd = ConnectUnix(options.paths.daemon_socket());
+  if (!fd && fd.error().code == ErrorCode::kUnavailable && options.autostart) {
+    if (auto prepared = options.paths.Prepare(); !prepared) {
+      return std::unexpected(prepared.error());
+    }
+    std::string binary = options.baton_binary.empty() ? SelfExecutable()
+                                                      : options.baton_binary;
+    auto started = StartDetached(
+        {binary, "daemon", "run", "--ready-fd", "{ready_fd}"},
+        kDaemonStartTimeout);
+    if (!started) {
+      return MakeError(started.error().code,
+                       "cannot start batond: " + started.error().message);
+    }
+    fd = ConnectUnix(options.paths.daemon_socket());
+  }
+  if (!fd) {
+    if (fd.error().code == ErrorCode::kUnavailable) {
+      return MakeError(ErrorCode::kUnavailable,
+                       fmt::format("batond is not running ({}); start it "
+                                   "with 'baton daemon start'",
+                                   options.paths.daemon_socket()));
+    }
+    return std::unexpected(fd.error());
+  }
+  return DaemonClient(std::move(*fd), options.session);
+}
+
+Result<int64_t> DaemonClient::Send(std::string_view op, Json args) {
+  int64_t id = next_id_++;
+  args["id"] = id;
+  args["op"] = op;
+  if (!session_.empty()) args["session"] = session_;
+  std::string line = args.dump(-1, ' ', false, Json::error_handler_t::replace);
+  line.push_back('\n');
+  if (auto written = WriteAll(fd_.get(), line); !written) {
+    return MakeError(ErrorCode::kUnavailable,
+                     "lost the connection to batond: " +
+                         written.error().message);
+  }
+  return id;
+}
+
+Result<Json> DaemonClient::ReadReply(
+    std::optional<std::chrono::milliseconds> timeout) {
+  auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                          : std::chrono::steady_clock::time_point::max();
+  for (;;) {
+    size_t nl = in_.find('\n');
+    if (nl != std::string::npos) {
+      Json reply = Json::parse(in_.begin(), in_.begin() + nl, nullptr, false);
+      in_.erase(0, nl + 1);
+      if (reply.is_discarded() || !reply.is_object()) {
+        return MakeError(ErrorCode::kInternal,
+                         "batond sent a malformed reply");
+      }
+      if (auto notices = reply.find("notices");
+          notices != reply.end() && notices->is_array()) {
+        for (auto& notice : *notices) notices_.push_back(notice);
+      }
+      return reply;
+    }
+    int wait_ms = -1;
+    if (timeout) {
+      auto left = std::chrono::ceil<std::chrono::milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      if (left.count() <= 0) {
+        return MakeError(ErrorCode::kTimeout, "no reply from batond in time");
+      }
+      wait_ms = static_cast<int>(left.count());
+    }
+    pollfd pfd{fd_.get(), POLLIN, 0};
+    int ready = ::poll(&pfd, 1, wait_ms);
+    if (ready < 0 && errno == EINTR) continue;
+    if (ready == 0) continue;
+    char buf[65536];
+    ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR) continue;
+    if (n <= 0) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "batond closed the connection (did it stop or "
+                       "crash? see batond.log in the state directory)");
+    }
+    in_.append(buf, static_cast<size_t>(n));
+  }
+}
+
+Result<Json> DaemonClient::Call(std::string_view op, Json args) {
+  auto id = Send(op, std::move(args));
+  if (!id) return std::unexpected(id.error());
+  for (;;) {
+    auto reply = ReadReply();
+    if (!reply) return reply;
+    if (reply->value("id", int64_t{-1}) != *id) continue;
+    if (!reply->value("ok", false)) {
+      return std::unexpected(ErrorFromJson(reply->value("error", Json())));
+    }
+    return reply->value("result", Json::object());
+  }
+}
+
+std::vector<Json> DaemonClient::TakeNotices() {
+  return std::exchange(notices_, {});
+}
+
+}  // namespace baton
