@@ -1,0 +1,333 @@
+// The CLI against a real batond and real processes, one daemon per test.
+#include <signal.h>
+#include <sys/mount.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "baton/ipc/daemon_client.h"
+#include "tests/support/baton_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+std::string Slurp(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+class CliTest : public BatonTest {};
+
+TEST_F(CliTest, RunWaitOutput) {
+  std::string id = Run("echo hello; echo world >&2");
+  EXPECT_EQ(id, "shell-1");
+  auto waited = Baton({"wait", id});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  EXPECT_EQ(waited.out, "shell-1 completed (exit code: 0)\n");
+  auto output = Baton({"output", id});
+  EXPECT_EQ(output.out, "hello\nworld\n");
+  auto task = Status(id);
+  EXPECT_EQ(task["status"], "completed");
+  EXPECT_EQ(task["exit_code"], 0);
+  EXPECT_EQ(task["output_bytes"], 12);
+}
+
+TEST_F(CliTest, RunWaitExitsWithTheCommandsOwnCode) {
+  EXPECT_EQ(Baton({"run", "--wait", "--", "exit 7"}).exit_code, 7);
+  EXPECT_EQ(Baton({"run", "--wait", "--", "kill -TERM $$"}).exit_code, 143);
+  auto task = Status("shell-2");
+  EXPECT_EQ(task["status"], "failed");
+  EXPECT_EQ(task["detail"], "signal: SIGTERM");
+}
+
+TEST_F(CliTest, SeveralArgumentsRunAsArgvWithoutAShell) {
+  auto run = Baton({"run", "--wait", "--", "printf", "%s|", "a b", "$HOME"});
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(Baton({"output", "shell-1"}).out, "a b|$HOME|");
+}
+
+TEST_F(CliTest, EnvCwdAndLabelReachTheTask) {
+  std::string id =
+      Run("echo $MODE; pwd", {"--env", "MODE=fast", "--cwd", "/usr", "--label",
+                              "my job"});
+  Baton({"wait", id});
+  EXPECT_EQ(Baton({"output", id}).out, "fast\n/usr\n");
+  auto task = Status(id);
+  EXPECT_EQ(task["label"], "my job");
+  EXPECT_EQ(task["env"]["MODE"], "fast");
+}
+
+TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
+  std::string slow = Run("sleep 20");
+  std::string fast = Run("sleep 0.3; exit 4");
+  std::string slower = Run("sleep 30");
+  auto start = std::chrono::steady_clock::now();
+  auto waited = Baton({"--json", "wait", slow, fast, slower});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(10));
+  EXPECT_EQ(waited.exit_code, 1);  // The one that ended failed.
+  auto doc = waited.json();
+  ASSERT_EQ(doc["ended"].size(), 1u) << waited.out;
+  EXPECT_EQ(doc["ended"][0]["id"], fast);
+  EXPECT_EQ(doc["ended"][0]["detail"], "exit code: 4");
+  ASSERT_EQ(doc["still_running"].size(), 2u);
+  EXPECT_EQ(doc["timed_out"], false);
+}
+
+TEST_F(CliTest, WaitAllAndTimeout) {
+  std::string a = Run("sleep 0.2"), b = Run("sleep 0.4");
+  auto all = Baton({"--json", "wait", "--all", a, b});
+  EXPECT_EQ(all.exit_code, 0) << all.out << all.err;
+  EXPECT_EQ(all.json()["ended"].size(), 2u);
+  std::string long_one = Run("sleep 30");
+  auto timed = Baton({"wait", "--timeout", "200ms", long_one});
+  EXPECT_EQ(timed.exit_code, 124);
+  EXPECT_NE(timed.out.find("still running: " + long_one), std::string::npos);
+}
+
+TEST_F(CliTest, KillEscalatesToSigkillForAChildThatIgnoresSigterm) {
+  std::string id = Run("trap '' TERM; echo ready; while :; do sleep 0.05; done");
+  std::this_thread::sleep_for(milliseconds(200));
+  auto start = std::chrono::steady_clock::now();
+  auto killed = Baton({"kill", "--grace", "300ms", "--reason", "enough", id});
+  EXPECT_EQ(killed.out, id + ": requested\n");
+  Baton({"wait", id});
+  EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(4));
+  auto task = Status(id);
+  EXPECT_EQ(task["status"], "killed");
+  EXPECT_EQ(task["detail"], "killed: enough");
+  EXPECT_EQ(task["signal"], "SIGKILL");
+  EXPECT_EQ(Baton({"kill", id}).out, id + ": already-terminal\n");
+}
+
+TEST_F(CliTest, KillReachesGrandchildrenInTheGroup) {
+  std::string pidfile = home_ + "/grandchild.pid";
+  std::string id = Run("sleep 300 & echo $! > " + pidfile + "; wait");
+  for (int i = 0; i < 200 && Slurp(pidfile).empty(); ++i) {
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  int grandchild = std::atoi(Slurp(pidfile).c_str());
+  ASSERT_GT(grandchild, 0);
+  Baton({"kill", id});
+  Baton({"wait", id});
+  EXPECT_TRUE(WaitForPidGone(grandchild, seconds(5)));
+  EXPECT_EQ(Status(id)["status"], "killed");
+}
+
+TEST_F(CliTest, OutputFarLargerThanAPipeBufferArrivesWholeAndInOrder) {
+  std::string id = Run(
+      "echo first >&2; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo "
+      "last >&2");
+  ASSERT_EQ(Baton({"wait", id}).exit_code, 0);
+  auto output = Baton({"output", id});
+  ASSERT_EQ(output.out.size(), 6u + 5000000u + 1u + 5u);
+  EXPECT_EQ(output.out.substr(0, 6), "first\n");
+  EXPECT_EQ(output.out.substr(output.out.size() - 6), "\nlast\n");
+  EXPECT_EQ(output.out.find_first_not_of('x', 6), 5000006u);
+}
+
+TEST_F(CliTest, DeathBySignalAndTimeout) {
+  std::string segv = Run("kill -SEGV $$");
+  std::string slow = Run("sleep 10", {"--timeout", "300ms"});
+  Baton({"wait", "--all", segv, slow});
+  EXPECT_EQ(Status(segv)["detail"], "signal: SIGSEGV");
+  auto timed = Status(slow);
+  EXPECT_EQ(timed["status"], "killed");
+  EXPECT_EQ(timed["detail"], "timed out after 300ms");
+}
+
+TEST_F(CliTest, FollowStreamsUntilTheTaskEnds) {
+  std::string id = Run("for i in 1 2 3; do echo $i; sleep 0.2; done");
+  auto followed = Baton({"output", "--follow", id});
+  EXPECT_EQ(followed.exit_code, 0);
+  EXPECT_EQ(followed.out, "1\n2\n3\n");
+}
+
+TEST_F(CliTest, NewReadsConsumeOffsetReadsDoNot) {
+  std::string id = Run("printf abc; sleep 0.5; printf def", {},
+                       {{"BATON_SESSION", "s"}});
+  std::map<std::string, std::string> s = {{"BATON_SESSION", "s"}};
+  std::this_thread::sleep_for(milliseconds(250));
+  EXPECT_EQ(Baton({"output", "--new", id}, s).out, "abc");
+  EXPECT_EQ(Baton({"output", "--offset", "1", id}, s).out, "bc");
+  Baton({"wait", id}, s);
+  EXPECT_EQ(Baton({"output", "--new", id}, s).out, "def");
+  EXPECT_EQ(Baton({"output", "--new", id}, s).out, "");
+  EXPECT_EQ(Baton({"output", id}, s).out, "abcdef");
+}
+
+TEST_F(CliTest, OtherSessionsTasksAreInvisibleAndUntouchable) {
+  std::map<std::string, std::string> alice = {{"BATON_SESSION", "alice"}};
+  std::map<std::string, std::string> bob = {{"BATON_SESSION", "bob"}};
+  std::string id = Run("sleep 30", {}, alice);
+  std::string shared = Run("sleep 30");
+  auto listed = Baton({"--json", "ls"}, bob).json();
+  ASSERT_EQ(listed["tasks"].size(), 1u);
+  EXPECT_EQ(listed["tasks"][0]["id"], shared);
+  for (auto verb : {"status", "kill", "wait", "output"}) {
+    auto refused = Baton({verb, id}, bob);
+    EXPECT_EQ(refused.exit_code, 1) << verb;
+    EXPECT_NE(refused.err.find("belongs to another session"),
+              std::string::npos)
+        << verb << ": " << refused.err;
+  }
+  EXPECT_EQ(Status(id, alice)["status"], "running");
+  EXPECT_EQ(Baton({"--json", "ls"}, alice).json()["tasks"].size(), 2u);
+}
+
+TEST_F(CliTest, NoticeOfAnUnseenEndIsDeliveredOnce) {
+  std::map<std::string, std::string> s = {{"BATON_SESSION", "s"}};
+  std::string quick = Run("true", {}, s);
+  std::string slow = Run("sleep 0.5", {}, s);
+  auto waited = Baton({"wait", slow}, s);
+  auto again = Baton({"ls"}, s);
+  std::string notice = "notice: " + quick + " completed (exit code: 0)";
+  EXPECT_NE(waited.err.find(notice), std::string::npos) << waited.err;
+  EXPECT_EQ(again.err.find(notice), std::string::npos) << again.err;
+  // The end of `slow` was seen through the wait: never a notice for it.
+  EXPECT_EQ((waited.err + again.err).find(slow + " completed"),
+            std::string::npos);
+}
+
+TEST_F(CliTest, LeaseExpiryStopsTheTasksOfADetachedSession) {
+  std::map<std::string, std::string> env = {{"BATON_SESSION", "agent"},
+                                            {"BATON_LEASE", "500ms"}};
+  std::string id = Run("sleep 30", {}, env);
+  {
+    // An MCP-like client attaches, then goes away.
+    DaemonClient::Options options;
+    options.paths = StatePaths{home_, home_};
+    options.session = "agent";
+    options.autostart = false;
+    auto client = DaemonClient::Connect(options);
+    ASSERT_TRUE(client) << client.error().message;
+    ASSERT_TRUE(client->Call("attach"));
+  }
+  auto waited = Baton({"wait", "--timeout", "10s", id}, env);
+  EXPECT_EQ(waited.exit_code, 1) << waited.out;
+  auto task = Status(id, env);
+  EXPECT_EQ(task["status"], "killed");
+  EXPECT_EQ(task["detail"], "killed: session lease expired");
+}
+
+TEST_F(CliTest, IdsAreNeverReusedAcrossDaemonRestarts) {
+  EXPECT_EQ(Run("true"), "shell-1");
+  ASSERT_EQ(Baton({"daemon", "stop"}).exit_code, 0);
+  EXPECT_EQ(Run("true"), "shell-2");
+}
+
+TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
+  std::string id = Run("true", {}, {{"BATON_SESSION", "alice"}});
+  struct Case {
+    std::vector<std::string> args;
+    int exit_code;
+    std::string message;
+  };
+  std::vector<Case> cases = {
+      {{"status", "shell-99"}, 1, "no task shell-99"},
+      {{"status", "nonsense"}, 1, "is not a task id"},
+      {{"status", id}, 1, "belongs to another session"},
+      {{"run", "--", ""}, 1, "empty command"},
+      {{"run", "--", "   "}, 1, "empty command"},
+      {{"run", "--cwd", "/etc/passwd", "--", "true"}, 1, "not a directory"},
+      {{"run", "--cwd", "/no/such/dir", "--", "true"}, 1, "cwd"},
+      {{"run", "--", "no-such-program-xyz", "arg"}, 1, "command not found"},
+      {{"run", "--timeout", "5x", "--", "true"}, 1, "invalid duration '5x'"},
+      {{"run", "--env", "NOEQUALS", "--", "true"}, 1, "NAME=VALUE"},
+      {{"wait", "--timeout", "soon", id}, 1, "invalid duration"},
+      {{"kill", "--grace", "-1s", id}, 1, "invalid duration"},
+      {{"run", "--bogus", "--", "true"}, 2, "--bogus"},
+      {{"frobnicate"}, 2, "frobnicate"},
+      {{"kill", "shell-1", "shell-77"}, 1, "no task shell-77"},
+  };
+  for (const auto& c : cases) {
+    auto result = Baton(c.args);
+    std::string shown;
+    for (const auto& a : c.args) shown += a + " ";
+    EXPECT_EQ(result.exit_code, c.exit_code) << shown << result.err;
+    EXPECT_NE(result.err.find(c.message), std::string::npos)
+        << shown << "-> " << result.err;
+    EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1)
+        << shown << "-> " << result.err;
+  }
+  // Nothing was created by any of them.
+  auto listed = Baton({"--json", "ls", "--all"}).json();
+  EXPECT_EQ(listed["tasks"].size(), 0u) << listed.dump();
+  EXPECT_EQ(Run("true"), "shell-2");
+}
+
+TEST_F(CliTest, InsecureOrForeignHomeIsRefused) {
+  ASSERT_EQ(chmod(home_.c_str(), 0755), 0);
+  auto result = Baton({"ls"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("insecure permissions 0755"), std::string::npos)
+      << result.err;
+  EXPECT_NE(result.err.find("chmod 700"), std::string::npos);
+  ASSERT_EQ(chmod(home_.c_str(), 0700), 0);
+  if (geteuid() == 0) {
+    ASSERT_EQ(chown(home_.c_str(), 65534, 65534), 0);
+    auto foreign = Baton({"ls"});
+    EXPECT_EQ(foreign.exit_code, 2);
+    EXPECT_NE(foreign.err.find("not by you"), std::string::npos)
+        << foreign.err;
+    ASSERT_EQ(chown(home_.c_str(), 0, 0), 0);
+  }
+  EXPECT_EQ(Baton({"ls"}).exit_code, 0);
+}
+
+TEST_F(CliTest, CorruptDatabaseIsRefusedAndLeftUntouched) {
+  std::string db = home_ + "/baton.db";
+  std::string garbage(8192, '\x5a');
+  ASSERT_EQ(chmod(home_.c_str(), 0700), 0);
+  std::ofstream(db, std::ios::binary) << garbage;
+  auto result = Baton({"ls"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("corrupt"), std::string::npos) << result.err;
+  EXPECT_EQ(std::count(result.err.begin(), result.err.end(), '\n'), 1);
+  EXPECT_EQ(Slurp(db), garbage);
+}
+
+TEST_F(CliTest, DatabaseFromANewerBatonIsRefused) {
+  Run("true");
+  ASSERT_EQ(Baton({"daemon", "stop"}).exit_code, 0);
+  auto bumped = RunProcess(
+      {"/usr/bin/env", "python3", "-c",
+       "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+       "c.execute('PRAGMA user_version=999'); c.commit()",
+       home_ + "/baton.db"},
+      {}, seconds(10));
+  if (bumped.exit_code != 0) GTEST_SKIP() << "python3 sqlite3 unavailable";
+  auto result = Baton({"ls"});
+  EXPECT_EQ(result.exit_code, 2);
+  EXPECT_NE(result.err.find("newer baton"), std::string::npos) << result.err;
+}
+
+TEST_F(CliTest, FullDiskIsReportedOnTheTaskAndTheDaemonSurvives) {
+  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  std::string small = home_ + "/small";
+  ASSERT_EQ(mkdir(small.c_str(), 0700), 0);
+  if (mount("tmpfs", small.c_str(), "tmpfs", 0, "size=2m,mode=0700") != 0) {
+    GTEST_SKIP() << "cannot mount tmpfs here";
+  }
+  std::map<std::string, std::string> env = {{"BATON_HOME", small}};
+  auto run = Baton({"run", "--", "head -c 10000000 /dev/zero"}, env);
+  ASSERT_EQ(run.exit_code, 0) << run.err;
+  auto waited = Baton({"--json", "wait", "shell-1"}, env);
+  auto task = waited.json()["ended"][0];
+  EXPECT_NE(task["detail"].get<std::string>().find("disk full"),
+            std::string::npos)
+      << task.dump();
+  EXPECT_EQ(Baton({"daemon", "status"}, env).exit_code, 0);
+  Baton({"daemon", "stop", "--kill-tasks"}, env);
+  auto pids = RunProcess({"/bin/sh", "-c", "sleep 0.3"}, {}, seconds(5));
+  (void)pids;
+  umount2(small.c_str(), MNT_DETACH);
+}
+
+}  // namespace
+}  // namespace baton::testing

@@ -1,0 +1,183 @@
+#include "tests/support/baton_fixture.h"
+
+#include <fcntl.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdlib>
+#include <filesystem>
+#include <thread>
+
+extern char** environ;
+
+namespace baton::testing {
+
+nlohmann::json CommandResult::json() const {
+  return nlohmann::json::parse(out, nullptr, false);
+}
+
+CommandResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env,
+                         std::chrono::milliseconds timeout,
+                         const std::string& input) {
+  CommandResult result;
+  int out_pipe[2], err_pipe[2], in_pipe[2];
+  if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC) ||
+      pipe2(in_pipe, O_CLOEXEC)) {
+    return result;
+  }
+  std::vector<std::string> env_strings;
+  for (char** e = environ; *e; ++e) {
+    std::string entry = *e;
+    std::string name = entry.substr(0, entry.find('='));
+    if (!env.count(name)) env_strings.push_back(entry);
+  }
+  for (const auto& [name, value] : env) {
+    if (value != "<unset>") env_strings.push_back(name + "=" + value);
+  }
+  std::vector<char*> envp, args;
+  for (auto& e : env_strings) envp.push_back(e.data());
+  envp.push_back(nullptr);
+  std::vector<std::string> argv_copy = argv;
+  for (auto& a : argv_copy) args.push_back(a.data());
+  args.push_back(nullptr);
+
+  pid_t pid = fork();
+  if (pid == 0) {
+    dup2(in_pipe[0], 0);
+    dup2(out_pipe[1], 1);
+    dup2(err_pipe[1], 2);
+    execve(args[0], args.data(), envp.data());
+    _exit(127);
+  }
+  close(out_pipe[1]);
+  close(err_pipe[1]);
+  close(in_pipe[0]);
+  if (!input.empty()) {
+    ssize_t ignored = write(in_pipe[1], input.data(), input.size());
+    (void)ignored;
+  }
+  close(in_pipe[1]);
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
+  int open_fds = 2;
+  while (open_fds > 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      result.timed_out = true;
+      kill(pid, SIGKILL);
+      break;
+    }
+    int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (n < 0 && errno == EINTR) continue;
+    for (int i = 0; i < 2; ++i) {
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      char buf[65536];
+      ssize_t got = read(fds[i].fd, buf, sizeof buf);
+      if (got <= 0) {
+        close(fds[i].fd);
+        fds[i].fd = -1;
+        --open_fds;
+      } else {
+        (i == 0 ? result.out : result.err).append(buf, got);
+      }
+    }
+  }
+  for (auto& fd : fds) {
+    if (fd.fd >= 0) close(fd.fd);
+  }
+  int status = 0;
+  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
+                                       : 128 + WTERMSIG(status);
+  return result;
+}
+
+bool WaitForPidGone(int pid, std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (std::chrono::steady_clock::now() < deadline) {
+    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    // Our own zombie children count as gone.
+    std::string stat_path = "/proc/" + std::to_string(pid) + "/stat";
+    FILE* f = fopen(stat_path.c_str(), "r");
+    if (f) {
+      char state = 0;
+      int ignored = fscanf(f, "%*d %*s %c", &state);
+      (void)ignored;
+      fclose(f);
+      if (state == 'Z') return true;
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  return false;
+}
+
+void BatonTest::SetUp() {
+  char tmpl[] = "/tmp/baton-test.XXXXXX";
+  ASSERT_NE(mkdtemp(tmpl), nullptr);
+  home_ = tmpl;
+}
+
+void BatonTest::TearDown() {
+  auto [daemon_pid, supervisor_pid] = DaemonPids();
+  Baton({"daemon", "stop", "--kill-tasks"}, {}, std::chrono::seconds(20));
+  for (int pid : {daemon_pid, supervisor_pid}) {
+    if (pid > 0 && !WaitForPidGone(pid, std::chrono::seconds(5))) {
+      kill(pid, SIGKILL);
+    }
+  }
+  std::error_code ignored;
+  std::filesystem::remove_all(home_, ignored);
+}
+
+CommandResult BatonTest::Baton(std::vector<std::string> args,
+                               std::map<std::string, std::string> env,
+                               std::chrono::milliseconds timeout) {
+  args.insert(args.begin(), binary_);
+  if (!env.count("BATON_HOME")) env["BATON_HOME"] = home_;
+  if (!env.count("BATON_SESSION")) env["BATON_SESSION"] = "<unset>";
+  return RunProcess(args, env, timeout);
+}
+
+std::string BatonTest::Run(const std::string& command,
+                           std::vector<std::string> flags,
+                           std::map<std::string, std::string> env) {
+  std::vector<std::string> args = {"run"};
+  args.insert(args.end(), flags.begin(), flags.end());
+  args.push_back("--");
+  args.push_back(command);
+  auto result = Baton(args, env);
+  EXPECT_EQ(result.exit_code, 0) << result.err;
+  std::string id = result.out;
+  while (!id.empty() && id.back() == '\n') id.pop_back();
+  return id;
+}
+
+nlohmann::json BatonTest::Status(const std::string& id,
+                                 std::map<std::string, std::string> env) {
+  auto result = Baton({"--json", "status", id}, env);
+  EXPECT_EQ(result.exit_code, 0) << result.err << result.out;
+  auto doc = result.json();
+  return doc.is_object() ? doc["task"] : nlohmann::json();
+}
+
+std::pair<int, int> BatonTest::DaemonPids() {
+  auto result = Baton({"--json", "daemon", "status"});
+  auto doc = result.json();
+  if (!doc.is_object() || !doc.value("running", false)) return {0, 0};
+  return {doc.value("daemon_pid", 0), doc.value("supervisor_pid", 0)};
+}
+
+void BatonTest::KillDaemonHard() {
+  auto [daemon_pid, supervisor_pid] = DaemonPids();
+  ASSERT_GT(daemon_pid, 0);
+  ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitForPidGone(daemon_pid, std::chrono::seconds(5)));
+}
+
+}  // namespace baton::testing

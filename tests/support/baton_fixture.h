@@ -1,0 +1,65 @@
+// Integration-test support: each test gets its own BATON_HOME (and so its
+// own batond, supervisor, socket and database, as watchman's
+// WatchmanInstance) and drives the real `baton` binary. TearDown stops the
+// daemon with --kill-tasks and then kills, by pid, whatever is left.
+#ifndef BATON_TESTS_SUPPORT_BATON_FIXTURE_H_
+#define BATON_TESTS_SUPPORT_BATON_FIXTURE_H_
+
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <map>
+#include <nlohmann/json.hpp>
+#include <string>
+#include <vector>
+
+namespace baton::testing {
+
+struct CommandResult {
+  int exit_code = -1;  // 128+N when killed by signal N.
+  std::string out;
+  std::string err;
+  bool timed_out = false;
+  // stdout parsed as one JSON document (null when it is not JSON).
+  nlohmann::json json() const;
+};
+
+// Runs `argv` with `env` added to our environment; kills it after
+// `timeout`. Captures stdout and stderr. Reads `input` on stdin.
+CommandResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env,
+                         std::chrono::milliseconds timeout,
+                         const std::string& input = "");
+
+class BatonTest : public ::testing::Test {
+ protected:
+  void SetUp() override;
+  void TearDown() override;
+
+  // Runs `baton ARGS...` against this test's home.
+  CommandResult Baton(std::vector<std::string> args,
+                      std::map<std::string, std::string> env = {},
+                      std::chrono::milliseconds timeout =
+                          std::chrono::seconds(30));
+  // `baton run ... -- COMMAND` expecting success; returns the task id.
+  std::string Run(const std::string& command,
+                  std::vector<std::string> flags = {},
+                  std::map<std::string, std::string> env = {});
+  // `baton status --json ID`'s task object.
+  nlohmann::json Status(const std::string& id,
+                        std::map<std::string, std::string> env = {});
+  // Pids of batond and the supervisor, from `baton daemon status --json`.
+  std::pair<int, int> DaemonPids();
+  // SIGKILLs batond (not the supervisor) and waits until it is gone.
+  void KillDaemonHard();
+
+  std::string home_;
+  std::string binary_ = BATON_BINARY;
+};
+
+// Waits until `pid` no longer exists (true) or `timeout` passes (false).
+bool WaitForPidGone(int pid, std::chrono::milliseconds timeout);
+
+}  // namespace baton::testing
+
+#endif  // BATON_TESTS_SUPPORT_BATON_FIXTURE_H_
