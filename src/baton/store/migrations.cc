@@ -1,0 +1,126 @@
+#include "baton/store/migrations.h"
+
+#include <fmt/format.h>
+
+namespace baton {
+namespace {
+
+// Schema 1. Statuses are stored by name (TaskStatusName), so the file reads
+// well in the sqlite3 shell. The partial index conditions repeat
+// kLiveStatuses and kTerminalStatuses. tasks_by_owner carries status so that
+// filtering and counting a session's history never reads the table rows.
+constexpr std::string_view kSchema1 = R"sql(
+CREATE TABLE tasks (
+  seq INTEGER PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  kind TEXT NOT NULL,
+  number INTEGER NOT NULL,
+  owner TEXT NOT NULL,
+  label TEXT NOT NULL,
+  shell_command TEXT,
+  argv TEXT NOT NULL,
+  cwd TEXT NOT NULL,
+  env_overrides TEXT NOT NULL,
+  timeout_ms INTEGER,
+  status TEXT NOT NULL,
+  detail TEXT NOT NULL,
+  exit_code INTEGER,
+  signal INTEGER,
+  pid INTEGER NOT NULL,
+  created_ms INTEGER NOT NULL,
+  started_ms INTEGER NOT NULL,
+  ended_ms INTEGER NOT NULL,
+  kill_reason TEXT NOT NULL,
+  end_seen INTEGER NOT NULL,
+  notice_delivered INTEGER NOT NULL,
+  output_path TEXT NOT NULL
+);
+CREATE INDEX tasks_by_owner ON tasks (owner, seq, status);
+CREATE INDEX tasks_live ON tasks (seq)
+  WHERE status IN ('queued', 'running', 'waiting', 'stopping');
+CREATE INDEX tasks_unnoticed ON tasks (seq)
+  WHERE owner <> '' AND end_seen = 0 AND notice_delivered = 0
+    AND status IN ('completed', 'failed', 'killed', 'interrupted');
+CREATE TABLE counters (
+  kind TEXT PRIMARY KEY,
+  last_number INTEGER NOT NULL
+) WITHOUT ROWID;
+CREATE TABLE cursors (
+  task_id TEXT NOT NULL REFERENCES tasks (id) ON DELETE CASCADE,
+  reader TEXT NOT NULL,
+  byte_offset INTEGER NOT NULL,
+  PRIMARY KEY (task_id, reader)
+) WITHOUT ROWID;
+CREATE TABLE sessions (
+  name TEXT PRIMARY KEY,
+  leased INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
+constexpr Migration kMigrations[] = {
+    {1, kSchema1},
+};
+
+}  // namespace
+
+std::span<const Migration> Migrations() {
+  return kMigrations;
+}
+
+Result<int> CheckSchemaVersion(Db& db) {
+  // Reading the header is the first access to the file: a file of random
+  // bytes fails here with SQLITE_NOTADB, before anything is written.
+  auto app_id = db.QueryInt("PRAGMA application_id");
+  if (!app_id)
+    return std::unexpected(std::move(app_id.error()));
+  auto version = db.QueryInt("PRAGMA user_version");
+  if (!version)
+    return std::unexpected(std::move(version.error()));
+  auto objects = db.QueryInt("SELECT count(*) FROM sqlite_schema");
+  if (!objects)
+    return std::unexpected(std::move(objects.error()));
+
+  // A version-0 file with tables, or another application's id, belongs to
+  // someone else: creating our tables in it would be writing over it.
+  if ((*app_id != 0 && *app_id != kApplicationId) ||
+      (*version == 0 && *objects > 0)) {
+    return MakeError(ErrorCode::kIncompatible,
+                     fmt::format("{} is a SQLite database but not baton's; "
+                                 "move it aside or set BATON_HOME to another "
+                                 "directory",
+                                 db.path()));
+  }
+  if (*version > kSchemaVersion) {
+    return MakeError(
+        ErrorCode::kIncompatible,
+        fmt::format("database {} was written by a newer baton (schema {}, "
+                    "this baton knows {}); upgrade baton or set BATON_HOME "
+                    "to another directory",
+                    db.path(), *version, kSchemaVersion));
+  }
+  return static_cast<int>(*version);
+}
+
+Status Migrate(Db& db, int from) {
+  for (const Migration& migration : kMigrations) {
+    if (migration.version <= from)
+      continue;
+    std::string context =
+        fmt::format("migrating to schema {}", migration.version);
+    auto txn = Transaction::Begin(db);
+    if (!txn)
+      return std::unexpected(std::move(txn.error()));
+    // application_id and user_version live in the file header and are
+    // written by the same transaction as the schema change.
+    std::string sql = fmt::format(
+        "{}\nPRAGMA application_id = {};\nPRAGMA user_version = {};",
+        migration.sql, kApplicationId, migration.version);
+    if (auto done = db.Exec(sql, context); !done)
+      return done;
+    if (auto done = txn->Commit(); !done)
+      return done;
+  }
+  return {};
+}
+
+}  // namespace baton

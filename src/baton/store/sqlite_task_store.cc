@@ -1,0 +1,660 @@
+#include "baton/store/sqlite_task_store.h"
+
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <nlohmann/json.hpp>
+
+#include "baton/store/migrations.h"
+
+namespace baton {
+namespace {
+
+// Long enough to ride out a checkpoint or a sqlite3 shell reading the file,
+// short enough not to stall the event loop: a failed Flush is retried.
+constexpr int kBusyTimeoutMs = 2000;
+
+// The columns of a task row, in the order BindTask binds and ReadRow reads.
+constexpr std::string_view kTaskColumns =
+    "seq, id, kind, number, owner, label, shell_command, argv, cwd, "
+    "env_overrides, timeout_ms, status, detail, exit_code, signal, pid, "
+    "created_ms, started_ms, ended_ms, kill_reason, end_seen, "
+    "notice_delivered, output_path";
+
+// Excludes pending tasks from a query: they are merged from memory. By seq,
+// the rowid, which every index holds, so the check needs no table lookup.
+constexpr std::string_view kNotPending =
+    "seq NOT IN (SELECT value FROM json_each(?2))";
+
+// Inserts a task, or updates every column but seq and id of an existing one.
+// An upsert rather than INSERT OR REPLACE, whose delete would cascade to the
+// task's cursors.
+const std::string& UpsertTaskSql() {
+  static const std::string sql = [] {
+    std::string columns(kTaskColumns);
+    std::string values, updates;
+    int index = 0;
+    for (size_t start = 0; start < columns.size();) {
+      size_t end = std::min(columns.find(", ", start), columns.size());
+      std::string column = columns.substr(start, end - start);
+      ++index;
+      values += fmt::format("{}?{}", index == 1 ? "" : ", ", index);
+      if (column != "seq" && column != "id") {
+        updates += fmt::format("{}{} = excluded.{}",
+                               updates.empty() ? "" : ", ", column, column);
+      }
+      start = end + 2;
+    }
+    return fmt::format(
+        "INSERT INTO tasks ({}) VALUES ({}) ON CONFLICT (id) DO UPDATE SET {}",
+        kTaskColumns, values, updates);
+  }();
+  return sql;
+}
+
+// Error handler "replace": our own strings must not make dump() throw. The
+// protocol is JSON, so text that is not UTF-8 cannot reach us anyway.
+std::string ToJson(const nlohmann::json& value) {
+  return value.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+}
+
+bool ParseArgv(const std::string& text, std::vector<std::string>& argv) {
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_array())
+    return false;  // Also when it did not parse.
+  for (const auto& arg : json) {
+    if (!arg.is_string())
+      return false;
+    argv.push_back(arg.get_ref<const std::string&>());
+  }
+  return true;
+}
+
+bool ParseEnv(const std::string& text,
+              std::map<std::string, std::string>& env) {
+  auto json = nlohmann::json::parse(text, nullptr, /*allow_exceptions=*/false);
+  if (!json.is_object())
+    return false;
+  for (const auto& [name, value] : json.items()) {
+    if (!value.is_string())
+      return false;
+    env.emplace(name, value.get_ref<const std::string&>());
+  }
+  return true;
+}
+
+void BindTask(Statement& s, int64_t seq, const TaskRecord& task) {
+  const TaskSpec& spec = task.spec;
+  int i = 0;
+  s.BindInt(++i, seq);
+  s.BindText(++i, task.id.ToString());
+  s.BindText(++i, TaskKindName(task.id.kind));
+  s.BindInt(++i, task.id.number);
+  s.BindText(++i, spec.owner);
+  s.BindText(++i, spec.label);
+  if (spec.shell_command) {
+    s.BindText(++i, *spec.shell_command);
+  } else {
+    s.BindNull(++i);
+  }
+  s.BindText(++i, ToJson(spec.argv));
+  s.BindText(++i, spec.cwd);
+  s.BindText(++i, ToJson(spec.env_overrides));
+  s.BindOptionalInt(
+      ++i, spec.timeout ? std::optional(spec.timeout->count()) : std::nullopt);
+  s.BindText(++i, TaskStatusName(task.status));
+  s.BindText(++i, task.detail);
+  s.BindOptionalInt(++i, task.exit_code);
+  s.BindOptionalInt(++i, task.signal);
+  s.BindInt(++i, task.pid);
+  s.BindInt(++i, task.created_ms);
+  s.BindInt(++i, task.started_ms);
+  s.BindInt(++i, task.ended_ms);
+  s.BindText(++i, task.kill_reason);
+  s.BindInt(++i, task.end_seen ? 1 : 0);
+  s.BindInt(++i, task.notice_delivered ? 1 : 0);
+  s.BindText(++i, task.output_path);
+}
+
+std::optional<int> OptionalInt(const Statement& s, int column) {
+  auto value = s.ColumnOptionalInt(column);
+  if (!value)
+    return std::nullopt;
+  return static_cast<int>(*value);
+}
+
+// The remedy for a damaged database; `what` says what is wrong with it.
+Error CorruptError(const std::string& path, std::string_view what) {
+  return Error{ErrorCode::kCorrupt,
+               fmt::format("database {} is corrupt ({}); move it aside (baton "
+                           "keeps it untouched) and start again",
+                           path, what)};
+}
+
+// The row under `s`, which selects kTaskColumns.
+Result<std::pair<int64_t, TaskRecord>> ReadRow(const Statement& s,
+                                               const std::string& path) {
+  TaskRecord task;
+  TaskSpec& spec = task.spec;
+  int c = 0;
+  int64_t seq = s.ColumnInt(c++);
+  std::string id = s.ColumnText(c++);
+  auto corrupt = [&](std::string_view what) {
+    return std::unexpected(
+        CorruptError(path, fmt::format("task {}: {}", id, what)));
+  };
+  auto kind = ParseTaskKind(s.ColumnText(c++));
+  if (!kind)
+    return corrupt("unknown kind");
+  task.id = TaskId{*kind, s.ColumnInt(c++)};
+  spec.kind = *kind;
+  spec.owner = s.ColumnText(c++);
+  spec.label = s.ColumnText(c++);
+  if (!s.ColumnIsNull(c))
+    spec.shell_command = s.ColumnText(c);
+  ++c;
+  if (!ParseArgv(s.ColumnText(c++), spec.argv)) {
+    return corrupt("argv is not a JSON array of strings");
+  }
+  spec.cwd = s.ColumnText(c++);
+  if (!ParseEnv(s.ColumnText(c++), spec.env_overrides)) {
+    return corrupt("env_overrides is not a JSON object of strings");
+  }
+  if (auto timeout = s.ColumnOptionalInt(c++)) {
+    spec.timeout = std::chrono::milliseconds(*timeout);
+  }
+  auto status = ParseTaskStatus(s.ColumnText(c++));
+  if (!status)
+    return corrupt("unknown status");
+  task.status = *status;
+  task.detail = s.ColumnText(c++);
+  task.exit_code = OptionalInt(s, c++);
+  task.signal = OptionalInt(s, c++);
+  task.pid = s.ColumnInt(c++);
+  task.created_ms = s.ColumnInt(c++);
+  task.started_ms = s.ColumnInt(c++);
+  task.ended_ms = s.ColumnInt(c++);
+  task.kill_reason = s.ColumnText(c++);
+  task.end_seen = s.ColumnInt(c++) != 0;
+  task.notice_delivered = s.ColumnInt(c++) != 0;
+  task.output_path = s.ColumnText(c++);
+  return std::pair(seq, std::move(task));
+}
+
+bool IsVisible(const TaskRecord& task, const ListQuery& query) {
+  if (!task.spec.owner.empty() && task.spec.owner != query.owner) {
+    return false;
+  }
+  return IsTerminal(task.status) ? query.include_terminal : query.include_live;
+}
+
+bool IsLive(const TaskRecord& task, const ListQuery&) {
+  return !IsTerminal(task.status);
+}
+
+bool IsUnnoticed(const TaskRecord& task, const ListQuery&) {
+  return IsTerminal(task.status) && !task.spec.owner.empty() &&
+         !task.end_seen && !task.notice_delivered;
+}
+
+// The SQL condition for a query's live/terminal flags ("" for both).
+std::string StatusFilter(const ListQuery& query) {
+  if (query.include_live && query.include_terminal)
+    return "";
+  return fmt::format(" AND status IN {}",
+                     query.include_live ? kLiveStatuses : kTerminalStatuses);
+}
+
+// "database <path>: <doing>: <error>", or the advice for damage.
+Error DescribeError(Error error, const std::string& path,
+                    std::string_view doing) {
+  if (error.code == ErrorCode::kCorrupt) {
+    return CorruptError(path, error.message);
+  }
+  if (error.code != ErrorCode::kIncompatible) {  // Already says it all.
+    error.message =
+        fmt::format("database {}: {}: {}", path, doing, error.message);
+  }
+  return error;
+}
+
+Status Configure(Db& db) {
+  // WAL: readers never block the writer, and a commit is one append.
+  auto mode = db.Prepare("PRAGMA journal_mode = WAL");
+  if (!mode)
+    return std::unexpected(std::move(mode.error()));
+  auto row = (*mode)->Step();
+  if (!row)
+    return std::unexpected(std::move(row.error()));
+  if (!*row || (*mode)->ColumnText(0) != "wal") {
+    return MakeError(ErrorCode::kIo,
+                     "its file system does not support SQLite's WAL mode");
+  }
+  // NORMAL: in WAL mode a commit survives a crash of the process; only a
+  // crash of the OS may lose the last commits (doc/schema.md).
+  return db.Exec("PRAGMA synchronous = NORMAL; PRAGMA foreign_keys = ON",
+                 "set pragmas");
+}
+
+}  // namespace
+
+Result<std::unique_ptr<SqliteTaskStore>> SqliteTaskStore::Open(
+    const std::string& path) {
+  // A file we may read but not write passes sqlite3_open (SQLite falls back
+  // to read-only) and fails at the first read of a WAL database or at the
+  // first write; either way the user needs to hear which file to check.
+  auto fail = [&](Error error) {
+    if (error.code == ErrorCode::kPermissionDenied) {
+      error.message = fmt::format(
+          "database {} is not writable by baton ({}); check the owner and "
+          "mode of the file and of its directory",
+          path, error.message);
+      return std::unexpected(std::move(error));
+    }
+    return std::unexpected(DescribeError(std::move(error), path, "opening"));
+  };
+  auto db = Db::Open(path);
+  if (!db)
+    return fail(std::move(db.error()));
+  // Before the first read: another connection's checkpoint may hold a lock
+  // for a moment.
+  sqlite3_busy_timeout(db->get(), kBusyTimeoutMs);
+
+  // Nothing is written before this check, so a refused file stays as it is.
+  auto version = CheckSchemaVersion(*db);
+  if (!version)
+    return fail(std::move(version.error()));
+  if (db->read_only()) {
+    return fail(Error{ErrorCode::kPermissionDenied, "opened read-only"});
+  }
+  if (auto configured = Configure(*db); !configured) {
+    return fail(std::move(configured.error()));
+  }
+  if (auto migrated = Migrate(*db, *version); !migrated) {
+    return fail(std::move(migrated.error()));
+  }
+  std::unique_ptr<SqliteTaskStore> store(new SqliteTaskStore(std::move(*db)));
+  if (auto loaded = store->Load(); !loaded) {
+    return fail(std::move(loaded.error()));
+  }
+  return store;
+}
+
+Status SqliteTaskStore::Load() {
+  // max(rowid) is a single b-tree descent, not a scan.
+  auto max_seq = db_.QueryInt("SELECT coalesce(max(seq), 0) FROM tasks");
+  if (!max_seq)
+    return std::unexpected(std::move(max_seq.error()));
+  next_seq_ = *max_seq + 1;
+  return ForEachRow(
+      "SELECT kind, last_number FROM counters", [](Statement&) {},
+      [&](const Statement& s) -> Status {
+        // A kind this build does not know cannot be used by it either.
+        if (auto kind = ParseTaskKind(s.ColumnText(0))) {
+          last_numbers_[*kind] = s.ColumnInt(1);
+        }
+        return {};
+      },
+      "loading counters");
+}
+
+Result<int64_t> SqliteTaskStore::NextTaskNumber(TaskKind kind) {
+  int64_t number = ++last_numbers_[kind];
+  pending_counters_[kind] = number;
+  return number;
+}
+
+Status SqliteTaskStore::PutTask(const TaskRecord& task) {
+  if (task.spec.kind != task.id.kind || task.id.number < 1) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("task {} (spec of kind {}): ids are "
+                    "<kind>-<N>, N >= 1, of the spec's kind",
+                    task.id.ToString(), TaskKindName(task.spec.kind)));
+  }
+  auto pending = pending_tasks_.find(task.id);
+  if (pending == pending_tasks_.end()) {
+    auto seq = StoredSeq(task.id);
+    if (!seq)
+      return std::unexpected(std::move(seq.error()));
+    // A new task takes the next seq now, so reads can order it among the
+    // flushed ones before it has a row.
+    Row row{seq->value_or(next_seq_), task};
+    if (!seq->has_value())
+      ++next_seq_;
+    pending = pending_tasks_.emplace(task.id, std::move(row)).first;
+  } else {
+    pending->second.record = task;
+  }
+  pending->second.record.spec.base_env.clear();  // May hold secrets.
+
+  // Keep the counter ahead of every stored number, so none is handed out
+  // twice even if a caller numbered a task itself.
+  int64_t& last = last_numbers_[task.id.kind];
+  if (task.id.number > last) {
+    last = task.id.number;
+    pending_counters_[task.id.kind] = last;
+  }
+  return {};
+}
+
+Result<std::optional<TaskRecord>> SqliteTaskStore::GetTask(const TaskId& id) {
+  if (auto it = pending_tasks_.find(id); it != pending_tasks_.end()) {
+    return it->second.record;
+  }
+  auto rows =
+      QueryRows(fmt::format("SELECT {} FROM tasks WHERE id = ?1", kTaskColumns),
+                [&](Statement& s) { s.BindText(1, id.ToString()); });
+  if (!rows)
+    return std::unexpected(std::move(rows.error()));
+  if (rows->empty())
+    return std::nullopt;
+  return std::move(rows->front().record);
+}
+
+Result<std::vector<TaskRecord>> SqliteTaskStore::LoadLiveTasks() {
+  auto rows =
+      QueryRows(fmt::format("SELECT {} FROM tasks WHERE status IN {} AND {} "
+                            "ORDER BY seq",
+                            kTaskColumns, kLiveStatuses, kNotPending),
+                [&](Statement& s) { s.BindText(2, PendingSeqsJson()); });
+  if (!rows)
+    return std::unexpected(std::move(rows.error()));
+  return Merge(std::move(*rows), {}, IsLive, /*newest_first=*/false, 0);
+}
+
+Result<std::vector<TaskRecord>> SqliteTaskStore::LoadUnnoticedTasks() {
+  auto rows = QueryRows(
+      fmt::format("SELECT {} FROM tasks WHERE owner <> '' AND end_seen = 0 "
+                  "AND notice_delivered = 0 AND status IN {} AND {} "
+                  "ORDER BY seq",
+                  kTaskColumns, kTerminalStatuses, kNotPending),
+      [&](Statement& s) { s.BindText(2, PendingSeqsJson()); });
+  if (!rows)
+    return std::unexpected(std::move(rows.error()));
+  return Merge(std::move(*rows), {}, IsUnnoticed, /*newest_first=*/false, 0);
+}
+
+Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(
+    const ListQuery& query) {
+  if (!query.include_live && !query.include_terminal)
+    return {};
+  // Two branches, each walking an index backwards in seq order, which SQLite
+  // merges and stops after the limit ("owner IN (?1, '')" would sort every
+  // visible task first). The second branch is empty for an unowned query.
+  // Live tasks are few, so a live-only list walks tasks_live rather than a
+  // session's whole history.
+  std::string sql = fmt::format(
+      "SELECT {0} FROM tasks {1} WHERE owner = ?1{2} AND {3} "
+      "UNION ALL "
+      "SELECT {0} FROM tasks {1} WHERE owner = '' AND ?1 <> ''{2} AND {3} "
+      "ORDER BY seq DESC LIMIT ?3",
+      kTaskColumns, query.include_terminal ? "" : "INDEXED BY tasks_live",
+      StatusFilter(query), kNotPending);
+  auto rows = QueryRows(sql, [&](Statement& s) {
+    s.BindText(1, query.owner);
+    s.BindText(2, PendingSeqsJson());
+    s.BindInt(3, query.limit == 0 ? -1 : static_cast<int64_t>(query.limit));
+  });
+  if (!rows)
+    return std::unexpected(std::move(rows.error()));
+  return Merge(std::move(*rows), query, IsVisible, /*newest_first=*/true,
+               query.limit);
+}
+
+Result<size_t> SqliteTaskStore::CountTasks(const ListQuery& query) {
+  if (!query.include_live && !query.include_terminal)
+    return 0;
+  // tasks_by_owner holds owner, seq and status: counting reads no table row.
+  std::string sql = fmt::format(
+      "SELECT count(*) FROM tasks {} WHERE owner IN (?1, ''){} AND {}",
+      query.include_terminal ? "" : "INDEXED BY tasks_live",
+      StatusFilter(query), kNotPending);
+  size_t count = 0;
+  auto counted = ForEachRow(
+      sql,
+      [&](Statement& s) {
+        s.BindText(1, query.owner);
+        s.BindText(2, PendingSeqsJson());
+      },
+      [&](const Statement& s) -> Status {
+        count = static_cast<size_t>(s.ColumnInt(0));
+        return {};
+      },
+      "counting tasks");
+  if (!counted)
+    return std::unexpected(std::move(counted.error()));
+  for (const auto& [id, pending] : pending_tasks_) {
+    if (IsVisible(pending.record, query))
+      ++count;
+  }
+  return count;
+}
+
+Result<uint64_t> SqliteTaskStore::GetCursor(const TaskId& id,
+                                            const std::string& reader) {
+  auto it = pending_cursors_.find({id, reader});
+  if (it != pending_cursors_.end())
+    return it->second;
+  uint64_t offset = 0;
+  auto read = ForEachRow(
+      "SELECT byte_offset FROM cursors WHERE task_id = ?1 AND reader = ?2",
+      [&](Statement& s) {
+        s.BindText(1, id.ToString());
+        s.BindText(2, reader);
+      },
+      [&](const Statement& s) -> Status {
+        offset = static_cast<uint64_t>(s.ColumnInt(0));
+        return {};
+      },
+      "reading a cursor of " + id.ToString());
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  return offset;
+}
+
+Status SqliteTaskStore::SetCursor(const TaskId& id, const std::string& reader,
+                                  uint64_t offset) {
+  // Checked now: a cursor of a missing task would fail its foreign key at
+  // every Flush, and block every other write with it.
+  if (!pending_tasks_.contains(id)) {
+    auto seq = StoredSeq(id);
+    if (!seq)
+      return std::unexpected(std::move(seq.error()));
+    if (!seq->has_value()) {
+      return MakeError(ErrorCode::kNotFound,
+                       fmt::format("no task {}", id.ToString()));
+    }
+  }
+  pending_cursors_[{id, reader}] = offset;
+  return {};
+}
+
+Status SqliteTaskStore::MarkSessionLeased(const std::string& session) {
+  pending_sessions_.insert(session);
+  return {};
+}
+
+Result<std::vector<std::string>> SqliteTaskStore::LoadLeasedSessions() {
+  std::set<std::string> sessions = pending_sessions_;
+  auto read = ForEachRow(
+      "SELECT name FROM sessions WHERE leased = 1", [](Statement&) {},
+      [&](const Statement& s) -> Status {
+        sessions.insert(s.ColumnText(0));
+        return {};
+      },
+      "reading sessions");
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  return std::vector<std::string>(sessions.begin(), sessions.end());
+}
+
+Status SqliteTaskStore::Flush() {
+  if (!HasPendingWrites())
+    return {};
+  if (auto written = WritePending(); !written) {
+    return std::unexpected(Describe(
+        std::move(written.error()),
+        fmt::format("saving {} task(s), {} cursor(s) and {} session(s) "
+                    "failed; they stay in memory and the next flush retries",
+                    pending_tasks_.size(), pending_cursors_.size(),
+                    pending_sessions_.size())));
+  }
+  pending_tasks_.clear();
+  pending_counters_.clear();
+  pending_cursors_.clear();
+  pending_sessions_.clear();
+  return {};
+}
+
+bool SqliteTaskStore::HasPendingWrites() const {
+  return !pending_tasks_.empty() || !pending_counters_.empty() ||
+         !pending_cursors_.empty() || !pending_sessions_.empty();
+}
+
+Status SqliteTaskStore::WritePending() {
+  auto txn = Transaction::Begin(db_);
+  if (!txn)
+    return std::unexpected(std::move(txn.error()));
+
+  // Each statement is fetched once and reset between rows; a loop of
+  // Prepare() calls would hash the SQL text per row.
+  auto run_all = [&](const std::string& sql, const auto& items,
+                     const auto& bind) -> Status {
+    if (items.empty())
+      return {};
+    auto stmt = db_.Prepare(sql);
+    if (!stmt)
+      return std::unexpected(std::move(stmt.error()));
+    for (const auto& item : items) {
+      bind(**stmt, item);
+      if (auto done = (*stmt)->Run(); !done)
+        return done;
+      (*stmt)->Reset();
+    }
+    return {};
+  };
+  // Tasks first: cursors reference them.
+  Status written = run_all(UpsertTaskSql(), pending_tasks_,
+                           [](Statement& s, const auto& entry) {
+                             BindTask(s, entry.second.seq, entry.second.record);
+                           });
+  if (written) {
+    // max(): a counter never goes back, whatever the caller did.
+    written = run_all(
+        "INSERT INTO counters (kind, last_number) VALUES (?1, ?2) "
+        "ON CONFLICT (kind) DO UPDATE SET "
+        "last_number = max(last_number, excluded.last_number)",
+        pending_counters_, [](Statement& s, const auto& entry) {
+          s.BindText(1, TaskKindName(entry.first));
+          s.BindInt(2, entry.second);
+        });
+  }
+  if (written) {
+    written = run_all(
+        "INSERT INTO sessions (name, leased) VALUES (?1, 1) "
+        "ON CONFLICT (name) DO UPDATE SET leased = 1",
+        pending_sessions_,
+        [](Statement& s, const std::string& name) { s.BindText(1, name); });
+  }
+  if (written) {
+    written = run_all(
+        "INSERT INTO cursors (task_id, reader, byte_offset) "
+        "VALUES (?1, ?2, ?3) "
+        "ON CONFLICT (task_id, reader) DO UPDATE SET "
+        "byte_offset = excluded.byte_offset",
+        pending_cursors_, [](Statement& s, const auto& entry) {
+          s.BindText(1, entry.first.first.ToString());
+          s.BindText(2, entry.first.second);
+          s.BindInt(3, static_cast<int64_t>(entry.second));
+        });
+  }
+  if (!written)
+    return written;  // ~Transaction rolls back.
+  return txn->Commit();
+}
+
+Result<std::optional<int64_t>> SqliteTaskStore::StoredSeq(const TaskId& id) {
+  std::optional<int64_t> seq;
+  auto read = ForEachRow(
+      "SELECT seq FROM tasks WHERE id = ?1",
+      [&](Statement& s) { s.BindText(1, id.ToString()); },
+      [&](const Statement& s) -> Status {
+        seq = s.ColumnInt(0);
+        return {};
+      },
+      "looking up " + id.ToString());
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  return seq;
+}
+
+Status SqliteTaskStore::ForEachRow(const std::string& sql, const Binder& bind,
+                                   const RowReader& read,
+                                   std::string_view doing) {
+  auto stmt = db_.Prepare(sql);
+  if (!stmt)
+    return std::unexpected(Describe(std::move(stmt.error()), doing));
+  bind(**stmt);
+  for (;;) {
+    auto more = (*stmt)->Step();
+    if (!more)
+      return std::unexpected(Describe(std::move(more.error()), doing));
+    if (!*more)
+      return {};
+    if (auto done = read(**stmt); !done)
+      return done;
+  }
+}
+
+Result<std::vector<SqliteTaskStore::Row>> SqliteTaskStore::QueryRows(
+    const std::string& sql, const Binder& bind) {
+  std::vector<Row> rows;
+  auto read = ForEachRow(
+      sql, bind,
+      [&](const Statement& s) -> Status {
+        auto row = ReadRow(s, db_.path());
+        if (!row)
+          return std::unexpected(std::move(row.error()));
+        rows.push_back(Row{row->first, std::move(row->second)});
+        return {};
+      },
+      "reading tasks");
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  return rows;
+}
+
+std::vector<TaskRecord> SqliteTaskStore::Merge(std::vector<Row> rows,
+                                               const ListQuery& query,
+                                               RowFilter keep,
+                                               bool newest_first,
+                                               size_t limit) const {
+  for (const auto& [id, pending] : pending_tasks_) {
+    if (keep(pending.record, query))
+      rows.push_back(pending);
+  }
+  std::sort(rows.begin(), rows.end(), [&](const Row& a, const Row& b) {
+    return newest_first ? a.seq > b.seq : a.seq < b.seq;
+  });
+  if (limit != 0 && rows.size() > limit)
+    rows.resize(limit);
+  std::vector<TaskRecord> tasks;
+  tasks.reserve(rows.size());
+  for (Row& row : rows)
+    tasks.push_back(std::move(row.record));
+  return tasks;
+}
+
+std::string SqliteTaskStore::PendingSeqsJson() const {
+  nlohmann::json seqs = nlohmann::json::array();
+  for (const auto& [id, pending] : pending_tasks_)
+    seqs.push_back(pending.seq);
+  return ToJson(seqs);
+}
+
+Error SqliteTaskStore::Describe(Error error, std::string_view doing) const {
+  return DescribeError(std::move(error), db_.path(), doing);
+}
+
+}  // namespace baton

@@ -1,0 +1,107 @@
+// TaskStore on an embedded SQLite database (WAL): the daemon's durable
+// registry. Buffers writes in memory and makes them durable in one
+// transaction per Flush(). Schema and pragmas: doc/schema.md.
+#ifndef BATON_STORE_SQLITE_TASK_STORE_H_
+#define BATON_STORE_SQLITE_TASK_STORE_H_
+
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <memory>
+#include <optional>
+#include <set>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "baton/core/ports.h"
+#include "baton/store/sqlite_handle.h"
+
+namespace baton {
+
+// Owns its connection; not thread-safe (used from the daemon's loop thread).
+// Reads overlay the pending (not yet flushed) writes on the database, so a
+// caller never sees its own writes disappear between two Flush() calls.
+class SqliteTaskStore : public TaskStore {
+ public:
+  // Opens the database at `path`, creating it (and the schema) if absent and
+  // migrating an older schema. Never overwrites what it cannot use: a
+  // database from a newer baton or another application -> kIncompatible, a
+  // file that is not a database or is damaged -> kCorrupt, a file baton may
+  // not write -> kPermissionDenied (or kIo).
+  static Result<std::unique_ptr<SqliteTaskStore>> Open(const std::string& path);
+
+  Result<int64_t> NextTaskNumber(TaskKind kind) override;
+  // Fails with kInvalidArgument when id and spec disagree on the kind.
+  // spec.base_env is dropped at once, so reads never return it either.
+  Status PutTask(const TaskRecord& task) override;
+  Result<std::optional<TaskRecord>> GetTask(const TaskId& id) override;
+  Result<std::vector<TaskRecord>> LoadLiveTasks() override;
+  Result<std::vector<TaskRecord>> LoadUnnoticedTasks() override;
+  Result<std::vector<TaskRecord>> ListTasks(const ListQuery& query) override;
+  Result<size_t> CountTasks(const ListQuery& query) override;
+  Result<uint64_t> GetCursor(const TaskId& id,
+                             const std::string& reader) override;
+  // Fails with kNotFound when the task does not exist: the cursor row
+  // references the task row.
+  Status SetCursor(const TaskId& id, const std::string& reader,
+                   uint64_t offset) override;
+  Status MarkSessionLeased(const std::string& session) override;
+  Result<std::vector<std::string>> LoadLeasedSessions() override;
+  // Writes everything pending in one transaction. On failure (disk full, I/O
+  // error, database locked past busy_timeout) it rolls back, keeps the
+  // writes pending and says so in the error.
+  Status Flush() override;
+  bool HasPendingWrites() const override;
+
+ private:
+  // A task row: its creation-order key and the record.
+  struct Row {
+    int64_t seq = 0;
+    TaskRecord record;
+  };
+  using RowFilter = bool (*)(const TaskRecord&, const ListQuery&);
+  using Binder = std::function<void(Statement&)>;
+  using RowReader = std::function<Status(const Statement&)>;
+
+  explicit SqliteTaskStore(Db db) : db_(std::move(db)) {}
+
+  Status Load();
+  // Runs `sql` after `bind`, handing each row to `read`. Errors are worded
+  // by Describe(error, doing).
+  Status ForEachRow(const std::string& sql, const Binder& bind,
+                    const RowReader& read, std::string_view doing);
+  // The task rows of `sql`, which selects kTaskColumns.
+  Result<std::vector<Row>> QueryRows(const std::string& sql,
+                                     const Binder& bind);
+  // Database rows (already without pending tasks) merged with the pending
+  // tasks that pass `keep`, sorted by seq, cut to `limit` (0 = all).
+  std::vector<TaskRecord> Merge(std::vector<Row> rows, const ListQuery& query,
+                                RowFilter keep, bool newest_first,
+                                size_t limit) const;
+  // The seqs of pending tasks as a JSON array, for
+  // "seq NOT IN (SELECT value FROM json_each(?))".
+  std::string PendingSeqsJson() const;
+  // The seq of a flushed task, nullopt if there is none.
+  Result<std::optional<int64_t>> StoredSeq(const TaskId& id);
+  Status WritePending();
+  // "database <path>: <doing>: <error>"; a damaged database gets the
+  // move-it-aside advice instead.
+  Error Describe(Error error, std::string_view doing) const;
+
+  Db db_;
+  // In-memory id counters (last number handed out per kind) and the next
+  // seq; both always ahead of the database.
+  std::map<TaskKind, int64_t> last_numbers_;
+  int64_t next_seq_ = 1;
+
+  // Writes since the last successful Flush().
+  std::map<TaskId, Row> pending_tasks_;
+  std::map<TaskKind, int64_t> pending_counters_;
+  std::map<std::pair<TaskId, std::string>, uint64_t> pending_cursors_;
+  std::set<std::string> pending_sessions_;
+};
+
+}  // namespace baton
+
+#endif  // BATON_STORE_SQLITE_TASK_STORE_H_

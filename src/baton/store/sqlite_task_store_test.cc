@@ -1,0 +1,626 @@
+#include "baton/store/sqlite_task_store.h"
+
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+#include <sqlite3.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <chrono>
+#include <csignal>
+#include <cstdio>
+#include <filesystem>
+#include <random>
+
+#include "baton/store/migrations.h"
+#include "baton/util/file_util.h"
+
+namespace baton {
+namespace {
+
+namespace fs = std::filesystem;
+using std::chrono::milliseconds;
+
+TaskRecord MakeTask(TaskKind kind, int64_t number, std::string owner,
+                    TaskStatus status) {
+  TaskRecord task;
+  task.id = TaskId{kind, number};
+  task.spec.kind = kind;
+  task.spec.owner = std::move(owner);
+  task.spec.shell_command = "make -j2";
+  task.spec.cwd = "/src";
+  task.status = status;
+  task.created_ms = 1000 + number;
+  return task;
+}
+
+// Every field set to something other than its default.
+TaskRecord FullTask() {
+  TaskRecord task;
+  task.id = TaskId{TaskKind::kAgent, 7};
+  task.spec.kind = TaskKind::kAgent;
+  task.spec.owner = "session-x";
+  task.spec.label = "fix the \"flaky\" test ✓";
+  task.spec.argv = {"claude", "-p", "it's a 'quoted' arg", ""};
+  task.spec.cwd = "/home/me/project";
+  task.spec.env_overrides = {{"A", "1"}, {"EMPTY", ""}, {"PATH", "/x:/y"}};
+  task.spec.base_env = {"HOME=/root", "TOKEN=SECRET-DO-NOT-STORE"};
+  task.spec.timeout = milliseconds(90'000);
+  task.status = TaskStatus::kKilled;
+  task.detail = "signal: SIGKILL";
+  task.exit_code = 137;
+  task.signal = 9;
+  task.pid = 4242;
+  task.created_ms = 1'700'000'000'001;
+  task.started_ms = 1'700'000'000'002;
+  task.ended_ms = 1'700'000'000'003;
+  task.kill_reason = "timeout";
+  task.end_seen = true;
+  task.notice_delivered = true;
+  task.output_path = "/state/tasks/agent-7/output.log";
+  return task;
+}
+
+void ExpectSameTask(const TaskRecord& got, const TaskRecord& want) {
+  EXPECT_EQ(got.id.ToString(), want.id.ToString());
+  EXPECT_EQ(got.spec.kind, want.spec.kind);
+  EXPECT_EQ(got.spec.owner, want.spec.owner);
+  EXPECT_EQ(got.spec.label, want.spec.label);
+  EXPECT_EQ(got.spec.shell_command, want.spec.shell_command);
+  EXPECT_EQ(got.spec.argv, want.spec.argv);
+  EXPECT_EQ(got.spec.cwd, want.spec.cwd);
+  EXPECT_EQ(got.spec.env_overrides, want.spec.env_overrides);
+  EXPECT_TRUE(got.spec.base_env.empty()) << "base_env must never be stored";
+  EXPECT_EQ(got.spec.timeout, want.spec.timeout);
+  EXPECT_EQ(got.status, want.status);
+  EXPECT_EQ(got.detail, want.detail);
+  EXPECT_EQ(got.exit_code, want.exit_code);
+  EXPECT_EQ(got.signal, want.signal);
+  EXPECT_EQ(got.pid, want.pid);
+  EXPECT_EQ(got.created_ms, want.created_ms);
+  EXPECT_EQ(got.started_ms, want.started_ms);
+  EXPECT_EQ(got.ended_ms, want.ended_ms);
+  EXPECT_EQ(got.kill_reason, want.kill_reason);
+  EXPECT_EQ(got.end_seen, want.end_seen);
+  EXPECT_EQ(got.notice_delivered, want.notice_delivered);
+  EXPECT_EQ(got.output_path, want.output_path);
+}
+
+std::vector<std::string> Ids(const std::vector<TaskRecord>& tasks) {
+  std::vector<std::string> ids;
+  for (const auto& task : tasks)
+    ids.push_back(task.id.ToString());
+  return ids;
+}
+
+// Runs `sql` on `path` through a plain connection, outside the store.
+void RawExec(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  ASSERT_EQ(sqlite3_open(path.c_str(), &db), SQLITE_OK);
+  char* err = nullptr;
+  EXPECT_EQ(sqlite3_exec(db, sql.c_str(), nullptr, nullptr, &err), SQLITE_OK)
+      << (err ? err : "");
+  sqlite3_free(err);
+  sqlite3_close(db);
+}
+
+std::string RawQuery(const std::string& path, const std::string& sql) {
+  sqlite3* db = nullptr;
+  sqlite3_open(path.c_str(), &db);
+  sqlite3_stmt* stmt = nullptr;
+  std::string out;
+  if (sqlite3_prepare_v2(db, sql.c_str(), -1, &stmt, nullptr) == SQLITE_OK &&
+      sqlite3_step(stmt) == SQLITE_ROW) {
+    out = reinterpret_cast<const char*>(sqlite3_column_text(stmt, 0));
+  }
+  sqlite3_finalize(stmt);
+  sqlite3_close(db);
+  return out;
+}
+
+class SqliteTaskStoreTest : public testing::Test {
+ protected:
+  void SetUp() override {
+    std::string tmpl = testing::TempDir() + "baton_store_XXXXXX";
+    ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
+    dir_ = tmpl;
+    path_ = dir_ + "/baton.db";
+  }
+  void TearDown() override {
+    for (const auto& sub : {dir_, dir_ + "/locked"})
+      chmod(sub.c_str(), 0700);
+    std::error_code ignored;
+    fs::remove_all(dir_, ignored);
+  }
+
+  std::unique_ptr<SqliteTaskStore> OpenStore() {
+    auto store = SqliteTaskStore::Open(path_);
+    EXPECT_TRUE(store.has_value()) << store.error().message;
+    return store ? std::move(*store) : nullptr;
+  }
+
+  std::string dir_;
+  std::string path_;
+};
+
+TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
+  ASSERT_NE(OpenStore(), nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  EXPECT_EQ(RawQuery(path_, "PRAGMA application_id"),
+            std::to_string(kApplicationId));
+  EXPECT_EQ(RawQuery(path_, "PRAGMA journal_mode"), "wal");
+  EXPECT_EQ(RawQuery(path_,
+                     "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
+                     "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
+                     "name)"),
+            "counters cursors sessions tasks tasks_by_owner tasks_live "
+            "tasks_unnoticed");
+}
+
+TEST_F(SqliteTaskStoreTest, StatusListsAgreeWithIsTerminal) {
+  for (int i = 0; i <= static_cast<int>(TaskStatus::kInterrupted); ++i) {
+    auto status = static_cast<TaskStatus>(i);
+    std::string quoted = fmt::format("'{}'", TaskStatusName(status));
+    EXPECT_EQ(kLiveStatuses.find(quoted) != std::string_view::npos,
+              !IsTerminal(status))
+        << quoted;
+    EXPECT_EQ(kTerminalStatuses.find(quoted) != std::string_view::npos,
+              IsTerminal(status))
+        << quoted;
+  }
+}
+
+TEST_F(SqliteTaskStoreTest, RoundTripsEveryFieldButBaseEnv) {
+  TaskRecord full = FullTask();
+  TaskRecord plain = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kQueued);
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutTask(full));
+    ASSERT_TRUE(store->PutTask(plain));
+    ExpectSameTask(**store->GetTask(full.id), full);  // From the buffer.
+    ASSERT_TRUE(store->Flush());
+    EXPECT_FALSE(store->HasPendingWrites());
+    ExpectSameTask(**store->GetTask(full.id), full);  // From the database.
+  }
+  auto store = OpenStore();
+  ExpectSameTask(**store->GetTask(full.id), full);
+  ExpectSameTask(**store->GetTask(plain.id), plain);
+  EXPECT_EQ(*store->GetTask(TaskId{TaskKind::kShell, 99}), std::nullopt);
+
+  store.reset();  // Checkpoints the WAL into the main file.
+  for (const std::string& file : {path_, path_ + "-wal"}) {
+    auto bytes = ReadFile(file);
+    if (!bytes)
+      continue;
+    EXPECT_EQ(bytes->find("SECRET-DO-NOT-STORE"), std::string::npos) << file;
+  }
+}
+
+TEST_F(SqliteTaskStoreTest, RejectsKindMismatch) {
+  auto store = OpenStore();
+  TaskRecord task = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kQueued);
+  task.spec.kind = TaskKind::kAgent;
+  auto put = store->PutTask(task);
+  ASSERT_FALSE(put);
+  EXPECT_EQ(put.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_FALSE(store->HasPendingWrites());
+}
+
+TEST_F(SqliteTaskStoreTest, NumbersAreNeverReusedAcrossRestarts) {
+  {
+    auto store = OpenStore();
+    EXPECT_EQ(*store->NextTaskNumber(TaskKind::kShell), 1);
+    EXPECT_EQ(*store->NextTaskNumber(TaskKind::kShell), 2);
+    EXPECT_EQ(*store->NextTaskNumber(TaskKind::kAgent), 1);
+    EXPECT_TRUE(store->HasPendingWrites());
+    ASSERT_TRUE(store->Flush());
+  }
+  {
+    auto store = OpenStore();
+    EXPECT_EQ(*store->NextTaskNumber(TaskKind::kShell), 3);
+    EXPECT_EQ(*store->NextTaskNumber(TaskKind::kAgent), 2);
+    // A task numbered by its caller moves the counter past it.
+    ASSERT_TRUE(store->PutTask(
+        MakeTask(TaskKind::kShell, 10, "", TaskStatus::kQueued)));
+    EXPECT_EQ(*store->NextTaskNumber(TaskKind::kShell), 11);
+    ASSERT_TRUE(store->Flush());
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(*store->NextTaskNumber(TaskKind::kShell), 12);
+  EXPECT_EQ(*store->NextTaskNumber(TaskKind::kAgent), 3);
+}
+
+TEST_F(SqliteTaskStoreTest, ListsVisibleTasksNewestFirst) {
+  auto store = OpenStore();
+  // Created in this order: a1 u2 b3 a4(running) u5(running) a6.
+  const struct {
+    const char* owner;
+    TaskStatus status;
+  } kTasks[] = {
+      {"a", TaskStatus::kCompleted}, {"", TaskStatus::kFailed},
+      {"b", TaskStatus::kCompleted}, {"a", TaskStatus::kRunning},
+      {"", TaskStatus::kWaiting},    {"a", TaskStatus::kKilled},
+  };
+  int64_t number = 0;
+  for (const auto& t : kTasks) {
+    ASSERT_TRUE(store->PutTask(
+        MakeTask(TaskKind::kShell, ++number, t.owner, t.status)));
+  }
+  auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = "a"})),
+              (std::vector<std::string>{"shell-6", "shell-5", "shell-4",
+                                        "shell-2", "shell-1"}));
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = ""})),
+              (std::vector<std::string>{"shell-5", "shell-2"}));
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = "b", .include_live = false})),
+              (std::vector<std::string>{"shell-3", "shell-2"}));
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = "a", .include_terminal = false})),
+              (std::vector<std::string>{"shell-5", "shell-4"}));
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = "a", .limit = 2})),
+              (std::vector<std::string>{"shell-6", "shell-5"}));
+    EXPECT_EQ(*store->CountTasks({.owner = "a", .limit = 2}), 5u);
+    EXPECT_EQ(*store->CountTasks({.owner = "a", .include_live = false}), 3u);
+    EXPECT_EQ(*store->CountTasks({.owner = ""}), 2u);
+    EXPECT_TRUE(store
+                    ->ListTasks({.owner = "a",
+                                 .include_live = false,
+                                 .include_terminal = false})
+                    ->empty());
+  };
+  check("pending");
+  ASSERT_TRUE(store->Flush());
+  check("flushed");
+  store.reset();
+  store = OpenStore();
+  check("reopened");
+}
+
+TEST_F(SqliteTaskStoreTest, ReadsOverlayPendingWritesOnFlushedRows) {
+  auto store = OpenStore();
+  for (int64_t n = 1; n <= 4; ++n) {
+    ASSERT_TRUE(store->PutTask(
+        MakeTask(TaskKind::kShell, n, "a", TaskStatus::kRunning)));
+  }
+  ASSERT_TRUE(store->Flush());
+
+  // Pending: shell-2 ends, shell-5 starts, shell-3 ends unnoticed.
+  TaskRecord two = **store->GetTask(TaskId{TaskKind::kShell, 2});
+  two.status = TaskStatus::kCompleted;
+  two.end_seen = true;
+  ASSERT_TRUE(store->PutTask(two));
+  TaskRecord three = **store->GetTask(TaskId{TaskKind::kShell, 3});
+  three.status = TaskStatus::kFailed;
+  ASSERT_TRUE(store->PutTask(three));
+  ASSERT_TRUE(
+      store->PutTask(MakeTask(TaskKind::kShell, 5, "a", TaskStatus::kQueued)));
+
+  auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    EXPECT_EQ((*store->GetTask(TaskId{TaskKind::kShell, 2}))->status,
+              TaskStatus::kCompleted);
+    EXPECT_EQ(Ids(*store->LoadLiveTasks()),
+              (std::vector<std::string>{"shell-1", "shell-4", "shell-5"}));
+    EXPECT_EQ(Ids(*store->LoadUnnoticedTasks()),
+              (std::vector<std::string>{"shell-3"}));
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = "a", .limit = 3})),
+              (std::vector<std::string>{"shell-5", "shell-4", "shell-3"}));
+    EXPECT_EQ(Ids(*store->ListTasks({.owner = "a", .include_live = false})),
+              (std::vector<std::string>{"shell-3", "shell-2"}));
+    EXPECT_EQ(*store->CountTasks({.owner = "a", .include_terminal = false}),
+              3u);
+  };
+  check("pending");
+  ASSERT_TRUE(store->Flush());
+  check("flushed");
+}
+
+TEST_F(SqliteTaskStoreTest, UnnoticedTasksAreOwnedEndedAndUnseen) {
+  auto store = OpenStore();
+  auto put = [&](int64_t n, const char* owner, TaskStatus status, bool seen,
+                 bool told) {
+    TaskRecord task = MakeTask(TaskKind::kShell, n, owner, status);
+    task.end_seen = seen;
+    task.notice_delivered = told;
+    ASSERT_TRUE(store->PutTask(task));
+  };
+  put(1, "a", TaskStatus::kCompleted, false, false);   // Yes.
+  put(2, "", TaskStatus::kCompleted, false, false);    // Unowned.
+  put(3, "a", TaskStatus::kRunning, false, false);     // Live.
+  put(4, "a", TaskStatus::kFailed, true, false);       // Seen.
+  put(5, "b", TaskStatus::kInterrupted, false, true);  // Told.
+  put(6, "b", TaskStatus::kKilled, false, false);      // Yes.
+  EXPECT_EQ(Ids(*store->LoadUnnoticedTasks()),
+            (std::vector<std::string>{"shell-1", "shell-6"}));
+  ASSERT_TRUE(store->Flush());
+  EXPECT_EQ(Ids(*store->LoadUnnoticedTasks()),
+            (std::vector<std::string>{"shell-1", "shell-6"}));
+}
+
+TEST_F(SqliteTaskStoreTest, CursorsAndSessionsSurviveReopen) {
+  TaskId one{TaskKind::kShell, 1};
+  {
+    auto store = OpenStore();
+    auto orphan = store->SetCursor(TaskId{TaskKind::kShell, 9}, "a", 5);
+    ASSERT_FALSE(orphan);
+    EXPECT_EQ(orphan.error().code, ErrorCode::kNotFound);
+
+    ASSERT_TRUE(store->PutTask(
+        MakeTask(TaskKind::kShell, 1, "a", TaskStatus::kRunning)));
+    EXPECT_EQ(*store->GetCursor(one, "a"), 0u);
+    ASSERT_TRUE(store->SetCursor(one, "a", 100));  // Task still pending.
+    ASSERT_TRUE(store->SetCursor(one, "b", 7));
+    EXPECT_EQ(*store->GetCursor(one, "a"), 100u);
+    ASSERT_TRUE(store->MarkSessionLeased("s2"));
+    ASSERT_TRUE(store->MarkSessionLeased("s1"));
+    EXPECT_EQ(*store->LoadLeasedSessions(),
+              (std::vector<std::string>{"s1", "s2"}));
+    ASSERT_TRUE(store->Flush());
+    ASSERT_TRUE(store->SetCursor(one, "a", 250));  // Over a flushed cursor.
+    ASSERT_TRUE(store->MarkSessionLeased("s1"));
+    EXPECT_EQ(*store->GetCursor(one, "a"), 250u);
+    ASSERT_TRUE(store->Flush());
+  }
+  auto store = OpenStore();
+  EXPECT_EQ(*store->GetCursor(one, "a"), 250u);
+  EXPECT_EQ(*store->GetCursor(one, "b"), 7u);
+  EXPECT_EQ(*store->GetCursor(one, "c"), 0u);
+  EXPECT_EQ(*store->LoadLeasedSessions(),
+            (std::vector<std::string>{"s1", "s2"}));
+}
+
+TEST_F(SqliteTaskStoreTest, RefusesNewerSchemaWithoutTouchingIt) {
+  RawExec(path_, fmt::format("CREATE TABLE tasks (x); PRAGMA user_version = 3;"
+                             "PRAGMA application_id = {};",
+                             kApplicationId));
+  std::string before = *ReadFile(path_);
+  auto store = SqliteTaskStore::Open(path_);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kIncompatible);
+  EXPECT_EQ(store.error().message,
+            fmt::format("database {} was written by a newer baton (schema 3, "
+                        "this baton knows {}); upgrade baton or set "
+                        "BATON_HOME to another directory",
+                        path_, kSchemaVersion));
+  EXPECT_EQ(*ReadFile(path_), before);
+  std::printf("  refused: %s\n", store.error().message.c_str());
+}
+
+TEST_F(SqliteTaskStoreTest, RefusesAnotherApplicationsDatabase) {
+  RawExec(path_,
+          "CREATE TABLE notes (text TEXT); INSERT INTO notes VALUES (1)");
+  std::string before = *ReadFile(path_);
+  auto store = SqliteTaskStore::Open(path_);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kIncompatible);
+  EXPECT_NE(store.error().message.find("not baton's"), std::string::npos);
+  EXPECT_EQ(*ReadFile(path_), before);
+}
+
+TEST_F(SqliteTaskStoreTest, RefusesRandomBytesAsCorruptWithoutTouchingThem) {
+  std::mt19937 rng(42);
+  std::string garbage(64 * 1024, '\0');
+  for (char& c : garbage)
+    c = static_cast<char>(rng());
+  ASSERT_TRUE(WriteFileAtomic(path_, garbage));
+  auto store = SqliteTaskStore::Open(path_);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kCorrupt);
+  EXPECT_EQ(store.error().message,
+            fmt::format("database {} is corrupt (file is not a database); "
+                        "move it aside (baton keeps it untouched) and start "
+                        "again",
+                        path_));
+  EXPECT_EQ(*ReadFile(path_), garbage);
+  EXPECT_FALSE(fs::exists(path_ + "-wal"));
+  std::printf("  refused: %s\n", store.error().message.c_str());
+}
+
+TEST_F(SqliteTaskStoreTest, ReportsDamagedPagesAsCorrupt) {
+  {
+    auto store = OpenStore();
+    for (int64_t n = 1; n <= 200; ++n) {
+      TaskRecord task = MakeTask(TaskKind::kShell, n, "", TaskStatus::kFailed);
+      task.detail = std::string(200, 'd');
+      ASSERT_TRUE(store->PutTask(task));
+    }
+    ASSERT_TRUE(store->Flush());
+  }
+  // Keep the header page (schema, versions); wreck every table page.
+  std::string bytes = *ReadFile(path_);
+  ASSERT_GT(bytes.size(), 8192u);
+  std::fill(bytes.begin() + 4096, bytes.end(), '\xA5');
+  ASSERT_TRUE(WriteFileAtomic(path_, bytes));
+  auto store = SqliteTaskStore::Open(path_);
+  ASSERT_FALSE(store);
+  EXPECT_EQ(store.error().code, ErrorCode::kCorrupt);
+  EXPECT_NE(store.error().message.find("is corrupt"), std::string::npos);
+  EXPECT_EQ(*ReadFile(path_), bytes);
+  std::printf("  refused: %s\n", store.error().message.c_str());
+}
+
+// Root ignores file modes, so the check runs in a child that drops to
+// nobody; an unprivileged user runs it as itself.
+TEST_F(SqliteTaskStoreTest, ReportsUnwritableDatabaseClearly) {
+  // A read-only file; a directory where the file cannot be created; a
+  // writable file in a directory where SQLite cannot create its -shm.
+  std::string empty_dir = dir_ + "/empty";
+  std::string locked_dir = dir_ + "/locked";
+  ASSERT_EQ(mkdir(empty_dir.c_str(), 0555), 0);
+  ASSERT_EQ(mkdir(locked_dir.c_str(), 0755), 0);
+  ASSERT_NE(OpenStore(), nullptr);  // Creates the file, then closes it.
+  ASSERT_TRUE(SqliteTaskStore::Open(locked_dir + "/baton.db"));
+  ASSERT_EQ(chmod((locked_dir + "/baton.db").c_str(), 0666), 0);
+  ASSERT_EQ(chmod(locked_dir.c_str(), 0555), 0);
+  ASSERT_EQ(chmod(path_.c_str(), 0444), 0);
+  ASSERT_EQ(chmod(dir_.c_str(), 0555), 0);
+  std::fflush(stdout);
+  pid_t child = fork();
+  ASSERT_GE(child, 0);
+  if (child == 0) {
+    if (geteuid() == 0 && (setgid(65534) != 0 || setuid(65534) != 0)) {
+      _exit(77);
+    }
+    int failures = 0;
+    for (const std::string& path :
+         {path_, empty_dir + "/baton.db", locked_dir + "/baton.db"}) {
+      auto store = SqliteTaskStore::Open(path);
+      if (store) {
+        std::fprintf(stderr, "opened %s\n", path.c_str());
+        ++failures;
+        continue;
+      }
+      std::printf("  refused: [%s] %s\n",
+                  std::string(ErrorCodeName(store.error().code)).c_str(),
+                  store.error().message.c_str());
+      if (store.error().code != ErrorCode::kPermissionDenied)
+        ++failures;
+    }
+    std::fflush(stdout);
+    _exit(failures);
+  }
+  int status = 0;
+  ASSERT_EQ(waitpid(child, &status, 0), child);
+  ASSERT_TRUE(WIFEXITED(status));
+  if (WEXITSTATUS(status) == 77)
+    GTEST_SKIP() << "cannot drop to nobody";
+  EXPECT_EQ(WEXITSTATUS(status), 0);
+}
+
+// A real write failure: RLIMIT_FSIZE makes the WAL append fail with EFBIG
+// (root is subject to it too), as a full disk would with ENOSPC.
+TEST_F(SqliteTaskStoreTest, FailedFlushKeepsWritesPendingAndRetries) {
+  auto store = OpenStore();
+  ASSERT_TRUE(
+      store->PutTask(MakeTask(TaskKind::kShell, 1, "a", TaskStatus::kRunning)));
+  ASSERT_TRUE(store->Flush());
+
+  TaskRecord big = MakeTask(TaskKind::kShell, 2, "a", TaskStatus::kFailed);
+  big.detail = std::string(4 << 20, 'x');  // Larger than the files so far.
+  ASSERT_TRUE(store->PutTask(big));
+  ASSERT_TRUE(store->SetCursor(big.id, "a", 42));
+  ASSERT_EQ(*store->NextTaskNumber(TaskKind::kShell), 3);
+
+  rlimit old_limit{};
+  ASSERT_EQ(getrlimit(RLIMIT_FSIZE, &old_limit), 0);
+  rlimit limit = old_limit;
+  limit.rlim_cur =
+      std::max(fs::file_size(path_), fs::file_size(path_ + "-wal"));
+  auto old_handler = std::signal(SIGXFSZ, SIG_IGN);
+  ASSERT_EQ(setrlimit(RLIMIT_FSIZE, &limit), 0);
+  auto flushed = store->Flush();
+  setrlimit(RLIMIT_FSIZE, &old_limit);
+  std::signal(SIGXFSZ, old_handler);
+
+  ASSERT_FALSE(flushed);
+  EXPECT_EQ(flushed.error().code, ErrorCode::kIo);
+  EXPECT_NE(flushed.error().message.find("next flush retries"),
+            std::string::npos);
+  std::printf("  flush failed: %s\n", flushed.error().message.c_str());
+  EXPECT_TRUE(store->HasPendingWrites());
+  EXPECT_EQ((*store->GetTask(big.id))->detail.size(), big.detail.size());
+  EXPECT_EQ(*store->GetCursor(big.id, "a"), 42u);
+  {
+    auto other = OpenStore();  // Sees only what was committed.
+    EXPECT_EQ(*other->GetTask(big.id), std::nullopt);
+    EXPECT_EQ(Ids(*other->ListTasks({.owner = "a"})),
+              (std::vector<std::string>{"shell-1"}));
+  }
+
+  ASSERT_TRUE(store->Flush()) << "retry";
+  EXPECT_FALSE(store->HasPendingWrites());
+  store.reset();
+  store = OpenStore();
+  EXPECT_EQ((*store->GetTask(big.id))->detail.size(), big.detail.size());
+  EXPECT_EQ(*store->GetCursor(big.id, "a"), 42u);
+  EXPECT_EQ(*store->NextTaskNumber(TaskKind::kShell), 4);
+}
+
+// A smoke check of the indexes, not a benchmark: the bounds are ten times
+// the targets (Open < 100 ms, GetTask < 1 ms, ListTasks(20) < 5 ms).
+TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
+  using Clock = std::chrono::steady_clock;
+  auto ms_since = [](Clock::time_point start) {
+    return std::chrono::duration<double, std::milli>(Clock::now() - start)
+        .count();
+  };
+  constexpr int64_t kTasks = 100'000;
+  auto start = Clock::now();
+  {
+    auto store = OpenStore();
+    for (int64_t n = 1; n <= kTasks; ++n) {
+      // Ten sessions and unowned tasks; one in a thousand still live, one
+      // in five hundred ended unnoticed.
+      std::string owner = n % 11 == 0 ? "" : fmt::format("session-{}", n % 10);
+      TaskStatus status =
+          n % 1000 == 0 ? TaskStatus::kRunning : TaskStatus::kCompleted;
+      TaskRecord task = MakeTask(TaskKind::kShell, n, owner, status);
+      task.end_seen = n % 500 != 7;
+      task.output_path = fmt::format("/state/tasks/shell-{}/output.log", n);
+      ASSERT_TRUE(store->PutTask(task));
+    }
+    ASSERT_TRUE(store->Flush());
+  }
+  double fill_ms = ms_since(start);
+
+  start = Clock::now();
+  auto store = OpenStore();
+  double open_ms = ms_since(start);
+
+  std::mt19937 rng(7);
+  double get_max_ms = 0;
+  start = Clock::now();
+  for (int i = 0; i < 1000; ++i) {
+    auto t = Clock::now();
+    TaskId id{TaskKind::kShell, static_cast<int64_t>(rng() % kTasks) + 1};
+    auto task = store->GetTask(id);
+    get_max_ms = std::max(get_max_ms, ms_since(t));
+    ASSERT_TRUE(task && task->has_value());
+  }
+  double get_avg_ms = ms_since(start) / 1000;
+
+  double list_max_ms = 0;
+  for (const char* owner : {"session-3", "", "session-9"}) {
+    for (bool live_only : {false, true}) {
+      start = Clock::now();
+      auto tasks = store->ListTasks(
+          {.owner = owner, .include_terminal = !live_only, .limit = 20});
+      list_max_ms = std::max(list_max_ms, ms_since(start));
+      ASSERT_TRUE(tasks);
+      EXPECT_EQ(tasks->size(),
+                std::min<size_t>(
+                    20, *store->CountTasks(
+                            {.owner = owner, .include_terminal = !live_only})));
+    }
+  }
+  start = Clock::now();
+  auto live = store->LoadLiveTasks();
+  double live_ms = ms_since(start);
+  start = Clock::now();
+  auto unnoticed = store->LoadUnnoticedTasks();
+  double unnoticed_ms = ms_since(start);
+  start = Clock::now();
+  auto count = store->CountTasks({.owner = "session-3"});
+  double count_ms = ms_since(start);
+  EXPECT_EQ(live->size(), 100u);
+  EXPECT_GT(unnoticed->size(), 100u);
+  EXPECT_GT(*count, 9000u);
+
+  std::printf(
+      "  100k tasks: fill+flush %.0f ms, open %.2f ms, get avg %.3f ms "
+      "(max %.3f), list(20) max %.3f ms, live %.2f ms, unnoticed %.2f ms, "
+      "count %.2f ms\n",
+      fill_ms, open_ms, get_avg_ms, get_max_ms, list_max_ms, live_ms,
+      unnoticed_ms, count_ms);
+  EXPECT_LT(open_ms, 1000);
+  EXPECT_LT(get_avg_ms, 10);
+  EXPECT_LT(list_max_ms, 50);
+  EXPECT_LT(live_ms, 50);
+  EXPECT_LT(unnoticed_ms, 50);
+}
+
+}  // namespace
+}  // namespace baton
