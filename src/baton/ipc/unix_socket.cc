@@ -1,6 +1,7 @@
 #include "baton/ipc/unix_socket.h"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <sys/socket.h>
 #include <sys/un.h>
 #include <unistd.h>
