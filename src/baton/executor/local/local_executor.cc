@@ -1,0 +1,422 @@
+#include "baton/executor/local/local_executor.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <thread>
+
+#include "baton/ipc/unix_socket.h"
+#include "baton/supervisor/protocol.h"
+#include "baton/util/file_util.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+int MillisLeft(MonoTime deadline) {
+  auto left = std::chrono::ceil<milliseconds>(deadline -
+                                              std::chrono::steady_clock::now());
+  return static_cast<int>(std::max<int64_t>(left.count(), 0));
+}
+
+// Waits until `fd` is readable. kTimeout at the deadline.
+Status WaitReadable(int fd, MonoTime deadline, std::string_view what) {
+  for (;;) {
+    pollfd pfd{fd, POLLIN, 0};
+    int n = ::poll(&pfd, 1, MillisLeft(deadline));
+    if (n > 0)
+      return {};
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::unexpected(ErrnoError("poll", errno));
+    return MakeError(ErrorCode::kTimeout, fmt::format("{} timed out", what));
+  }
+}
+
+// Reads one line from the blocking socket `fd`, leaving what follows it
+// unread (it belongs to the LineChannel that takes the socket over).
+// kUnavailable when the peer closes first.
+Result<std::string> ReadLine(int fd, MonoTime deadline) {
+  std::string line;
+  char buf[4096];
+  for (;;) {
+    if (auto ready = WaitReadable(fd, deadline, "supervisor hello"); !ready) {
+      return std::unexpected(ready.error());
+    }
+    ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::unexpected(ErrnoError("recv", errno));
+    if (n == 0) {
+      return MakeError(ErrorCode::kUnavailable,
+                       "the supervisor closed the connection");
+    }
+    auto* newline = static_cast<char*>(std::memchr(buf, '\n', n));
+    size_t take = newline ? newline - buf + 1 : static_cast<size_t>(n);
+    // Takes exactly what was peeked: the bytes are already queued.
+    if (::recv(fd, buf, take, 0) != static_cast<ssize_t>(take)) {
+      return std::unexpected(ErrnoError("recv", errno));
+    }
+    line.append(buf, take);
+    if (newline) {
+      line.pop_back();
+      return line;
+    }
+    if (line.size() > LineChannel::kMaxLine) {
+      return MakeError(ErrorCode::kIo, "supervisor hello too long");
+    }
+  }
+}
+
+Status SendAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0) {
+      return MakeError(
+          ErrorCode::kUnavailable,
+          fmt::format("send to supervisor: {}", std::strerror(errno)), errno);
+    }
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+std::vector<std::string> TaskEnv(const TaskRecord& task) {
+  std::vector<std::string> env = task.spec.base_env;
+  if (env.empty()) {
+    for (char** entry = environ; *entry != nullptr; ++entry) {
+      env.emplace_back(*entry);
+    }
+  }
+  std::map<std::string, std::string> overrides = task.spec.env_overrides;
+  overrides["BATON_TASK_ID"] = task.id.ToString();
+  std::erase_if(env, [&](const std::string& entry) {
+    return overrides.contains(entry.substr(0, entry.find('=')));
+  });
+  for (const auto& [key, value] : overrides)
+    env.push_back(key + "=" + value);
+  return env;
+}
+
+}  // namespace
+
+LocalExecutor::LocalExecutor(EventLoop* loop, StatePaths paths,
+                             std::string baton_binary, milliseconds grace)
+    : loop_(loop),
+      paths_(std::move(paths)),
+      baton_binary_(std::move(baton_binary)),
+      grace_(grace) {}
+
+LocalExecutor::~LocalExecutor() {
+  if (failure_timer_)
+    loop_->Cancel(failure_timer_);
+}
+
+std::string LocalExecutor::TaskDir(const TaskId& id) const {
+  return paths_.tasks_dir() + "/" + id.ToString();
+}
+
+std::string LocalExecutor::OutputPath(const TaskId& id) const {
+  return TaskDir(id) + "/output.log";
+}
+
+std::string LocalExecutor::ExitFilePath(const TaskId& id) const {
+  return TaskDir(id) + "/exit.json";
+}
+
+Result<uint64_t> LocalExecutor::OutputSize(const TaskRecord& task) const {
+  return FileSize(OutputPath(task.id));
+}
+
+Status LocalExecutor::Connect() {
+  if (channel_)
+    retired_channel_ = std::move(channel_);
+  MonoTime deadline = std::chrono::steady_clock::now() + kConnectTimeout;
+  for (;;) {
+    auto fd = ConnectUnix(paths_.supervisor_socket());
+    Status attempt =
+        fd ? Handshake(std::move(*fd), deadline) : std::unexpected(fd.error());
+    if (attempt)
+      return {};
+    // kUnavailable: nobody listens, or the supervisor was exiting (idle)
+    // just as we connected. Either way, start one.
+    if (attempt.error().code != ErrorCode::kUnavailable)
+      return attempt;
+    auto started = StartSupervisor(deadline);
+    if (!started)
+      return std::unexpected(started.error());
+    if (!*started) {
+      // Another supervisor holds the lock and is about to listen (or to
+      // exit). Rare and short-lived, so a brief sleep is enough.
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    if (MillisLeft(deadline) == 0) {
+      return MakeError(ErrorCode::kTimeout,
+                       fmt::format("could not reach the supervisor at {} "
+                                   "within {} s; see {}/supervisor.log",
+                                   paths_.supervisor_socket(),
+                                   kConnectTimeout.count(), paths_.home));
+    }
+  }
+}
+
+Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
+  if (auto sent = SendAll(fd.get(), EncodeMessage(HelloRequest{}) + "\n");
+      !sent) {
+    return sent;
+  }
+  auto line = ReadLine(fd.get(), deadline);
+  if (!line)
+    return std::unexpected(line.error());
+  auto event = ParseSupervisorEvent(*line);
+  auto* hello = event ? std::get_if<HelloReply>(&*event) : nullptr;
+  if (hello == nullptr) {
+    return MakeError(ErrorCode::kIo,
+                     "the supervisor answered hello with: " + *line);
+  }
+  if (auto ok = SetNonBlocking(fd.get(), true); !ok)
+    return ok;
+  supervisor_pid_ = hello->pid;
+  hello_live_.clear();
+  for (const LiveTask& task : hello->live)
+    hello_live_[task.task] = task.pid;
+  channel_ = std::make_unique<LineChannel>(
+      loop_, std::move(fd), [this](std::string_view l) { OnLine(l); },
+      [this] { OnSupervisorLost(); });
+  BATON_LOG_INFO("connected to supervisor pid {} ({} live tasks)",
+                 supervisor_pid_, hello_live_.size());
+  return {};
+}
+
+Result<bool> LocalExecutor::StartSupervisor(MonoTime deadline) {
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    return std::unexpected(ErrnoError("pipe2", errno));
+  }
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  // Built before fork: the child only makes async-signal-safe calls.
+  std::vector<std::string> args = {
+      baton_binary_, "internal-supervisor",
+      "--home",      paths_.home,
+      "--runtime",   paths_.runtime,
+      "--ready-fd",  std::to_string(write_end.get())};
+  std::vector<char*> argv;
+  for (std::string& arg : args)
+    argv.push_back(arg.data());
+  argv.push_back(nullptr);
+
+  pid_t child = ::fork();
+  if (child < 0)
+    return std::unexpected(ErrnoError("fork", errno));
+  if (child == 0) {
+    // Its own session, and orphaned at once by the intermediate child's
+    // exit: the supervisor is not batond's child and survives its death,
+    // its terminal and its process group.
+    ::setsid();
+    pid_t grandchild = ::fork();
+    if (grandchild != 0)
+      ::_exit(grandchild < 0 ? 1 : 0);
+    sigset_t none;
+    sigemptyset(&none);
+    ::sigprocmask(SIG_SETMASK, &none, nullptr);
+    // The ready pipe is the one fd it keeps: an inherited batond fd (its
+    // lock, its socket) would outlive batond in the supervisor and tasks.
+    int ready = write_end.get();
+    ::close_range(3, ready - 1, 0);
+    ::close_range(ready + 1, ~0u, 0);
+    if (supervisor_entry_)
+      supervisor_entry_(ready);
+    ::fcntl(ready, F_SETFD, 0);
+    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
+    for (int stdio = 0; stdio < 3; ++stdio)
+      ::dup2(null_fd, stdio);
+    ::execv(argv[0], argv.data());
+    char failed = 'X';
+    (void)!::write(ready, &failed, 1);
+    ::_exit(127);
+  }
+  write_end.reset();  // So that EOF means the supervisor closed its end.
+  int status = 0;
+  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
+    return MakeError(ErrorCode::kSpawnFailed,
+                     "starting the supervisor: fork failed");
+  }
+  for (;;) {
+    if (auto ready = WaitReadable(read_end.get(), deadline,
+                                  "waiting for the supervisor to start");
+        !ready) {
+      return std::unexpected(ready.error());
+    }
+    char byte = 0;
+    ssize_t n = ::read(read_end.get(), &byte, 1);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n == 0)
+      return false;  // Another supervisor holds the lock.
+    if (byte == 'R')
+      return true;
+    if (byte == 'X') {
+      return MakeError(ErrorCode::kSpawnFailed,
+                       fmt::format("cannot run the supervisor: exec {} "
+                                   "failed",
+                                   baton_binary_));
+    }
+    return MakeError(ErrorCode::kUnavailable,
+                     fmt::format("the supervisor failed to start; see "
+                                 "{}/supervisor.log",
+                                 paths_.home));
+  }
+}
+
+void LocalExecutor::Flush() {
+  if (!connected())
+    return;
+  for (const std::string& line : outbox_)
+    channel_->Send(line);
+  outbox_.clear();
+  channel_->Flush();
+}
+
+void LocalExecutor::Start(const TaskRecord& task) {
+  const TaskSpec& spec = task.spec;
+  SpawnRequest request;
+  request.task = task.id.ToString();
+  request.argv =
+      spec.shell_command
+          ? std::vector<std::string>{"/bin/sh", "-c", *spec.shell_command}
+          : spec.argv;
+  if (request.argv.empty()) {
+    return FailLater(task.id, Error{ErrorCode::kInvalidArgument,
+                                    "nothing to run: the command is empty"});
+  }
+  request.env = TaskEnv(task);
+  request.cwd = spec.cwd;
+  request.log = OutputPath(task.id);
+  request.exit_file = ExitFilePath(task.id);
+  request.timeout = spec.timeout;
+  request.grace = grace_;
+  for (const std::string& dir : {paths_.tasks_dir(), TaskDir(task.id)}) {
+    if (auto made = MakeDir(dir); !made) {
+      return FailLater(task.id, made.error());
+    }
+  }
+  if (!connected()) {
+    if (auto connected = Connect(); !connected) {
+      return FailLater(task.id, connected.error());
+    }
+  }
+  live_[request.task] = task.id;
+  outbox_.push_back(EncodeMessage(request));
+}
+
+void LocalExecutor::Kill(const TaskId& id, milliseconds grace) {
+  // Without a connection the task was already reported (lost or ended).
+  if (connected())
+    outbox_.push_back(EncodeMessage(KillRequest{id.ToString(), grace}));
+}
+
+void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
+  std::map<std::string, int64_t> unknown = hello_live_;
+  for (const TaskRecord& task : live) {
+    std::string name = task.id.ToString();
+    unknown.erase(name);
+    if (connected() && hello_live_.contains(name)) {
+      live_[name] = task.id;  // Its end comes later as an event.
+      continue;
+    }
+    // Not live at the supervisor. It writes the exit file before it drops
+    // a task from its live set, so the file is there if the task ended.
+    listener_->OnTaskExited(task.id, RecordedExit(task.id));
+  }
+  for (const auto& [name, pid] : unknown) {
+    BATON_LOG_WARN(
+        "the supervisor runs {} (pid {}), which is not live in "
+        "the store; leaving it alone",
+        name, pid);
+  }
+}
+
+ExitInfo LocalExecutor::RecordedExit(const TaskId& id) const {
+  if (auto text = ReadFile(ExitFilePath(id))) {
+    auto event = ParseSupervisorEvent(*text);
+    if (event && std::holds_alternative<ExitedEvent>(*event)) {
+      return ToExitInfo(std::get<ExitedEvent>(*event));
+    }
+    BATON_LOG_WARN("{}: unreadable exit file: {}", id.ToString(), *text);
+  }
+  ExitInfo lost;
+  lost.cause = ExitCause::kLost;
+  lost.ended_ms = WallMillis();
+  return lost;
+}
+
+void LocalExecutor::OnLine(std::string_view line) {
+  auto event = ParseSupervisorEvent(line);
+  if (!event) {
+    BATON_LOG_WARN("ignored a supervisor message: {}", event.error().message);
+    return;
+  }
+  if (auto* spawned = std::get_if<SpawnedReply>(&*event)) {
+    auto it = live_.find(spawned->task);
+    if (it != live_.end()) {
+      listener_->OnTaskSpawned(it->second, spawned->pid, spawned->started_ms);
+    }
+  } else if (auto* failed = std::get_if<SpawnFailedReply>(&*event)) {
+    if (auto node = live_.extract(failed->task)) {
+      listener_->OnTaskSpawnFailed(
+          node.mapped(), Error{ErrorCode::kSpawnFailed, failed->error});
+    }
+  } else if (auto* exited = std::get_if<ExitedEvent>(&*event)) {
+    // Ended before Adopt() claimed it: Adopt() then finds its exit file.
+    hello_live_.erase(exited->task);
+    if (auto node = live_.extract(exited->task)) {
+      listener_->OnTaskExited(node.mapped(), ToExitInfo(*exited));
+    }
+  }
+}
+
+void LocalExecutor::OnSupervisorLost() {
+  BATON_LOG_WARN(
+      "lost the supervisor (pid {}); settling its {} tasks from "
+      "their exit files",
+      supervisor_pid_, live_.size());
+  outbox_.clear();
+  hello_live_.clear();
+  // Moved out first: a listener may Start() again, which reconnects.
+  auto lost = std::exchange(live_, {});
+  for (const auto& [name, id] : lost) {
+    listener_->OnTaskExited(id, RecordedExit(id));
+  }
+}
+
+void LocalExecutor::FailLater(const TaskId& id, Error error) {
+  BATON_LOG_WARN("{}: not started: {}", id.ToString(), error.message);
+  failures_.emplace_back(id, std::move(error));
+  if (failure_timer_)
+    return;
+  // Reported from the loop, not from inside Start(): callers do not expect
+  // the listener to run while they are still starting the task.
+  failure_timer_ = loop_->Schedule(std::chrono::steady_clock::now(), [this] {
+    failure_timer_ = 0;
+    for (auto& [id, error] : std::exchange(failures_, {})) {
+      listener_->OnTaskSpawnFailed(id, error);
+    }
+  });
+}
+
+}  // namespace baton

@@ -1,0 +1,115 @@
+// The Executor that runs tasks on this machine through the supervisor
+// process (doc/supervisor.md): batond's end of the supervisor protocol. It
+// starts the supervisor when none runs and turns its events into listener
+// calls; it never forks tasks itself, so tasks outlive batond.
+#ifndef BATON_EXECUTOR_LOCAL_LOCAL_EXECUTOR_H_
+#define BATON_EXECUTOR_LOCAL_LOCAL_EXECUTOR_H_
+
+#include <chrono>
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/core/ports.h"
+#include "baton/ipc/line_channel.h"
+#include "baton/loop/event_loop.h"
+#include "baton/util/clock.h"
+#include "baton/util/state_paths.h"
+
+namespace baton {
+
+// Lives on batond's loop thread; not thread-safe. Listener calls come from
+// the loop (events, a lost supervisor, deferred spawn failures) except in
+// Adopt(), which reports what it settles before it returns.
+// REQUIRES: SetListener() before Start() or Adopt().
+//
+// Ordering contract: Start() and Kill() only queue their messages. Nothing
+// reaches the supervisor until Flush(), which batond calls after committing
+// the store transaction of the same loop iteration, so the supervisor never
+// runs a task the store does not know.
+class LocalExecutor : public Executor {
+ public:
+  static constexpr std::chrono::milliseconds kDefaultGrace{5000};
+  // The bound on starting a supervisor and on its hello reply.
+  static constexpr std::chrono::seconds kConnectTimeout{10};
+
+  // `baton_binary` is run as `<it> internal-supervisor --home H --runtime R
+  // --ready-fd N` when no supervisor listens. `grace` is the SIGTERM ->
+  // SIGKILL grace of timeouts.
+  LocalExecutor(EventLoop* loop, StatePaths paths, std::string baton_binary,
+                std::chrono::milliseconds grace = kDefaultGrace);
+  ~LocalExecutor() override;
+  LocalExecutor(const LocalExecutor&) = delete;
+  LocalExecutor& operator=(const LocalExecutor&) = delete;
+
+  // Connects to the supervisor, starting one if none listens, and exchanges
+  // hello (blocking, at most about kConnectTimeout). Call before Adopt().
+  // Fails (kTimeout, kSpawnFailed, kUnavailable, kIo) when no supervisor
+  // can be reached; Start() tries again.
+  Status Connect();
+  // Sends everything queued by Start() and Kill(). Never blocks.
+  void Flush();
+  // From the last hello; 0 before the first Connect().
+  int64_t supervisor_pid() const { return supervisor_pid_; }
+
+  // Instead of exec'ing baton_binary, the started supervisor process (a
+  // detached grandchild of ours) calls `entry(ready_fd)`, which must not
+  // return. For tests that have no baton binary.
+  void set_supervisor_entry_for_testing(std::function<void(int)> entry) {
+    supervisor_entry_ = std::move(entry);
+  }
+
+  void SetListener(ExecutorListener* listener) override {
+    listener_ = listener;
+  }
+  std::string OutputPath(const TaskId& id) const override;
+  Result<uint64_t> OutputSize(const TaskRecord& task) const override;
+  void Start(const TaskRecord& task) override;
+  void Kill(const TaskId& id, std::chrono::milliseconds grace) override;
+  // REQUIRES: Connect() was called (if it failed, every task not recorded
+  // in its exit file is reported lost).
+  void Adopt(const std::vector<TaskRecord>& live) override;
+
+ private:
+  std::string TaskDir(const TaskId& id) const;
+  std::string ExitFilePath(const TaskId& id) const;
+  // Says hello on a fresh connection and hands it to a LineChannel.
+  // kUnavailable if the supervisor closes it first (it was exiting).
+  Status Handshake(UniqueFd fd, MonoTime deadline);
+  // True once the new supervisor listens, false if another one held the
+  // lock (connect again).
+  Result<bool> StartSupervisor(MonoTime deadline);
+  void OnLine(std::string_view line);
+  void OnSupervisorLost();
+  // The recorded end of a task the supervisor no longer has: its exit file,
+  // or kLost.
+  ExitInfo RecordedExit(const TaskId& id) const;
+  void FailLater(const TaskId& id, Error error);
+  bool connected() const { return channel_ && !channel_->closed(); }
+
+  EventLoop* loop_;
+  StatePaths paths_;
+  std::string baton_binary_;
+  std::chrono::milliseconds grace_;
+  std::function<void(int)> supervisor_entry_;
+  ExecutorListener* listener_ = nullptr;
+
+  std::unique_ptr<LineChannel> channel_;
+  // A closed channel kept until the next Connect(): it may be inside its
+  // own callback when it closes.
+  std::unique_ptr<LineChannel> retired_channel_;
+  std::vector<std::string> outbox_;  // Lines waiting for Flush().
+  int64_t supervisor_pid_ = 0;
+  std::map<std::string, int64_t> hello_live_;  // Task -> pid, at hello.
+  // Tasks sent to (or adopted from) the supervisor whose end we have not
+  // reported yet.
+  std::map<std::string, TaskId> live_;
+  std::vector<std::pair<TaskId, Error>> failures_;  // For FailLater().
+  TimerId failure_timer_ = 0;                       // 0 = none.
+};
+
+}  // namespace baton
+
+#endif  // BATON_EXECUTOR_LOCAL_LOCAL_EXECUTOR_H_

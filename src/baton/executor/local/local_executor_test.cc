@@ -1,0 +1,357 @@
+#include "baton/executor/local/local_executor.h"
+
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <set>
+
+#include "baton/supervisor/protocol.h"
+#include "baton/supervisor/supervisor.h"
+#include "baton/util/file_util.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+// Waits (bounded) until `pid`, which need not be our child, has ended.
+bool WaitGone(pid_t pid, milliseconds timeout) {
+  UniqueFd pidfd(static_cast<int>(::syscall(SYS_pidfd_open, pid, 0)));
+  if (!pidfd)
+    return errno == ESRCH;
+  pollfd pfd{pidfd.get(), POLLIN, 0};
+  return ::poll(&pfd, 1, static_cast<int>(timeout.count())) == 1;
+}
+
+bool Alive(pid_t pid) {
+  return ::kill(pid, 0) == 0;
+}
+
+class LocalExecutorTest : public ::testing::Test, public ExecutorListener {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/baton-lx-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    root_ = dir;
+    paths_ = {root_ + "/home", root_ + "/run"};
+    ASSERT_TRUE(paths_.Prepare());
+  }
+
+  void TearDown() override {
+    executor_.reset();
+    for (pid_t pid : task_pids_)
+      ::kill(-pid, SIGKILL);
+    for (pid_t pid : supervisor_pids_) {
+      ::kill(pid, SIGKILL);
+      EXPECT_TRUE(WaitGone(pid, 5s)) << "supervisor " << pid;
+    }
+    std::filesystem::remove_all(root_);
+  }
+
+  // A connected executor whose supervisor is this test binary, forked (no
+  // baton binary needed); it still goes through the double fork and the
+  // ready pipe.
+  std::unique_ptr<LocalExecutor> MakeExecutor(milliseconds grace = 200ms) {
+    auto executor =
+        std::make_unique<LocalExecutor>(&loop_, paths_, "/nonexistent", grace);
+    executor->set_supervisor_entry_for_testing(
+        [paths = paths_](int ready) { ::_exit(RunSupervisor(paths, ready)); });
+    executor->SetListener(this);
+    auto connected = executor->Connect();
+    EXPECT_TRUE(connected) << connected.error().message;
+    supervisor_pids_.insert(static_cast<pid_t>(executor->supervisor_pid()));
+    return executor;
+  }
+
+  TaskRecord Shell(int64_t n, std::string command) {
+    TaskRecord task;
+    task.id = {TaskKind::kShell, n};
+    task.spec.shell_command = std::move(command);
+    task.spec.cwd = root_;
+    return task;
+  }
+
+  // Runs the loop (flushing like batond does) until `done` or 10 s.
+  bool RunUntil(const std::function<bool()>& done, milliseconds limit = 10s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    while (!done()) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return false;
+      if (executor_)
+        executor_->Flush();
+      EXPECT_TRUE(loop_.RunOnce(20ms));
+    }
+    return true;
+  }
+  bool Exited(const std::string& id) {
+    return RunUntil([&] { return exited_.contains(id); });
+  }
+  std::string Output(const TaskRecord& task) {
+    return ReadFile(executor_->OutputPath(task.id)).value_or("");
+  }
+  void Touch(const std::string& name) { std::ofstream(root_ + "/" + name); }
+
+  void OnTaskSpawned(const TaskId& id, int64_t pid, int64_t) override {
+    spawned_[id.ToString()] = pid;
+    task_pids_.insert(static_cast<pid_t>(pid));
+  }
+  void OnTaskSpawnFailed(const TaskId& id, const Error& error) override {
+    failed_[id.ToString()] = error;
+  }
+  void OnTaskExited(const TaskId& id, const ExitInfo& exit) override {
+    EXPECT_FALSE(exited_.contains(id.ToString())) << "reported twice";
+    exited_[id.ToString()] = exit;
+  }
+
+  std::string root_;
+  StatePaths paths_;
+  EventLoop loop_;
+  std::unique_ptr<LocalExecutor> executor_;
+  std::map<std::string, int64_t> spawned_;
+  std::map<std::string, Error> failed_;
+  std::map<std::string, ExitInfo> exited_;
+  std::set<pid_t> task_pids_;
+  std::set<pid_t> supervisor_pids_;
+};
+
+TEST_F(LocalExecutorTest, RunsTaskAndReportsExitCode) {
+  executor_ = MakeExecutor();
+  TaskRecord task = Shell(1, "echo $BATON_TASK_ID $FOO; pwd; exit 3");
+  task.spec.env_overrides["FOO"] = "bar";
+  executor_->Start(task);
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_GT(spawned_["shell-1"], 0);
+  const ExitInfo& exit = exited_["shell-1"];
+  EXPECT_EQ(exit.cause, ExitCause::kNatural);
+  EXPECT_EQ(exit.exit_code, 3);
+  EXPECT_FALSE(exit.signal);
+  EXPECT_GT(exit.ended_ms, 0);
+  EXPECT_EQ(Output(task), "shell-1 bar\n" + root_ + "\n");
+  // The durable record has the same content as the event.
+  auto record = ReadFile(paths_.tasks_dir() + "/shell-1/exit.json");
+  ASSERT_TRUE(record);
+  auto event = ParseSupervisorEvent(*record);
+  ASSERT_TRUE(event);
+  EXPECT_EQ(std::get<ExitedEvent>(*event).exit_code, 3);
+}
+
+TEST_F(LocalExecutorTest, TaskStartsWithCleanSignalsAndFds) {
+  executor_ = MakeExecutor();
+  // No shell: sh would clear its inherited mask and hide a leak of ours.
+  TaskRecord task = Shell(1, "");
+  task.spec.shell_command.reset();
+  task.spec.argv = {"grep", "-E", "^Sig(Blk|Ign)", "/proc/self/status"};
+  TaskRecord fds = task;
+  fds.id.number = 2;
+  fds.spec.argv = {"ls", "/proc/self/fd"};
+  executor_->Start(task);
+  executor_->Start(fds);
+  ASSERT_TRUE(Exited("shell-1"));
+  ASSERT_TRUE(Exited("shell-2"));
+  // stdio, and the directory ls reads: no supervisor or batond fd.
+  EXPECT_EQ(Output(fds), "0\n1\n2\n3\n");
+  unsigned long long blocked = 1, ignored = 1;
+  ASSERT_EQ(std::sscanf(Output(task).c_str(), "SigBlk: %llx SigIgn: %llx",
+                        &blocked, &ignored),
+            2)
+      << Output(task);
+  EXPECT_EQ(blocked, 0u);
+  // glibc's posix_spawn leaves its own internal signals (32, 33: bits 31
+  // and 32) ignored; applications cannot use them through glibc anyway.
+  EXPECT_EQ(ignored & ~(3ull << 31), 0u);
+}
+
+TEST_F(LocalExecutorTest, ReportsDeathBySignal) {
+  executor_ = MakeExecutor();
+  executor_->Start(Shell(1, "kill -USR1 $$"));
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_EQ(exited_["shell-1"].cause, ExitCause::kNatural);
+  EXPECT_EQ(exited_["shell-1"].signal, SIGUSR1);
+  EXPECT_FALSE(exited_["shell-1"].exit_code);
+}
+
+TEST_F(LocalExecutorTest, KillEscalatesToSigkillAfterGrace) {
+  executor_ = MakeExecutor();
+  TaskRecord task = Shell(1, "trap '' TERM; echo ready; sleep 100");
+  executor_->Start(task);
+  ASSERT_TRUE(RunUntil([&] { return Output(task) == "ready\n"; }));
+  auto killed_at = std::chrono::steady_clock::now();
+  executor_->Kill(task.id, 300ms);
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_GE(std::chrono::steady_clock::now() - killed_at, 300ms);
+  EXPECT_EQ(exited_["shell-1"].cause, ExitCause::kKilled);
+  EXPECT_EQ(exited_["shell-1"].signal, SIGKILL);
+}
+
+TEST_F(LocalExecutorTest, KillReachesTheWholeGroup) {
+  executor_ = MakeExecutor();
+  // A plain grandchild, and one that ignores SIGTERM and outlives the
+  // leader: only the SIGKILL after the grace reaches it.
+  TaskRecord plain = Shell(1, "sleep 100 & echo $!; sleep 100");
+  TaskRecord stubborn =
+      Shell(2, "trap '' TERM; sleep 100 & echo $!; trap - TERM; wait");
+  for (const TaskRecord& task : {plain, stubborn}) {
+    executor_->Start(task);
+    ASSERT_TRUE(RunUntil([&] { return Output(task).ends_with("\n"); }));
+    pid_t grandchild = std::atoi(Output(task).c_str());
+    ASSERT_GT(grandchild, 0);
+    executor_->Kill(task.id, 500ms);
+    std::string id = task.id.ToString();
+    ASSERT_TRUE(Exited(id));
+    EXPECT_EQ(exited_[id].cause, ExitCause::kKilled);
+    EXPECT_EQ(exited_[id].signal, SIGTERM);
+    if (id == "shell-2") {
+      EXPECT_TRUE(Alive(grandchild));  // Outlived SIGTERM and its leader.
+    }
+    EXPECT_TRUE(RunUntil([&] { return !Alive(grandchild); }, 5s)) << id;
+  }
+}
+
+TEST_F(LocalExecutorTest, TimeoutStopsTheTask) {
+  executor_ = MakeExecutor();
+  TaskRecord task = Shell(1, "sleep 100");
+  task.spec.timeout = 200ms;
+  executor_->Start(task);
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_EQ(exited_["shell-1"].cause, ExitCause::kTimedOut);
+  EXPECT_EQ(exited_["shell-1"].signal, SIGTERM);
+}
+
+TEST_F(LocalExecutorTest, LargeOutputIsCompleteInOrderWithStderrMerged) {
+  executor_ = MakeExecutor();
+  TaskRecord task = Shell(
+      1,
+      "seq 1 500000; seq 500001 800000 >&2; printf 'a\\000\\377\\n'; seq 1 3");
+  executor_->Start(task);
+  ASSERT_TRUE(Exited("shell-1"));
+  std::string expected;
+  for (int i = 1; i <= 800000; ++i)
+    expected += std::to_string(i) + "\n";
+  expected += std::string("a\0\377\n", 4) + "1\n2\n3\n";
+  ASSERT_GT(expected.size(), 5u << 20);
+  std::string output = Output(task);
+  EXPECT_EQ(output.size(), expected.size());
+  EXPECT_TRUE(output == expected);  // Not EXPECT_EQ: 5 MB diffs.
+  EXPECT_EQ(executor_->OutputSize(task), expected.size());
+}
+
+TEST_F(LocalExecutorTest, SpawnFailuresAreReported) {
+  executor_ = MakeExecutor();
+  TaskRecord missing = Shell(1, "");
+  missing.spec.shell_command.reset();
+  missing.spec.argv = {"/nonexistent/program", "x"};
+  TaskRecord not_on_path = missing;
+  not_on_path.id.number = 2;
+  not_on_path.spec.argv = {"baton-no-such-program"};
+  TaskRecord bad_cwd = Shell(3, "true");
+  bad_cwd.spec.cwd = root_ + "/no/such/dir";
+  TaskRecord empty = missing;
+  empty.id.number = 4;
+  empty.spec.argv.clear();
+  for (const auto& task : {missing, not_on_path, bad_cwd, empty}) {
+    executor_->Start(task);
+  }
+  ASSERT_TRUE(RunUntil([&] { return failed_.size() == 4; }));
+  EXPECT_EQ(failed_["shell-1"].message,
+            "spawn \"/nonexistent/program\": No such file or directory");
+  EXPECT_EQ(failed_["shell-2"].message,
+            "spawn \"baton-no-such-program\": No such file or directory");
+  EXPECT_EQ(
+      failed_["shell-3"].message,
+      "working directory " + root_ + "/no/such/dir: No such file or directory");
+  EXPECT_EQ(failed_["shell-4"].code, ErrorCode::kInvalidArgument);
+  EXPECT_TRUE(spawned_.empty());
+  EXPECT_TRUE(exited_.empty());
+}
+
+TEST_F(LocalExecutorTest, ReadoptsTasksAfterBatondDies) {
+  executor_ = MakeExecutor();
+  TaskRecord ends = Shell(1, "while [ ! -e go1 ]; do sleep 0.01; done; exit 7");
+  TaskRecord lives =
+      Shell(2, "while [ ! -e go2 ]; do sleep 0.01; done; exit 4");
+  TaskRecord never = Shell(3, "true");  // The store has it; nothing ran.
+  executor_->Start(ends);
+  executor_->Start(lives);
+  ASSERT_TRUE(RunUntil([&] { return spawned_.size() == 2; }));
+  int64_t supervisor = executor_->supervisor_pid();
+
+  executor_.reset();  // batond dies.
+  Touch("go1");
+  ASSERT_TRUE(RunUntil([&] {
+    return FileSize(paths_.tasks_dir() + "/shell-1/exit.json").value_or(0) > 0;
+  }));
+  EXPECT_TRUE(Alive(supervisor));
+
+  executor_ = MakeExecutor();  // batond restarts.
+  EXPECT_EQ(executor_->supervisor_pid(), supervisor);
+  executor_->Adopt({ends, lives, never});
+  EXPECT_EQ(exited_["shell-1"].exit_code, 7);
+  EXPECT_EQ(exited_["shell-1"].cause, ExitCause::kNatural);
+  EXPECT_EQ(exited_["shell-3"].cause, ExitCause::kLost);
+  EXPECT_FALSE(exited_.contains("shell-2"));
+
+  Touch("go2");
+  ASSERT_TRUE(Exited("shell-2"));
+  EXPECT_EQ(exited_["shell-2"].exit_code, 4);
+}
+
+TEST_F(LocalExecutorTest, SupervisorDeathReportsLiveTasksLost) {
+  executor_ = MakeExecutor();
+  executor_->Start(Shell(1, "sleep 100"));
+  executor_->Start(Shell(2, "exit 5"));
+  ASSERT_TRUE(Exited("shell-2"));
+  ASSERT_TRUE(spawned_.contains("shell-1"));
+  pid_t first = static_cast<pid_t>(executor_->supervisor_pid());
+  ::kill(first, SIGKILL);
+  ASSERT_TRUE(WaitGone(first, 5s));
+  supervisor_pids_.erase(first);
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_EQ(exited_["shell-1"].cause, ExitCause::kLost);
+  EXPECT_EQ(exited_["shell-2"].exit_code, 5);
+
+  // The next start brings up a new supervisor.
+  executor_->Start(Shell(3, "exit 0"));
+  ASSERT_TRUE(Exited("shell-3"));
+  EXPECT_EQ(exited_["shell-3"].exit_code, 0);
+  EXPECT_NE(executor_->supervisor_pid(), first);
+  supervisor_pids_.insert(static_cast<pid_t>(executor_->supervisor_pid()));
+}
+
+TEST_F(LocalExecutorTest, SupervisorExitsWhenIdleAndAlone) {
+  executor_ = MakeExecutor();
+  pid_t supervisor = static_cast<pid_t>(executor_->supervisor_pid());
+  executor_->Start(Shell(1, "exit 0"));
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_TRUE(Alive(supervisor));  // batond is still connected.
+  executor_.reset();
+  EXPECT_TRUE(WaitGone(supervisor, 5s));
+  supervisor_pids_.erase(supervisor);
+}
+
+TEST_F(LocalExecutorTest, StartsTheBatonBinary) {
+  if (::access(BATON_BINARY, X_OK) != 0) {
+    GTEST_SKIP() << BATON_BINARY << " is not built";
+  }
+  executor_ = std::make_unique<LocalExecutor>(&loop_, paths_, BATON_BINARY);
+  executor_->SetListener(this);
+  auto connected = executor_->Connect();
+  ASSERT_TRUE(connected) << connected.error().message;
+  supervisor_pids_.insert(static_cast<pid_t>(executor_->supervisor_pid()));
+  TaskRecord task = Shell(1, "");
+  task.spec.shell_command.reset();
+  task.spec.argv = {"ls", "/proc/self/fd"};
+  executor_->Start(task);
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_EQ(exited_["shell-1"].exit_code, 0);
+  EXPECT_EQ(Output(task), "0\n1\n2\n3\n");  // Nothing of batond's.
+}
+
+}  // namespace
+}  // namespace baton

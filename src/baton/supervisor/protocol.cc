@@ -1,0 +1,199 @@
+#include "baton/supervisor/protocol.h"
+
+#include <fmt/format.h>
+
+#include <nlohmann/json.hpp>
+
+namespace baton {
+namespace {
+
+using Json = nlohmann::json;
+
+// Strings reaching us went through batond's JSON protocol, so they are
+// UTF-8; replacing invalid bytes keeps dump() from throwing regardless.
+std::string Dump(const Json& json) {
+  return json.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+template <class T>
+Json Nullable(const std::optional<T>& value) {
+  return value ? Json(*value) : Json(nullptr);
+}
+
+template <class T>
+std::optional<T> OptionalField(const Json& json, const char* key) {
+  auto it = json.find(key);
+  if (it == json.end() || it->is_null())
+    return std::nullopt;
+  return it->get<T>();
+}
+
+// Indexed by ExitCause; kLost never travels (only batond concludes it).
+constexpr std::string_view kCauseNames[] = {"natural", "killed", "timeout"};
+
+std::optional<ExitCause> ParseCause(const std::string& name) {
+  for (size_t i = 0; i < std::size(kCauseNames); ++i) {
+    if (kCauseNames[i] == name)
+      return static_cast<ExitCause>(i);
+  }
+  return std::nullopt;
+}
+
+std::chrono::milliseconds Millis(const Json& json, const char* key) {
+  return std::chrono::milliseconds(json.at(key).get<int64_t>());
+}
+
+// Runs `parse` on the object in `line`; nlohmann's exceptions (bad JSON, a
+// missing or mistyped field) stop here and become kInvalidArgument.
+template <class R, class F>
+Result<R> ParseWith(std::string_view line, F parse) {
+  try {
+    Json json = Json::parse(line);
+    if (!json.is_object()) {
+      return MakeError(ErrorCode::kInvalidArgument, "not a JSON object");
+    }
+    return parse(json, json.at("op").get<std::string>());
+  } catch (const Json::exception& e) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("bad supervisor message: {}", e.what()));
+  }
+}
+
+Result<SupervisorRequest> RequestFromJson(const Json& json,
+                                          const std::string& op) {
+  if (op == "hello")
+    return HelloRequest{};
+  if (op == "spawn") {
+    SpawnRequest spawn;
+    spawn.task = json.at("task").get<std::string>();
+    spawn.argv = json.at("argv").get<std::vector<std::string>>();
+    spawn.env = json.at("env").get<std::vector<std::string>>();
+    spawn.cwd = json.value("cwd", "");
+    spawn.log = json.at("log").get<std::string>();
+    spawn.exit_file = json.at("exit_file").get<std::string>();
+    if (auto timeout = OptionalField<int64_t>(json, "timeout_ms")) {
+      spawn.timeout = std::chrono::milliseconds(*timeout);
+    }
+    spawn.grace = Millis(json, "grace_ms");
+    return spawn;
+  }
+  if (op == "kill") {
+    return KillRequest{json.at("task").get<std::string>(),
+                       Millis(json, "grace_ms")};
+  }
+  return MakeError(ErrorCode::kNotFound, "unknown op " + op);
+}
+
+Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
+  if (op == "hello") {
+    HelloReply hello{json.at("pid").get<int64_t>(), {}};
+    for (const Json& live : json.at("live")) {
+      hello.live.push_back(
+          {live.at("task").get<std::string>(), live.at("pid").get<int64_t>()});
+    }
+    return hello;
+  }
+  if (op == "spawned") {
+    return SpawnedReply{json.at("task").get<std::string>(),
+                        json.at("pid").get<int64_t>(),
+                        json.at("started_ms").get<int64_t>()};
+  }
+  if (op == "spawn_failed") {
+    return SpawnFailedReply{json.at("task").get<std::string>(),
+                            json.at("error").get<std::string>()};
+  }
+  if (op == "exited") {
+    ExitedEvent exited;
+    exited.task = json.at("task").get<std::string>();
+    exited.pid = json.at("pid").get<int64_t>();
+    exited.exit_code = OptionalField<int>(json, "exit_code");
+    exited.signal = OptionalField<int>(json, "signal");
+    auto cause = ParseCause(json.at("cause").get<std::string>());
+    if (!cause)
+      return MakeError(ErrorCode::kInvalidArgument, "bad cause");
+    exited.cause = *cause;
+    exited.ended_ms = json.at("ended_ms").get<int64_t>();
+    exited.disk_full = json.value("disk_full", false);
+    return exited;
+  }
+  return MakeError(ErrorCode::kNotFound, "unknown op " + op);
+}
+
+}  // namespace
+
+std::string EncodeMessage(const HelloRequest&) {
+  return Dump({{"op", "hello"}, {"version", kSupervisorProtocolVersion}});
+}
+
+std::string EncodeMessage(const SpawnRequest& m) {
+  Json json = {{"op", "spawn"},
+               {"task", m.task},
+               {"argv", m.argv},
+               {"env", m.env},
+               {"cwd", m.cwd},
+               {"log", m.log},
+               {"exit_file", m.exit_file},
+               {"grace_ms", m.grace.count()}};
+  if (m.timeout)
+    json["timeout_ms"] = m.timeout->count();
+  return Dump(json);
+}
+
+std::string EncodeMessage(const KillRequest& m) {
+  return Dump(
+      {{"op", "kill"}, {"task", m.task}, {"grace_ms", m.grace.count()}});
+}
+
+std::string EncodeMessage(const HelloReply& m) {
+  Json live = Json::array();
+  for (const LiveTask& task : m.live) {
+    live.push_back({{"task", task.task}, {"pid", task.pid}});
+  }
+  return Dump({{"op", "hello"},
+               {"version", kSupervisorProtocolVersion},
+               {"pid", m.pid},
+               {"live", live}});
+}
+
+std::string EncodeMessage(const SpawnedReply& m) {
+  return Dump({{"op", "spawned"},
+               {"task", m.task},
+               {"pid", m.pid},
+               {"started_ms", m.started_ms}});
+}
+
+std::string EncodeMessage(const SpawnFailedReply& m) {
+  return Dump({{"op", "spawn_failed"}, {"task", m.task}, {"error", m.error}});
+}
+
+std::string EncodeMessage(const ExitedEvent& m) {
+  BATON_CHECK(m.cause != ExitCause::kLost);
+  return Dump({{"op", "exited"},
+               {"task", m.task},
+               {"pid", m.pid},
+               {"exit_code", Nullable(m.exit_code)},
+               {"signal", Nullable(m.signal)},
+               {"cause", kCauseNames[static_cast<int>(m.cause)]},
+               {"ended_ms", m.ended_ms},
+               {"disk_full", m.disk_full}});
+}
+
+Result<SupervisorRequest> ParseSupervisorRequest(std::string_view line) {
+  return ParseWith<SupervisorRequest>(line, RequestFromJson);
+}
+
+Result<SupervisorEvent> ParseSupervisorEvent(std::string_view line) {
+  return ParseWith<SupervisorEvent>(line, EventFromJson);
+}
+
+ExitInfo ToExitInfo(const ExitedEvent& event) {
+  ExitInfo exit;
+  exit.cause = event.cause;
+  exit.exit_code = event.exit_code;
+  exit.signal = event.signal;
+  exit.ended_ms = event.ended_ms;
+  exit.output_disk_full = event.disk_full;
+  return exit;
+}
+
+}  // namespace baton

@@ -1,0 +1,98 @@
+// The supervisor protocol (doc/supervisor.md): typed messages between batond
+// and the supervisor and their newline-free JSON encoding. Shared by both
+// ends; pure data and codec, no I/O.
+#ifndef BATON_SUPERVISOR_PROTOCOL_H_
+#define BATON_SUPERVISOR_PROTOCOL_H_
+
+#include <chrono>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "baton/core/task.h"
+#include "baton/util/result.h"
+
+namespace baton {
+
+inline constexpr int kSupervisorProtocolVersion = 1;
+
+// batond -> supervisor.
+struct HelloRequest {};
+
+struct SpawnRequest {
+  std::string task;               // "shell-1"
+  std::vector<std::string> argv;  // Exact; argv[0] is looked up in env PATH.
+  std::vector<std::string> env;   // Exact "K=V" entries.
+  std::string cwd;                // Absolute; empty = "/".
+  std::string log;                // Output log (stdout + stderr), appended.
+  std::string exit_file;          // Where the exit record is written.
+  std::optional<std::chrono::milliseconds> timeout;
+  std::chrono::milliseconds grace{5000};  // Used when the timeout fires.
+};
+
+struct KillRequest {
+  std::string task;
+  std::chrono::milliseconds grace{5000};
+};
+
+using SupervisorRequest = std::variant<HelloRequest, SpawnRequest, KillRequest>;
+
+// supervisor -> batond.
+struct LiveTask {
+  std::string task;
+  int64_t pid = 0;
+};
+
+struct HelloReply {
+  int64_t pid = 0;  // The supervisor's.
+  std::vector<LiveTask> live;
+};
+
+struct SpawnedReply {
+  std::string task;
+  int64_t pid = 0;  // Also the process group and session id.
+  int64_t started_ms = 0;
+};
+
+struct SpawnFailedReply {
+  std::string task;
+  std::string error;
+};
+
+// Also the content of a task's exit file.
+struct ExitedEvent {
+  std::string task;
+  int64_t pid = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  ExitCause cause = ExitCause::kNatural;  // Never kLost.
+  int64_t ended_ms = 0;
+  bool disk_full = false;
+};
+
+using SupervisorEvent =
+    std::variant<HelloReply, SpawnedReply, SpawnFailedReply, ExitedEvent>;
+
+// One JSON object without a newline.
+std::string EncodeMessage(const HelloRequest& message);
+std::string EncodeMessage(const SpawnRequest& message);
+std::string EncodeMessage(const KillRequest& message);
+std::string EncodeMessage(const HelloReply& message);
+std::string EncodeMessage(const SpawnedReply& message);
+std::string EncodeMessage(const SpawnFailedReply& message);
+std::string EncodeMessage(const ExitedEvent& message);
+
+// Parse one line. Fail with kInvalidArgument on malformed JSON or missing
+// fields and kNotFound on an op this side does not know (the caller logs
+// and ignores both: forward compatibility). Never throw.
+Result<SupervisorRequest> ParseSupervisorRequest(std::string_view line);
+Result<SupervisorEvent> ParseSupervisorEvent(std::string_view line);
+
+ExitInfo ToExitInfo(const ExitedEvent& event);
+
+}  // namespace baton
+
+#endif  // BATON_SUPERVISOR_PROTOCOL_H_

@@ -1,0 +1,288 @@
+#include "baton/supervisor/supervisor.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <poll.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "baton/ipc/unix_socket.h"
+#include "baton/supervisor/protocol.h"
+#include "baton/util/file_util.h"
+
+namespace baton {
+namespace {
+
+using namespace std::chrono_literals;
+using std::chrono::milliseconds;
+
+TEST(SupervisorProtocol, RoundTrips) {
+  SpawnRequest spawn{"shell-1",    {"/bin/sh", "-c", "echo hi"},
+                     {"A=1"},      "/tmp",
+                     "/tmp/o.log", "/tmp/exit.json",
+                     1500ms,       200ms};
+  auto request = ParseSupervisorRequest(EncodeMessage(spawn));
+  ASSERT_TRUE(request);
+  const auto& parsed = std::get<SpawnRequest>(*request);
+  EXPECT_EQ(parsed.argv, spawn.argv);
+  EXPECT_EQ(parsed.env, spawn.env);
+  EXPECT_EQ(parsed.exit_file, spawn.exit_file);
+  EXPECT_EQ(parsed.timeout, 1500ms);
+  EXPECT_EQ(parsed.grace, 200ms);
+  spawn.timeout.reset();
+  EXPECT_FALSE(
+      std::get<SpawnRequest>(*ParseSupervisorRequest(EncodeMessage(spawn)))
+          .timeout);
+
+  ExitedEvent exited{"shell-2", 42,  std::nullopt, 9, ExitCause::kTimedOut,
+                     1234,      true};
+  EXPECT_EQ(EncodeMessage(exited),
+            R"({"cause":"timeout","disk_full":true,"ended_ms":1234,)"
+            R"("exit_code":null,"op":"exited","pid":42,"signal":9,)"
+            R"("task":"shell-2"})");
+  auto event = ParseSupervisorEvent(EncodeMessage(exited));
+  ASSERT_TRUE(event);
+  ExitInfo info = ToExitInfo(std::get<ExitedEvent>(*event));
+  EXPECT_EQ(info.cause, ExitCause::kTimedOut);
+  EXPECT_FALSE(info.exit_code);
+  EXPECT_EQ(info.signal, 9);
+  EXPECT_TRUE(info.output_disk_full);
+
+  auto hello = ParseSupervisorEvent(EncodeMessage(HelloReply{7, {{"a", 8}}}));
+  ASSERT_TRUE(hello);
+  EXPECT_EQ(std::get<HelloReply>(*hello).live[0].pid, 8);
+
+  EXPECT_EQ(ParseSupervisorRequest(R"({"op":"reboot"})").error().code,
+            ErrorCode::kNotFound);
+  EXPECT_EQ(ParseSupervisorRequest("{not json").error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseSupervisorRequest(R"({"op":"kill"})").error().code,
+            ErrorCode::kInvalidArgument);
+  EXPECT_EQ(ParseSupervisorEvent(R"([1,2])").error().code,
+            ErrorCode::kInvalidArgument);
+}
+
+// Runs RunSupervisor in a forked child of the test, as its own process.
+class SupervisorTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/baton-sv-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    root_ = dir;
+    paths_ = {root_ + "/home", root_ + "/run"};
+    ASSERT_TRUE(paths_.Prepare());
+  }
+
+  void TearDown() override {
+    client_.reset();
+    for (pid_t pid : task_pids_)
+      ::kill(-pid, SIGKILL);
+    for (pid_t pid : children_) {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, 0);
+    }
+    std::filesystem::remove_all(root_);
+  }
+
+  // Starts a supervisor; returns its pid and the byte it wrote to the ready
+  // pipe ('\0' for none).
+  std::pair<pid_t, char> Fork() {
+    int fds[2];
+    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+    pid_t pid = ::fork();
+    if (pid == 0) {
+      ::close(fds[0]);
+      ::_exit(RunSupervisor(paths_, fds[1]));
+    }
+    children_.push_back(pid);
+    ::close(fds[1]);
+    UniqueFd ready(fds[0]);
+    char byte = 0;
+    pollfd pfd{ready.get(), POLLIN, 0};
+    if (::poll(&pfd, 1, 5000) == 1 && ::read(ready.get(), &byte, 1) != 1) {
+      byte = 0;
+    }
+    return {pid, byte};
+  }
+
+  // The exit status of child `pid`, or -1 if it runs on after `limit`.
+  int WaitExit(pid_t pid, milliseconds limit = 5s) {
+    auto deadline = std::chrono::steady_clock::now() + limit;
+    int status = 0;
+    while (::waitpid(pid, &status, WNOHANG) == 0) {
+      if (std::chrono::steady_clock::now() > deadline)
+        return -1;
+      std::this_thread::sleep_for(10ms);
+    }
+    std::erase(children_, pid);
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  }
+
+  void Connect() {
+    auto fd = ConnectUnix(paths_.supervisor_socket());
+    ASSERT_TRUE(fd) << fd.error().message;
+    client_ = std::move(*fd);
+  }
+  void Send(const std::string& line) {
+    std::string data = line + "\n";
+    ASSERT_EQ(::send(client_.get(), data.data(), data.size(), MSG_NOSIGNAL),
+              static_cast<ssize_t>(data.size()));
+  }
+  // The next line from the supervisor, "" on EOF or after 5 s.
+  std::string Receive() {
+    for (;;) {
+      if (size_t nl = in_.find('\n'); nl != std::string::npos) {
+        std::string line = in_.substr(0, nl);
+        in_.erase(0, nl + 1);
+        return line;
+      }
+      pollfd pfd{client_.get(), POLLIN, 0};
+      char buf[4096];
+      ssize_t n = ::poll(&pfd, 1, 5000) == 1
+                      ? ::read(client_.get(), buf, sizeof buf)
+                      : 0;
+      if (n <= 0)
+        return "";
+      in_.append(buf, n);
+    }
+  }
+  template <class T>
+  T ReceiveAs() {
+    std::string line = Receive();
+    auto event = ParseSupervisorEvent(line);
+    EXPECT_TRUE(event && std::holds_alternative<T>(*event)) << line;
+    return event && std::holds_alternative<T>(*event) ? std::get<T>(*event)
+                                                      : T{};
+  }
+
+  // Spawns a shell task that runs `command` once the file `gate` exists.
+  SpawnedReply SpawnGated(const std::string& task, const std::string& gate,
+                          const std::string& command) {
+    SpawnRequest spawn;
+    spawn.task = task;
+    spawn.argv = {
+        "/bin/sh", "-c",
+        "while [ ! -e " + gate + " ]; do sleep 0.01; done; " + command};
+    spawn.env = {"PATH=/usr/bin:/bin"};
+    spawn.cwd = root_;
+    spawn.log = root_ + "/" + task + ".log";
+    spawn.exit_file = root_ + "/" + task + ".exit";
+    Send(EncodeMessage(spawn));
+    auto spawned = ReceiveAs<SpawnedReply>();
+    EXPECT_EQ(spawned.task, task);
+    task_pids_.push_back(static_cast<pid_t>(spawned.pid));
+    return spawned;
+  }
+  void Touch(const std::string& name) { std::ofstream(root_ + "/" + name); }
+
+  std::string root_;
+  StatePaths paths_;
+  UniqueFd client_;
+  std::string in_;
+  std::vector<pid_t> children_;
+  std::vector<pid_t> task_pids_;
+};
+
+TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
+  auto [pid, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  // A second supervisor finds the lock taken and leaves quietly.
+  auto [second, second_ready] = Fork();
+  EXPECT_EQ(second_ready, '\0');
+  EXPECT_EQ(WaitExit(second), 0);
+
+  Connect();
+  Send("garbage");
+  Send(R"({"op":"from-the-future"})");
+  Send(EncodeMessage(HelloRequest{}));
+  auto hello = ReceiveAs<HelloReply>();
+  EXPECT_EQ(hello.pid, pid);
+  EXPECT_TRUE(hello.live.empty());
+
+  SpawnRequest bad_log;
+  bad_log.task = "shell-9";
+  bad_log.argv = {"/bin/true"};
+  bad_log.log = root_ + "/missing/output.log";
+  bad_log.exit_file = root_ + "/exit";
+  Send(EncodeMessage(bad_log));
+  EXPECT_EQ(ReceiveAs<SpawnFailedReply>().error,
+            "open output log " + bad_log.log + ": No such file or directory");
+
+  auto spawned = SpawnGated("shell-1", "go", "echo hi; exit 3");
+  EXPECT_GT(spawned.started_ms, 0);
+  EXPECT_EQ(::getpgid(spawned.pid), spawned.pid);
+  EXPECT_EQ(::getsid(spawned.pid), spawned.pid);
+  Send(EncodeMessage(HelloRequest{}));
+  hello = ReceiveAs<HelloReply>();
+  ASSERT_EQ(hello.live.size(), 1u);
+  EXPECT_EQ(hello.live[0].task, "shell-1");
+  EXPECT_EQ(hello.live[0].pid, spawned.pid);
+
+  Touch("go");
+  auto exited = ReceiveAs<ExitedEvent>();
+  EXPECT_EQ(exited.task, "shell-1");
+  EXPECT_EQ(exited.exit_code, 3);
+  EXPECT_EQ(exited.cause, ExitCause::kNatural);
+  EXPECT_FALSE(exited.disk_full);
+  EXPECT_EQ(ReadFile(root_ + "/shell-1.exit").value_or(""),
+            EncodeMessage(exited));
+  EXPECT_EQ(ReadFile(root_ + "/shell-1.log").value_or(""), "hi\n");
+  // A kill of an ended task is ignored.
+  Send(EncodeMessage(KillRequest{"shell-1", 10ms}));
+
+  client_.reset();  // batond goes away with nothing live: the supervisor too.
+  EXPECT_EQ(WaitExit(pid), 0);
+  EXPECT_FALSE(std::filesystem::exists(paths_.supervisor_socket()));
+}
+
+TEST_F(SupervisorTest, OutlivesBatondWhileTasksLive) {
+  auto [pid, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  Connect();
+  Send(EncodeMessage(HelloRequest{}));
+  ReceiveAs<HelloReply>();
+  SpawnGated("shell-1", "go", "exit 0");
+  // Neither SIGTERM nor batond's death stops it while a task lives.
+  ::kill(pid, SIGTERM);
+  client_.reset();
+  EXPECT_EQ(WaitExit(pid, 300ms), -1);
+  Touch("go");
+  EXPECT_EQ(WaitExit(pid), 0);  // The last task ended while batond was away.
+  auto record =
+      ParseSupervisorEvent(ReadFile(root_ + "/shell-1.exit").value_or(""));
+  ASSERT_TRUE(record);
+  EXPECT_EQ(std::get<ExitedEvent>(*record).exit_code, 0);
+}
+
+TEST_F(SupervisorTest, EventsWaitForHello) {
+  auto [pid, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  Connect();
+  SpawnGated("shell-1", "go", "exit 0");
+  Touch("go");
+  for (auto limit = std::chrono::steady_clock::now() + 5s;
+       !std::filesystem::exists(root_ + "/shell-1.exit") &&
+       std::chrono::steady_clock::now() < limit;) {
+    std::this_thread::sleep_for(10ms);
+  }
+  // batond reads the hello reply first, so the exit was not sent before it.
+  Send(EncodeMessage(HelloRequest{}));
+  EXPECT_TRUE(ReceiveAs<HelloReply>().live.empty());
+}
+
+TEST_F(SupervisorTest, SigtermWithoutTasksExits) {
+  auto [pid, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  Connect();
+  ::kill(pid, SIGTERM);
+  EXPECT_EQ(WaitExit(pid), 0);
+}
+
+}  // namespace
+}  // namespace baton
