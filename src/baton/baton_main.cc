@@ -7,6 +7,7 @@
 #include "baton/cli/cli.h"
 #include "baton/daemon/daemon.h"
 #include "baton/supervisor/supervisor.h"
+#include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
 #include "baton/util/log.h"
 

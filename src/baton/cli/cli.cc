@@ -41,8 +41,8 @@ struct Context {
 };
 
 // Prints the error on stderr (text) or stdout (--json); returns the exit
-// code that goes with it.
-int ReportError(const Context& ctx, const Error& error) {
+// code that goes with it (`exit_code` overrides the one its code implies).
+int ReportError(const Context& ctx, const Error& error, int exit_code = -1) {
   if (ctx.json) {
     std::puts(Json{{"error", ErrorToJson(error)}}.dump().c_str());
   } else {
@@ -51,7 +51,13 @@ int ReportError(const Context& ctx, const Error& error) {
   bool usage_or_connection = error.code == ErrorCode::kUnavailable ||
                              error.code == ErrorCode::kIncompatible ||
                              error.code == ErrorCode::kCorrupt;
+  if (exit_code >= 0) return exit_code;
   return usage_or_connection ? kExitUsage : kExitFailed;
+}
+
+// batond could not be reached or started: always exit code 2.
+int ConnectError(const Context& ctx, const Error& error) {
+  return ReportError(ctx, error, kExitUsage);
 }
 
 // Prints what the replies carried for this session.
@@ -157,7 +163,7 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   request["base_env"] = base_env;
 
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto result = client->Call("run", request);
   if (!result) return ReportError(ctx, result.error());
   const Json& task = (*result)["task"];
@@ -285,7 +291,7 @@ int DoWait(const Context& ctx, const std::vector<std::string>& ids, bool all,
   auto timeout = OptionalDuration(timeout_text);
   if (!timeout) return ReportError(ctx, timeout.error());
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   return WaitAndReport(ctx, *client, ids, all, *timeout, false);
 }
 
@@ -293,7 +299,7 @@ int DoWait(const Context& ctx, const std::vector<std::string>& ids, bool all,
 
 int DoList(const Context& ctx, bool all) {
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto result = client->Call("list", {{"all", all}});
   if (!result) return ReportError(ctx, result.error());
   if (ctx.json) {
@@ -317,7 +323,7 @@ int DoList(const Context& ctx, bool all) {
 
 int DoStatus(const Context& ctx, const std::string& id) {
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto result = client->Call("get", {{"task", id}});
   if (!result) return ReportError(ctx, result.error());
   if (ctx.json) {
@@ -337,7 +343,7 @@ int DoKill(const Context& ctx, const std::vector<std::string>& ids,
   Json request = {{"tasks", ids}, {"reason", reason}};
   if (*grace) request["grace_ms"] = (*grace)->count();
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto result = client->Call("kill", request);
   if (!result) return ReportError(ctx, result.error());
   if (ctx.json) {
@@ -381,7 +387,7 @@ int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_on
                              "--new and --offset do not go together; use one"});
   }
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   Json request = {{"task", id}, {"mode", new_only ? "new" : offset ? "offset" : "all"}};
   if (offset) request["offset"] = *offset;
   auto result = client->Call("read", request);
@@ -438,7 +444,7 @@ int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_on
 
 int DoDaemonStart(const Context& ctx) {
   auto client = ctx.Connect(true);
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto status = client->Call("daemon_status");
   if (!status) return ReportError(ctx, status.error());
   if (ctx.json) {
@@ -512,7 +518,7 @@ int DoAttach(const Context& ctx) {
                              "BATON_SESSION"});
   }
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto result = client->Call("attach");
   if (!result) return ReportError(ctx, result.error());
   if (!ctx.json) {
@@ -530,7 +536,7 @@ int DoAttach(const Context& ctx) {
 
 int DoNotices(const Context& ctx) {
   auto client = ctx.Connect();
-  if (!client) return ReportError(ctx, client.error());
+  if (!client) return ConnectError(ctx, client.error());
   auto result = client->Call("notices");
   if (!result) return ReportError(ctx, result.error());
   auto notices = client->TakeNotices();
@@ -643,6 +649,26 @@ int RunCli(int argc, char** argv) {
   daemon_cmd->add_subcommand("status", "Is batond running?")
       ->callback([&] { action = [&] { return DoDaemonStatus(ctx); }; });
 
+  // CLI11 says "A subcommand is required" for a mistyped verb; name it.
+  for (int i = 1; i < argc; ++i) {
+    std::string arg = argv[i];
+    if (arg == "--session") {
+      ++i;
+      continue;
+    }
+    if (arg.starts_with("-")) continue;
+    bool known = false;
+    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+      known = known || sub->get_name() == arg;
+    }
+    if (!known) {
+      std::fprintf(stderr,
+                   "baton: error: unknown command '%s'; see 'baton --help'\n",
+                   arg.c_str());
+      return kExitUsage;
+    }
+    break;
+  }
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

@@ -97,7 +97,7 @@ Status Daemon::Start() {
   store_ = std::move(*store);
 
   executor_ = std::make_unique<LocalExecutor>(&loop_, options_.paths,
-                                              SelfExecutable());
+                                              SelfExecutable(), options_.grace);
   TaskRegistry::Options registry_options;
   registry_options.lease = options_.lease;
   registry_options.default_grace = options_.grace;

@@ -388,13 +388,24 @@ void Supervisor::ReapChildren() {
     if (pid < 0 && errno == EINTR)
       continue;
     if (pid <= 0)
-      return;
+      break;
     auto it = std::find_if(
         tasks_.begin(), tasks_.end(),
         [&](const auto& entry) { return entry.second.pid == pid; });
     // Others are orphaned grandchildren, reaped only so they leave no zombie.
     if (it != tasks_.end())
       Finish(it, status);
+  }
+  // A group whose last member (often a grandchild reparented to us) was
+  // just reaped needs no SIGKILL: drop its escalation, so an idle
+  // supervisor can exit now rather than after the grace.
+  for (auto e = escalations_.begin(); e != escalations_.end();) {
+    if (::kill(-e->first, 0) != 0 && errno == ESRCH) {
+      loop_.Cancel(e->second);
+      e = escalations_.erase(e);
+    } else {
+      ++e;
+    }
   }
 }
 
