@@ -16,7 +16,8 @@ namespace {
 // Flags of the two internal modes: --name value pairs only.
 const char* Flag(int argc, char** argv, const char* name) {
   for (int i = 2; i + 1 < argc; ++i) {
-    if (std::strcmp(argv[i], name) == 0) return argv[i + 1];
+    if (std::strcmp(argv[i], name) == 0)
+      return argv[i + 1];
   }
   return nullptr;
 }
@@ -24,7 +25,8 @@ const char* Flag(int argc, char** argv, const char* name) {
 int DaemonMain(int argc, char** argv) {
   auto paths = baton::StatePaths::FromEnvironment("");
   int ready_fd = -1;
-  if (const char* fd = Flag(argc, argv, "--ready-fd")) ready_fd = std::atoi(fd);
+  if (const char* fd = Flag(argc, argv, "--ready-fd"))
+    ready_fd = std::atoi(fd);
   if (!paths) {
     baton::ReportStartFailure(ready_fd, paths.error().message);
     std::fprintf(stderr, "baton: error: %s\n", paths.error().message.c_str());
@@ -34,7 +36,8 @@ int DaemonMain(int argc, char** argv) {
   options.paths = *paths;
   options.ready_fd = ready_fd;
   const char* lease = Flag(argc, argv, "--lease");
-  if (!lease) lease = std::getenv("BATON_LEASE");
+  if (!lease)
+    lease = std::getenv("BATON_LEASE");
   if (lease) {
     auto parsed = baton::ParseDuration(lease);
     if (!parsed) {
@@ -53,8 +56,9 @@ int SupervisorMain(int argc, char** argv) {
   const char* runtime = Flag(argc, argv, "--runtime");
   const char* ready = Flag(argc, argv, "--ready-fd");
   if (!home || !runtime) {
-    std::fprintf(stderr, "baton: internal-supervisor needs --home and "
-                         "--runtime\n");
+    std::fprintf(stderr,
+                 "baton: internal-supervisor needs --home and "
+                 "--runtime\n");
     return 2;
   }
   baton::StatePaths paths{home, runtime};

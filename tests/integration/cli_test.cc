@@ -53,9 +53,8 @@ TEST_F(CliTest, SeveralArgumentsRunAsArgvWithoutAShell) {
 }
 
 TEST_F(CliTest, EnvCwdAndLabelReachTheTask) {
-  std::string id =
-      Run("echo $MODE; pwd", {"--env", "MODE=fast", "--cwd", "/usr", "--label",
-                              "my job"});
+  std::string id = Run("echo $MODE; pwd", {"--env", "MODE=fast", "--cwd",
+                                           "/usr", "--label", "my job"});
   Baton({"wait", id});
   EXPECT_EQ(Baton({"output", id}).out, "fast\n/usr\n");
   auto task = Status(id);
@@ -91,7 +90,8 @@ TEST_F(CliTest, WaitAllAndTimeout) {
 }
 
 TEST_F(CliTest, KillEscalatesToSigkillForAChildThatIgnoresSigterm) {
-  std::string id = Run("trap '' TERM; echo ready; while :; do sleep 0.05; done");
+  std::string id =
+      Run("trap '' TERM; echo ready; while :; do sleep 0.05; done");
   std::this_thread::sleep_for(milliseconds(200));
   auto start = std::chrono::steady_clock::now();
   auto killed = Baton({"kill", "--grace", "300ms", "--reason", "enough", id});
@@ -120,9 +120,9 @@ TEST_F(CliTest, KillReachesGrandchildrenInTheGroup) {
 }
 
 TEST_F(CliTest, OutputFarLargerThanAPipeBufferArrivesWholeAndInOrder) {
-  std::string id = Run(
-      "echo first >&2; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo "
-      "last >&2");
+  std::string id =
+      Run("echo first >&2; head -c 5000000 /dev/zero | tr '\\0' x; echo; echo "
+          "last >&2");
   ASSERT_EQ(Baton({"wait", id}).exit_code, 0);
   auto output = Baton({"output", id});
   ASSERT_EQ(output.out.size(), 6u + 5000000u + 1u + 5u);
@@ -149,8 +149,8 @@ TEST_F(CliTest, FollowStreamsUntilTheTaskEnds) {
 }
 
 TEST_F(CliTest, NewReadsConsumeOffsetReadsDoNot) {
-  std::string id = Run("printf abc; sleep 0.5; printf def", {},
-                       {{"BATON_SESSION", "s"}});
+  std::string id =
+      Run("printf abc; sleep 0.5; printf def", {}, {{"BATON_SESSION", "s"}});
   std::map<std::string, std::string> s = {{"BATON_SESSION", "s"}};
   std::this_thread::sleep_for(milliseconds(250));
   EXPECT_EQ(Baton({"output", "--new", id}, s).out, "abc");
@@ -172,8 +172,7 @@ TEST_F(CliTest, OtherSessionsTasksAreInvisibleAndUntouchable) {
   for (auto verb : {"status", "kill", "wait", "output"}) {
     auto refused = Baton({verb, id}, bob);
     EXPECT_EQ(refused.exit_code, 1) << verb;
-    EXPECT_NE(refused.err.find("belongs to another session"),
-              std::string::npos)
+    EXPECT_NE(refused.err.find("belongs to another session"), std::string::npos)
         << verb << ": " << refused.err;
   }
   EXPECT_EQ(Status(id, alice)["status"], "running");
@@ -258,7 +257,8 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
   for (const auto& c : cases) {
     auto result = Baton(c.args);
     std::string shown;
-    for (const auto& a : c.args) shown += a + " ";
+    for (const auto& a : c.args)
+      shown += a + " ";
     EXPECT_EQ(result.exit_code, c.exit_code) << shown << result.err;
     EXPECT_NE(result.err.find(c.message), std::string::npos)
         << shown << "-> " << result.err;
@@ -284,8 +284,7 @@ TEST_F(CliTest, InsecureOrForeignHomeIsRefused) {
     ASSERT_EQ(chown(home_.c_str(), 65534, 65534), 0);
     auto foreign = Baton({"ls"});
     EXPECT_EQ(foreign.exit_code, 2);
-    EXPECT_NE(foreign.err.find("not by you"), std::string::npos)
-        << foreign.err;
+    EXPECT_NE(foreign.err.find("not by you"), std::string::npos) << foreign.err;
     ASSERT_EQ(chown(home_.c_str(), 0, 0), 0);
   }
   EXPECT_EQ(Baton({"ls"}).exit_code, 0);
@@ -306,20 +305,22 @@ TEST_F(CliTest, CorruptDatabaseIsRefusedAndLeftUntouched) {
 TEST_F(CliTest, DatabaseFromANewerBatonIsRefused) {
   Run("true");
   ASSERT_EQ(Baton({"daemon", "stop"}).exit_code, 0);
-  auto bumped = RunProcess(
-      {"/usr/bin/env", "python3", "-c",
-       "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
-       "c.execute('PRAGMA user_version=999'); c.commit()",
-       home_ + "/baton.db"},
-      {}, seconds(10));
-  if (bumped.exit_code != 0) GTEST_SKIP() << "python3 sqlite3 unavailable";
+  auto bumped =
+      RunProcess({"/usr/bin/env", "python3", "-c",
+                  "import sqlite3,sys; c=sqlite3.connect(sys.argv[1]); "
+                  "c.execute('PRAGMA user_version=999'); c.commit()",
+                  home_ + "/baton.db"},
+                 {}, seconds(10));
+  if (bumped.exit_code != 0)
+    GTEST_SKIP() << "python3 sqlite3 unavailable";
   auto result = Baton({"ls"});
   EXPECT_EQ(result.exit_code, 2);
   EXPECT_NE(result.err.find("newer baton"), std::string::npos) << result.err;
 }
 
 TEST_F(CliTest, FullDiskIsReportedOnTheTaskAndTheDaemonSurvives) {
-  if (geteuid() != 0) GTEST_SKIP() << "needs root to mount a small tmpfs";
+  if (geteuid() != 0)
+    GTEST_SKIP() << "needs root to mount a small tmpfs";
   std::string small = home_ + "/small";
   ASSERT_EQ(mkdir(small.c_str(), 0700), 0);
   if (mount("tmpfs", small.c_str(), "tmpfs", 0, "size=2m,mode=0700") != 0) {

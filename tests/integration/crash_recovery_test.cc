@@ -51,8 +51,10 @@ TEST_F(CrashRecoveryTest, TasksSurviveAndAreReportedTruthfully) {
 
   // Every byte of output is there.
   std::string expected_short, expected_long;
-  for (int i = 1; i <= 50000; ++i) expected_short += std::to_string(i) + "\n";
-  for (int i = 1; i <= 20000; ++i) expected_long += std::to_string(i) + "\n";
+  for (int i = 1; i <= 50000; ++i)
+    expected_short += std::to_string(i) + "\n";
+  for (int i = 1; i <= 20000; ++i)
+    expected_long += std::to_string(i) + "\n";
   expected_long += "long done\n";
   EXPECT_EQ(Baton({"output", short_ok}).out, expected_short);
   EXPECT_EQ(Baton({"output", long_ok}).out, expected_long);

@@ -33,16 +33,20 @@ CommandResult RunProcess(const std::vector<std::string>& argv,
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
     std::string name = entry.substr(0, entry.find('='));
-    if (!env.count(name)) env_strings.push_back(entry);
+    if (!env.count(name))
+      env_strings.push_back(entry);
   }
   for (const auto& [name, value] : env) {
-    if (value != "<unset>") env_strings.push_back(name + "=" + value);
+    if (value != "<unset>")
+      env_strings.push_back(name + "=" + value);
   }
   std::vector<char*> envp, args;
-  for (auto& e : env_strings) envp.push_back(e.data());
+  for (auto& e : env_strings)
+    envp.push_back(e.data());
   envp.push_back(nullptr);
   std::vector<std::string> argv_copy = argv;
-  for (auto& a : argv_copy) args.push_back(a.data());
+  for (auto& a : argv_copy)
+    args.push_back(a.data());
   args.push_back(nullptr);
 
   pid_t pid = fork();
@@ -73,9 +77,11 @@ CommandResult RunProcess(const std::vector<std::string>& argv,
       break;
     }
     int n = poll(fds, 2, static_cast<int>(left.count()));
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR)
+      continue;
     for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP))) continue;
+      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
+        continue;
       char buf[65536];
       ssize_t got = read(fds[i].fd, buf, sizeof buf);
       if (got <= 0) {
@@ -88,20 +94,22 @@ CommandResult RunProcess(const std::vector<std::string>& argv,
     }
   }
   for (auto& fd : fds) {
-    if (fd.fd >= 0) close(fd.fd);
+    if (fd.fd >= 0)
+      close(fd.fd);
   }
   int status = 0;
   while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
   }
-  result.exit_code = WIFEXITED(status) ? WEXITSTATUS(status)
-                                       : 128 + WTERMSIG(status);
+  result.exit_code =
+      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
   return result;
 }
 
 bool WaitForPidGone(int pid, std::chrono::milliseconds timeout) {
   auto deadline = std::chrono::steady_clock::now() + timeout;
   while (std::chrono::steady_clock::now() < deadline) {
-    if (kill(pid, 0) != 0 && errno == ESRCH) return true;
+    if (kill(pid, 0) != 0 && errno == ESRCH)
+      return true;
     // Our own zombie children count as gone.
     std::string stat_path = "/proc/" + std::to_string(pid) + "/stat";
     FILE* f = fopen(stat_path.c_str(), "r");
@@ -110,7 +118,8 @@ bool WaitForPidGone(int pid, std::chrono::milliseconds timeout) {
       int ignored = fscanf(f, "%*d %*s %c", &state);
       (void)ignored;
       fclose(f);
-      if (state == 'Z') return true;
+      if (state == 'Z')
+        return true;
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
   }
@@ -139,8 +148,10 @@ CommandResult BatonTest::Baton(std::vector<std::string> args,
                                std::map<std::string, std::string> env,
                                std::chrono::milliseconds timeout) {
   args.insert(args.begin(), binary_);
-  if (!env.count("BATON_HOME")) env["BATON_HOME"] = home_;
-  if (!env.count("BATON_SESSION")) env["BATON_SESSION"] = "<unset>";
+  if (!env.count("BATON_HOME"))
+    env["BATON_HOME"] = home_;
+  if (!env.count("BATON_SESSION"))
+    env["BATON_SESSION"] = "<unset>";
   return RunProcess(args, env, timeout);
 }
 
@@ -154,7 +165,8 @@ std::string BatonTest::Run(const std::string& command,
   auto result = Baton(args, env);
   EXPECT_EQ(result.exit_code, 0) << result.err;
   std::string id = result.out;
-  while (!id.empty() && id.back() == '\n') id.pop_back();
+  while (!id.empty() && id.back() == '\n')
+    id.pop_back();
   return id;
 }
 
@@ -169,7 +181,8 @@ nlohmann::json BatonTest::Status(const std::string& id,
 std::pair<int, int> BatonTest::DaemonPids() {
   auto result = Baton({"--json", "daemon", "status"});
   auto doc = result.json();
-  if (!doc.is_object() || !doc.value("running", false)) return {0, 0};
+  if (!doc.is_object() || !doc.value("running", false))
+    return {0, 0};
   return {doc.value("daemon_pid", 0), doc.value("supervisor_pid", 0)};
 }
 

@@ -37,10 +37,10 @@ class BatonTest : public ::testing::Test {
   void TearDown() override;
 
   // Runs `baton ARGS...` against this test's home.
-  CommandResult Baton(std::vector<std::string> args,
-                      std::map<std::string, std::string> env = {},
-                      std::chrono::milliseconds timeout =
-                          std::chrono::seconds(30));
+  CommandResult Baton(
+      std::vector<std::string> args,
+      std::map<std::string, std::string> env = {},
+      std::chrono::milliseconds timeout = std::chrono::seconds(30));
   // `baton run ... -- COMMAND` expecting success; returns the task id.
   std::string Run(const std::string& command,
                   std::vector<std::string> flags = {},

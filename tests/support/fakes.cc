@@ -9,24 +9,26 @@ Result<int64_t> InMemoryTaskStore::NextTaskNumber(TaskKind kind) {
 }
 
 Status InMemoryTaskStore::PutTask(const TaskRecord& task) {
-  if (!tasks.count(task.id)) order.push_back(task.id);
+  if (!tasks.count(task.id))
+    order.push_back(task.id);
   TaskRecord copy = task;
   copy.spec.base_env.clear();  // Never persisted.
   tasks[task.id] = copy;
   return {};
 }
 
-Result<std::optional<TaskRecord>> InMemoryTaskStore::GetTask(
-    const TaskId& id) {
+Result<std::optional<TaskRecord>> InMemoryTaskStore::GetTask(const TaskId& id) {
   auto it = tasks.find(id);
-  if (it == tasks.end()) return std::optional<TaskRecord>();
+  if (it == tasks.end())
+    return std::optional<TaskRecord>();
   return std::optional<TaskRecord>(it->second);
 }
 
 Result<std::vector<TaskRecord>> InMemoryTaskStore::LoadLiveTasks() {
   std::vector<TaskRecord> out;
   for (const auto& id : order) {
-    if (!IsTerminal(tasks[id].status)) out.push_back(tasks[id]);
+    if (!IsTerminal(tasks[id].status))
+      out.push_back(tasks[id]);
   }
   return out;
 }
@@ -35,8 +37,8 @@ Result<std::vector<TaskRecord>> InMemoryTaskStore::LoadUnnoticedTasks() {
   std::vector<TaskRecord> out;
   for (const auto& id : order) {
     const auto& task = tasks[id];
-    if (IsTerminal(task.status) && !task.spec.owner.empty() &&
-        !task.end_seen && !task.notice_delivered) {
+    if (IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen &&
+        !task.notice_delivered) {
       out.push_back(task);
     }
   }
@@ -48,13 +50,13 @@ Result<std::vector<TaskRecord>> InMemoryTaskStore::ListTasks(
   std::vector<TaskRecord> out;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const auto& task = tasks[*it];
-    bool visible =
-        task.spec.owner.empty() || task.spec.owner == query.owner;
+    bool visible = task.spec.owner.empty() || task.spec.owner == query.owner;
     bool terminal = IsTerminal(task.status);
     if (!visible || (terminal ? !query.include_terminal : !query.include_live))
       continue;
     out.push_back(task);
-    if (query.limit && out.size() == query.limit) break;
+    if (query.limit && out.size() == query.limit)
+      break;
   }
   return out;
 }
@@ -72,8 +74,7 @@ Result<uint64_t> InMemoryTaskStore::GetCursor(const TaskId& id,
   return it == cursors_.end() ? 0 : it->second;
 }
 
-Status InMemoryTaskStore::SetCursor(const TaskId& id,
-                                    const std::string& reader,
+Status InMemoryTaskStore::SetCursor(const TaskId& id, const std::string& reader,
                                     uint64_t offset) {
   cursors_[{id, reader}] = offset;
   return {};
@@ -100,7 +101,8 @@ void FakeTimeline::Advance(std::chrono::milliseconds by) {
     auto due = std::min_element(
         timers_.begin(), timers_.end(),
         [](auto& a, auto& b) { return a.second.first < b.second.first; });
-    if (due == timers_.end() || due->second.first > target) break;
+    if (due == timers_.end() || due->second.first > target)
+      break;
     now_ = due->second.first;
     auto callback = std::move(due->second.second);
     timers_.erase(due);

@@ -63,8 +63,7 @@ class FakeExecutor : public Executor {
   void Spawn(const TaskId& id, int64_t pid = 100) {
     listener_->OnTaskSpawned(id, pid, 1000);
   }
-  void Exit(const TaskId& id, int code,
-            ExitCause cause = ExitCause::kNatural) {
+  void Exit(const TaskId& id, int code, ExitCause cause = ExitCause::kNatural) {
     ExitInfo exit;
     exit.cause = cause;
     exit.exit_code = code;

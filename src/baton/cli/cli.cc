@@ -31,7 +31,8 @@ struct Context {
 
   Result<DaemonClient> Connect(bool autostart = true) const {
     auto paths = StatePaths::FromEnvironment("");
-    if (!paths) return std::unexpected(paths.error());
+    if (!paths)
+      return std::unexpected(paths.error());
     DaemonClient::Options options;
     options.paths = *paths;
     options.session = session;
@@ -51,7 +52,8 @@ int ReportError(const Context& ctx, const Error& error, int exit_code = -1) {
   bool usage_or_connection = error.code == ErrorCode::kUnavailable ||
                              error.code == ErrorCode::kIncompatible ||
                              error.code == ErrorCode::kCorrupt;
-  if (exit_code >= 0) return exit_code;
+  if (exit_code >= 0)
+    return exit_code;
   return usage_or_connection ? kExitUsage : kExitFailed;
 }
 
@@ -63,7 +65,8 @@ int ConnectError(const Context& ctx, const Error& error) {
 // Prints what the replies carried for this session.
 void PrintNotices(const Context& ctx, DaemonClient& client, Json* doc) {
   auto notices = client.TakeNotices();
-  if (notices.empty()) return;
+  if (notices.empty())
+    return;
   if (ctx.json && doc) {
     (*doc)["notices"] = notices;
     return;
@@ -81,9 +84,11 @@ void PrintJson(const Json& doc) {
 }
 
 Result<std::optional<milliseconds>> OptionalDuration(const std::string& text) {
-  if (text.empty()) return std::optional<milliseconds>();
+  if (text.empty())
+    return std::optional<milliseconds>();
   auto parsed = ParseDuration(text);
-  if (!parsed) return std::unexpected(parsed.error());
+  if (!parsed)
+    return std::unexpected(parsed.error());
   return std::optional(*parsed);
 }
 
@@ -102,7 +107,8 @@ int ExitCodeOf(const Json& task) {
   if (!signal.empty()) {
     for (int sig = 1; sig < 65; ++sig) {
       const char* abbrev = sigabbrev_np(sig);
-      if (abbrev && signal == std::string("SIG") + abbrev) return 128 + sig;
+      if (abbrev && signal == std::string("SIG") + abbrev)
+        return 128 + sig;
     }
   }
   return kExitFailed;
@@ -139,9 +145,11 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     request["argv"] = args.command;
   }
   std::string cwd = args.cwd.empty() ? CurrentDir() : args.cwd;
-  if (cwd[0] != '/') cwd = CurrentDir() + "/" + cwd;
+  if (cwd[0] != '/')
+    cwd = CurrentDir() + "/" + cwd;
   request["cwd"] = cwd;
-  if (!args.label.empty()) request["label"] = args.label;
+  if (!args.label.empty())
+    request["label"] = args.label;
   Json env = Json::object();
   for (const auto& entry : args.env) {
     size_t eq = entry.find('=');
@@ -156,16 +164,21 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   }
   request["env"] = env;
   auto timeout = OptionalDuration(args.timeout);
-  if (!timeout) return ReportError(ctx, timeout.error());
-  if (*timeout) request["timeout_ms"] = (*timeout)->count();
+  if (!timeout)
+    return ReportError(ctx, timeout.error());
+  if (*timeout)
+    request["timeout_ms"] = (*timeout)->count();
   std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e) base_env.emplace_back(*e);
+  for (char** e = environ; *e; ++e)
+    base_env.emplace_back(*e);
   request["base_env"] = base_env;
 
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto result = client->Call("run", request);
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   const Json& task = (*result)["task"];
   std::string id = task.value("id", "");
   if (ctx.json) {
@@ -179,7 +192,8 @@ int DoRun(const Context& ctx, const RunArgs& args) {
       std::fprintf(stderr, "baton: %s\n", TaskSummaryLine(task).c_str());
     }
   }
-  if (!args.wait) return kExitOk;
+  if (!args.wait)
+    return kExitOk;
   return WaitAndReport(ctx, *client, {id}, true, std::nullopt, true);
 }
 
@@ -188,9 +202,11 @@ int DoRun(const Context& ctx, const RunArgs& args) {
 // A live "waiting" line on a terminal's stderr; nothing on a pipe.
 class LiveLine {
  public:
-  LiveLine() : enabled_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
+  LiveLine()
+      : enabled_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
   void Show(size_t running, size_t done) {
-    if (!enabled_) return;
+    if (!enabled_)
+      return;
     auto elapsed = std::chrono::duration_cast<milliseconds>(
         std::chrono::steady_clock::now() - start_);
     std::fprintf(stderr, "\r\033[Kwaiting: %zu running, %zu done, %s", running,
@@ -199,7 +215,8 @@ class LiveLine {
     shown_ = true;
   }
   void Clear() {
-    if (shown_) std::fputs("\r\033[K", stderr);
+    if (shown_)
+      std::fputs("\r\033[K", stderr);
     shown_ = false;
   }
   bool enabled() const { return enabled_; }
@@ -217,9 +234,9 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
                   const std::vector<std::string>& ids, bool all,
                   std::optional<milliseconds> timeout, bool exit_like_task) {
   LiveLine live;
-  auto deadline = timeout ? std::optional(std::chrono::steady_clock::now() +
-                                          *timeout)
-                          : std::nullopt;
+  auto deadline =
+      timeout ? std::optional(std::chrono::steady_clock::now() + *timeout)
+              : std::nullopt;
   std::vector<std::string> remaining = ids;
   Json ended = Json::array();
   Json still_running = Json::array();
@@ -235,17 +252,20 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       request["timeout_ms"] = std::max<int64_t>(0, left.count());
     }
     auto sent = client.Send("wait", request);
-    if (!sent) return ReportError(ctx, sent.error());
+    if (!sent)
+      return ReportError(ctx, sent.error());
     Result<Json> reply;
     for (;;) {
       live.Show(remaining.size(), ended.size());
       reply = client.ReadReply(live.enabled() ? std::optional(milliseconds(200))
                                               : std::nullopt);
-      if (!reply && reply.error().code == ErrorCode::kTimeout) continue;
+      if (!reply && reply.error().code == ErrorCode::kTimeout)
+        continue;
       break;
     }
     live.Clear();
-    if (!reply) return ReportError(ctx, reply.error());
+    if (!reply)
+      return ReportError(ctx, reply.error());
     if (!reply->value("ok", false)) {
       return ReportError(ctx, ErrorFromJson(reply->value("error", Json())));
     }
@@ -256,7 +276,8 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
     }
     still_running = result["still_running"];
     timed_out = result.value("timed_out", false);
-    if (timed_out || !stepwise) break;
+    if (timed_out || !stepwise)
+      break;
   }
   if (ctx.json) {
     Json doc = {{"ended", ended},
@@ -273,15 +294,19 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       for (const auto& task : still_running) {
         ids_text += " " + task.value("id", "");
       }
-      std::printf("%s:%s\n", timed_out ? "timed out; still running" : "still running",
+      std::printf("%s:%s\n",
+                  timed_out ? "timed out; still running" : "still running",
                   ids_text.c_str());
     }
     PrintNotices(ctx, client, nullptr);
   }
-  if (timed_out) return kExitTimeout;
-  if (exit_like_task && ended.size() == 1) return ExitCodeOf(ended[0]);
+  if (timed_out)
+    return kExitTimeout;
+  if (exit_like_task && ended.size() == 1)
+    return ExitCodeOf(ended[0]);
   for (const auto& task : ended) {
-    if (!CompletedOk(task)) return kExitFailed;
+    if (!CompletedOk(task))
+      return kExitFailed;
   }
   return kExitOk;
 }
@@ -289,9 +314,11 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
 int DoWait(const Context& ctx, const std::vector<std::string>& ids, bool all,
            const std::string& timeout_text) {
   auto timeout = OptionalDuration(timeout_text);
-  if (!timeout) return ReportError(ctx, timeout.error());
+  if (!timeout)
+    return ReportError(ctx, timeout.error());
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   return WaitAndReport(ctx, *client, ids, all, *timeout, false);
 }
 
@@ -299,9 +326,11 @@ int DoWait(const Context& ctx, const std::vector<std::string>& ids, bool all,
 
 int DoList(const Context& ctx, bool all) {
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto result = client->Call("list", {{"all", all}});
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   if (ctx.json) {
     PrintNotices(ctx, *client, &*result);
     PrintJson(*result);
@@ -309,7 +338,8 @@ int DoList(const Context& ctx, bool all) {
   }
   const Json& tasks = (*result)["tasks"];
   if (tasks.empty()) {
-    std::printf("no tasks%s\n", all ? "" : " (baton ls --all shows ended ones)");
+    std::printf("no tasks%s\n",
+                all ? "" : " (baton ls --all shows ended ones)");
   } else {
     std::fputs(TaskTable(tasks).c_str(), stdout);
   }
@@ -323,9 +353,11 @@ int DoList(const Context& ctx, bool all) {
 
 int DoStatus(const Context& ctx, const std::string& id) {
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto result = client->Call("get", {{"task", id}});
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   if (ctx.json) {
     PrintNotices(ctx, *client, &*result);
     PrintJson(*result);
@@ -339,13 +371,17 @@ int DoStatus(const Context& ctx, const std::string& id) {
 int DoKill(const Context& ctx, const std::vector<std::string>& ids,
            const std::string& reason, const std::string& grace_text) {
   auto grace = OptionalDuration(grace_text);
-  if (!grace) return ReportError(ctx, grace.error());
+  if (!grace)
+    return ReportError(ctx, grace.error());
   Json request = {{"tasks", ids}, {"reason", reason}};
-  if (*grace) request["grace_ms"] = (*grace)->count();
+  if (*grace)
+    request["grace_ms"] = (*grace)->count();
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto result = client->Call("kill", request);
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   if (ctx.json) {
     PrintNotices(ctx, *client, &*result);
     PrintJson(*result);
@@ -364,13 +400,15 @@ int DoKill(const Context& ctx, const std::vector<std::string>& ids,
 // Writes [from, to) of the log to stdout (or as JSON). Returns bytes done.
 Result<uint64_t> EmitRange(const Context& ctx, const std::string& path,
                            uint64_t from, uint64_t to, const Json& meta) {
-  if (to <= from) return 0;
+  if (to <= from)
+    return 0;
   if (!ctx.json) {
     std::fflush(stdout);
     return CopyFileRange(path, from, to, 1);
   }
   auto text = ReadFile(path);
-  if (!text) return std::unexpected(text.error());
+  if (!text)
+    return std::unexpected(text.error());
   uint64_t end = std::min<uint64_t>(to, text->size());
   Json doc = meta;
   doc["from"] = from;
@@ -380,24 +418,31 @@ Result<uint64_t> EmitRange(const Context& ctx, const std::string& path,
   return end - from;
 }
 
-int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_only,
-             std::optional<uint64_t> offset) {
+int DoOutput(const Context& ctx, const std::string& id, bool follow,
+             bool new_only, std::optional<uint64_t> offset) {
   if (new_only && offset) {
     return ReportError(ctx, {ErrorCode::kInvalidArgument,
                              "--new and --offset do not go together; use one"});
   }
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
-  Json request = {{"task", id}, {"mode", new_only ? "new" : offset ? "offset" : "all"}};
-  if (offset) request["offset"] = *offset;
+  if (!client)
+    return ConnectError(ctx, client.error());
+  Json request = {{"task", id},
+                  {"mode", new_only ? "new"
+                           : offset ? "offset"
+                                    : "all"}};
+  if (offset)
+    request["offset"] = *offset;
   auto result = client->Call("read", request);
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   std::string path = (*result)["path"];
   Json meta = {{"id", id}};
   uint64_t pos = (*result)["from"];
   uint64_t to = (*result)["to"];
   auto copied = EmitRange(ctx, path, pos, to, meta);
-  if (!copied) return ReportError(ctx, copied.error());
+  if (!copied)
+    return ReportError(ctx, copied.error());
   pos += *copied;
   bool ended = result->value("at_end", false);
   if (!follow || ended) {
@@ -407,13 +452,16 @@ int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_on
   // Follow: inotify says when the log grows; a wait on the daemon says when
   // the task ends. No polling.
   UniqueFd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
-  if (inotify) ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
+  if (inotify)
+    ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
   auto sent = client->Send("wait", {{"tasks", {id}}});
-  if (!sent) return ReportError(ctx, sent.error());
+  if (!sent)
+    return ReportError(ctx, sent.error());
   for (;;) {
     pollfd fds[2] = {{client->fd(), POLLIN, 0}, {inotify.get(), POLLIN, 0}};
     int ready = ::poll(fds, inotify ? 2 : 1, -1);
-    if (ready < 0 && errno == EINTR) continue;
+    if (ready < 0 && errno == EINTR)
+      continue;
     if (fds[1].revents & POLLIN) {
       char events[4096];
       while (::read(inotify.get(), events, sizeof events) > 0) {
@@ -421,21 +469,26 @@ int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_on
       auto size = FileSize(path);
       if (size && *size > pos) {
         auto more = EmitRange(ctx, path, pos, *size, meta);
-        if (!more) return ReportError(ctx, more.error());
+        if (!more)
+          return ReportError(ctx, more.error());
         pos += *more;
       }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       auto reply = client->ReadReply();
-      if (!reply) return ReportError(ctx, reply.error());
+      if (!reply)
+        return ReportError(ctx, reply.error());
       break;  // The task ended: read to the end below.
     }
   }
   // A consuming follow also moves this session's cursor to the end.
-  auto last = client->Call("read", {{"task", id}, {"mode", new_only ? "new" : "all"}});
-  if (!last) return ReportError(ctx, last.error());
+  auto last =
+      client->Call("read", {{"task", id}, {"mode", new_only ? "new" : "all"}});
+  if (!last)
+    return ReportError(ctx, last.error());
   auto rest = EmitRange(ctx, path, pos, (*last)["to"], meta);
-  if (!rest) return ReportError(ctx, rest.error());
+  if (!rest)
+    return ReportError(ctx, rest.error());
   PrintNotices(ctx, *client, nullptr);
   return kExitOk;
 }
@@ -444,9 +497,11 @@ int DoOutput(const Context& ctx, const std::string& id, bool follow, bool new_on
 
 int DoDaemonStart(const Context& ctx) {
   auto client = ctx.Connect(true);
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto status = client->Call("daemon_status");
-  if (!status) return ReportError(ctx, status.error());
+  if (!status)
+    return ReportError(ctx, status.error());
   if (ctx.json) {
     PrintJson(*status);
   } else {
@@ -468,7 +523,8 @@ int DoDaemonStatus(const Context& ctx) {
     return kExitFailed;
   }
   auto status = client->Call("daemon_status");
-  if (!status) return ReportError(ctx, status.error());
+  if (!status)
+    return ReportError(ctx, status.error());
   (*status)["running"] = true;
   if (ctx.json) {
     PrintJson(*status);
@@ -489,12 +545,15 @@ int DoDaemonStatus(const Context& ctx) {
 int DoDaemonStop(const Context& ctx, bool kill_tasks) {
   auto client = ctx.Connect(false);
   if (!client) {
-    if (!ctx.json) std::printf("batond is not running\n");
-    else PrintJson({{"stopped", false}, {"running", false}});
+    if (!ctx.json)
+      std::printf("batond is not running\n");
+    else
+      PrintJson({{"stopped", false}, {"running", false}});
     return kExitOk;
   }
   auto result = client->Call("shutdown", {{"kill_tasks", kill_tasks}});
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   // The daemon closes the connection as it exits.
   while (client->ReadReply(milliseconds(10'000))) {
   }
@@ -502,9 +561,10 @@ int DoDaemonStop(const Context& ctx, bool kill_tasks) {
   if (ctx.json) {
     PrintJson({{"stopped", true}, {"live_tasks", live}});
   } else if (live) {
-    std::printf("batond stopped; %zu tasks keep running under the supervisor "
-                "and are picked up by the next batond\n",
-                live);
+    std::printf(
+        "batond stopped; %zu tasks keep running under the supervisor "
+        "and are picked up by the next batond\n",
+        live);
   } else {
     std::printf("batond stopped\n");
   }
@@ -518,9 +578,11 @@ int DoAttach(const Context& ctx) {
                              "BATON_SESSION"});
   }
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto result = client->Call("attach");
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   if (!ctx.json) {
     std::fprintf(stderr,
                  "session %s attached; its tasks are stopped %s after this "
@@ -536,9 +598,11 @@ int DoAttach(const Context& ctx) {
 
 int DoNotices(const Context& ctx) {
   auto client = ctx.Connect();
-  if (!client) return ConnectError(ctx, client.error());
+  if (!client)
+    return ConnectError(ctx, client.error());
   auto result = client->Call("notices");
-  if (!result) return ReportError(ctx, result.error());
+  if (!result)
+    return ReportError(ctx, result.error());
   auto notices = client->TakeNotices();
   if (ctx.json) {
     PrintJson({{"notices", notices}});
@@ -553,8 +617,7 @@ int DoNotices(const Context& ctx) {
 }  // namespace
 
 int RunCli(int argc, char** argv) {
-  CLI::App app{"baton: background tasks for coding agents and people",
-               "baton"};
+  CLI::App app{"baton: background tasks for coding agents and people", "baton"};
   app.require_subcommand(1);
   app.fallthrough();
   Context ctx;
@@ -568,18 +631,21 @@ int RunCli(int argc, char** argv) {
   std::function<int()> action;
 
   RunArgs run;
-  auto* run_cmd = app.add_subcommand("run", "Start a command in the background");
+  auto* run_cmd =
+      app.add_subcommand("run", "Start a command in the background");
   run_cmd->add_option("--label", run.label, "A name for people");
   run_cmd->add_option("--cwd", run.cwd, "Working directory (default: here)");
   run_cmd->add_option("--env", run.env, "Extra variable NAME=VALUE")
-      ->take_all()->allow_extra_args(false);
+      ->take_all()
+      ->allow_extra_args(false);
   run_cmd->add_option("--timeout", run.timeout,
                       "Kill it after this long (e.g. 30s, 5m)");
   run_cmd->add_flag("--wait", run.wait,
                     "Wait for it and exit with its exit code");
-  run_cmd->add_option("command", run.command,
-                      "The command: one argument is a shell line, several "
-                      "are run as given")
+  run_cmd
+      ->add_option("command", run.command,
+                   "The command: one argument is a shell line, several "
+                   "are run as given")
       ->required();
   run_cmd->callback([&] { action = [&] { return DoRun(ctx, run); }; });
 
@@ -591,7 +657,8 @@ int RunCli(int argc, char** argv) {
   std::string status_id;
   auto* status_cmd = app.add_subcommand("status", "Show one task");
   status_cmd->add_option("id", status_id, "Task id")->required();
-  status_cmd->callback([&] { action = [&] { return DoStatus(ctx, status_id); }; });
+  status_cmd->callback(
+      [&] { action = [&] { return DoStatus(ctx, status_id); }; });
 
   std::string output_id;
   bool follow = false, new_only = false;
@@ -620,7 +687,8 @@ int RunCli(int argc, char** argv) {
 
   std::vector<std::string> kill_ids;
   std::string kill_reason, kill_grace;
-  auto* kill_cmd = app.add_subcommand("kill", "Stop tasks (SIGTERM, then SIGKILL)");
+  auto* kill_cmd =
+      app.add_subcommand("kill", "Stop tasks (SIGTERM, then SIGKILL)");
   kill_cmd->add_option("ids", kill_ids, "Task ids")->required();
   kill_cmd->add_option("--reason", kill_reason, "Why (shown in its detail)");
   kill_cmd->add_option("--grace", kill_grace,
@@ -633,8 +701,8 @@ int RunCli(int argc, char** argv) {
       "attach", "Hold the session attached (its lease starts when this ends)");
   attach_cmd->callback([&] { action = [&] { return DoAttach(ctx); }; });
 
-  auto* notices_cmd =
-      app.add_subcommand("notices", "Print tasks of this session that ended unseen");
+  auto* notices_cmd = app.add_subcommand(
+      "notices", "Print tasks of this session that ended unseen");
   notices_cmd->callback([&] { action = [&] { return DoNotices(ctx); }; });
 
   auto* daemon_cmd = app.add_subcommand("daemon", "Manage batond");
@@ -645,9 +713,11 @@ int RunCli(int argc, char** argv) {
   auto* stop_cmd = daemon_cmd->add_subcommand(
       "stop", "Stop batond (tasks keep running unless --kill-tasks)");
   stop_cmd->add_flag("--kill-tasks", kill_tasks, "Kill every live task first");
-  stop_cmd->callback([&] { action = [&] { return DoDaemonStop(ctx, kill_tasks); }; });
-  daemon_cmd->add_subcommand("status", "Is batond running?")
-      ->callback([&] { action = [&] { return DoDaemonStatus(ctx); }; });
+  stop_cmd->callback(
+      [&] { action = [&] { return DoDaemonStop(ctx, kill_tasks); }; });
+  daemon_cmd->add_subcommand("status", "Is batond running?")->callback([&] {
+    action = [&] { return DoDaemonStatus(ctx); };
+  });
 
   // CLI11 says "A subcommand is required" for a mistyped verb; name it.
   for (int i = 1; i < argc; ++i) {
@@ -656,9 +726,11 @@ int RunCli(int argc, char** argv) {
       ++i;
       continue;
     }
-    if (arg.starts_with("-")) continue;
+    if (arg.starts_with("-"))
+      continue;
     bool known = false;
-    for (const auto* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+    for (const auto* sub :
+         app.get_subcommands([](CLI::App*) { return true; })) {
       known = known || sub->get_name() == arg;
     }
     if (!known) {
@@ -681,7 +753,8 @@ int RunCli(int argc, char** argv) {
     std::fprintf(stderr, "baton: error: %s; see 'baton --help'\n", e.what());
     return kExitUsage;
   }
-  if (!action) return kExitUsage;
+  if (!action)
+    return kExitUsage;
   return action();
 }
 

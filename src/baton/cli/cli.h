@@ -7,8 +7,8 @@ namespace baton {
 
 // Exit codes (doc/cli.md).
 inline constexpr int kExitOk = 0;
-inline constexpr int kExitFailed = 1;    // The operation or a task failed.
-inline constexpr int kExitUsage = 2;     // Bad usage, or batond unreachable.
+inline constexpr int kExitFailed = 1;     // The operation or a task failed.
+inline constexpr int kExitUsage = 2;      // Bad usage, or batond unreachable.
 inline constexpr int kExitTimeout = 124;  // `wait` timed out first.
 
 // Runs one CLI invocation; returns the process exit code.

@@ -15,8 +15,10 @@ std::string_view TaskKindName(TaskKind kind) {
 }
 
 Result<TaskKind> ParseTaskKind(std::string_view name) {
-  if (name == "shell") return TaskKind::kShell;
-  if (name == "agent") return TaskKind::kAgent;
+  if (name == "shell")
+    return TaskKind::kShell;
+  if (name == "agent")
+    return TaskKind::kAgent;
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("unknown task kind '{}'", name));
 }
@@ -33,16 +35,17 @@ Result<TaskId> TaskId::Parse(std::string_view text) {
                                  text));
   };
   size_t dash = text.rfind('-');
-  if (dash == std::string_view::npos) return bad();
+  if (dash == std::string_view::npos)
+    return bad();
   auto kind = ParseTaskKind(text.substr(0, dash));
-  if (!kind) return bad();
+  if (!kind)
+    return bad();
   std::string_view digits = text.substr(dash + 1);
   int64_t number = 0;
   auto [end, ec] =
       std::from_chars(digits.data(), digits.data() + digits.size(), number);
   if (digits.empty() || ec != std::errc() ||
-      end != digits.data() + digits.size() || number < 1 ||
-      digits[0] == '0') {
+      end != digits.data() + digits.size() || number < 1 || digits[0] == '0') {
     return bad();
   }
   return TaskId{*kind, number};
@@ -60,7 +63,8 @@ std::string_view TaskStatusName(TaskStatus status) {
 
 Result<TaskStatus> ParseTaskStatus(std::string_view name) {
   for (size_t i = 0; i < std::size(kStatusNames); ++i) {
-    if (kStatusNames[i] == name) return static_cast<TaskStatus>(i);
+    if (kStatusNames[i] == name)
+      return static_cast<TaskStatus>(i);
   }
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("unknown task status '{}'", name));
@@ -68,7 +72,8 @@ Result<TaskStatus> ParseTaskStatus(std::string_view name) {
 
 std::string SignalName(int signal) {
   const char* abbrev = sigabbrev_np(signal);
-  if (abbrev == nullptr) return fmt::format("signal {}", signal);
+  if (abbrev == nullptr)
+    return fmt::format("signal {}", signal);
   return fmt::format("SIG{}", abbrev);
 }
 
@@ -79,8 +84,9 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
   switch (exit.cause) {
     case ExitCause::kLost:
       task.status = TaskStatus::kInterrupted;
-      task.detail = "interrupted: the runtime lost the task; its exit status "
-                    "is unknown";
+      task.detail =
+          "interrupted: the runtime lost the task; its exit status "
+          "is unknown";
       break;
     case ExitCause::kTimedOut:
       task.status = TaskStatus::kKilled;
@@ -91,14 +97,14 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
       break;
     case ExitCause::kKilled:
       task.status = TaskStatus::kKilled;
-      task.detail = fmt::format(
-          "killed: {}",
-          task.kill_reason.empty() ? "by request" : task.kill_reason);
+      task.detail = fmt::format("killed: {}", task.kill_reason.empty()
+                                                  ? "by request"
+                                                  : task.kill_reason);
       break;
     case ExitCause::kNatural:
       if (exit.exit_code) {
-        task.status = *exit.exit_code == 0 ? TaskStatus::kCompleted
-                                           : TaskStatus::kFailed;
+        task.status =
+            *exit.exit_code == 0 ? TaskStatus::kCompleted : TaskStatus::kFailed;
         task.detail = fmt::format("exit code: {}", *exit.exit_code);
       } else if (exit.signal) {
         task.status = TaskStatus::kFailed;

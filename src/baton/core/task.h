@@ -73,9 +73,9 @@ enum class ExitCause { kNatural, kKilled, kTimedOut, kLost };
 
 struct ExitInfo {
   ExitCause cause = ExitCause::kNatural;
-  std::optional<int> exit_code;  // Set when the process exited.
-  std::optional<int> signal;     // Set when a signal ended it.
-  int64_t ended_ms = 0;          // Wall time.
+  std::optional<int> exit_code;   // Set when the process exited.
+  std::optional<int> signal;      // Set when a signal ended it.
+  int64_t ended_ms = 0;           // Wall time.
   bool output_disk_full = false;  // The output log's file system was full.
 };
 
@@ -87,8 +87,8 @@ struct TaskRecord {
   std::string detail;
   std::optional<int> exit_code;
   std::optional<int> signal;
-  int64_t pid = 0;          // 0 until spawned.
-  int64_t created_ms = 0;   // Wall times; 0 = not yet.
+  int64_t pid = 0;         // 0 until spawned.
+  int64_t created_ms = 0;  // Wall times; 0 = not yet.
   int64_t started_ms = 0;
   int64_t ended_ms = 0;
   std::string kill_reason;  // Set when a kill was requested.

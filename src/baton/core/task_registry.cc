@@ -30,15 +30,17 @@ bool ValidEnvName(const std::string& name) {
 }  // namespace
 
 std::string NoticeText(const TaskRecord& task) {
-  std::string text = fmt::format("{} {}", task.id.ToString(),
-                                 TaskStatusName(task.status));
-  if (!task.detail.empty()) text += fmt::format(" ({})", task.detail);
-  if (!task.spec.label.empty()) text += fmt::format(" — {}", task.spec.label);
+  std::string text =
+      fmt::format("{} {}", task.id.ToString(), TaskStatusName(task.status));
+  if (!task.detail.empty())
+    text += fmt::format(" ({})", task.detail);
+  if (!task.spec.label.empty())
+    text += fmt::format(" — {}", task.spec.label);
   return text;
 }
 
-TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor,
-                           Timers* timers, const Clock* clock, Options options)
+TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
+                           const Clock* clock, Options options)
     : store_(store),
       executor_(executor),
       timers_(timers),
@@ -47,13 +49,18 @@ TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor,
 
 Status TaskRegistry::Recover() {
   auto live = store_->LoadLiveTasks();
-  if (!live) return std::unexpected(live.error());
-  for (auto& task : *live) live_[task.id] = task;
+  if (!live)
+    return std::unexpected(live.error());
+  for (auto& task : *live)
+    live_[task.id] = task;
   auto unnoticed = store_->LoadUnnoticedTasks();
-  if (!unnoticed) return std::unexpected(unnoticed.error());
-  for (auto& task : *unnoticed) unnoticed_[task.spec.owner].push_back(task.id);
+  if (!unnoticed)
+    return std::unexpected(unnoticed.error());
+  for (auto& task : *unnoticed)
+    unnoticed_[task.spec.owner].push_back(task.id);
   auto leased = store_->LoadLeasedSessions();
-  if (!leased) return std::unexpected(leased.error());
+  if (!leased)
+    return std::unexpected(leased.error());
   for (auto& session : *leased) {
     leased_sessions_.insert(session);
     // Nobody is attached yet: a session whose client does not come back
@@ -61,7 +68,8 @@ Status TaskRegistry::Recover() {
     bool has_live = std::any_of(live_.begin(), live_.end(), [&](auto& entry) {
       return entry.second.spec.owner == session;
     });
-    if (has_live) StartLease(session);
+    if (has_live)
+      StartLease(session);
   }
   BATON_LOG_INFO("recovered {} live tasks", live_.size());
   executor_->Adopt(*live);
@@ -112,7 +120,8 @@ void TaskRegistry::Save(const TaskRecord& task) {
     BATON_LOG_ERROR("storing {}: {}", task.id.ToString(),
                     saved.error().message);
   }
-  if (!IsTerminal(task.status)) live_[task.id] = task;
+  if (!IsTerminal(task.status))
+    live_[task.id] = task;
 }
 
 void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
@@ -139,7 +148,8 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
 void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
                                  int64_t started_ms) {
   auto it = live_.find(id);
-  if (it == live_.end()) return;
+  if (it == live_.end())
+    return;
   TaskRecord& task = it->second;
   task.pid = pid;
   task.started_ms = started_ms;
@@ -151,12 +161,14 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   }
   TaskRecord copy = task;
   Save(copy);
-  if (auto pending = pending_starts_.extract(id)) pending.mapped()(copy);
+  if (auto pending = pending_starts_.extract(id))
+    pending.mapped()(copy);
 }
 
 void TaskRegistry::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
   auto it = live_.find(id);
-  if (it == live_.end()) return;
+  if (it == live_.end())
+    return;
   TaskRecord task = it->second;
   task.status = TaskStatus::kFailed;
   task.detail = fmt::format("spawn failed: {}", error.message);
@@ -164,12 +176,14 @@ void TaskRegistry::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
   // The starter is told at once, so it has seen the end.
   task.end_seen = pending_starts_.count(id) != 0;
   Finish(task);
-  if (auto pending = pending_starts_.extract(id)) pending.mapped()(task);
+  if (auto pending = pending_starts_.extract(id))
+    pending.mapped()(task);
 }
 
 void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   auto it = live_.find(id);
-  if (it == live_.end()) return;
+  if (it == live_.end())
+    return;
   TaskRecord task = it->second;
   if (!task.kill_reason.empty() && exit.cause == ExitCause::kNatural &&
       task.status == TaskStatus::kStopping && exit.signal) {
@@ -180,9 +194,11 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   } else {
     ApplyExit(exit, task);
   }
-  if (task.ended_ms == 0) task.ended_ms = clock_->WallNowMillis();
+  if (task.ended_ms == 0)
+    task.ended_ms = clock_->WallNowMillis();
   Finish(task);
-  if (auto pending = pending_starts_.extract(id)) pending.mapped()(task);
+  if (auto pending = pending_starts_.extract(id))
+    pending.mapped()(task);
 }
 
 void TaskRegistry::Finish(TaskRecord task) {
@@ -196,19 +212,24 @@ void TaskRegistry::Finish(TaskRecord task) {
 }
 
 Result<TaskRecord> TaskRegistry::Lookup(const TaskId& id) {
-  if (auto it = live_.find(id); it != live_.end()) return it->second;
+  if (auto it = live_.find(id); it != live_.end())
+    return it->second;
   auto stored = store_->GetTask(id);
-  if (!stored) return std::unexpected(stored.error());
-  if (!*stored) return std::unexpected(NotFound(id.ToString()));
+  if (!stored)
+    return std::unexpected(stored.error());
+  if (!*stored)
+    return std::unexpected(NotFound(id.ToString()));
   return **stored;
 }
 
 Result<TaskRecord> TaskRegistry::Resolve(std::string_view id_text,
                                          const std::string& session) {
   auto id = TaskId::Parse(id_text);
-  if (!id) return std::unexpected(id.error());
+  if (!id)
+    return std::unexpected(id.error());
   auto task = Lookup(*id);
-  if (!task) return task;
+  if (!task)
+    return task;
   if (!task->spec.owner.empty() && task->spec.owner != session) {
     return MakeError(
         ErrorCode::kPermissionDenied,
@@ -227,13 +248,15 @@ void TaskRegistry::MarkEndSeen(TaskRecord& task, const std::string& session) {
   task.end_seen = true;
   Save(task);
   auto it = unnoticed_.find(session);
-  if (it != unnoticed_.end()) std::erase(it->second, task.id);
+  if (it != unnoticed_.end())
+    std::erase(it->second, task.id);
 }
 
 Result<TaskRecord> TaskRegistry::Get(std::string_view id,
                                      const std::string& session) {
   auto task = Resolve(id, session);
-  if (task) MarkEndSeen(*task, session);
+  if (task)
+    MarkEndSeen(*task, session);
   return task;
 }
 
@@ -250,7 +273,8 @@ Result<std::vector<TaskRecord>> TaskRegistry::List(const std::string& session,
   query.include_live = false;
   query.limit = all ? 0 : options_.recent_terminal;
   auto terminal = store_->ListTasks(query);
-  if (!terminal) return std::unexpected(terminal.error());
+  if (!terminal)
+    return std::unexpected(terminal.error());
   size_t shown_terminal = terminal->size();
   tasks.insert(tasks.end(), std::make_move_iterator(terminal->begin()),
                std::make_move_iterator(terminal->end()));
@@ -261,7 +285,8 @@ Result<std::vector<TaskRecord>> TaskRegistry::List(const std::string& session,
     *hidden = 0;
     if (!all && shown_terminal == options_.recent_terminal) {
       auto total = store_->CountTasks(query);
-      if (total && *total > shown_terminal) *hidden = *total - shown_terminal;
+      if (total && *total > shown_terminal)
+        *hidden = *total - shown_terminal;
     }
   }
   return tasks;
@@ -271,9 +296,11 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
                                        const std::string& session,
                                        ReadMode mode, uint64_t offset) {
   auto task = Resolve(id, session);
-  if (!task) return std::unexpected(task.error());
+  if (!task)
+    return std::unexpected(task.error());
   auto size = executor_->OutputSize(*task);
-  if (!size) return std::unexpected(size.error());
+  if (!size)
+    return std::unexpected(size.error());
   OutputRange range;
   range.path = task->output_path;
   range.to = *size;
@@ -286,7 +313,8 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
       break;
     case ReadMode::kNew: {
       auto cursor = store_->GetCursor(task->id, session);
-      if (!cursor) return std::unexpected(cursor.error());
+      if (!cursor)
+        return std::unexpected(cursor.error());
       range.from = std::min(*cursor, *size);
       if (range.to != *cursor) {
         if (auto set = store_->SetCursor(task->id, session, range.to); !set) {
@@ -297,7 +325,8 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
     }
   }
   range.at_end = IsTerminal(task->status);
-  if (range.at_end) MarkEndSeen(*task, session);
+  if (range.at_end)
+    MarkEndSeen(*task, session);
   range.task = std::move(*task);
   return range;
 }
@@ -306,7 +335,8 @@ Result<KillOutcome> TaskRegistry::Kill(
     std::string_view id, const std::string& session, std::string reason,
     std::optional<std::chrono::milliseconds> grace) {
   auto task = Resolve(id, session);
-  if (!task) return std::unexpected(task.error());
+  if (!task)
+    return std::unexpected(task.error());
   if (IsTerminal(task->status)) {
     MarkEndSeen(*task, session);
     return KillOutcome::kAlreadyTerminal;
@@ -329,7 +359,8 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
   Save(task);
-  if (spawned) executor_->Kill(task.id, grace.value_or(options_.default_grace));
+  if (spawned)
+    executor_->Kill(task.id, grace.value_or(options_.default_grace));
 }
 
 Result<WaitId> TaskRegistry::Wait(
@@ -345,14 +376,16 @@ Result<WaitId> TaskRegistry::Wait(
   waiter.done = std::move(done);
   for (const auto& text : ids) {
     auto task = Resolve(text, session);
-    if (!task) return std::unexpected(task.error());
+    if (!task)
+      return std::unexpected(task.error());
     if (std::find(waiter.ids.begin(), waiter.ids.end(), task->id) ==
         waiter.ids.end()) {
       waiter.ids.push_back(task->id);
     }
   }
   WaitId id = next_wait_id_++;
-  for (const auto& task_id : waiter.ids) waiters_by_task_.emplace(task_id, id);
+  for (const auto& task_id : waiter.ids)
+    waiters_by_task_.emplace(task_id, id);
   bool ready = WaiterReady(waiter);
   waiters_.emplace(id, std::move(waiter));
   if (ready) {
@@ -370,7 +403,8 @@ bool TaskRegistry::WaiterReady(const Waiter& waiter) {
     auto task = Lookup(id);
     bool done = !task || IsTerminal(task->status) ||
                 task->status == TaskStatus::kWaiting;
-    if (done) ++ended;
+    if (done)
+      ++ended;
   }
   return waiter.all ? ended == waiter.ids.size() : ended > 0;
 }
@@ -384,14 +418,17 @@ void TaskRegistry::WakeWaiters(const TaskId& id) {
       ready.push_back(it->second);
     }
   }
-  for (WaitId wait : ready) CompleteWait(wait, false);
+  for (WaitId wait : ready)
+    CompleteWait(wait, false);
 }
 
 void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
   auto node = waiters_.extract(id);
-  if (!node) return;
+  if (!node)
+    return;
   Waiter& waiter = node.mapped();
-  if (waiter.timer && !timed_out) timers_->Cancel(waiter.timer);
+  if (waiter.timer && !timed_out)
+    timers_->Cancel(waiter.timer);
   WaitResult result;
   result.timed_out = timed_out;
   for (const auto& task_id : waiter.ids) {
@@ -403,7 +440,8 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
       }
     }
     auto task = Lookup(task_id);
-    if (!task) continue;
+    if (!task)
+      continue;
     if (IsTerminal(task->status) || task->status == TaskStatus::kWaiting) {
       MarkEndSeen(*task, waiter.session);
       result.ended.push_back(std::move(*task));
@@ -418,8 +456,10 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
 
 void TaskRegistry::CancelWait(WaitId id) {
   auto node = waiters_.extract(id);
-  if (!node) return;
-  if (node.mapped().timer) timers_->Cancel(node.mapped().timer);
+  if (!node)
+    return;
+  if (node.mapped().timer)
+    timers_->Cancel(node.mapped().timer);
   for (auto it = waiters_by_task_.begin(); it != waiters_by_task_.end();) {
     it = it->second == id ? waiters_by_task_.erase(it) : std::next(it);
   }
@@ -427,14 +467,17 @@ void TaskRegistry::CancelWait(WaitId id) {
 
 std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
   std::vector<TaskRecord> notices;
-  if (session.empty()) return notices;
+  if (session.empty())
+    return notices;
   auto it = unnoticed_.find(session);
-  if (it == unnoticed_.end()) return notices;
+  if (it == unnoticed_.end())
+    return notices;
   std::vector<TaskId> ids = std::move(it->second);
   unnoticed_.erase(it);
   for (const auto& id : ids) {
     auto task = Lookup(id);
-    if (!task || task->end_seen || task->notice_delivered) continue;
+    if (!task || task->end_seen || task->notice_delivered)
+      continue;
     task->notice_delivered = true;
     Save(*task);
     notices.push_back(std::move(*task));
@@ -444,7 +487,8 @@ std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
 
 std::vector<TaskId> TaskRegistry::KillAll(const std::string& reason) {
   std::vector<TaskRecord> tasks;
-  for (const auto& [id, task] : live_) tasks.push_back(task);
+  for (const auto& [id, task] : live_)
+    tasks.push_back(task);
   std::vector<TaskId> ids;
   for (auto& task : tasks) {
     RequestKill(task, reason, std::nullopt);
@@ -460,14 +504,17 @@ void TaskRegistry::WaitForAll(const std::vector<TaskId>& ids,
   waiter.all = true;
   waiter.done = [done = std::move(done)](WaitResult) { done(); };
   WaitId id = next_wait_id_++;
-  for (const auto& task_id : ids) waiters_by_task_.emplace(task_id, id);
+  for (const auto& task_id : ids)
+    waiters_by_task_.emplace(task_id, id);
   bool ready = WaiterReady(waiter);
   waiters_.emplace(id, std::move(waiter));
-  if (ready) CompleteWait(id, false);
+  if (ready)
+    CompleteWait(id, false);
 }
 
 void TaskRegistry::Attach(const std::string& session) {
-  if (session.empty()) return;
+  if (session.empty())
+    return;
   SessionState& state = sessions_[session];
   ++state.attached;
   if (state.lease_timer) {
@@ -484,22 +531,27 @@ void TaskRegistry::Attach(const std::string& session) {
 
 void TaskRegistry::Detach(const std::string& session) {
   auto it = sessions_.find(session);
-  if (it == sessions_.end() || it->second.attached == 0) return;
-  if (--it->second.attached == 0) StartLease(session);
+  if (it == sessions_.end() || it->second.attached == 0)
+    return;
+  if (--it->second.attached == 0)
+    StartLease(session);
 }
 
 void TaskRegistry::StartLease(const std::string& session) {
   SessionState& state = sessions_[session];
-  if (state.lease_timer) timers_->Cancel(state.lease_timer);
-  state.lease_timer = timers_->Schedule(
-      clock_->Now() + options_.lease, [this, session] { ExpireLease(session); });
+  if (state.lease_timer)
+    timers_->Cancel(state.lease_timer);
+  state.lease_timer =
+      timers_->Schedule(clock_->Now() + options_.lease,
+                        [this, session] { ExpireLease(session); });
 }
 
 void TaskRegistry::ExpireLease(const std::string& session) {
   sessions_[session].lease_timer = 0;
   std::vector<TaskRecord> tasks;
   for (const auto& [id, task] : live_) {
-    if (task.spec.owner == session) tasks.push_back(task);
+    if (task.spec.owner == session)
+      tasks.push_back(task);
   }
   BATON_LOG_INFO("lease of session {} ran out; stopping {} tasks", session,
                  tasks.size());

@@ -115,8 +115,8 @@ TEST_F(TaskRegistryTest, OtherSessionsTasksAreInvisibleAndRefused) {
   EXPECT_EQ(refused.error().code, ErrorCode::kPermissionDenied);
   EXPECT_FALSE(registry_->Kill(mine, "bob", "", std::nullopt));
   EXPECT_FALSE(registry_->Read(mine, "bob", ReadMode::kAll));
-  EXPECT_FALSE(registry_->Wait({mine}, "bob", false, std::nullopt,
-                               [](WaitResult) {}));
+  EXPECT_FALSE(
+      registry_->Wait({mine}, "bob", false, std::nullopt, [](WaitResult) {}));
   EXPECT_TRUE(executor_.kills.empty());
   EXPECT_EQ(registry_->Get(mine, "alice")->status, TaskStatus::kRunning);
   auto unknown = registry_->Get("shell-99", "alice");
@@ -306,15 +306,15 @@ TEST_F(TaskRegistryTest, SpawnFailureLeavesACollectableFailedTask) {
                                Error{ErrorCode::kSpawnFailed, "chdir: gone"});
   ASSERT_TRUE(started && started->has_value());
   EXPECT_EQ((*started)->status, TaskStatus::kFailed);
-  EXPECT_EQ(registry_->Get("shell-1", "")->detail,
-            "spawn failed: chdir: gone");
+  EXPECT_EQ(registry_->Get("shell-1", "")->detail, "spawn failed: chdir: gone");
 }
 
 TEST_F(TaskRegistryTest, ListShowsLiveAndRecentTerminalInCreationOrder) {
   for (int i = 0; i < 25; ++i) {
     std::string id = StartRunning();
     time_.Advance(milliseconds(1));
-    if (i != 3) executor_.Exit(Id(id), 0);
+    if (i != 3)
+      executor_.Exit(Id(id), 0);
   }
   size_t hidden = 0;
   auto tasks = registry_->List("", false, &hidden);

@@ -18,9 +18,9 @@ Result<std::optional<std::chrono::milliseconds>> OptionalMillis(
     return std::optional<std::chrono::milliseconds>();
   }
   if (!it->is_number() || it->get<double>() < 0) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("'{}' must be a number of milliseconds >= 0",
-                                 key));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("'{}' must be a number of milliseconds >= 0", key));
   }
   return std::optional(std::chrono::milliseconds(it->get<int64_t>()));
 }
@@ -32,7 +32,8 @@ Result<std::vector<std::string>> TaskIds(const Json& request) {
                      "'tasks' must be a non-empty list of task ids");
   }
   std::vector<std::string> ids;
-  for (const auto& id : *it) ids.push_back(id.get<std::string>());
+  for (const auto& id : *it)
+    ids.push_back(id.get<std::string>());
   return ids;
 }
 
@@ -41,7 +42,8 @@ Result<TaskSpec> SpecFromRequest(const Json& request,
   TaskSpec spec;
   spec.kind = TaskKind::kShell;
   spec.owner = session;
-  if (request.value("unowned", false)) spec.owner.clear();
+  if (request.value("unowned", false))
+    spec.owner.clear();
   if (auto command = request.find("command"); command != request.end()) {
     spec.shell_command = command->get<std::string>();
   } else if (auto argv = request.find("argv"); argv != request.end()) {
@@ -61,7 +63,8 @@ Result<TaskSpec> SpecFromRequest(const Json& request,
     spec.base_env = base->get<std::vector<std::string>>();
   }
   auto timeout = OptionalMillis(request, "timeout_ms");
-  if (!timeout) return std::unexpected(timeout.error());
+  if (!timeout)
+    return std::unexpected(timeout.error());
   spec.timeout = *timeout;
   return spec;
 }
@@ -69,14 +72,14 @@ Result<TaskSpec> SpecFromRequest(const Json& request,
 Json TaskList(const std::vector<TaskRecord>& tasks,
               const std::function<Json(const TaskRecord&)>& to_json) {
   Json list = Json::array();
-  for (const auto& task : tasks) list.push_back(to_json(task));
+  for (const auto& task : tasks)
+    list.push_back(to_json(task));
   return list;
 }
 
 }  // namespace
 
-const std::map<std::string, Daemon::Handler, std::less<>>&
-Daemon::Handlers() {
+const std::map<std::string, Daemon::Handler, std::less<>>& Daemon::Handlers() {
   static const std::map<std::string, Handler, std::less<>> handlers = {
       {"hello", &Daemon::HandleHello},
       {"run", &Daemon::HandleRun},
@@ -109,7 +112,8 @@ void Daemon::HandleHello(Connection&, const Json&, const std::string& session,
 void Daemon::HandleRun(Connection&, const Json& request,
                        const std::string& session, Reply reply) {
   auto spec = SpecFromRequest(request, session);
-  if (!spec) return reply(std::unexpected(spec.error()));
+  if (!spec)
+    return reply(std::unexpected(spec.error()));
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
   if (!spec->cwd.empty() && spec->cwd[0] == '/') {
@@ -118,7 +122,8 @@ void Daemon::HandleRun(Connection&, const Json& request,
     }
   }
   registry_->Start(std::move(*spec), [this, reply](Result<TaskRecord> task) {
-    if (!task) return reply(std::unexpected(task.error()));
+    if (!task)
+      return reply(std::unexpected(task.error()));
     reply(Json{{"task", TaskJson(*task)}});
   });
 }
@@ -126,7 +131,8 @@ void Daemon::HandleRun(Connection&, const Json& request,
 void Daemon::HandleGet(Connection&, const Json& request,
                        const std::string& session, Reply reply) {
   auto task = registry_->Get(request.at("task").get<std::string>(), session);
-  if (!task) return reply(std::unexpected(task.error()));
+  if (!task)
+    return reply(std::unexpected(task.error()));
   reply(Json{{"task", TaskJson(*task)}});
 }
 
@@ -134,10 +140,12 @@ void Daemon::HandleList(Connection&, const Json& request,
                         const std::string& session, Reply reply) {
   size_t hidden = 0;
   auto tasks = registry_->List(session, request.value("all", false), &hidden);
-  if (!tasks) return reply(std::unexpected(tasks.error()));
-  reply(Json{{"tasks", TaskList(*tasks, [this](const TaskRecord& task) {
-                return TaskJson(task);
-              })},
+  if (!tasks)
+    return reply(std::unexpected(tasks.error()));
+  reply(Json{{"tasks", TaskList(*tasks,
+                                [this](const TaskRecord& task) {
+                                  return TaskJson(task);
+                                })},
              {"hidden", hidden}});
 }
 
@@ -162,7 +170,8 @@ void Daemon::HandleRead(Connection&, const Json& request,
   }
   auto range = registry_->Read(request.at("task").get<std::string>(), session,
                                mode, static_cast<uint64_t>(offset));
-  if (!range) return reply(std::unexpected(range.error()));
+  if (!range)
+    return reply(std::unexpected(range.error()));
   reply(Json{{"task", TaskJson(range->task)},
              {"path", range->path},
              {"from", range->from},
@@ -173,9 +182,11 @@ void Daemon::HandleRead(Connection&, const Json& request,
 void Daemon::HandleKill(Connection&, const Json& request,
                         const std::string& session, Reply reply) {
   auto ids = TaskIds(request);
-  if (!ids) return reply(std::unexpected(ids.error()));
+  if (!ids)
+    return reply(std::unexpected(ids.error()));
   auto grace = OptionalMillis(request, "grace_ms");
-  if (!grace) return reply(std::unexpected(grace.error()));
+  if (!grace)
+    return reply(std::unexpected(grace.error()));
   // All or nothing: a bad id refuses the whole request before any kill.
   for (const auto& id : *ids) {
     if (auto task = registry_->Get(id, session); !task) {
@@ -186,11 +197,12 @@ void Daemon::HandleKill(Connection&, const Json& request,
   Json results = Json::array();
   for (const auto& id : *ids) {
     auto outcome = registry_->Kill(id, session, reason, *grace);
-    if (!outcome) return reply(std::unexpected(outcome.error()));
-    results.push_back(
-        {{"id", id},
-         {"outcome", *outcome == KillOutcome::kRequested ? "requested"
-                                                         : "already-terminal"}});
+    if (!outcome)
+      return reply(std::unexpected(outcome.error()));
+    results.push_back({{"id", id},
+                       {"outcome", *outcome == KillOutcome::kRequested
+                                       ? "requested"
+                                       : "already-terminal"}});
   }
   reply(Json{{"results", std::move(results)}});
 }
@@ -198,9 +210,11 @@ void Daemon::HandleKill(Connection&, const Json& request,
 void Daemon::HandleWait(Connection& connection, const Json& request,
                         const std::string& session, Reply reply) {
   auto ids = TaskIds(request);
-  if (!ids) return reply(std::unexpected(ids.error()));
+  if (!ids)
+    return reply(std::unexpected(ids.error()));
   auto timeout = OptionalMillis(request, "timeout_ms");
-  if (!timeout) return reply(std::unexpected(timeout.error()));
+  if (!timeout)
+    return reply(std::unexpected(timeout.error()));
   uint64_t connection_id = connection.id;
   // The wait id is known only after Wait returns, but `done` may run
   // inside Wait; they meet in this small cell.
@@ -217,15 +231,19 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
             it != connections_.end()) {
           it->second.waits.erase(cell->id);
         }
-        auto to_json = [this](const TaskRecord& task) { return TaskJson(task); };
+        auto to_json = [this](const TaskRecord& task) {
+          return TaskJson(task);
+        };
         reply(Json{{"ended", TaskList(result.ended, to_json)},
                    {"still_running", TaskList(result.still_running, to_json)},
                    {"timed_out", result.timed_out}});
       });
-  if (!wait) return reply(std::unexpected(wait.error()));
+  if (!wait)
+    return reply(std::unexpected(wait.error()));
   cell->id = *wait;
   // Only a wait still pending is tracked (to cancel it on disconnect).
-  if (!cell->done) connection.waits.insert(*wait);
+  if (!cell->done)
+    connection.waits.insert(*wait);
 }
 
 void Daemon::HandleAttach(Connection& connection, const Json&,

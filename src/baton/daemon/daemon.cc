@@ -20,7 +20,8 @@ constexpr std::chrono::seconds kFlushRetry{1};
 
 Result<UniqueFd> OpenLock(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
-  if (!fd) return std::unexpected(ErrnoError("open " + path, errno));
+  if (!fd)
+    return std::unexpected(ErrnoError("open " + path, errno));
   return fd;
 }
 
@@ -37,7 +38,8 @@ int RunDaemon(const DaemonOptions& options) {
   }
   UniqueFd log_fd(::open(options.paths.daemon_log().c_str(),
                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-  if (log_fd) SetLogTarget(log_fd.get(), "batond");
+  if (log_fd)
+    SetLogTarget(log_fd.get(), "batond");
 
   // Two locks: `startup` serializes daemons that start at the same time;
   // `life` is held for the daemon's whole life. A loser that gets the
@@ -75,25 +77,30 @@ Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
 
 Daemon::~Daemon() {
   connections_.clear();
-  if (listen_fd_) ::unlink(options_.paths.daemon_socket().c_str());
+  if (listen_fd_)
+    ::unlink(options_.paths.daemon_socket().c_str());
 }
 
 Status Daemon::Start() {
   started_ms_ = clock_.WallNowMillis();
-  if (!loop_.ok()) return MakeError(ErrorCode::kIo, "epoll_create failed");
+  if (!loop_.ok())
+    return MakeError(ErrorCode::kIo, "epoll_create failed");
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   for (int sig : {SIGTERM, SIGINT}) {
     auto handled = loop_.HandleSignal(sig, [this] {
-      BATON_LOG_INFO("signal received; stopping (tasks keep running under "
-                     "the supervisor)");
+      BATON_LOG_INFO(
+          "signal received; stopping (tasks keep running under "
+          "the supervisor)");
       loop_.Stop();
     });
-    if (!handled) return handled;
+    if (!handled)
+      return handled;
   }
 
   auto store = SqliteTaskStore::Open(options_.paths.database());
-  if (!store) return std::unexpected(store.error());
+  if (!store)
+    return std::unexpected(store.error());
   store_ = std::move(*store);
 
   executor_ = std::make_unique<LocalExecutor>(&loop_, options_.paths,
@@ -101,18 +108,19 @@ Status Daemon::Start() {
   TaskRegistry::Options registry_options;
   registry_options.lease = options_.lease;
   registry_options.default_grace = options_.grace;
-  registry_ = std::make_unique<TaskRegistry>(
-      store_.get(), executor_.get(), &loop_, &clock_, registry_options);
+  registry_ = std::make_unique<TaskRegistry>(store_.get(), executor_.get(),
+                                             &loop_, &clock_, registry_options);
   executor_->SetListener(registry_.get());
   if (auto connected = executor_->Connect(); !connected) {
-    return MakeError(connected.error().code,
-                     "cannot reach the supervisor: " +
-                         connected.error().message);
+    return MakeError(connected.error().code, "cannot reach the supervisor: " +
+                                                 connected.error().message);
   }
-  if (auto recovered = registry_->Recover(); !recovered) return recovered;
+  if (auto recovered = registry_->Recover(); !recovered)
+    return recovered;
 
   auto listener = ListenUnix(options_.paths.daemon_socket());
-  if (!listener) return std::unexpected(listener.error());
+  if (!listener)
+    return std::unexpected(listener.error());
   listen_fd_ = std::move(*listener);
   if (auto added = loop_.AddFd(listen_fd_.get(), EPOLLIN,
                                [this](uint32_t) { OnAccept(); });
@@ -127,9 +135,11 @@ void Daemon::OnAccept() {
   for (;;) {
     auto fd = AcceptSameUid(listen_fd_.get());
     if (!fd) {
-      if (fd.error().code == ErrorCode::kUnavailable) return;
+      if (fd.error().code == ErrorCode::kUnavailable)
+        return;
       BATON_LOG_WARN("accept: {}", fd.error().message);
-      if (fd.error().code == ErrorCode::kPermissionDenied) continue;
+      if (fd.error().code == ErrorCode::kPermissionDenied)
+        continue;
       return;
     }
     uint64_t id = next_connection_id_++;
@@ -144,8 +154,10 @@ void Daemon::OnAccept() {
 
 void Daemon::OnClose(uint64_t connection_id) {
   auto it = connections_.find(connection_id);
-  if (it == connections_.end()) return;
-  for (WaitId wait : it->second.waits) registry_->CancelWait(wait);
+  if (it == connections_.end())
+    return;
+  for (WaitId wait : it->second.waits)
+    registry_->CancelWait(wait);
   it->second.waits.clear();
   if (!it->second.attached_session.empty()) {
     registry_->Detach(it->second.attached_session);
@@ -159,7 +171,8 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
   return [this, connection_id, request_id = std::move(request_id),
           session = std::move(session)](Result<Json> result) {
     auto it = connections_.find(connection_id);
-    if (it == connections_.end() || it->second.channel->closed()) return;
+    if (it == connections_.end() || it->second.channel->closed())
+      return;
     Json reply = result ? MakeReply(request_id, *result)
                         : MakeErrorReply(request_id, result.error());
     if (!session.empty()) {
@@ -167,8 +180,8 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
       if (!notices.empty()) {
         Json list = Json::array();
         for (const auto& task : notices) {
-          list.push_back({{"task", TaskJson(task)},
-                          {"text", NoticeText(task)}});
+          list.push_back(
+              {{"task", TaskJson(task)}, {"text", NoticeText(task)}});
         }
         reply["notices"] = std::move(list);
       }
@@ -180,14 +193,14 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
 
 void Daemon::OnLine(uint64_t connection_id, std::string_view line) {
   auto it = connections_.find(connection_id);
-  if (it == connections_.end()) return;
+  if (it == connections_.end())
+    return;
   Connection& connection = it->second;
   Json request = Json::parse(line, nullptr, false);
   if (request.is_discarded() || !request.is_object()) {
     connection.channel->Send(
-        MakeErrorReply(nullptr,
-                       Error{ErrorCode::kInvalidArgument,
-                             "malformed request: not a JSON object"})
+        MakeErrorReply(nullptr, Error{ErrorCode::kInvalidArgument,
+                                      "malformed request: not a JSON object"})
             .dump());
     return;
   }
@@ -227,15 +240,17 @@ void Daemon::BeforeSleep() {
       BATON_LOG_ERROR("committing state failed, will retry: {}",
                       status.error().message);
       if (!flush_retry_timer_) {
-        flush_retry_timer_ =
-            loop_.Schedule(clock_.Now() + kFlushRetry,
-                           [this] { flush_retry_timer_ = 0; });
+        flush_retry_timer_ = loop_.Schedule(clock_.Now() + kFlushRetry,
+                                            [this] { flush_retry_timer_ = 0; });
       }
     }
   }
-  if (flushed) executor_->Flush();
-  for (auto& [id, connection] : connections_) connection.channel->Flush();
-  for (uint64_t id : closed_connections_) connections_.erase(id);
+  if (flushed)
+    executor_->Flush();
+  for (auto& [id, connection] : connections_)
+    connection.channel->Flush();
+  for (uint64_t id : closed_connections_)
+    connections_.erase(id);
   closed_connections_.clear();
 }
 

@@ -18,15 +18,17 @@ std::string TaskPath(const TaskSpec& spec) {
     return it->second;
   }
   for (const auto& entry : spec.base_env) {
-    if (entry.starts_with("PATH=")) return entry.substr(5);
+    if (entry.starts_with("PATH="))
+      return entry.substr(5);
   }
-  if (!spec.base_env.empty()) return "/usr/bin:/bin";
+  if (!spec.base_env.empty())
+    return "/usr/bin:/bin";
   const char* path = std::getenv("PATH");
   return path ? path : "/usr/bin:/bin";
 }
 
 bool IsExecutableFile(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
          ::access(path.c_str(), X_OK) == 0;
 }
@@ -34,7 +36,7 @@ bool IsExecutableFile(const std::string& path) {
 }  // namespace
 
 Status PreflightTask(const TaskSpec& spec) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(spec.cwd.c_str(), &st) != 0) {
     int err = errno;
     return MakeError(ErrorCode::kInvalidArgument,
@@ -54,11 +56,11 @@ Status PreflightTask(const TaskSpec& spec) {
                                  "(permission denied); choose another --cwd",
                                  spec.cwd));
   }
-  if (spec.shell_command) return {};
+  if (spec.shell_command)
+    return {};
   const std::string& program = spec.argv[0];
   if (program.find('/') != std::string::npos) {
-    std::string full =
-        program[0] == '/' ? program : spec.cwd + "/" + program;
+    std::string full = program[0] == '/' ? program : spec.cwd + "/" + program;
     if (!IsExecutableFile(full)) {
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("{} is not an executable file; check the "
@@ -72,10 +74,14 @@ Status PreflightTask(const TaskSpec& spec) {
   for (;;) {
     size_t colon = path.find(':', start);
     std::string dir = path.substr(start, colon - start);
-    if (dir.empty()) dir = spec.cwd;
-    else if (dir[0] != '/') dir = spec.cwd + "/" + dir;
-    if (IsExecutableFile(dir + "/" + program)) return {};
-    if (colon == std::string::npos) break;
+    if (dir.empty())
+      dir = spec.cwd;
+    else if (dir[0] != '/')
+      dir = spec.cwd + "/" + dir;
+    if (IsExecutableFile(dir + "/" + program))
+      return {};
+    if (colon == std::string::npos)
+      break;
     start = colon + 1;
   }
   return MakeError(ErrorCode::kInvalidArgument,

@@ -18,11 +18,11 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
     if (auto prepared = options.paths.Prepare(); !prepared) {
       return std::unexpected(prepared.error());
     }
-    std::string binary = options.baton_binary.empty() ? SelfExecutable()
-                                                      : options.baton_binary;
-    auto started = StartDetached(
-        {binary, "daemon", "run", "--ready-fd", "{ready_fd}"},
-        kDaemonStartTimeout);
+    std::string binary =
+        options.baton_binary.empty() ? SelfExecutable() : options.baton_binary;
+    auto started =
+        StartDetached({binary, "daemon", "run", "--ready-fd", "{ready_fd}"},
+                      kDaemonStartTimeout);
     if (!started) {
       return MakeError(started.error().code,
                        "cannot start batond: " + started.error().message);
@@ -45,13 +45,14 @@ Result<int64_t> DaemonClient::Send(std::string_view op, Json args) {
   int64_t id = next_id_++;
   args["id"] = id;
   args["op"] = op;
-  if (!session_.empty()) args["session"] = session_;
+  if (!session_.empty())
+    args["session"] = session_;
   std::string line = args.dump(-1, ' ', false, Json::error_handler_t::replace);
   line.push_back('\n');
   if (auto written = WriteAll(fd_.get(), line); !written) {
-    return MakeError(ErrorCode::kUnavailable,
-                     "lost the connection to batond: " +
-                         written.error().message);
+    return MakeError(
+        ErrorCode::kUnavailable,
+        "lost the connection to batond: " + written.error().message);
   }
   return id;
 }
@@ -66,12 +67,12 @@ Result<Json> DaemonClient::ReadReply(
       Json reply = Json::parse(in_.begin(), in_.begin() + nl, nullptr, false);
       in_.erase(0, nl + 1);
       if (reply.is_discarded() || !reply.is_object()) {
-        return MakeError(ErrorCode::kInternal,
-                         "batond sent a malformed reply");
+        return MakeError(ErrorCode::kInternal, "batond sent a malformed reply");
       }
       if (auto notices = reply.find("notices");
           notices != reply.end() && notices->is_array()) {
-        for (auto& notice : *notices) notices_.push_back(notice);
+        for (auto& notice : *notices)
+          notices_.push_back(notice);
       }
       return reply;
     }
@@ -86,11 +87,14 @@ Result<Json> DaemonClient::ReadReply(
     }
     pollfd pfd{fd_.get(), POLLIN, 0};
     int ready = ::poll(&pfd, 1, wait_ms);
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready == 0) continue;
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready == 0)
+      continue;
     char buf[65536];
     ssize_t n = ::read(fd_.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
+    if (n < 0 && errno == EINTR)
+      continue;
     if (n <= 0) {
       return MakeError(ErrorCode::kUnavailable,
                        "batond closed the connection (did it stop or "
@@ -102,11 +106,14 @@ Result<Json> DaemonClient::ReadReply(
 
 Result<Json> DaemonClient::Call(std::string_view op, Json args) {
   auto id = Send(op, std::move(args));
-  if (!id) return std::unexpected(id.error());
+  if (!id)
+    return std::unexpected(id.error());
   for (;;) {
     auto reply = ReadReply();
-    if (!reply) return reply;
-    if (reply->value("id", int64_t{-1}) != *id) continue;
+    if (!reply)
+      return reply;
+    if (reply->value("id", int64_t{-1}) != *id)
+      continue;
     if (!reply->value("ok", false)) {
       return std::unexpected(ErrorFromJson(reply->value("error", Json())));
     }

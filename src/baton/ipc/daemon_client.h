@@ -21,8 +21,8 @@ class DaemonClient {
  public:
   struct Options {
     StatePaths paths;
-    std::string session;     // Sent with every request; "" = none.
-    bool autostart = true;   // Start batond when nobody listens.
+    std::string session;       // Sent with every request; "" = none.
+    bool autostart = true;     // Start batond when nobody listens.
     std::string baton_binary;  // For autostart; default: this executable.
   };
 

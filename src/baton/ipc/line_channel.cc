@@ -19,16 +19,20 @@ LineChannel::LineChannel(EventLoop* loop, UniqueFd fd, LineCallback on_line,
   }
 }
 
-LineChannel::~LineChannel() { Close(); }
+LineChannel::~LineChannel() {
+  Close();
+}
 
 void LineChannel::Close() {
-  if (!fd_) return;
+  if (!fd_)
+    return;
   loop_->RemoveFd(fd_.get());
   fd_.reset();
 }
 
 void LineChannel::Send(std::string_view line) {
-  if (!fd_) return;
+  if (!fd_)
+    return;
   out_.append(line);
   out_.push_back('\n');
 }
@@ -37,14 +41,17 @@ void LineChannel::Flush() {
   while (fd_ && !out_.empty()) {
     ssize_t n = ::send(fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL);
     if (n < 0) {
-      if (errno == EINTR) continue;
-      if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        break;
       HandleClose();
       return;
     }
     out_.erase(0, static_cast<size_t>(n));
   }
-  if (!fd_) return;
+  if (!fd_)
+    return;
   bool want = !out_.empty();
   if (want != want_write_) {
     want_write_ = want;
@@ -55,20 +62,25 @@ void LineChannel::Flush() {
 
 void LineChannel::HandleClose() {
   Close();
-  if (on_close_) on_close_();
+  if (on_close_)
+    on_close_();
 }
 
 void LineChannel::OnEvents(uint32_t events) {
-  if (events & EPOLLOUT) Flush();
-  if (!fd_) return;
+  if (events & EPOLLOUT)
+    Flush();
+  if (!fd_)
+    return;
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
     char buf[65536];
     bool eof = false;
     for (;;) {
       ssize_t n = ::read(fd_.get(), buf, sizeof buf);
       if (n < 0) {
-        if (errno == EINTR) continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK) break;
+        if (errno == EINTR)
+          continue;
+        if (errno == EAGAIN || errno == EWOULDBLOCK)
+          break;
         HandleClose();
         return;
       }
@@ -77,20 +89,23 @@ void LineChannel::OnEvents(uint32_t events) {
         break;
       }
       in_.append(buf, static_cast<size_t>(n));
-      if (static_cast<size_t>(n) < sizeof buf) break;
+      if (static_cast<size_t>(n) < sizeof buf)
+        break;
     }
     size_t start = 0;
     for (size_t nl; fd_ && (nl = in_.find('\n', start)) != std::string::npos;
          start = nl + 1) {
       std::string_view line(in_.data() + start, nl - start);
-      if (!line.empty()) on_line_(line);
+      if (!line.empty())
+        on_line_(line);
     }
     in_.erase(0, start);
     if (fd_ && in_.size() > kMaxLine) {
       HandleClose();
       return;
     }
-    if (fd_ && (eof || (events & EPOLLERR))) HandleClose();
+    if (fd_ && (eof || (events & EPOLLERR)))
+      HandleClose();
   }
 }
 

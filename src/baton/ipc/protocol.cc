@@ -35,10 +35,12 @@ std::string ShellQuote(const std::string& arg) {
 }  // namespace
 
 std::string CommandText(const TaskSpec& spec) {
-  if (spec.shell_command) return *spec.shell_command;
+  if (spec.shell_command)
+    return *spec.shell_command;
   std::string text;
   for (const auto& arg : spec.argv) {
-    if (!text.empty()) text += ' ';
+    if (!text.empty())
+      text += ' ';
     text += ShellQuote(arg);
   }
   return text;
@@ -57,7 +59,8 @@ Json TaskToJson(const TaskRecord& task, std::optional<uint64_t> output_bytes) {
       {"argv", task.spec.shell_command ? Json(nullptr) : Json(task.spec.argv)},
       {"cwd", task.spec.cwd},
       {"env", task.spec.env_overrides},
-      {"owner", task.spec.owner.empty() ? Json(nullptr) : Json(task.spec.owner)},
+      {"owner",
+       task.spec.owner.empty() ? Json(nullptr) : Json(task.spec.owner)},
       {"pid", task.pid ? Json(task.pid) : Json(nullptr)},
       {"timeout_ms",
        task.spec.timeout ? Json(task.spec.timeout->count()) : Json(nullptr)},
@@ -71,7 +74,8 @@ Json TaskToJson(const TaskRecord& task, std::optional<uint64_t> output_bytes) {
        task.kill_reason.empty() ? Json(nullptr) : Json(task.kill_reason)},
       {"output_path", task.output_path},
   };
-  if (output_bytes) json["output_bytes"] = *output_bytes;
+  if (output_bytes)
+    json["output_bytes"] = *output_bytes;
   return json;
 }
 

@@ -7,7 +7,6 @@
 #define BATON_IPC_PROTOCOL_H_
 
 #include <nlohmann/json.hpp>
-
 #include <optional>
 #include <string>
 

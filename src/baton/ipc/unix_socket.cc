@@ -1,8 +1,8 @@
 #include "baton/ipc/unix_socket.h"
 
 #include <fcntl.h>
-#include <sys/stat.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -27,7 +27,8 @@ Result<sockaddr_un> Address(const std::string& path) {
 
 Status SetNonBlocking(int fd, bool non_blocking) {
   int flags = ::fcntl(fd, F_GETFL);
-  if (flags < 0) return std::unexpected(ErrnoError("fcntl", errno));
+  if (flags < 0)
+    return std::unexpected(ErrnoError("fcntl", errno));
   flags = non_blocking ? (flags | O_NONBLOCK) : (flags & ~O_NONBLOCK);
   if (::fcntl(fd, F_SETFL, flags) != 0) {
     return std::unexpected(ErrnoError("fcntl", errno));
@@ -37,9 +38,11 @@ Status SetNonBlocking(int fd, bool non_blocking) {
 
 Result<UniqueFd> ListenUnix(const std::string& path) {
   auto addr = Address(path);
-  if (!addr) return std::unexpected(addr.error());
+  if (!addr)
+    return std::unexpected(addr.error());
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC | SOCK_NONBLOCK, 0));
-  if (!fd) return std::unexpected(ErrnoError("socket", errno));
+  if (!fd)
+    return std::unexpected(ErrnoError("socket", errno));
   // The caller holds the lock that makes it the only listener, so a socket
   // file left here is stale.
   ::unlink(path.c_str());
@@ -64,8 +67,8 @@ Result<uid_t> PeerUid(int fd) {
 }
 
 Result<UniqueFd> AcceptSameUid(int listen_fd) {
-  UniqueFd fd(::accept4(listen_fd, nullptr, nullptr,
-                        SOCK_CLOEXEC | SOCK_NONBLOCK));
+  UniqueFd fd(
+      ::accept4(listen_fd, nullptr, nullptr, SOCK_CLOEXEC | SOCK_NONBLOCK));
   if (!fd) {
     if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ||
         errno == ECONNABORTED) {
@@ -74,7 +77,8 @@ Result<UniqueFd> AcceptSameUid(int listen_fd) {
     return std::unexpected(ErrnoError("accept", errno));
   }
   auto uid = PeerUid(fd.get());
-  if (!uid) return std::unexpected(uid.error());
+  if (!uid)
+    return std::unexpected(uid.error());
   if (*uid != ::geteuid()) {
     return MakeError(ErrorCode::kPermissionDenied,
                      "refused a peer with uid " + std::to_string(*uid));
@@ -84,16 +88,19 @@ Result<UniqueFd> AcceptSameUid(int listen_fd) {
 
 Result<UniqueFd> ConnectUnix(const std::string& path) {
   auto addr = Address(path);
-  if (!addr) return std::unexpected(addr.error());
+  if (!addr)
+    return std::unexpected(addr.error());
   UniqueFd fd(::socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0));
-  if (!fd) return std::unexpected(ErrnoError("socket", errno));
+  if (!fd)
+    return std::unexpected(ErrnoError("socket", errno));
   while (::connect(fd.get(), reinterpret_cast<sockaddr*>(&*addr),
                    sizeof *addr) != 0) {
-    if (errno == EINTR) continue;
+    if (errno == EINTR)
+      continue;
     int err = errno;
     if (err == ENOENT || err == ECONNREFUSED) {
-      return MakeError(ErrorCode::kUnavailable,
-                       "nobody listens on " + path, err);
+      return MakeError(ErrorCode::kUnavailable, "nobody listens on " + path,
+                       err);
     }
     return std::unexpected(ErrnoError("connect " + path, err));
   }

@@ -36,7 +36,8 @@ Status EventLoop::ModifyFd(int fd, uint32_t events) {
 }
 
 void EventLoop::RemoveFd(int fd) {
-  if (fds_.erase(fd) == 0) return;
+  if (fds_.erase(fd) == 0)
+    return;
   ::epoll_ctl(epoll_fd_.get(), EPOLL_CTL_DEL, fd, nullptr);
 }
 
@@ -49,7 +50,8 @@ TimerId EventLoop::Schedule(MonoTime when, std::function<void()> callback) {
 
 void EventLoop::Cancel(TimerId id) {
   auto deadline = timer_deadlines_.find(id);
-  if (deadline == timer_deadlines_.end()) return;
+  if (deadline == timer_deadlines_.end())
+    return;
   auto [first, last] = timers_.equal_range(deadline->second);
   for (auto it = first; it != last; ++it) {
     if (it->second.id == id) {
@@ -63,14 +65,16 @@ void EventLoop::Cancel(TimerId id) {
 Status EventLoop::HandleSignal(int signal, std::function<void()> callback) {
   sigset_t mask;
   sigemptyset(&mask);
-  for (const auto& [known, unused] : signal_callbacks_) sigaddset(&mask, known);
+  for (const auto& [known, unused] : signal_callbacks_)
+    sigaddset(&mask, known);
   sigaddset(&mask, signal);
   if (::sigprocmask(SIG_BLOCK, &mask, nullptr) != 0) {
     return std::unexpected(ErrnoError("sigprocmask", errno));
   }
   int fd = ::signalfd(signal_fd_ ? signal_fd_.get() : -1, &mask,
                       SFD_NONBLOCK | SFD_CLOEXEC);
-  if (fd < 0) return std::unexpected(ErrnoError("signalfd", errno));
+  if (fd < 0)
+    return std::unexpected(ErrnoError("signalfd", errno));
   signal_callbacks_[signal] = std::move(callback);
   if (!signal_fd_) {
     signal_fd_.reset(fd);
@@ -83,7 +87,8 @@ void EventLoop::OnSignalFd() {
   signalfd_siginfo info;
   while (::read(signal_fd_.get(), &info, sizeof info) == sizeof info) {
     auto it = signal_callbacks_.find(static_cast<int>(info.ssi_signo));
-    if (it != signal_callbacks_.end()) it->second();
+    if (it != signal_callbacks_.end())
+      it->second();
   }
 }
 
@@ -92,10 +97,12 @@ void EventLoop::AddBeforeSleep(std::function<void()> hook) {
 }
 
 int EventLoop::NextTimeoutMs(std::chrono::milliseconds cap) const {
-  if (timers_.empty()) return static_cast<int>(cap.count());
+  if (timers_.empty())
+    return static_cast<int>(cap.count());
   auto wait = std::chrono::ceil<std::chrono::milliseconds>(
       timers_.begin()->first - std::chrono::steady_clock::now());
-  if (wait.count() < 0) return 0;
+  if (wait.count() < 0)
+    return 0;
   return static_cast<int>(std::min(wait, cap).count());
 }
 
@@ -108,21 +115,25 @@ void EventLoop::RunDueTimers() {
     timer_deadlines_.erase(due.back().id);
     timers_.erase(timers_.begin());
   }
-  for (auto& entry : due) entry.callback();
+  for (auto& entry : due)
+    entry.callback();
 }
 
 Status EventLoop::RunOnce(std::chrono::milliseconds max_wait) {
-  for (auto& hook : before_sleep_) hook();
+  for (auto& hook : before_sleep_)
+    hook();
   epoll_event events[64];
   int n = ::epoll_wait(epoll_fd_.get(), events, 64, NextTimeoutMs(max_wait));
   if (n < 0) {
-    if (errno == EINTR) return {};
+    if (errno == EINTR)
+      return {};
     return std::unexpected(ErrnoError("epoll_wait", errno));
   }
   for (int i = 0; i < n; ++i) {
     auto it = fds_.find(events[i].data.fd);
-    if (it == fds_.end()) continue;  // Removed by an earlier callback.
-    auto callback = it->second;      // Keeps it alive if it removes itself.
+    if (it == fds_.end())
+      continue;                  // Removed by an earlier callback.
+    auto callback = it->second;  // Keeps it alive if it removes itself.
     (*callback)(events[i].events);
   }
   RunDueTimers();
@@ -134,9 +145,11 @@ Status EventLoop::Run() {
   while (running_) {
     // An hour is only the cap of one wait: an idle loop wakes for timers
     // and fds, never on a schedule of its own.
-    if (auto status = RunOnce(std::chrono::hours(1)); !status) return status;
+    if (auto status = RunOnce(std::chrono::hours(1)); !status)
+      return status;
   }
-  for (auto& hook : before_sleep_) hook();
+  for (auto& hook : before_sleep_)
+    hook();
   return {};
 }
 

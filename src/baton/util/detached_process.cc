@@ -16,7 +16,8 @@ namespace baton {
 std::string SelfExecutable() {
   char buf[PATH_MAX];
   ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
-  if (n <= 0) return "baton";
+  if (n <= 0)
+    return "baton";
   return std::string(buf, static_cast<size_t>(n));
 }
 
@@ -34,22 +35,26 @@ Status StartDetached(std::vector<std::string> argv,
     }
   }
   std::vector<char*> args;
-  for (auto& arg : argv) args.push_back(arg.data());
+  for (auto& arg : argv)
+    args.push_back(arg.data());
   args.push_back(nullptr);
 
   pid_t child = ::fork();
-  if (child < 0) return std::unexpected(ErrnoError("fork", errno));
+  if (child < 0)
+    return std::unexpected(ErrnoError("fork", errno));
   if (child == 0) {
     // Intermediate: a new session, then fork again so the helper is
     // adopted by init (or a subreaper), never our zombie or our child.
     ::setsid();
-    if (::fork() != 0) ::_exit(0);
+    if (::fork() != 0)
+      ::_exit(0);
     int null_fd = ::open("/dev/null", O_RDWR);
     if (null_fd >= 0) {
       ::dup2(null_fd, 0);
       ::dup2(null_fd, 1);
       ::dup2(null_fd, 2);
-      if (null_fd > 2) ::close(null_fd);
+      if (null_fd > 2)
+        ::close(null_fd);
     }
     ::fcntl(write_end.get(), F_SETFD, 0);  // Inherited across exec.
     ::execv(args[0], args.data());
@@ -72,32 +77,41 @@ Status StartDetached(std::vector<std::string> argv,
     }
     pollfd pfd{read_end.get(), POLLIN, 0};
     int ready = ::poll(&pfd, 1, static_cast<int>(left.count()));
-    if (ready < 0 && errno == EINTR) continue;
-    if (ready < 0) return std::unexpected(ErrnoError("poll", errno));
-    if (ready == 0) continue;
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (ready < 0)
+      return std::unexpected(ErrnoError("poll", errno));
+    if (ready == 0)
+      continue;
     char buf[4096];
     ssize_t n = ::read(read_end.get(), buf, sizeof buf);
-    if (n < 0 && errno == EINTR) continue;
-    if (n <= 0) break;
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
     reply.append(buf, static_cast<size_t>(n));
-    if (reply[0] == 'R') return {};
+    if (reply[0] == 'R')
+      return {};
   }
   if (!reply.empty() && reply[0] == 'E') {
     return MakeError(ErrorCode::kUnavailable, reply.substr(1));
   }
-  if (!reply.empty() && reply[0] == 'R') return {};
+  if (!reply.empty() && reply[0] == 'R')
+    return {};
   return MakeError(ErrorCode::kUnavailable,
                    argv[0] + " exited before it was ready");
 }
 
 void ReportReady(int ready_fd) {
-  if (ready_fd < 0) return;
+  if (ready_fd < 0)
+    return;
   (void)WriteAll(ready_fd, "R");
   ::close(ready_fd);
 }
 
 void ReportStartFailure(int ready_fd, const std::string& message) {
-  if (ready_fd < 0) return;
+  if (ready_fd < 0)
+    return;
   (void)WriteAll(ready_fd, "E" + message);
   ::close(ready_fd);
 }

@@ -14,20 +14,23 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
                                  "unit, e.g. 500ms, 30s, 5m, 1h30m",
                                  text));
   };
-  if (text.empty()) return bad();
+  if (text.empty())
+    return bad();
   double total_ms = 0;
   size_t i = 0;
   bool any = false;
   while (i < text.size()) {
     size_t start = i;
-    while (i < text.size() &&
-           (std::isdigit(static_cast<unsigned char>(text[i])) ||
-            text[i] == '.')) {
+    while (
+        i < text.size() &&
+        (std::isdigit(static_cast<unsigned char>(text[i])) || text[i] == '.')) {
       ++i;
     }
-    if (i == start) return bad();
+    if (i == start)
+      return bad();
     std::string number(text.substr(start, i - start));
-    if (number.find('.') != number.rfind('.') || number == ".") return bad();
+    if (number.find('.') != number.rfind('.') || number == ".")
+      return bad();
     double value = std::stod(number);
     size_t unit_start = i;
     while (i < text.size() &&
@@ -38,7 +41,8 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     double scale;
     if (unit.empty()) {
       // A bare number means seconds, but only as the whole text ("90").
-      if (any || i != text.size()) return bad();
+      if (any || i != text.size())
+        return bad();
       scale = 1000;
     } else if (unit == "ms") {
       scale = 1;
@@ -56,29 +60,36 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     total_ms += value * scale;
     any = true;
   }
-  if (!any || !std::isfinite(total_ms) || total_ms > 1e15) return bad();
-  return std::chrono::milliseconds(static_cast<int64_t>(std::llround(total_ms)));
+  if (!any || !std::isfinite(total_ms) || total_ms > 1e15)
+    return bad();
+  return std::chrono::milliseconds(
+      static_cast<int64_t>(std::llround(total_ms)));
 }
 
 std::string FormatDuration(std::chrono::milliseconds duration) {
   int64_t ms = duration.count();
-  if (ms == 0) return "0s";
+  if (ms == 0)
+    return "0s";
   std::string out;
   if (ms < 0) {
     out = "-";
     ms = -ms;
   }
   if (ms % 1000 != 0 && ms < 60'000) {
-    if (ms < 1000) return out + fmt::format("{}ms", ms);
+    if (ms < 1000)
+      return out + fmt::format("{}ms", ms);
     return out + fmt::format("{:.3g}s", ms / 1000.0);
   }
   int64_t seconds = ms / 1000;
   int64_t hours = seconds / 3600;
   int64_t minutes = seconds % 3600 / 60;
   seconds %= 60;
-  if (hours) out += fmt::format("{}h", hours);
-  if (minutes) out += fmt::format("{}m", minutes);
-  if (seconds) out += fmt::format("{}s", seconds);
+  if (hours)
+    out += fmt::format("{}h", hours);
+  if (minutes)
+    out += fmt::format("{}m", minutes);
+  if (seconds)
+    out += fmt::format("{}s", seconds);
   return out;
 }
 

@@ -17,7 +17,8 @@ TEST(Duration, ParsesUnits) {
 }
 
 TEST(Duration, RejectsGarbageWithAHelpfulMessage) {
-  for (const char* bad : {"", "abc", "5x", "-3s", "1..2s", "5 s", "s", "10s5"}) {
+  for (const char* bad :
+       {"", "abc", "5x", "-3s", "1..2s", "5 s", "s", "10s5"}) {
     auto parsed = ParseDuration(bad);
     ASSERT_FALSE(parsed.has_value()) << bad;
     EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);

@@ -14,7 +14,8 @@ Status WriteAll(int fd, std::string_view data) {
   while (!data.empty()) {
     ssize_t n = ::write(fd, data.data(), data.size());
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR)
+        continue;
       return std::unexpected(ErrnoError("write", errno));
     }
     data.remove_prefix(static_cast<size_t>(n));
@@ -24,16 +25,19 @@ Status WriteAll(int fd, std::string_view data) {
 
 Result<std::string> ReadFile(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::unexpected(ErrnoError("open " + path, errno));
+  if (!fd)
+    return std::unexpected(ErrnoError("open " + path, errno));
   std::string out;
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(fd.get(), buf, sizeof buf);
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR)
+        continue;
       return std::unexpected(ErrnoError("read " + path, errno));
     }
-    if (n == 0) break;
+    if (n == 0)
+      break;
     out.append(buf, static_cast<size_t>(n));
   }
   return out;
@@ -44,7 +48,8 @@ Status WriteFileAtomic(const std::string& path, std::string_view data) {
   {
     UniqueFd fd(
         ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-    if (!fd) return std::unexpected(ErrnoError("create " + tmp, errno));
+    if (!fd)
+      return std::unexpected(ErrnoError("create " + tmp, errno));
     if (auto written = WriteAll(fd.get(), data); !written) {
       ::unlink(tmp.c_str());
       return written;
@@ -93,7 +98,7 @@ Status EnsurePrivateDir(const std::string& path, std::string_view what) {
                                  what, path, std::strerror(err)),
                      err);
   }
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     return std::unexpected(ErrnoError(fmt::format("stat {}", path), errno));
   }
@@ -127,15 +132,17 @@ Status EnsurePrivateDir(const std::string& path, std::string_view what) {
 
 Result<uint64_t> CopyFileRange(const std::string& path, uint64_t from,
                                uint64_t to, int out_fd) {
-  if (to <= from) return 0;
+  if (to <= from)
+    return 0;
   UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd) return std::unexpected(ErrnoError("open " + path, errno));
+  if (!fd)
+    return std::unexpected(ErrnoError("open " + path, errno));
   off_t offset = static_cast<off_t>(from);
   uint64_t copied = 0;
   bool use_sendfile = true;
   while (from + copied < to) {
-    size_t want = static_cast<size_t>(
-        std::min<uint64_t>(to - from - copied, 1u << 30));
+    size_t want =
+        static_cast<size_t>(std::min<uint64_t>(to - from - copied, 1u << 30));
     ssize_t n;
     if (use_sendfile) {
       n = ::sendfile(out_fd, fd.get(), &offset, want);
@@ -154,19 +161,22 @@ Result<uint64_t> CopyFileRange(const std::string& path, uint64_t from,
       }
     }
     if (n < 0) {
-      if (errno == EINTR) continue;
+      if (errno == EINTR)
+        continue;
       return std::unexpected(ErrnoError("copy " + path, errno));
     }
-    if (n == 0) break;  // File shorter than asked.
+    if (n == 0)
+      break;  // File shorter than asked.
     copied += static_cast<uint64_t>(n);
   }
   return copied;
 }
 
 Result<uint64_t> FileSize(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
-    if (errno == ENOENT) return 0;
+    if (errno == ENOENT)
+      return 0;
     return std::unexpected(ErrnoError("stat " + path, errno));
   }
   return static_cast<uint64_t>(st.st_size);

@@ -21,9 +21,13 @@ void SetLogTarget(int fd, std::string_view tag) {
   g_tag = tag;
 }
 
-void SetLogLevel(LogLevel level) { g_level = level; }
+void SetLogLevel(LogLevel level) {
+  g_level = level;
+}
 
-bool LogEnabled(LogLevel level) { return level >= g_level; }
+bool LogEnabled(LogLevel level) {
+  return level >= g_level;
+}
 
 void LogLine(LogLevel level, std::string_view message) {
   timeval now{};
@@ -32,10 +36,9 @@ void LogLine(LogLevel level, std::string_view message) {
   localtime_r(&now.tv_sec, &local);
   char stamp[32];
   std::strftime(stamp, sizeof stamp, "%Y-%m-%dT%H:%M:%S", &local);
-  std::string line = fmt::format("{}.{:03d} {}[{}] {}: {}\n", stamp,
-                                 static_cast<int>(now.tv_usec / 1000), g_tag,
-                                 getpid(), kLevelNames[static_cast<int>(level)],
-                                 message);
+  std::string line = fmt::format(
+      "{}.{:03d} {}[{}] {}: {}\n", stamp, static_cast<int>(now.tv_usec / 1000),
+      g_tag, getpid(), kLevelNames[static_cast<int>(level)], message);
   // One write per record keeps concurrent writers' lines whole (O_APPEND).
   ssize_t ignored = ::write(g_log_fd, line.data(), line.size());
   (void)ignored;

@@ -20,7 +20,8 @@ void LogLine(LogLevel level, std::string_view message);
 
 template <class... Args>
 void Log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
-  if (!LogEnabled(level)) return;
+  if (!LogEnabled(level))
+    return;
   LogLine(level, fmt::format(format, std::forward<Args>(args)...));
 }
 
@@ -29,7 +30,9 @@ void Log(LogLevel level, fmt::format_string<Args...> format, Args&&... args) {
 #define BATON_LOG_INFO(...) ::baton::Log(::baton::LogLevel::kInfo, __VA_ARGS__)
 #define BATON_LOG_WARN(...) \
   ::baton::Log(::baton::LogLevel::kWarning, __VA_ARGS__)
-#define BATON_LOG_ERROR(...) ::baton::Log(::baton::LogLevel::kError, __VA_ARGS__)
-#define BATON_LOG_DEBUG(...) ::baton::Log(::baton::LogLevel::kDebug, __VA_ARGS__)
+#define BATON_LOG_ERROR(...) \
+  ::baton::Log(::baton::LogLevel::kError, __VA_ARGS__)
+#define BATON_LOG_DEBUG(...) \
+  ::baton::Log(::baton::LogLevel::kDebug, __VA_ARGS__)
 
 #endif  // BATON_UTIL_LOG_H_

@@ -40,14 +40,16 @@ constexpr CodeName kCodeNames[] = {
 
 std::string_view ErrorCodeName(ErrorCode code) {
   for (const auto& entry : kCodeNames) {
-    if (entry.code == code) return entry.name;
+    if (entry.code == code)
+      return entry.name;
   }
   return "internal";
 }
 
 ErrorCode ErrorCodeFromName(std::string_view name) {
   for (const auto& entry : kCodeNames) {
-    if (entry.name == name) return entry.code;
+    if (entry.name == name)
+      return entry.code;
   }
   return ErrorCode::kInternal;
 }

@@ -17,9 +17,11 @@ std::string Env(const char* name) {
 }
 
 std::string AbsolutePath(const std::string& path) {
-  if (path.empty() || path[0] == '/') return path;
+  if (path.empty() || path[0] == '/')
+    return path;
   char cwd[4096];
-  if (::getcwd(cwd, sizeof cwd) == nullptr) return path;
+  if (::getcwd(cwd, sizeof cwd) == nullptr)
+    return path;
   return fmt::format("{}/{}", cwd, path);
 }
 
@@ -29,7 +31,8 @@ Result<StatePaths> StatePaths::FromEnvironment(
     const std::string& home_override) {
   StatePaths paths;
   std::string home = home_override.empty() ? Env("BATON_HOME") : home_override;
-  while (home.size() > 1 && home.back() == '/') home.pop_back();
+  while (home.size() > 1 && home.back() == '/')
+    home.pop_back();
   if (!home.empty()) {
     paths.home = AbsolutePath(home);
     paths.runtime = paths.home;
@@ -52,15 +55,16 @@ Result<StatePaths> StatePaths::FromEnvironment(
   }
   paths.home = state + "/baton";
   std::string runtime = Env("XDG_RUNTIME_DIR");
-  paths.runtime = (!runtime.empty() && runtime[0] == '/')
-                      ? runtime + "/baton"
-                      : paths.home;
+  paths.runtime =
+      (!runtime.empty() && runtime[0] == '/') ? runtime + "/baton" : paths.home;
   return paths;
 }
 
 Status StatePaths::Prepare() const {
-  const char* what = std::getenv("BATON_HOME") ? "BATON_HOME" : "state directory";
-  if (auto ok = EnsurePrivateDir(home, what); !ok) return ok;
+  const char* what =
+      std::getenv("BATON_HOME") ? "BATON_HOME" : "state directory";
+  if (auto ok = EnsurePrivateDir(home, what); !ok)
+    return ok;
   if (runtime != home) {
     if (auto ok = EnsurePrivateDir(runtime, "runtime directory"); !ok) {
       return ok;
