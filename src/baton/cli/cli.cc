@@ -234,9 +234,10 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
                   const std::vector<std::string>& ids, bool all,
                   std::optional<milliseconds> timeout, bool exit_like_task) {
   LiveLine live;
-  auto deadline =
-      timeout ? std::optional(std::chrono::steady_clock::now() + *timeout)
-              : std::nullopt;
+  // A plain time point, not an optional: g++ 12 misjudges the latter as
+  // maybe-uninitialized.
+  auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
+                          : std::chrono::steady_clock::time_point::max();
   std::vector<std::string> remaining = ids;
   Json ended = Json::array();
   Json still_running = Json::array();
@@ -246,9 +247,9 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   bool stepwise = all && live.enabled();
   while (!remaining.empty()) {
     Json request = {{"tasks", remaining}, {"all", all && !stepwise}};
-    if (deadline) {
+    if (timeout) {
       auto left = std::chrono::duration_cast<milliseconds>(
-          *deadline - std::chrono::steady_clock::now());
+          deadline - std::chrono::steady_clock::now());
       request["timeout_ms"] = std::max<int64_t>(0, left.count());
     }
     auto sent = client.Send("wait", request);
