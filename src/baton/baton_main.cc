@@ -1,11 +1,14 @@
-// The one binary: the CLI, batond ("baton daemon run") and the supervisor
-// ("baton internal-supervisor"). Kept outside the libraries (as ninja.cc).
+// The one binary: the CLI, batond ("baton daemon run"), the supervisor
+// ("baton internal-supervisor") and the MCP server ("baton mcp"). Kept
+// outside the libraries (as ninja.cc).
+#include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <string>
 
 #include "baton/cli/cli.h"
 #include "baton/daemon/daemon.h"
+#include "baton/mcp/mcp_server.h"
 #include "baton/supervisor/supervisor.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
@@ -74,6 +77,18 @@ int main(int argc, char** argv) {
   if (argc >= 3 && std::strcmp(argv[1], "daemon") == 0 &&
       std::strcmp(argv[2], "run") == 0) {
     return DaemonMain(argc, argv);
+  }
+  if (argc >= 2 && std::strcmp(argv[1], "mcp") == 0) {
+    if (argc >= 3) {
+      // stdout belongs to MCP; usage goes to stderr.
+      std::fprintf(stderr,
+                   "usage: baton mcp\n  An MCP server on stdio (one owner "
+                   "session; BATON_SESSION names it, BATON_HOME picks the "
+                   "state).\n  Register it: claude mcp add baton -- baton "
+                   "mcp\n");
+      return std::strcmp(argv[2], "--help") == 0 ? 0 : 2;
+    }
+    return baton::mcp::RunMcpServerFromEnvironment();
   }
   return baton::RunCli(argc, argv);
 }

@@ -1,0 +1,57 @@
+// JSON-RPC 2.0 as MCP's stdio transport carries it: one message a line, no
+// batches. Parses and classifies an incoming line and builds replies. Pure:
+// no I/O, never throws.
+#ifndef BATON_MCP_JSON_RPC_H_
+#define BATON_MCP_JSON_RPC_H_
+
+#include <nlohmann/json.hpp>
+#include <string>
+#include <string_view>
+
+namespace baton::mcp {
+
+using Json = nlohmann::json;
+
+// The standard codes (jsonrpc.org/specification#error_object).
+inline constexpr int kParseError = -32700;
+inline constexpr int kInvalidRequest = -32600;
+inline constexpr int kMethodNotFound = -32601;
+inline constexpr int kInvalidParams = -32602;
+inline constexpr int kInternalError = -32603;
+
+// One incoming line, classified.
+struct Message {
+  enum class Kind {
+    kRequest,       // has "method" and an id: must be answered.
+    kNotification,  // has "method", no id: never answered.
+    kResponse,      // a reply to a request of ours (we send none; ignored).
+    kInvalid,       // answer with `error_code` / `error_message` to `id`.
+  };
+  Kind kind = Kind::kInvalid;
+  Json id;  // String or integer; null when absent or unreadable.
+  std::string method;
+  Json params;  // Object (or null when absent).
+  int error_code = 0;
+  std::string error_message;
+};
+
+// Parses one line. Malformed JSON is kParseError; valid JSON that is not a
+// JSON-RPC 2.0 message (not an object, wrong "jsonrpc", an id that is null,
+// fractional, boolean or structured, a non-string method, params that are
+// not an object or array) is kInvalidRequest. The id is kept whenever it is
+// readable, so the error can name the request.
+Message ParseMessage(std::string_view line);
+
+// A success or error reply, ready to dump.
+Json MakeResult(const Json& id, Json result);
+Json MakeErrorResponse(const Json& id, int code, std::string_view message,
+                       const Json& data = nullptr);
+Json MakeNotification(std::string_view method, Json params);
+
+// One line of stdout: compact JSON (invalid UTF-8 replaced, so a task's
+// binary output cannot break the framing) plus '\n'.
+std::string SerializeLine(const Json& message);
+
+}  // namespace baton::mcp
+
+#endif  // BATON_MCP_JSON_RPC_H_

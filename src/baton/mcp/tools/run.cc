@@ -1,0 +1,193 @@
+// The `run` tool: starts a shell command in the background and returns at
+// once with its id and a `baton wait` command line that wakes the client.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "baton/mcp/tools/tools.h"
+
+extern char** environ;
+
+namespace baton::mcp {
+namespace {
+
+// Quotes a word for a POSIX shell only when it needs it.
+std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                           "VWXYZ0123456789-_./=:,+@%") == std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
+  }
+  return quoted + "'";
+}
+
+std::string WaitCommand(const ServerFacts& facts, const std::string& id) {
+  std::string line;
+  if (!facts.baton_home.empty())
+    line = "BATON_HOME=" + ShellWord(facts.baton_home) + " ";
+  line += fmt::format("{} --session {} wait {}", ShellWord(facts.baton_binary),
+                      ShellWord(facts.session), ShellWord(id));
+  return line;
+}
+
+void HandleRun(const ToolCallPtr& call) {
+  const Json& args = call->arguments();
+  if (auto known = CheckKnownArguments(
+          args, {"command", "cwd", "label", "env", "timeout_s"});
+      !known) {
+    return call->Finish(ToolResult::Error(known.error().message));
+  }
+  auto command = RequiredString(args, "command", "\"make -j4\"");
+  if (!command)
+    return call->Finish(ToolResult::Error(command.error().message));
+  auto cwd = OptionalString(args, "cwd");
+  if (!cwd)
+    return call->Finish(ToolResult::Error(cwd.error().message));
+  auto label = OptionalString(args, "label");
+  if (!label)
+    return call->Finish(ToolResult::Error(label.error().message));
+  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  if (!timeout)
+    return call->Finish(ToolResult::Error(timeout.error().message));
+  if (*timeout && **timeout <= 0) {
+    return call->Finish(ToolResult::Error(
+        "argument 'timeout_s' must be > 0 seconds (leave it out for no "
+        "limit)"));
+  }
+
+  Json request = {{"command", *command}, {"label", *label}};
+  // A relative cwd is relative to the server's, which clients start in the
+  // project folder.
+  std::string dir = cwd->empty() ? call->facts().cwd : *cwd;
+  if (dir[0] != '/')
+    dir = call->facts().cwd + "/" + dir;
+  request["cwd"] = dir;
+  Json env = Json::object();
+  if (auto it = args.find("env"); it != args.end() && !it->is_null()) {
+    if (!it->is_object()) {
+      return call->Finish(ToolResult::Error(
+          "argument 'env' must be an object of variables, e.g. {\"env\": "
+          "{\"MODE\": \"fast\"}}"));
+    }
+    for (const auto& [name, value] : it->items()) {
+      if (!value.is_string() || name.empty() ||
+          name.find('=') != std::string::npos) {
+        return call->Finish(ToolResult::Error(fmt::format(
+            "argument 'env': '{}' must be a variable name with a string "
+            "value, e.g. {{\"env\": {{\"MODE\": \"fast\"}}}}",
+            name)));
+      }
+      env[name] = value;
+    }
+  }
+  request["env"] = env;
+  if (*timeout) {
+    request["timeout_ms"] =
+        static_cast<int64_t>(std::llround(**timeout * 1000.0));
+  }
+  // The task inherits the environment the client gave the server (PATH,
+  // virtualenvs, ...), as a command the client ran itself would.
+  std::vector<std::string> base_env;
+  for (char** e = environ; *e; ++e)
+    base_env.emplace_back(*e);
+  request["base_env"] = std::move(base_env);
+
+  call->Daemon("run", std::move(request), [call](Result<Json> reply) {
+    if (!reply)
+      return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
+    Json task = reply->value("task", Json::object());
+    std::string id = StringField(task, "id");
+    std::string status = StringField(task, "status");
+    std::string wait_command = WaitCommand(call->facts(), id);
+    Json structured = TaskSummary(task);
+    structured["cwd"] = StringField(task, "cwd");
+    structured["wait_command"] = wait_command;
+    std::string text;
+    if (status == "failed") {
+      text =
+          fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
+                      StringField(task, "detail"), StringField(task, "detail"));
+    } else {
+      text = fmt::format(
+          "Started {} [status: {}]: {}\n"
+          "You will be told when it ends (with any tool result); do other "
+          "work meanwhile and do not redo what it does. When you need its "
+          "result, call task_output with {{\"task_ids\": [\"{}\"], \"wait\": "
+          "true}} (with every id you are blocked on).\n"
+          "To be woken from a background shell instead: {}\n",
+          TaskName(task), status, StringField(task, "command"), id,
+          wait_command);
+    }
+    call->Finish({std::move(text), std::move(structured), false});
+  });
+}
+
+}  // namespace
+
+ToolDefinition RunToolDefinition() {
+  ToolDefinition tool;
+  tool.name = "run";
+  tool.title = "Run a command in the background";
+  tool.description =
+      "Start a shell command (run by /bin/sh -c) in the background and "
+      "return at once with its task id. The task keeps running while you do "
+      "other work; you are told when it ends. Read its output with "
+      "task_output (wait: true to block until it or another task ends). Use "
+      "it for builds, test suites, servers, anything slow.";
+  tool.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {
+           {"command",
+            {{"type", "string"},
+             {"description",
+              "The shell command line, e.g. \"make -j4 && ctest\""}}},
+           {"cwd",
+            {{"type", "string"},
+             {"description",
+              "Working directory (absolute, or relative to the server's); "
+              "default: the server's working directory"}}},
+           {"label",
+            {{"type", "string"},
+             {"description", "A short name for the task, e.g. \"tests\""}}},
+           {"env",
+            {{"type", "object"},
+             {"additionalProperties", {{"type", "string"}}},
+             {"description",
+              "Extra environment variables, e.g. {\"MODE\": \"fast\"}"}}},
+           {"timeout_s",
+            {{"type", "number"},
+             {"exclusiveMinimum", 0},
+             {"description",
+              "Kill the task after this many seconds; default: no limit"}}},
+       }},
+      {"required", {"command"}},
+      {"additionalProperties", false},
+  };
+  Json output = TaskSummarySchema();
+  output["properties"]["cwd"] = {{"type", "string"}};
+  output["properties"]["wait_command"] = {
+      {"type", "string"},
+      {"description",
+       "A `baton wait` command line (with this session) that returns when "
+       "the task ends; run it in a background shell to be woken"}};
+  output["required"] = {"task_id", "status", "wait_command"};
+  tool.output_schema = std::move(output);
+  // A shell command can do anything, anywhere: honest hints say so.
+  tool.annotations = {{"title", tool.title},
+                      {"readOnlyHint", false},
+                      {"destructiveHint", true},
+                      {"idempotentHint", false},
+                      {"openWorldHint", true}};
+  tool.handler = HandleRun;
+  return tool;
+}
+
+}  // namespace baton::mcp

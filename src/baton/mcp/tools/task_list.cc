@@ -1,0 +1,82 @@
+// The `task_list` tool: this session's tasks, one line each.
+#include <fmt/format.h>
+
+#include "baton/mcp/tools/tools.h"
+
+namespace baton::mcp {
+namespace {
+
+void HandleTaskList(const ToolCallPtr& call) {
+  const Json& args = call->arguments();
+  if (auto known = CheckKnownArguments(args, {"all"}); !known)
+    return call->Finish(ToolResult::Error(known.error().message));
+  auto all = OptionalBool(args, "all", false);
+  if (!all)
+    return call->Finish(ToolResult::Error(all.error().message));
+  call->Daemon("list", {{"all", *all}}, [call](Result<Json> reply) {
+    if (!reply)
+      return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
+    Json tasks = Json::array();
+    std::string text;
+    for (const auto& task : reply->value("tasks", Json::array())) {
+      tasks.push_back(TaskSummary(task));
+      std::string label = StringField(task, "label");
+      if (label.empty())
+        label = StringField(task, "command");
+      std::string line = fmt::format("{} [{}] {} — {}", StringField(task, "id"),
+                                     StringField(task, "kind"),
+                                     StringField(task, "status"), label);
+      if (auto detail = StringField(task, "detail"); !detail.empty())
+        line += " (" + detail + ")";
+      text += line + "\n";
+    }
+    if (tasks.empty())
+      text = "no tasks in this session\n";
+    int64_t hidden = IntField(*reply, "hidden");
+    if (hidden > 0) {
+      text += fmt::format(
+          "... and {} older ended tasks (task_list with all: true)\n", hidden);
+    }
+    call->Finish({std::move(text),
+                  {{"tasks", std::move(tasks)}, {"hidden", hidden}},
+                  false});
+  });
+}
+
+}  // namespace
+
+ToolDefinition TaskListToolDefinition() {
+  ToolDefinition tool;
+  tool.name = "task_list";
+  tool.title = "List this session's tasks";
+  tool.description =
+      "This session's tasks, one line each: <id> [<kind>] <status> — "
+      "<label>. Live tasks and the 20 most recent ended ones (all: true for "
+      "every one).";
+  tool.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"all",
+         {{"type", "boolean"},
+          {"default", false},
+          {"description", "Include every ended task"}}}}},
+      {"additionalProperties", false},
+  };
+  tool.output_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"tasks", {{"type", "array"}, {"items", TaskSummarySchema()}}},
+        {"hidden",
+         {{"type", "integer"},
+          {"description", "Ended tasks left out (see all)"}}}}},
+      {"required", {"tasks", "hidden"}},
+  };
+  tool.annotations = {{"title", tool.title},
+                      {"readOnlyHint", true},
+                      {"idempotentHint", true},
+                      {"openWorldHint", false}};
+  tool.handler = HandleTaskList;
+  return tool;
+}
+
+}  // namespace baton::mcp

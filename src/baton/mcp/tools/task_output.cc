@@ -1,0 +1,326 @@
+// The `task_output` tool: what tasks printed since this session last read,
+// or, with wait, blocks until ANY of the tasks ends (bounded, cancellable,
+// with progress) and returns the ended ones' remaining output.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <cmath>
+
+#include "baton/mcp/output_text.h"
+#include "baton/mcp/tools/tools.h"
+
+namespace baton::mcp {
+namespace {
+
+constexpr double kDefaultWaitS = 30;
+// Every client's per-call limit we know of is 60 s or more (TS SDK and
+// Codex: 60 s); returning well before it keeps a wait from ever failing.
+constexpr double kMaxWaitS = 50;
+
+// One task's part of the answer, filled as its read comes back.
+struct Entry {
+  std::string id;
+  Json task;  // The daemon's task object (null on error).
+  std::string output;
+  uint64_t from = 0, to = 0, omitted = 0;
+  std::string error;
+  bool read = false;  // An output read was made (not state only).
+};
+
+// Shared by the reads of one call: they finish in any order.
+struct Gather {
+  ToolCallPtr call;
+  std::vector<Entry> entries;
+  size_t outstanding = 0;
+  uint64_t cap = kOutputCap;
+  bool offset_mode = false;
+  // Set for waits.
+  bool waited = false;
+  bool timed_out = false;
+  std::vector<std::string> still_running;
+  std::string note;  // A line put first (e.g. a capped timeout).
+};
+
+Entry MakeEntry(std::string id, Json task = nullptr) {
+  Entry entry;
+  entry.id = std::move(id);
+  entry.task = std::move(task);
+  return entry;
+}
+
+Json EntryJson(const Entry& entry) {
+  Json json = entry.task.is_null() ? Json{{"task_id", entry.id}}
+                                   : TaskSummary(entry.task);
+  if (!entry.error.empty()) {
+    json["error"] = entry.error;
+    return json;
+  }
+  json["output"] = entry.output;
+  json["output_from"] = entry.from;
+  json["output_to"] = entry.to;
+  json["omitted_bytes"] = entry.omitted;
+  return json;
+}
+
+void FinishGather(const std::shared_ptr<Gather>& gather) {
+  std::string text = gather->note;
+  Json tasks = Json::array();
+  size_t failures = 0;
+  bool many = gather->entries.size() > 1;
+  for (const auto& entry : gather->entries) {
+    tasks.push_back(EntryJson(entry));
+    if (!entry.error.empty()) {
+      ++failures;
+      text += fmt::format("--- {} ---\nerror: {}\n", entry.id, entry.error);
+      continue;
+    }
+    if (many || gather->waited)
+      text += fmt::format("--- {} ---\n", TaskName(entry.task));
+    if (entry.read) {
+      if (entry.output.empty()) {
+        text += gather->offset_mode ? "(no output at this offset)\n"
+                                    : "(no new output)\n";
+      } else {
+        text += entry.output;
+        if (text.back() != '\n')
+          text += '\n';
+      }
+    }
+    text += StatusLine(entry.task) + "\n";
+  }
+  if (gather->waited) {
+    if (gather->timed_out) {
+      text += "Nothing ended before the timeout. ";
+    }
+    if (!gather->still_running.empty()) {
+      std::string ids;
+      for (const auto& id : gather->still_running)
+        ids += (ids.empty() ? "" : ", ") + id;
+      text += fmt::format(
+          "still running: {}. Do other work, or call task_output with wait "
+          "again on the ids you are blocked on.\n",
+          ids);
+    }
+  }
+  if (failures == gather->entries.size() && failures > 0)
+    return gather->call->Finish(ToolResult::Error(text));
+  Json structured = {{"tasks", std::move(tasks)},
+                     {"still_running", gather->still_running},
+                     {"timed_out", gather->timed_out},
+                     {"waited", gather->waited}};
+  gather->call->Finish({std::move(text), std::move(structured), false});
+}
+
+// Reads entry `index`'s output (mode "new", or "offset" from `offset`) and
+// finishes the call when it was the last outstanding read.
+void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
+               std::optional<uint64_t> offset) {
+  Json request = {{"task", gather->entries[index].id},
+                  {"mode", offset ? "offset" : "new"}};
+  if (offset)
+    request["offset"] = *offset;
+  gather->call->Daemon(
+      "read", std::move(request), [gather, index](Result<Json> reply) {
+        Entry& entry = gather->entries[index];
+        if (!reply) {
+          entry.error = DaemonErrorText(reply.error());
+        } else {
+          entry.task = reply->value("task", Json::object());
+          entry.read = true;
+          uint64_t from = static_cast<uint64_t>(IntField(*reply, "from"));
+          uint64_t to = static_cast<uint64_t>(IntField(*reply, "to"));
+          std::string path = StringField(*reply, "path");
+          // An offset read shows a page from the offset; a consuming read
+          // shows head and tail of everything new.
+          uint64_t end =
+              gather->offset_mode ? std::min(to, from + gather->cap) : to;
+          auto slice =
+              ReadOutputSlice(path, entry.id, from, end,
+                              gather->offset_mode ? end - from : gather->cap);
+          if (!slice) {
+            entry.error = fmt::format("cannot read the output log: {}",
+                                      slice.error().message);
+          } else {
+            entry.from = from;
+            entry.to = slice->cut.tail_to;
+            entry.omitted = slice->cut.omitted();
+            entry.output = std::move(slice->text);
+            if (gather->offset_mode && end < to) {
+              if (!entry.output.empty() && entry.output.back() != '\n')
+                entry.output += '\n';
+              entry.output += MoreMarker(entry.id, end, to);
+              entry.to = end;
+            }
+          }
+        }
+        if (--gather->outstanding == 0)
+          FinishGather(gather);
+      });
+}
+
+void HandleTaskOutput(const ToolCallPtr& call) {
+  const Json& args = call->arguments();
+  if (auto known = CheckKnownArguments(
+          args, {"task_id", "task_ids", "wait", "timeout_s", "offset"});
+      !known) {
+    return call->Finish(ToolResult::Error(known.error().message));
+  }
+  auto ids = TaskIdsArgument(args);
+  if (!ids)
+    return call->Finish(ToolResult::Error(ids.error().message));
+  auto wait = OptionalBool(args, "wait", false);
+  if (!wait)
+    return call->Finish(ToolResult::Error(wait.error().message));
+  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  if (!timeout)
+    return call->Finish(ToolResult::Error(timeout.error().message));
+  auto offset = OptionalNumber(args, "offset", 0);
+  if (!offset)
+    return call->Finish(ToolResult::Error(offset.error().message));
+  if (*offset && (*wait || ids->size() != 1)) {
+    return call->Finish(ToolResult::Error(
+        "'offset' reads one task's output from a byte offset, without "
+        "consuming it: give a single task_id and no wait, e.g. "
+        "{\"task_id\": \"shell-1\", \"offset\": 8000}"));
+  }
+
+  auto gather = std::make_shared<Gather>();
+  gather->call = call;
+  if (!*wait) {
+    gather->offset_mode = offset->has_value();
+    for (const auto& id : *ids)
+      gather->entries.push_back(MakeEntry(id));
+    gather->outstanding = ids->size();
+    gather->cap = std::max<uint64_t>(kOutputCap / ids->size(), 2000);
+    std::optional<uint64_t> from;
+    if (*offset)
+      from = static_cast<uint64_t>(**offset);
+    for (size_t i = 0; i < ids->size(); ++i)
+      ReadEntry(gather, i, from);
+    return;
+  }
+
+  double seconds = timeout->value_or(kDefaultWaitS);
+  if (seconds > kMaxWaitS) {
+    gather->note = fmt::format(
+        "(timeout_s {} was capped at {}: a call must return before the "
+        "client's own limit)\n",
+        seconds, kMaxWaitS);
+    seconds = kMaxWaitS;
+  }
+  gather->waited = true;
+  std::string what;
+  for (const auto& id : *ids)
+    what += (what.empty() ? "" : ", ") + id;
+  Json request = {
+      {"tasks", *ids},
+      {"timeout_ms", static_cast<int64_t>(std::llround(seconds * 1000.0))}};
+  call->DaemonWait(
+      std::move(request), "waiting for " + what, [gather](Result<Json> reply) {
+        if (!reply) {
+          return gather->call->Finish(
+              ToolResult::Error(DaemonErrorText(reply.error())));
+        }
+        gather->timed_out = reply->value("timed_out", false);
+        for (const auto& task : reply->value("still_running", Json::array()))
+          gather->still_running.push_back(StringField(task, "id"));
+        Json ended = reply->value("ended", Json::array());
+        if (ended.empty()) {
+          // Timed out: the state only, nothing consumed.
+          for (const auto& task : reply->value("still_running", Json::array()))
+            gather->entries.push_back(MakeEntry(StringField(task, "id"), task));
+          return FinishGather(gather);
+        }
+        for (const auto& task : ended)
+          gather->entries.push_back(MakeEntry(StringField(task, "id"), task));
+        gather->outstanding = gather->entries.size();
+        gather->cap =
+            std::max<uint64_t>(kOutputCap / gather->entries.size(), 2000);
+        for (size_t i = 0; i < gather->entries.size(); ++i)
+          ReadEntry(gather, i, std::nullopt);
+      });
+}
+
+}  // namespace
+
+ToolDefinition TaskOutputToolDefinition() {
+  ToolDefinition tool;
+  tool.name = "task_output";
+  tool.title = "Read or wait for task output";
+  tool.description =
+      "Read what tasks printed since you last read them, each with a status "
+      "line like [status: running] or [status: completed, exit code: 0]. "
+      "With wait: true, block until ANY of the given tasks ends (at most "
+      "timeout_s, default 30, max 50) and return each ended task's remaining "
+      "output and status, plus the ids still running; on timeout only their "
+      "state. Wait on all the ids you are blocked on in one call; never "
+      "poll in a loop or sleep. Long output keeps its head and tail and "
+      "says how to read the rest (offset).";
+  tool.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {
+           {"task_id",
+            {{"type", "string"}, {"description", "A task id, e.g. shell-1"}}},
+           {"task_ids",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description",
+              "Several task ids, e.g. [\"shell-1\", "
+              "\"shell-2\"]"}}},
+           {"wait",
+            {{"type", "boolean"},
+             {"default", false},
+             {"description",
+              "Block until any of the tasks ends (or timeout_s passes)"}}},
+           {"timeout_s",
+            {{"type", "number"},
+             {"minimum", 0},
+             {"maximum", kMaxWaitS},
+             {"default", kDefaultWaitS},
+             {"description", "Longest wait in seconds (max 50)"}}},
+           {"offset",
+            {{"type", "integer"},
+             {"minimum", 0},
+             {"description",
+              "Read one task's output from this byte offset without "
+              "consuming it (to see what a long output left out)"}}},
+       }},
+      {"additionalProperties", false},
+  };
+  Json entry = TaskSummarySchema();
+  entry["properties"]["output"] = {
+      {"type", "string"},
+      {"description",
+       "The output read (head and tail with a marker if it was long)"}};
+  entry["properties"]["output_from"] = {{"type", "integer"}};
+  entry["properties"]["output_to"] = {{"type", "integer"}};
+  entry["properties"]["omitted_bytes"] = {
+      {"type", "integer"},
+      {"description", "Bytes of [output_from, output_to) not shown"}};
+  entry["properties"]["error"] = {{"type", "string"}};
+  entry["required"] = {"task_id"};
+  tool.output_schema = {
+      {"type", "object"},
+      {"properties",
+       {
+           {"tasks", {{"type", "array"}, {"items", entry}}},
+           {"still_running",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description", "Ids of waited tasks that had not ended"}}},
+           {"timed_out", {{"type", "boolean"}}},
+           {"waited", {{"type", "boolean"}}},
+       }},
+      {"required", {"tasks", "still_running", "timed_out", "waited"}},
+  };
+  // Reading moves this session's read cursor and nothing else.
+  tool.annotations = {{"title", tool.title},
+                      {"readOnlyHint", true},
+                      {"idempotentHint", false},
+                      {"openWorldHint", false}};
+  tool.handler = HandleTaskOutput;
+  return tool;
+}
+
+}  // namespace baton::mcp

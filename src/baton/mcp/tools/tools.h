@@ -1,0 +1,37 @@
+// The MCP tools of `baton mcp`, one file each, and the pieces they share
+// (the task summary object and its schema).
+#ifndef BATON_MCP_TOOLS_TOOLS_H_
+#define BATON_MCP_TOOLS_TOOLS_H_
+
+#include <vector>
+
+#include "baton/mcp/tool.h"
+
+namespace baton::mcp {
+
+ToolDefinition RunToolDefinition();
+ToolDefinition TaskOutputToolDefinition();
+ToolDefinition TaskStatusToolDefinition();
+ToolDefinition TaskListToolDefinition();
+ToolDefinition TaskKillToolDefinition();
+
+// Every tool, in the order tools/list shows them.
+const std::vector<ToolDefinition>& AllTools();
+
+// JSON Schema of a string-or-null / integer-or-null property.
+Json NullableString(std::string_view description);
+Json NullableInteger(std::string_view description);
+
+// The compact task object of the structured results: task_id, kind,
+// status, detail, exit_code, label, command. From a daemon task object.
+Json TaskSummary(const Json& task);
+Json TaskSummarySchema();
+// "shell-1 (build)" or "shell-1" when it has no label.
+std::string TaskName(const Json& task);
+
+// The daemon's error as a message for the model ("not_found: ...").
+std::string DaemonErrorText(const Error& error);
+
+}  // namespace baton::mcp
+
+#endif  // BATON_MCP_TOOLS_TOOLS_H_
