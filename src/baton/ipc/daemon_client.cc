@@ -23,7 +23,8 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
     auto started =
         StartDetached({binary, "daemon", "run", "--ready-fd", "{ready_fd}"},
                       kDaemonStartTimeout);
-    if (!started) {
+    // kAlreadyExists: another batond won a start-up race; connect to it.
+    if (!started && started.error().code != ErrorCode::kAlreadyExists) {
       return MakeError(started.error().code,
                        "cannot start batond: " + started.error().message);
     }

@@ -6,6 +6,7 @@
 #define BATON_UTIL_DETACHED_PROCESS_H_
 
 #include <chrono>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -14,13 +15,18 @@
 namespace baton {
 
 // Runs `argv` detached. Every "{ready_fd}" in `argv` is replaced by the
-// number of the pipe's write end, which the process inherits. The process
-// writes "R" when ready, or "E<message>" and exits when it cannot start.
-// Fails with the process's message (kUnavailable if it exited without a
-// word, e.g. because another instance won a race; kTimeout after
-// `ready_timeout`).
+// number of the pipe's write end, the one fd besides stdio (/dev/null) that
+// the process inherits: fds the caller inherited from its own parent must not
+// outlive it in a daemon. The process writes "R" when ready, or
+// "E<message>" and exits when it cannot start. Fails with the process's
+// message (kUnavailable); with kAlreadyExists if it exited without a word
+// (another instance won a race: connect again); kSpawnFailed if the exec
+// failed; kTimeout after `ready_timeout`. For tests, `child_entry` (if set)
+// runs in the detached process instead of the exec, given the ready fd; it
+// must not return.
 Status StartDetached(std::vector<std::string> argv,
-                     std::chrono::milliseconds ready_timeout);
+                     std::chrono::milliseconds ready_timeout,
+                     std::function<void(int ready_fd)> child_entry = {});
 
 // The process side: reports readiness (or a start-up error) on `ready_fd`
 // and closes it. No-op for ready_fd < 0.

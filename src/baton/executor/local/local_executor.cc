@@ -14,6 +14,7 @@
 
 #include "baton/ipc/unix_socket.h"
 #include "baton/supervisor/protocol.h"
+#include "baton/util/detached_process.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
 
@@ -202,84 +203,22 @@ Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
 }
 
 Result<bool> LocalExecutor::StartSupervisor(MonoTime deadline) {
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0) {
-    return std::unexpected(ErrnoError("pipe2", errno));
-  }
-  UniqueFd read_end(fds[0]), write_end(fds[1]);
-  // Built before fork: the child only makes async-signal-safe calls.
-  std::vector<std::string> args = {
-      baton_binary_, "internal-supervisor",
-      "--home",      paths_.home,
-      "--runtime",   paths_.runtime,
-      "--ready-fd",  std::to_string(write_end.get())};
-  std::vector<char*> argv;
-  for (std::string& arg : args)
-    argv.push_back(arg.data());
-  argv.push_back(nullptr);
-
-  pid_t child = ::fork();
-  if (child < 0)
-    return std::unexpected(ErrnoError("fork", errno));
-  if (child == 0) {
-    // Its own session, and orphaned at once by the intermediate child's
-    // exit: the supervisor is not batond's child and survives its death,
-    // its terminal and its process group.
-    ::setsid();
-    pid_t grandchild = ::fork();
-    if (grandchild != 0)
-      ::_exit(grandchild < 0 ? 1 : 0);
-    sigset_t none;
-    sigemptyset(&none);
-    ::sigprocmask(SIG_SETMASK, &none, nullptr);
-    // The ready pipe is the one fd it keeps: an inherited batond fd (its
-    // lock, its socket) would outlive batond in the supervisor and tasks.
-    int ready = write_end.get();
-    ::close_range(3, ready - 1, 0);
-    ::close_range(ready + 1, ~0u, 0);
-    if (supervisor_entry_)
-      supervisor_entry_(ready);
-    ::fcntl(ready, F_SETFD, 0);
-    int null_fd = ::open("/dev/null", O_RDWR | O_CLOEXEC);
-    for (int stdio = 0; stdio < 3; ++stdio)
-      ::dup2(null_fd, stdio);
-    ::execv(argv[0], argv.data());
-    char failed = 'X';
-    (void)!::write(ready, &failed, 1);
-    ::_exit(127);
-  }
-  write_end.reset();  // So that EOF means the supervisor closed its end.
-  int status = 0;
-  while (::waitpid(child, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0) {
-    return MakeError(ErrorCode::kSpawnFailed,
-                     "starting the supervisor: fork failed");
-  }
-  for (;;) {
-    if (auto ready = WaitReadable(read_end.get(), deadline,
-                                  "waiting for the supervisor to start");
-        !ready) {
-      return std::unexpected(ready.error());
-    }
-    char byte = 0;
-    ssize_t n = ::read(read_end.get(), &byte, 1);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n == 0)
+  auto started = StartDetached(
+      {baton_binary_, "internal-supervisor", "--home", paths_.home, "--runtime",
+       paths_.runtime, "--ready-fd", "{ready_fd}"},
+      milliseconds(std::max(MillisLeft(deadline), 1)), supervisor_entry_);
+  if (started)
+    return true;
+  switch (started.error().code) {
+    case ErrorCode::kAlreadyExists:
       return false;  // Another supervisor holds the lock.
-    if (byte == 'R')
-      return true;
-    if (byte == 'X') {
-      return MakeError(ErrorCode::kSpawnFailed,
-                       fmt::format("cannot run the supervisor: exec {} "
-                                   "failed",
-                                   baton_binary_));
-    }
-    return MakeError(ErrorCode::kUnavailable,
-                     fmt::format("the supervisor failed to start; see "
-                                 "{}/supervisor.log",
-                                 paths_.home));
+    case ErrorCode::kUnavailable:
+      return MakeError(ErrorCode::kUnavailable,
+                       fmt::format("the supervisor failed to start: {}; see "
+                                   "{}/supervisor.log",
+                                   started.error().message, paths_.home));
+    default:
+      return std::unexpected(started.error());
   }
 }
 
