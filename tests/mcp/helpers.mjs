@@ -1,0 +1,66 @@
+// Shared pieces of the `baton mcp` end-to-end tests: a private BATON_HOME
+// per test (its own batond), SDK clients over stdio, and clean-up by pid.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { execFileSync, spawnSync } from 'node:child_process';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const BATON = process.env.BATON_BINARY ?? new URL('../../build/dev/baton', import.meta.url).pathname;
+
+// A fresh state dir (short path: it holds Unix sockets).
+export function makeHome() {
+  return mkdtempSync(join(tmpdir(), 'bmcp-'));
+}
+
+export function batonEnv(home, extra = {}) {
+  return { PATH: process.env.PATH, HOME: process.env.HOME ?? '/tmp', BATON_HOME: home, ...extra };
+}
+
+// `baton ARGS` against `home`; returns stdout (throws on failure).
+export function baton(home, args, extra = {}) {
+  return execFileSync(BATON, args, { env: batonEnv(home, extra), encoding: 'utf8', timeout: 30_000 });
+}
+
+function pidAlive(pid) {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
+
+// Stops the home's batond with --kill-tasks, then SIGKILLs by pid whatever
+// of batond and the supervisor is left, and removes the home.
+export async function stopDaemon(home) {
+  let pids = [];
+  try {
+    const status = JSON.parse(baton(home, ['--json', 'daemon', 'status']));
+    pids = [status.daemon_pid, status.supervisor_pid].filter((p) => p > 0);
+  } catch { /* not running */ }
+  spawnSync(BATON, ['daemon', 'stop', '--kill-tasks'], { env: batonEnv(home), timeout: 30_000 });
+  const deadline = Date.now() + 5_000;
+  while (pids.some(pidAlive) && Date.now() < deadline) await sleep(50);
+  for (const pid of pids) if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+  rmSync(home, { recursive: true, force: true });
+}
+
+export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// An SDK client connected to `baton mcp` (stdio) with `home` as BATON_HOME.
+export async function connect(home, extraEnv = {}) {
+  const transport = new StdioClientTransport({
+    command: BATON, args: ['mcp'], env: batonEnv(home, extraEnv), stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (chunk) => { stderr += chunk; });
+  const client = new Client({ name: 'baton-e2e', version: '0.0.1' });
+  await client.connect(transport);
+  return { client, transport, stderr: () => stderr };
+}
+
+// tools/call with the SDK; returns the CallToolResult.
+export function call(client, name, args = {}, options = {}) {
+  return client.callTool({ name, arguments: args }, undefined, { timeout: 60_000, ...options });
+}
+
+export function text(result) {
+  return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+}

@@ -1,0 +1,14 @@
+#!/usr/bin/env bash
+# Runs one node test file of tests/mcp for ctest. Skips (exit 0, says so)
+# only when node is missing; installs the pinned packages from the
+# lockfile when they are not there yet (scripts/setup normally did).
+set -euo pipefail
+cd "$(dirname "$0")"
+if ! command -v node >/dev/null 2>&1; then
+  echo "skipped: node is not installed (scripts/setup installs it)"
+  exit 0
+fi
+if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
+  npm ci --no-audit --no-fund --loglevel=error
+fi
+exec node --test --test-reporter=spec "$@"

@@ -1,0 +1,377 @@
+// End-to-end: the official TypeScript SDK client drives `baton mcp` over
+// stdio. Each test has its own BATON_HOME (its own batond) and stops it.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn, execFileSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep, connect, call, text } from './helpers.mjs';
+
+const T = { timeout: 90_000 };
+
+// Runs `body(home, track)` with a fresh home; `track(session)` registers
+// clients to close; the daemon is stopped whatever happens.
+async function withHome(body) {
+  const home = makeHome();
+  const sessions = [];
+  try {
+    await body(home, (s) => { sessions.push(s); return s; });
+  } finally {
+    for (const s of sessions) await s.client.close().catch(() => {});
+    await stopDaemon(home);
+  }
+}
+
+test('initialize, tools/list: five tools with schemas and honest annotations', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    assert.equal(client.getServerVersion().name, 'baton');
+    assert.match(client.getInstructions(), /never busy-poll/);
+    assert.match(client.getInstructions(), /one\s+task_output call/);
+    const { tools } = await client.listTools();
+    const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
+    assert.deepEqual(Object.keys(byName).sort(), ['run', 'task_kill', 'task_list', 'task_output', 'task_status']);
+    for (const tool of tools) {
+      assert.equal(tool.inputSchema.type, 'object', tool.name);
+      assert.equal(tool.outputSchema.type, 'object', tool.name);
+      assert.ok(tool.outputSchema.required.includes('notices'), tool.name);
+      assert.ok(tool.description.length > 40, tool.name);
+    }
+    assert.deepEqual(byName.run.inputSchema.required, ['command']);
+    assert.equal(byName.task_output.inputSchema.properties.timeout_s.maximum, 50);
+    for (const name of ['task_output', 'task_status', 'task_list']) {
+      assert.equal(byName[name].annotations.readOnlyHint, true, name);
+    }
+    assert.equal(byName.run.annotations.readOnlyHint, false);
+    assert.equal(byName.task_kill.annotations.readOnlyHint, false);
+    assert.equal(byName.task_kill.annotations.destructiveHint, true);
+    assert.equal(byName.task_kill.annotations.idempotentHint, true);
+  });
+});
+
+test('run + wait-any returns tasks in the order they end', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const ids = [];
+    for (const [label, delay] of [['slow', 2.4], ['fast', 0.2], ['middle', 1.2]]) {
+      const r = await call(client, 'run', { command: `sleep ${delay}; echo ${label}-done`, label });
+      assert.equal(r.isError, false, text(r));
+      assert.match(r.structuredContent.task_id, /^shell-\d+$/);
+      assert.equal(r.structuredContent.status, 'running');
+      assert.match(r.structuredContent.wait_command, new RegExp(`--session \\S+ wait ${r.structuredContent.task_id}$`));
+      assert.match(r.structuredContent.wait_command, new RegExp(`^BATON_HOME=${home} `));
+      ids.push(r.structuredContent.task_id);
+    }
+    const [slow, fast, middle] = ids;
+    const order = [];
+    let waiting = [...ids];
+    while (waiting.length) {
+      const r = await call(client, 'task_output', { task_ids: waiting, wait: true, timeout_s: 20 });
+      assert.equal(r.isError, false, text(r));
+      const s = r.structuredContent;
+      assert.equal(s.waited, true);
+      assert.equal(s.timed_out, false);
+      assert.equal(s.tasks.length, 1, text(r));
+      const ended = s.tasks[0];
+      order.push(ended.task_id);
+      assert.equal(ended.status, 'completed');
+      assert.equal(ended.exit_code, 0);
+      assert.match(ended.output, new RegExp(`${ended.label}-done`));
+      assert.match(text(r), /\[status: completed, exit code: 0\]/);
+      waiting = waiting.filter((id) => id !== ended.task_id);
+      assert.deepEqual([...s.still_running].sort(), [...waiting].sort());
+    }
+    assert.deepEqual(order, [fast, middle, slow]);
+
+    // An external waiter (the wait_command) works too.
+    const r = await call(client, 'run', { command: 'sleep 0.3', label: 'ext' });
+    const out = execFileSync('/bin/sh', ['-c', r.structuredContent.wait_command], { encoding: 'utf8', timeout: 20_000 });
+    assert.match(out, /completed/);
+  });
+});
+
+test('reads consume: each read returns only what is new, with a status line', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'echo one; sleep 1.5; echo two' });
+    const id = r.structuredContent.task_id;
+    await sleep(500);
+    let o = await call(client, 'task_output', { task_id: id });
+    assert.equal(o.isError, false, text(o));
+    assert.equal(o.structuredContent.tasks[0].output, 'one\n');
+    assert.match(text(o), /one\n\[status: running\]/);
+    o = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 10 });
+    assert.equal(o.structuredContent.tasks[0].output, 'two\n');
+    assert.doesNotMatch(text(o), /one/);
+    assert.match(text(o), /\[status: completed, exit code: 0\]/);
+    o = await call(client, 'task_output', { task_id: id });
+    assert.equal(o.structuredContent.tasks[0].output, '');
+    assert.match(text(o), /\(no new output\)\n\[status: completed, exit code: 0\]/);
+    // A failing command reports its exit code.
+    const f = await call(client, 'run', { command: 'echo oops >&2; exit 3' });
+    o = await call(client, 'task_output', { task_id: f.structuredContent.task_id, wait: true });
+    assert.match(text(o), /oops\n\[status: failed, exit code: 3\]/);
+    assert.equal(o.structuredContent.tasks[0].exit_code, 3);
+  });
+});
+
+test('long output keeps head and tail and says exactly what it left out', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const expected = execFileSync('seq', ['1', '30000'], { encoding: 'utf8' });
+    const r = await call(client, 'run', { command: 'seq 1 30000' });
+    const id = r.structuredContent.task_id;
+    const o = await call(client, 'task_output', { task_id: id, wait: true });
+    const entry = o.structuredContent.tasks[0];
+    assert.equal(entry.output_from, 0);
+    assert.equal(entry.output_to, Buffer.byteLength(expected));
+    assert.ok(entry.omitted_bytes > 100_000, `omitted ${entry.omitted_bytes}`);
+    const m = entry.output.match(/\[\.\.\. (\d+) bytes omitted here \(bytes (\d+) to (\d+) of the output\)\. To read them: task_output with \{"task_id": "([^"]+)", "offset": (\d+)\}/);
+    assert.ok(m, entry.output.slice(0, 300));
+    const [, omitted, from, to, markerId, offset] = m;
+    assert.equal(Number(omitted), entry.omitted_bytes);
+    assert.equal(Number(to) - Number(from), entry.omitted_bytes);
+    assert.equal(markerId, id);
+    assert.equal(Number(offset), Number(from));
+    const [head, tail] = entry.output.split(m[0]);
+    assert.equal(head, expected.slice(0, Number(from)));
+    assert.equal(tail.replace(/^[^\n]*\]\n/, ''), expected.slice(Number(to)));
+    assert.equal(head.length + (expected.length - Number(to)) + entry.omitted_bytes, expected.length);
+    assert.ok(text(o).length < 25_000, `text is ${text(o).length} chars`);
+    // The offset read returns the left-out bytes, from where they start.
+    const p = await call(client, 'task_output', { task_id: id, offset: Number(offset) });
+    const page = p.structuredContent.tasks[0];
+    assert.equal(page.output_from, Number(offset));
+    assert.ok(page.output.startsWith(expected.slice(Number(offset), page.output_to)));
+    assert.match(page.output, /more bytes after byte \d+\. To read on: task_output with \{"task_id": "shell-\d+", "offset": \d+\}/);
+  });
+});
+
+test('kill: requested, then already-terminal; the task ends as killed', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'sleep 60' });
+    const id = r.structuredContent.task_id;
+    let k = await call(client, 'task_kill', { task_id: id, reason: 'not needed' });
+    assert.equal(k.isError, false, text(k));
+    assert.deepEqual(k.structuredContent.results, [{ task_id: id, outcome: 'requested' }]);
+    const o = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 20 });
+    assert.equal(o.structuredContent.tasks[0].status, 'killed');
+    assert.match(text(o), /\[status: killed, killed: not needed\]/);
+    k = await call(client, 'task_kill', { task_ids: [id] });
+    assert.deepEqual(k.structuredContent.results, [{ task_id: id, outcome: 'already-terminal' }]);
+    k = await call(client, 'task_kill', { task_ids: [id, 'shell-999'] });
+    assert.equal(k.isError, true);
+    assert.match(text(k), /shell-999/);
+  });
+});
+
+test('notices: a task that ended unseen is told once, in text and structuredContent', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'echo quick', label: 'quick' });
+    const id = r.structuredContent.task_id;
+    await sleep(800);
+    const first = await call(client, 'task_list');
+    assert.match(text(first), new RegExp(`^${id} \\[shell\\] completed — quick`, 'm'));
+    const notices = first.structuredContent.notices;
+    assert.equal(notices.length, 1, JSON.stringify(first));
+    assert.equal(notices[0].task_id, id);
+    assert.match(notices[0].text, new RegExp(`${id} completed`));
+    assert.match(text(first), new RegExp(`Notices[^\\n]*\\n- ${id} completed`));
+    const second = await call(client, 'task_list');
+    assert.deepEqual(second.structuredContent.notices, []);
+    assert.doesNotMatch(text(second), /Notices/);
+    // A task the session waited on gets no notice at all.
+    const w = await call(client, 'run', { command: 'sleep 0.2' });
+    await call(client, 'task_output', { task_id: w.structuredContent.task_id, wait: true });
+    await sleep(300);
+    const third = await call(client, 'task_list');
+    assert.deepEqual(third.structuredContent.notices, []);
+  });
+});
+
+test('two sessions are isolated', T, async () => {
+  await withHome(async (home, track) => {
+    const a = track(await connect(home));
+    const b = track(await connect(home));
+    const r = await call(a.client, 'run', { command: 'sleep 30', label: 'mine' });
+    const id = r.structuredContent.task_id;
+    const listB = await call(b.client, 'task_list');
+    assert.deepEqual(listB.structuredContent.tasks, []);
+    const listA = await call(a.client, 'task_list');
+    assert.equal(listA.structuredContent.tasks.length, 1);
+    for (const [tool, args] of [['task_output', { task_id: id }], ['task_status', { task_id: id }], ['task_kill', { task_id: id }]]) {
+      const res = await call(b.client, tool, args);
+      assert.equal(res.isError, true, `${tool}: ${text(res)}`);
+      assert.match(text(res), /permission_denied|another session/);
+    }
+    const st = await call(a.client, 'task_status', { task_id: id });
+    assert.equal(st.structuredContent.status, 'running');
+  });
+});
+
+test('bad arguments are isError results the model can act on', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const cases = [
+      ['run', {}, /missing argument 'command'/],
+      ['run', { command: 42 }, /'command' must be a non-empty string/],
+      ['run', { command: 'true', timeout_s: 'soon' }, /'timeout_s' must be a number/],
+      ['run', { command: 'true', env: { A: 1 } }, /'env'/],
+      ['run', { command: 'true', comand: 'x' }, /unknown argument 'comand'/],
+      ['task_output', {}, /task_id/],
+      ['task_output', { task_ids: 'shell-1' }, /'task_ids' must be a list/],
+      ['task_output', { task_id: 'shell-1', wait: 'yes' }, /'wait' must be true or false/],
+      ['task_output', { task_id: 'nonsense' }, /invalid_argument|not_found/],
+      ['task_status', { task_id: 'shell-77' }, /not_found.*shell-77/],
+      ['task_kill', {}, /task_id/],
+    ];
+    for (const [tool, args, pattern] of cases) {
+      const res = await call(client, tool, args);
+      assert.equal(res.isError, true, `${tool} ${JSON.stringify(args)}: ${text(res)}`);
+      assert.match(text(res), pattern, `${tool} ${JSON.stringify(args)}`);
+    }
+    await assert.rejects(call(client, 'no_such_tool', {}), /Unknown tool/);
+  });
+});
+
+test('progress notifications at least every 5 s during a long wait', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'sleep 7' });
+    const seen = [];
+    const start = Date.now();
+    const o = await call(client, 'task_output', { task_id: r.structuredContent.task_id, wait: true, timeout_s: 30 },
+      { onprogress: (p) => seen.push({ at: Date.now() - start, progress: p.progress, message: p.message }) });
+    assert.equal(o.structuredContent.tasks[0].status, 'completed');
+    assert.ok(seen.length >= 2, JSON.stringify(seen));
+    let last = 0;
+    for (const p of seen) {
+      assert.ok(p.at - last <= 5_000, JSON.stringify(seen));
+      last = p.at;
+    }
+    assert.ok(seen.every((p, i) => i === 0 || p.progress > seen[i - 1].progress));
+    assert.match(seen[0].message, /waiting for shell-\d+/);
+  });
+});
+
+test('a wait times out with the state only, well before the client limit', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'echo hidden; sleep 30' });
+    const id = r.structuredContent.task_id;
+    const start = Date.now();
+    const o = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 1 });
+    assert.ok(Date.now() - start < 5_000);
+    assert.equal(o.structuredContent.timed_out, true);
+    assert.deepEqual(o.structuredContent.still_running, [id]);
+    assert.doesNotMatch(text(o), /hidden/);
+    assert.match(text(o), /\[status: running\]/);
+    // Nothing was consumed by the wait.
+    const n = await call(client, 'task_output', { task_id: id });
+    assert.equal(n.structuredContent.tasks[0].output, 'hidden\n');
+  });
+});
+
+test('cancelling a wait ends it; the server keeps serving and the task runs on', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'sleep 60' });
+    const id = r.structuredContent.task_id;
+    const connections = () => JSON.parse(baton(home, ['--json', 'daemon', 'status'])).connections;
+    const before = connections();
+    const controller = new AbortController();
+    const pending = call(client, 'task_output', { task_id: id, wait: true, timeout_s: 40 }, { signal: controller.signal });
+    await sleep(300);
+    assert.equal(connections(), before + 1, 'the wait has a connection of its own');
+    // While the wait is pending, other requests are served at once.
+    let t0 = Date.now();
+    await client.ping();
+    const list = await call(client, 'task_list');
+    assert.ok(Date.now() - t0 < 1_000, `served in ${Date.now() - t0} ms`);
+    assert.equal(list.structuredContent.tasks.length, 1);
+    t0 = Date.now();
+    controller.abort('no longer needed');
+    await assert.rejects(pending, /abort|no longer needed/i);
+    // The server dropped the wait (its connection closed) ...
+    const deadline = Date.now() + 3_000;
+    while (connections() !== before && Date.now() < deadline) await sleep(50);
+    assert.equal(connections(), before);
+    // ... and nothing else changed.
+    const st = await call(client, 'task_status', { task_id: id });
+    assert.equal(st.structuredContent.status, 'running');
+    await client.ping();
+  });
+});
+
+test('EOF exits cleanly; the same BATON_SESSION reattaches and sees its tasks', T, async () => {
+  await withHome(async (home, track) => {
+    const env = { BATON_SESSION: 'e2e-reattach' };
+    const first = await connect(home, env);
+    const r = await call(first.client, 'run', { command: 'sleep 60', label: 'survivor' });
+    const id = r.structuredContent.task_id;
+    const proc = first.transport._process;
+    const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
+    const t0 = Date.now();
+    await first.client.close();  // Ends stdin; SIGTERM only after 2 s.
+    const how = await exited;
+    assert.deepEqual(how, { code: 0, signal: null });
+    assert.ok(Date.now() - t0 < 1_500, `exit took ${Date.now() - t0} ms`);
+    const second = track(await connect(home, env));
+    const list = await call(second.client, 'task_list');
+    assert.deepEqual(list.structuredContent.tasks.map((t) => [t.task_id, t.status, t.label]), [[id, 'running', 'survivor']]);
+    const other = track(await connect(home));
+    assert.deepEqual((await call(other.client, 'task_list')).structuredContent.tasks, []);
+  });
+});
+
+// Raw stdio, no SDK: the protocol faults and the discover probe.
+test('raw protocol: discover probe, parse errors, bad shapes, string ids', T, async () => {
+  await withHome(async (home) => {
+    const child = spawn(BATON, ['mcp'], { env: batonEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines = createInterface({ input: child.stdout });
+    const replies = [];
+    const waiters = [];
+    lines.on('line', (line) => { replies.push(JSON.parse(line)); waiters.splice(0).forEach((w) => w()); });
+    const next = async () => {
+      const deadline = Date.now() + 5_000;
+      while (!replies.length) {
+        assert.ok(Date.now() < deadline, 'no reply within 5 s');
+        await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 100); });
+      }
+      return replies.shift();
+    };
+    const send = (obj) => child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n');
+    const t0 = Date.now();
+    send({ jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: {} });
+    let m = await next();
+    assert.ok(Date.now() - t0 < 1_000, 'the probe is answered at once');
+    assert.deepEqual(m, { jsonrpc: '2.0', id: 'server-discover-probe-1', error: { code: -32601, message: 'Method not found: server/discover' } });
+    send({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+    m = await next();
+    assert.equal(m.id, 'init-1');
+    assert.equal(m.result.protocolVersion, '2024-11-05');
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+    send({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2099-01-01' } });
+    assert.equal((await next()).result.protocolVersion, '2025-11-25');
+    send('{"jsonrpc": "2.0", "id": 3, "method": ');
+    m = await next();
+    assert.equal(m.error.code, -32700);
+    assert.equal(m.id, null);
+    send({ jsonrpc: '1.0', id: 4, method: 'ping' });
+    m = await next();
+    assert.deepEqual([m.id, m.error.code], [4, -32600]);
+    send([{ jsonrpc: '2.0', id: 5, method: 'ping' }]);
+    assert.equal((await next()).error.code, -32600);
+    send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+    assert.deepEqual(await next(), { jsonrpc: '2.0', id: 'p', result: {} });
+    send({ jsonrpc: '2.0', id: 6, method: 'resources/list' });
+    assert.equal((await next()).error.code, -32601);
+    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: 'x' } });
+    assert.equal((await next()).error.code, -32602);
+    const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+    child.stdin.end();
+    assert.equal(await exit, 0);
+    assert.equal(replies.length, 0, 'nothing but replies on stdout');
+  });
+});
