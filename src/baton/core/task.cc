@@ -102,7 +102,10 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
                                                   : task.kill_reason);
       break;
     case ExitCause::kNatural:
-      if (exit.exit_code) {
+      if (exit.verdict) {
+        task.status = *exit.verdict;
+        task.detail = exit.verdict_detail;
+      } else if (exit.exit_code) {
         task.status =
             *exit.exit_code == 0 ? TaskStatus::kCompleted : TaskStatus::kFailed;
         task.detail = fmt::format("exit code: {}", *exit.exit_code);

@@ -51,8 +51,19 @@ inline bool IsTerminal(TaskStatus status) {
   return status >= TaskStatus::kCompleted;
 }
 
-// What a client asks to run. Exactly one of `shell_command` (run by
-// /bin/sh -c) and `argv` is set.
+// What an agent task runs: an agent CLI through an adapter (DESIGN.md §4).
+struct AgentSpec {
+  std::string profile;  // The named profile ("claude", "codex", ...).
+  std::string adapter;  // "claude", "codex", "acp" or "command".
+  std::string brief;    // The director's instructions.
+  std::string model;    // A validated <provider>/<model>[:<effort>], or "".
+  std::string resume_session;  // The CLI's own session id to resume, or "".
+  std::string resume_from;     // The task id that session came from, or "".
+};
+
+// What a client asks to run. For a shell task exactly one of
+// `shell_command` (run by /bin/sh -c) and `argv` is set; for an agent task
+// `agent` is set and `argv` is the CLI's command line.
 struct TaskSpec {
   TaskKind kind = TaskKind::kShell;
   std::string owner;  // Session name; empty = unowned.
@@ -66,6 +77,24 @@ struct TaskSpec {
   // secrets). Empty = the daemon's own environment.
   std::vector<std::string> base_env;
   std::optional<std::chrono::milliseconds> timeout;  // Deadline after start.
+  std::optional<AgentSpec> agent;                    // Set for kind agent.
+  // Commands run in `cwd` when the task ends; their results go into the
+  // task's evidence.
+  std::vector<std::string> checks;
+};
+
+// What a task left behind, collected when it ended (checks and evidence).
+struct CheckResult {
+  std::string command;
+  int exit_code = -1;  // 128+N for a death by signal N.
+  std::string tail;    // The last lines of its output.
+};
+struct Evidence {
+  std::string source;  // "git" or "scan": how changed files were found.
+  std::vector<std::string> changed_files;
+  std::vector<CheckResult> checks;
+  // Other tasks that worked in the same folder while this one ran.
+  std::vector<std::string> overlapping_tasks;
 };
 
 // Why a process ended, as the executor saw it.
@@ -77,6 +106,10 @@ struct ExitInfo {
   std::optional<int> signal;      // Set when a signal ended it.
   int64_t ended_ms = 0;           // Wall time.
   bool output_disk_full = false;  // The output log's file system was full.
+  // An agent's own verdict on how its work ended (from its result event),
+  // which decides the status of a natural exit.
+  std::optional<TaskStatus> verdict;
+  std::string verdict_detail;
 };
 
 // Everything the registry knows of one task; the row of the tasks table.
@@ -95,6 +128,8 @@ struct TaskRecord {
   bool end_seen = false;    // The owner saw the end (read, wait, kill, status).
   bool notice_delivered = false;
   std::string output_path;
+  std::string agent_session;  // The agent CLI's own session id, once known.
+  std::optional<Evidence> evidence;  // Once checks ran (tasks with checks).
 };
 
 // "SIGTERM" for 15; "signal 77" for unknown numbers.

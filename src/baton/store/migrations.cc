@@ -57,8 +57,15 @@ CREATE TABLE sessions (
 ) WITHOUT ROWID;
 )sql";
 
+// Schema 2: what only some tasks have (agent spec, checks, the agent CLI's
+// session id, evidence) in one JSON column (core/task_extra.h).
+constexpr std::string_view kSchema2 = R"sql(
+ALTER TABLE tasks ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchema1},
+    {2, kSchema2},
 };
 
 }  // namespace

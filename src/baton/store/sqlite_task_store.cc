@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <nlohmann/json.hpp>
 
+#include "baton/core/task_extra.h"
 #include "baton/store/migrations.h"
 
 namespace baton {
@@ -19,7 +20,7 @@ constexpr std::string_view kTaskColumns =
     "seq, id, kind, number, owner, label, shell_command, argv, cwd, "
     "env_overrides, timeout_ms, status, detail, exit_code, signal, pid, "
     "created_ms, started_ms, ended_ms, kill_reason, end_seen, "
-    "notice_delivered, output_path";
+    "notice_delivered, output_path, extra";
 
 // Excludes pending tasks from a query: they are merged from memory. By seq,
 // the rowid, which every index holds, so the check needs no table lookup.
@@ -114,6 +115,7 @@ void BindTask(Statement& s, int64_t seq, const TaskRecord& task) {
   s.BindInt(++i, task.end_seen ? 1 : 0);
   s.BindInt(++i, task.notice_delivered ? 1 : 0);
   s.BindText(++i, task.output_path);
+  s.BindText(++i, EncodeTaskExtra(task));
 }
 
 std::optional<int> OptionalInt(const Statement& s, int column) {
@@ -178,6 +180,9 @@ Result<std::pair<int64_t, TaskRecord>> ReadRow(const Statement& s,
   task.end_seen = s.ColumnInt(c++) != 0;
   task.notice_delivered = s.ColumnInt(c++) != 0;
   task.output_path = s.ColumnText(c++);
+  if (!DecodeTaskExtra(s.ColumnText(c++), task)) {
+    return corrupt("extra is not a JSON object");
+  }
   return std::pair(seq, std::move(task));
 }
 

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <random>
 
+#include "baton/core/task_extra.h"
 #include "baton/store/migrations.h"
 #include "baton/util/file_util.h"
 
@@ -60,6 +61,13 @@ TaskRecord FullTask() {
   task.end_seen = true;
   task.notice_delivered = true;
   task.output_path = "/state/tasks/agent-7/output.log";
+  task.spec.agent = AgentSpec{"claude",      "claude",
+                              "fix the bug", "anthropic/claude-sonnet-4-5:high",
+                              "sess-1",      "agent-3"};
+  task.spec.checks = {"make test", "git diff --stat"};
+  task.agent_session = "sess-9";
+  task.evidence =
+      Evidence{"git", {"a.cc", "b.h"}, {{"make test", 2, "FAIL"}}, {"shell-4"}};
   return task;
 }
 
@@ -86,6 +94,7 @@ void ExpectSameTask(const TaskRecord& got, const TaskRecord& want) {
   EXPECT_EQ(got.end_seen, want.end_seen);
   EXPECT_EQ(got.notice_delivered, want.notice_delivered);
   EXPECT_EQ(got.output_path, want.output_path);
+  EXPECT_EQ(EncodeTaskExtra(got), EncodeTaskExtra(want));
 }
 
 std::vector<std::string> Ids(const std::vector<TaskRecord>& tasks) {

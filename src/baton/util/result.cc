@@ -34,6 +34,8 @@ constexpr CodeName kCodeNames[] = {
     {ErrorCode::kUnavailable, "unavailable"},
     {ErrorCode::kIncompatible, "incompatible"},
     {ErrorCode::kCorrupt, "corrupt"},
+    {ErrorCode::kInvalidModel, "invalid_model"},
+    {ErrorCode::kResumeNotFound, "resume_not_found"},
     {ErrorCode::kInternal, "internal"},
 };
 }  // namespace

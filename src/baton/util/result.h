@@ -21,6 +21,8 @@ enum class ErrorCode {
   kUnavailable,
   kIncompatible,  // e.g. a database written by a newer baton
   kCorrupt,
+  kInvalidModel,    // A malformed <provider>/<model>[:<effort>].
+  kResumeNotFound,  // Nothing to resume: no such session, or none yet.
   kInternal,
 };
 

@@ -1,0 +1,44 @@
+#include "baton/core/model_spec.h"
+
+#include <gtest/gtest.h>
+
+namespace baton {
+namespace {
+
+TEST(ModelSpec, ParsesProviderModelAndEffort) {
+  auto spec = ParseModelSpec("anthropic/claude-sonnet-4-5:high");
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->provider, "anthropic");
+  EXPECT_EQ(spec->model, "claude-sonnet-4-5");
+  EXPECT_EQ(spec->effort, "high");
+  EXPECT_EQ(spec->ToString(), "anthropic/claude-sonnet-4-5:high");
+}
+
+TEST(ModelSpec, SuffixThatIsNoEffortBelongsToTheModel) {
+  auto spec = ParseModelSpec("ollama/qwen3:32b");
+  ASSERT_TRUE(spec);
+  EXPECT_EQ(spec->model, "qwen3:32b");
+  EXPECT_FALSE(spec->effort);
+  auto both = ParseModelSpec("ollama/qwen3:32b:max");
+  EXPECT_EQ(both->model, "qwen3:32b");
+  EXPECT_EQ(both->effort, "max");
+  EXPECT_EQ(ParseModelSpec("openai/gpt-5/mini")->model, "gpt-5/mini");
+}
+
+TEST(ModelSpec, RejectsMalformedSpecsWithInvalidModel) {
+  std::string long_part(201, 'a');
+  for (std::string bad :
+       {std::string("claude"), std::string("/model"), std::string("openai/"),
+        std::string("openai/:high"), std::string("a b/c"),
+        std::string("openai/gpt\t5"), std::string("open:ai/gpt"),
+        "p/" + long_part, long_part + "/m", std::string(513, 'x')}) {
+    auto spec = ParseModelSpec(bad);
+    ASSERT_FALSE(spec) << bad;
+    EXPECT_EQ(spec.error().code, ErrorCode::kInvalidModel) << bad;
+    EXPECT_NE(spec.error().message.find("<provider>/<model>"),
+              std::string::npos);
+  }
+}
+
+}  // namespace
+}  // namespace baton
