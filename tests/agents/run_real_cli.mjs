@@ -8,6 +8,8 @@
 //   --out   where transcripts go (default: ./transcripts next to this script)
 //   --only  run only the runs whose name matches REGEX (e.g. '^claude-', 'codex-app')
 //   --keep  keep the work folder (homes, cwd, mock log, stderr) and print its path
+//   --trace-connect  run each CLI under `strace -f -e trace=connect,sendto,sendmsg` and fail a run whose
+//           processes tried to reach any address but loopback (AF_UNIX sockets are fine)
 // Needs: node >= 20, no network beyond 127.0.0.1, no API key (dummy keys are set).
 import { spawn, spawnSync } from 'node:child_process';
 import fs from 'node:fs';
@@ -23,6 +25,7 @@ const opt = (n) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
 const OUT = path.resolve(opt('--out') ?? path.join(HERE, 'transcripts'));
 const ONLY = new RegExp(opt('--only') ?? '.');
 const KEEP = argv.includes('--keep');
+const TRACE = argv.includes('--trace-connect');
 const RUN_TIMEOUT_MS = 120_000;
 const STEER_TEXT = 'STEER: also mention steering';
 
@@ -67,6 +70,12 @@ class Cli {
     this.waiters = [];
     this.transcript = fs.openSync(path.join(OUT, `${name}.jsonl`), 'w');
     this.stdinLog = fs.openSync(path.join(OUT, `${name}.stdin.jsonl`), 'w');
+    if (TRACE) {
+      // Record every connect()/sendto()/sendmsg() of the CLI and its children, to prove it talks to loopback only.
+      this.traceFile = path.join(WORK, `${name}.connect`);
+      args = ['-f', '-qq', '-e', 'trace=connect,sendto,sendmsg', '-o', this.traceFile, cmd, ...args];
+      cmd = 'strace';
+    }
     this.proc = spawn(cmd, args, {
       env,
       cwd,
@@ -249,6 +258,13 @@ function codexEnv(port) {
       '',
       '[analytics]',
       'enabled = false',
+      '',
+      '# Without these codex 0.171.0 resolves github.com, api.github.com and chatgpt.com',
+      '# (apps, plugin marketplace) at start-up: observed with strace.',
+      '[features]',
+      'apps = false',
+      'plugins = false',
+      'remote_plugin = false',
       '',
     ].join('\n'),
   );
@@ -808,6 +824,13 @@ for (const r of runs) {
     res = { checks: [[false, String(e?.stack ?? e)]], timing: {} };
   }
   res.timing.wallMs = Date.now() - t0;
+  if (TRACE) {
+    const file = path.join(WORK, `${r.name}.connect`);
+    const text = fs.existsSync(file) ? fs.readFileSync(file, 'utf8') : '';
+    const addrs = [...text.matchAll(/inet_(?:addr|pton)\((?:AF_INET6, )?"([^"]+)"/g)].map((m) => m[1]);
+    const outside = [...new Set(addrs.filter((a) => !/^127\.|^::1$|^::ffff:127\./.test(a)))];
+    res.checks.push([outside.length === 0, `connect/sendto targets: ${[...new Set(addrs)].join(', ') || 'none'}`]);
+  }
   res.modelRequests = mockRequests(mock, from).map((q) => `${q.method} ${q.path}`);
   const ok = res.checks.every(([c]) => c);
   if (!ok) failed++;
