@@ -17,9 +17,10 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import * as agentEnv from './agent_env.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
-const BIN = path.join(HERE, 'node_modules', '.bin');
+const BIN = agentEnv.BIN;
 const argv = process.argv.slice(2);
 const opt = (n) => (argv.includes(n) ? argv[argv.indexOf(n) + 1] : undefined);
 const OUT = path.resolve(opt('--out') ?? path.join(HERE, 'transcripts'));
@@ -194,20 +195,14 @@ class Rpc {
 
 // ---------------------------------------------------------------------------------------------
 // Environments. Only what the CLI needs: never the caller's keys or config.
-function baseEnv(home) {
+function baseEnv() {
   return {
     PATH: process.env.PATH,
-    HOME: home,
     LANG: 'C.UTF-8',
     TERM: 'dumb',
     TMPDIR: os.tmpdir(),
     NO_COLOR: '1',
   };
-}
-function mkdir(...p) {
-  const d = path.join(WORK, ...p);
-  fs.mkdirSync(d, { recursive: true });
-  return d;
 }
 // A worker's folder is usually a git repository (claude then adds a message of its own after
 // the user's, codex exec needs no --skip-git-repo-check); make each CLI's cwd one.
@@ -220,79 +215,10 @@ function workFolder(cli) {
   return d;
 }
 
-function claudeEnv(port) {
-  return {
-    ...baseEnv(mkdir('claude', 'home')),
-    ANTHROPIC_BASE_URL: `http://127.0.0.1:${port}`,
-    ANTHROPIC_API_KEY: 'sk-ant-mock-not-a-key',
-    CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC: '1',
-    DISABLE_AUTOUPDATER: '1',
-  };
-}
-const CLAUDE_ARGS = [
-  '-p',
-  '--output-format',
-  'stream-json',
-  '--input-format',
-  'stream-json',
-  '--verbose',
-  '--permission-prompt-tool',
-  'stdio',
-];
-
-function codexEnv(port) {
-  const home = mkdir('codex', 'home');
-  const codexHome = mkdir('codex', 'home', '.codex');
-  fs.writeFileSync(
-    path.join(codexHome, 'config.toml'),
-    [
-      'model = "gpt-5.5"',
-      'model_provider = "mock"',
-      'check_for_update_on_startup = false',
-      '',
-      '[model_providers.mock]',
-      'name = "mock"',
-      `base_url = "http://127.0.0.1:${port}/v1"`,
-      'env_key = "MOCK_API_KEY"',
-      'wire_api = "responses"',
-      '',
-      '[analytics]',
-      'enabled = false',
-      '',
-      '# Without these codex 0.171.0 resolves github.com, api.github.com and chatgpt.com',
-      '# (apps, plugin marketplace) at start-up: observed with strace.',
-      '[features]',
-      'apps = false',
-      'plugins = false',
-      'remote_plugin = false',
-      '',
-    ].join('\n'),
-  );
-  return { ...baseEnv(home), CODEX_HOME: codexHome, MOCK_API_KEY: 'mock-not-a-key' };
-}
-
-function geminiEnv(port) {
-  const home = mkdir('gemini', 'home');
-  fs.mkdirSync(path.join(home, '.gemini'), { recursive: true });
-  fs.writeFileSync(
-    path.join(home, '.gemini', 'settings.json'),
-    JSON.stringify(
-      {
-        security: { auth: { selectedType: 'gemini-api-key' }, folderTrust: { enabled: false } },
-        general: { disableAutoUpdate: true, disableUpdateNag: true },
-        privacy: { usageStatisticsEnabled: false },
-        telemetry: { enabled: false },
-      },
-      null,
-      2,
-    ),
-  );
-  return {
-    ...baseEnv(home),
-    GEMINI_API_KEY: 'mock-not-a-key',
-    GOOGLE_GEMINI_BASE_URL: `http://127.0.0.1:${port}`,
-  };
-}
+const claudeEnv = (port) => ({ ...baseEnv(), ...agentEnv.claudeEnv(port, path.join(WORK, 'claude', 'home')) });
+const codexEnv = (port) => ({ ...baseEnv(), ...agentEnv.codexEnv(port, path.join(WORK, 'codex', 'home')) });
+const geminiEnv = (port) => ({ ...baseEnv(), ...agentEnv.geminiEnv(port, path.join(WORK, 'gemini', 'home')) });
+const CLAUDE_ARGS = agentEnv.CLAUDE_ARGS;
 
 // ---------------------------------------------------------------------------------------------
 // Runs. Each returns {checks: [[ok, what]...], timing: {...}}.
