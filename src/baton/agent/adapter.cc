@@ -1,0 +1,41 @@
+#include "baton/agent/adapter.h"
+
+#include "baton/agent/claude_adapter.h"
+#include "baton/agent/command_adapter.h"
+
+namespace baton {
+
+std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
+  if (name == "claude")
+    return std::make_unique<ClaudeAdapter>();
+  if (name == "command")
+    return std::make_unique<CommandAdapter>();
+  return nullptr;
+}
+
+std::string ShortToolInput(const Json& input, size_t max) {
+  std::string text;
+  if (input.is_object()) {
+    for (const char* key : {"command", "file_path", "path", "pattern", "url",
+                            "query", "description"}) {
+      if (auto it = input.find(key); it != input.end() && it->is_string()) {
+        text = it->get<std::string>();
+        break;
+      }
+    }
+  }
+  if (text.empty()) {
+    text = input.is_string()
+               ? input.get<std::string>()
+               : input.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
+  for (char& c : text) {
+    if (c == '\n' || c == '\r' || c == '\t')
+      c = ' ';
+  }
+  if (text.size() > max)
+    text = text.substr(0, max - 3) + "...";
+  return text;
+}
+
+}  // namespace baton

@@ -1,0 +1,95 @@
+// Adapters turn an agent CLI's headless protocol into baton's normalized
+// events (DESIGN.md §4: session, text, tool, question, result, error) and
+// turn the director's messages, answers and interrupts into protocol lines.
+// Pure protocol translation: an adapter does no I/O; what it wants written
+// to the CLI's stdin goes to its AdapterSink.
+#ifndef BATON_AGENT_ADAPTER_H_
+#define BATON_AGENT_ADAPTER_H_
+
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/core/task.h"
+#include "baton/util/result.h"
+
+namespace baton {
+
+using Json = nlohmann::json;
+
+// Where an adapter's output goes. Events are JSON objects with a "type":
+//   {"type":"session","session_id":...}
+//   {"type":"text","text":...}
+//   {"type":"tool","name":...,"input":<short text>}
+//   {"type":"question","ref":<protocol id>,"kind":"ask"|"permission",
+//    "items":[{"prompt","header","options":[{"label","description"}],
+//              "multi_select"}]}
+//   {"type":"result","ok":bool,"text":...,"detail":...,"cost_usd":...,
+//    "usage":{...}}
+//   {"type":"error","message":...}
+class AdapterSink {
+ public:
+  virtual ~AdapterSink() = default;
+  virtual void Emit(Json event) = 0;
+  // One line for the CLI's stdin ('\n' is added).
+  virtual void WriteLine(std::string line) = 0;
+  // The current turn ended (a result came): the runtime sends a queued
+  // follow-up or lets the worker finish.
+  virtual void TurnEnded() = 0;
+};
+
+enum class SendMode { kFollowup, kSteer };
+
+// One item's answer, already matched against the question's options.
+struct ItemAnswer {
+  bool skipped = false;
+  std::vector<std::string> labels;  // Chosen options (several if multi).
+  std::string text;                 // Free text, when no option fits.
+};
+
+class AgentAdapter {
+ public:
+  virtual ~AgentAdapter() = default;
+
+  // The command line: `command` (the profile's, e.g. {"claude"}) plus the
+  // protocol's flags, the model and the session to resume.
+  virtual std::vector<std::string> Argv(const std::vector<std::string>& command,
+                                        const AgentSpec& spec) const = 0;
+  // True when the CLI reads a stream of lines on stdin (a FIFO that stays
+  // open); false when it reads the brief as a file, then EOF.
+  virtual bool interactive() const = 0;
+  // Right after the spawn: the handshake and the brief.
+  virtual void Begin(const AgentSpec& spec, const std::string& cwd,
+                     AdapterSink& sink) = 0;
+  // One line of the CLI's stdout. Unknown or malformed lines are tolerated
+  // (ignored, or an error event for garbage), never fatal.
+  virtual void OnLine(std::string_view line, AdapterSink& sink) = 0;
+  // A message from the director. kFollowup is only called between turns
+  // (the runtime queues it until TurnEnded); kSteer goes into the running
+  // turn, or fails with kInvalidArgument where the protocol cannot.
+  virtual Status Send(std::string_view message, SendMode mode,
+                      AdapterSink& sink) = 0;
+  virtual bool can_steer() const = 0;
+  // Answers `question` (an event this adapter emitted), one entry per item.
+  virtual Status Answer(const Json& question,
+                        const std::vector<ItemAnswer>& answers,
+                        AdapterSink& sink) = 0;
+  // Asks the CLI to stop the running turn (what a kill does first).
+  virtual void Interrupt(AdapterSink& sink) = 0;
+  // The status and detail the last result means, if a result came.
+  virtual std::optional<std::pair<TaskStatus, std::string>> verdict() const = 0;
+};
+
+// "claude", "codex", "acp", "command"; nullptr for anything else.
+std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name);
+
+// The short form of a tool input for a "tool" event: a command line, a
+// path, or compact JSON, at most `max` characters.
+std::string ShortToolInput(const Json& input, size_t max = 160);
+
+}  // namespace baton
+
+#endif  // BATON_AGENT_ADAPTER_H_

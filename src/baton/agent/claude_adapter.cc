@@ -1,0 +1,229 @@
+#include "baton/agent/claude_adapter.h"
+
+#include <fmt/format.h>
+
+#include "baton/core/model_spec.h"
+
+namespace baton {
+namespace {
+
+Json UserLine(std::string_view text) {
+  return {{"type", "user"},
+          {"message", {{"role", "user"}, {"content", text}}},
+          {"parent_tool_use_id", nullptr},
+          {"session_id", ""}};
+}
+
+// Claude's --effort takes these; off and minimal have no flag.
+bool ClaudeEffort(const std::string& effort) {
+  return effort == "low" || effort == "medium" || effort == "high" ||
+         effort == "xhigh" || effort == "max";
+}
+
+}  // namespace
+
+std::vector<std::string> ClaudeAdapter::Argv(
+    const std::vector<std::string>& command, const AgentSpec& spec) const {
+  std::vector<std::string> argv = command;
+  for (const char* flag :
+       {"-p", "--output-format", "stream-json", "--input-format", "stream-json",
+        "--verbose", "--permission-prompt-tool", "stdio"}) {
+    argv.push_back(flag);
+  }
+  if (!spec.model.empty()) {
+    if (auto model = ParseModelSpec(spec.model)) {
+      argv.push_back("--model");
+      argv.push_back(model->model);
+      if (model->effort && ClaudeEffort(*model->effort)) {
+        argv.push_back("--effort");
+        argv.push_back(*model->effort);
+      }
+    }
+  }
+  if (!spec.resume_session.empty()) {
+    argv.push_back("--resume");
+    argv.push_back(spec.resume_session);
+  }
+  return argv;
+}
+
+void ClaudeAdapter::Begin(const AgentSpec& spec, const std::string&,
+                          AdapterSink& sink) {
+  sink.WriteLine(UserLine(spec.brief).dump());
+}
+
+void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
+  Json message = Json::parse(line, nullptr, false);
+  if (message.is_discarded() || !message.is_object()) {
+    sink.Emit({{"type", "error"},
+               {"message", fmt::format("unreadable line from claude: {}",
+                                       line.substr(0, 200))}});
+    return;
+  }
+  std::string type = message.value("type", "");
+  if (auto sid = message.find("session_id");
+      sid != message.end() && sid->is_string() && !sid->empty() &&
+      *sid != session_id_) {
+    session_id_ = sid->get<std::string>();
+    sink.Emit({{"type", "session"}, {"session_id", session_id_}});
+  }
+  if (type == "assistant") {
+    const Json& content = message["message"].value("content", Json::array());
+    for (const auto& block : content) {
+      std::string kind = block.value("type", "");
+      if (kind == "text" && !block.value("text", "").empty()) {
+        sink.Emit({{"type", "text"}, {"text", block["text"]}});
+      } else if (kind == "tool_use") {
+        sink.Emit({{"type", "tool"},
+                   {"name", block.value("name", "?")},
+                   {"input", ShortToolInput(block.value("input", Json()))}});
+      }
+    }
+  } else if (type == "control_request") {
+    OnControlRequest(message, sink);
+  } else if (type == "result") {
+    OnResult(message, sink);
+  }
+  // Everything else (system, user echoes, control_response, stream_event,
+  // types added later) carries nothing a director needs.
+}
+
+void ClaudeAdapter::OnControlRequest(const Json& message, AdapterSink& sink) {
+  const Json& request = message.value("request", Json::object());
+  if (request.value("subtype", "") != "can_use_tool")
+    return;
+  std::string tool = request.value("tool_name", "?");
+  Json input = request.value("input", Json::object());
+  Json question = {{"type", "question"},
+                   {"ref", message.value("request_id", "")},
+                   {"tool", tool},
+                   {"input", input}};
+  Json items = Json::array();
+  if (tool == "AskUserQuestion") {
+    question["kind"] = "ask";
+    for (const auto& q : input.value("questions", Json::array())) {
+      Json options = Json::array();
+      for (const auto& option : q.value("options", Json::array())) {
+        options.push_back({{"label", option.value("label", "")},
+                           {"description", option.value("description", "")}});
+      }
+      items.push_back({{"prompt", q.value("question", "")},
+                       {"header", q.value("header", "")},
+                       {"options", options},
+                       {"multi_select", q.value("multiSelect", false)}});
+    }
+  } else {
+    question["kind"] = "permission";
+    items.push_back(
+        {{"prompt", fmt::format("Allow {}: {}?", tool, ShortToolInput(input))},
+         {"header", "Permission"},
+         {"options",
+          Json::array({{{"label", "Allow"}, {"description", "run it"}},
+                       {{"label", "Deny"}, {"description", "refuse it"}}})},
+         {"multi_select", false}});
+  }
+  question["items"] = items;
+  sink.Emit(std::move(question));
+}
+
+void ClaudeAdapter::OnResult(const Json& message, AdapterSink& sink) {
+  std::string subtype = message.value("subtype", "");
+  bool ok = subtype == "success" && !message.value("is_error", false);
+  std::string detail;
+  if (ok) {
+    detail =
+        fmt::format("turn ended ({} turns)", message.value("num_turns", 0));
+  } else if (subtype == "error_max_turns") {
+    detail = "max-turns";
+  } else if (subtype == "error_max_budget_usd") {
+    detail = "max-budget";
+  } else {
+    std::string errors;
+    for (const auto& e : message.value("errors", Json::array())) {
+      if (e.is_string())
+        errors += (errors.empty() ? "" : "; ") + e.get<std::string>();
+    }
+    detail = errors.empty() ? subtype : errors;
+  }
+  Json result = {{"type", "result"},
+                 {"ok", ok},
+                 {"text", message.value("result", "")},
+                 {"detail", detail}};
+  if (message.contains("total_cost_usd")) {
+    result["cost_usd"] = message["total_cost_usd"];
+  }
+  if (message.contains("usage"))
+    result["usage"] = message["usage"];
+  sink.Emit(std::move(result));
+  verdict_ = {ok ? TaskStatus::kCompleted : TaskStatus::kFailed, detail};
+  sink.TurnEnded();
+}
+
+Status ClaudeAdapter::Send(std::string_view message, SendMode,
+                           AdapterSink& sink) {
+  // A user line mid-turn is folded into the running turn (a steer); between
+  // turns it starts the next one (a follow-up). The runtime decides when.
+  verdict_.reset();
+  sink.WriteLine(UserLine(message).dump());
+  return {};
+}
+
+Status ClaudeAdapter::Answer(const Json& question,
+                             const std::vector<ItemAnswer>& answers,
+                             AdapterSink& sink) {
+  Json input = question.value("input", Json::object());
+  Json decision;
+  if (question.value("kind", "") == "permission") {
+    bool allow = !answers.empty() && !answers[0].skipped &&
+                 !answers[0].labels.empty() && answers[0].labels[0] == "Allow";
+    decision =
+        allow
+            ? Json{{"behavior", "allow"}, {"updatedInput", input}}
+            : Json{{"behavior", "deny"},
+                   {"message", answers.empty() || answers[0].skipped
+                                   ? "The user skipped the request."
+                               : answers[0].text.empty() ? "The user denied it."
+                                                         : answers[0].text},
+                   {"interrupt", false}};
+  } else {
+    Json chosen = Json::object();
+    const Json& items = question.value("items", Json::array());
+    for (size_t i = 0; i < items.size() && i < answers.size(); ++i) {
+      if (answers[i].skipped)
+        continue;
+      std::string value = answers[i].text;
+      if (!answers[i].labels.empty()) {
+        value.clear();
+        for (const auto& label : answers[i].labels) {
+          value += (value.empty() ? "" : ", ") + label;
+        }
+      }
+      chosen[items[i].value("prompt", "")] = value;
+    }
+    if (chosen.empty()) {
+      decision = {{"behavior", "deny"},
+                  {"message", "The user skipped the question."},
+                  {"interrupt", false}};
+    } else {
+      input["answers"] = chosen;
+      decision = {{"behavior", "allow"}, {"updatedInput", input}};
+    }
+  }
+  sink.WriteLine(Json{{"type", "control_response"},
+                      {"response",
+                       {{"subtype", "success"},
+                        {"request_id", question.value("ref", "")},
+                        {"response", decision}}}}
+                     .dump());
+  return {};
+}
+
+void ClaudeAdapter::Interrupt(AdapterSink& sink) {
+  sink.WriteLine(
+      Json{{"type", "control_request"},
+           {"request_id", fmt::format("baton_int_{}", next_request_++)},
+           {"request", {{"subtype", "interrupt"}}}}
+          .dump());
+}
+
+}  // namespace baton
