@@ -361,6 +361,46 @@ run('claude-interrupt', (mock) =>
   }),
 );
 
+run('claude-ask-deny', (mock) =>
+  claudeRun('claude-ask-deny', mock, {
+    prompt: 'SCEN_ASK ask me first',
+    drive: async (cli, checks, timing) => {
+      // "Skip the question": deny the AskUserQuestion call with a message.
+      const ask = await cli.waitFor((o) => o.type === 'control_request' && o.request?.tool_name === 'AskUserQuestion', 60_000, 'AskUserQuestion');
+      timing.askMs = ask.t;
+      cli.write({
+        type: 'control_response',
+        response: {
+          subtype: 'success',
+          request_id: ask.obj.request_id,
+          response: { behavior: 'deny', message: 'The user skipped this question.', interrupt: false },
+        },
+      });
+      const r = await cli.waitFor(isResult, 60_000, 'result');
+      timing.turnMs = r.t;
+      checks.push([r.obj.subtype === 'success' && resultText(r).startsWith('mock final answer: '), `result ${resultText(r)}`]);
+    },
+  }),
+);
+
+run('claude-interrupt-asking', (mock) =>
+  claudeRun('claude-interrupt-asking', mock, {
+    prompt: 'SCEN_ASK ask me first',
+    drive: async (cli, checks, timing) => {
+      // An interrupt while a question is pending (the way baton kills a waiting worker).
+      const ask = await cli.waitFor((o) => o.type === 'control_request' && o.request?.tool_name === 'AskUserQuestion', 60_000, 'AskUserQuestion');
+      timing.askMs = ask.t;
+      await sleep(300);
+      timing.interruptAtMs = Date.now() - cli.t0;
+      cli.write({ type: 'control_request', request_id: 'int_1', request: { subtype: 'interrupt' } });
+      const r = await cli.waitFor(isResult, 20_000, 'result');
+      timing.turnMs = r.t;
+      const cancel = cli.lines.find((e) => e.obj.type === 'control_cancel_request');
+      checks.push([r.obj.is_error === true, `result ${r.obj.subtype} ${r.obj.terminal_reason}; control_cancel_request: ${cancel ? JSON.stringify(cancel.obj) : 'none'}`]);
+    },
+  }),
+);
+
 run('claude-followup', (mock) =>
   claudeRun('claude-followup', mock, {
     prompt: 'SCEN_TEXT first turn',
@@ -583,6 +623,43 @@ run('codex-app-interrupt', (mock) =>
   }),
 );
 
+run('codex-app-decline', (mock) =>
+  codexApp('codex-app-decline', mock, async (cli, rpc, checks, timing, cwd) => {
+    fs.rmSync(path.join(cwd, 'out.txt'), { force: true });
+    rpc.onRequest = (m) => ({ decision: 'decline' });
+    const th = await rpc.call('thread/start', { cwd, approvalPolicy: 'on-request', sandbox: 'read-only' });
+    await codexTurn(cli, rpc, th.result.thread.id, 'SCEN_WRITE write the file');
+    const done = await cli.waitFor(turnCompleted, 60_000, 'turn/completed');
+    timing.turnMs = done.t;
+    checks.push([!fs.existsSync(path.join(cwd, 'out.txt')), 'out.txt not written after decline']);
+    checks.push([done.obj.params.turn.status === 'completed', `turn ${done.obj.params.turn.status}; agentMessage ${appAgentText(done)}`]);
+  }),
+);
+
+run('codex-app-interrupt-asking', (mock) =>
+  codexApp('codex-app-interrupt-asking', mock, async (cli, rpc, checks, timing, cwd) => {
+    fs.rmSync(path.join(cwd, 'out.txt'), { force: true });
+    let asked;
+    const askedP = new Promise((r) => (asked = r));
+    rpc.onRequest = (m) => {
+      asked(m);
+      return new Promise(() => {}); // never answered
+    };
+    const th = await rpc.call('thread/start', { cwd, approvalPolicy: 'on-request', sandbox: 'read-only' });
+    const threadId = th.result.thread.id;
+    const turnId = await codexTurn(cli, rpc, threadId, 'SCEN_WRITE write the file');
+    await Promise.race([askedP, sleep(60_000)]);
+    timing.interruptAtMs = Date.now() - cli.t0;
+    const i = await rpc.call('turn/interrupt', { threadId, turnId });
+    const done = await cli.waitFor(turnCompleted, 20_000, 'turn/completed');
+    timing.turnMs = done.t;
+    // The pending approval is withdrawn with serverRequest/resolved, after turn/completed.
+    const resolved = await cli.waitFor((o) => o.method === 'serverRequest/resolved', 5000, 'serverRequest/resolved').catch(() => null);
+    checks.push([done.obj.params.turn.status === 'interrupted', `turn ${done.obj.params.turn.status}; interrupt answered ${JSON.stringify(i.result ?? i.error)}; serverRequest/resolved: ${resolved ? JSON.stringify(resolved.obj.params) : 'none'}`]);
+    checks.push([!fs.existsSync(path.join(cwd, 'out.txt')), 'out.txt not written']);
+  }),
+);
+
 run('codex-app-resume', (mock) =>
   codexApp('codex-app-resume', mock, async (cli, rpc, checks, timing, cwd) => {
     rpc.onRequest = () => ({ decision: 'accept' });
@@ -708,6 +785,46 @@ run('gemini-acp-cancel', (mock) =>
     timing.turnMs = Date.now() - cli.t0;
     checks.push([p.result?.stopReason === 'cancelled', `stopReason ${p.result?.stopReason ?? JSON.stringify(p.error)}`]);
     checks.push([timing.turnMs - timing.cancelAtMs < 3000, `turn ended ${timing.turnMs - timing.cancelAtMs} ms after cancel`]);
+  }),
+);
+
+run('gemini-acp-reject', (mock) =>
+  geminiAcp('gemini-acp-reject', mock, async (cli, rpc, checks, timing, cwd) => {
+    fs.rmSync(path.join(cwd, 'out.txt'), { force: true });
+    rpc.onRequest = (m) => {
+      const o = m.params.options.find((x) => x.kind === 'reject_once');
+      return { outcome: { outcome: 'selected', optionId: o.optionId } };
+    };
+    const sessionId = await acpNewSession(rpc, cwd);
+    const p = await rpc.call('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'SCEN_WRITE write the file' }] });
+    timing.turnMs = Date.now() - cli.t0;
+    checks.push([!fs.existsSync(path.join(cwd, 'out.txt')), 'out.txt not written after reject']);
+    checks.push([!!p.result, `stopReason ${p.result?.stopReason ?? JSON.stringify(p.error)}; text ${acpText(cli)}`]);
+  }),
+);
+
+run('gemini-acp-cancel-asking', (mock) =>
+  geminiAcp('gemini-acp-cancel-asking', mock, async (cli, rpc, checks, timing, cwd) => {
+    // session/cancel while a permission request is pending; ACP says the client then answers
+    // the pending request with the outcome "cancelled".
+    fs.rmSync(path.join(cwd, 'out.txt'), { force: true });
+    let asked;
+    const askedP = new Promise((r) => (asked = r));
+    let answer;
+    rpc.onRequest = (m) => {
+      asked(m);
+      return new Promise((r) => (answer = r));
+    };
+    const sessionId = await acpNewSession(rpc, cwd);
+    const prompt = rpc.call('session/prompt', { sessionId, prompt: [{ type: 'text', text: 'SCEN_WRITE write the file' }] });
+    await Promise.race([askedP, sleep(60_000)]);
+    timing.cancelAtMs = Date.now() - cli.t0;
+    rpc.notify('session/cancel', { sessionId });
+    answer?.({ outcome: { outcome: 'cancelled' } });
+    const p = await prompt;
+    timing.turnMs = Date.now() - cli.t0;
+    checks.push([p.result?.stopReason === 'cancelled', `stopReason ${p.result?.stopReason ?? JSON.stringify(p.error)}`]);
+    checks.push([!fs.existsSync(path.join(cwd, 'out.txt')), 'out.txt not written']);
   }),
 );
 
