@@ -17,6 +17,7 @@ import os from 'node:os';
 import path from 'node:path';
 import readline from 'node:readline';
 import { fileURLToPath } from 'node:url';
+import { randomUUID } from 'node:crypto';
 import * as agentEnv from './agent_env.mjs';
 
 const HERE = path.dirname(fileURLToPath(import.meta.url));
@@ -426,6 +427,20 @@ run('claude-resume', (mock) => {
       timing.turnMs = r.t;
       checks.push([r.obj.session_id === session, `same session id ${r.obj.session_id}`]);
       checks.push([resultText(r) === 'mock final answer [history: 1 earlier prompts]', `result ${resultText(r)}`]);
+    },
+  });
+});
+
+run('claude-session-id', (mock) => {
+  const id = randomUUID();
+  return claudeRun('claude-session-id', mock, {
+    prompt: 'SCEN_TEXT with a chosen session id',
+    extraArgs: ['--session-id', id],
+    drive: async (cli, checks, timing) => {
+      const init = await cli.waitFor((o) => o.type === 'system' && o.subtype === 'init', 60_000, 'init');
+      const r = await cli.waitFor(isResult, 60_000, 'result');
+      timing.turnMs = r.t;
+      checks.push([init.obj.session_id === id && r.obj.session_id === id, `session id chosen up front: ${init.obj.session_id}`]);
     },
   });
 });
