@@ -46,6 +46,10 @@ class FakeExecutor : public Executor {
   void SetListener(ExecutorListener* listener) override {
     listener_ = listener;
   }
+  std::string TaskDir(const TaskId& id) const override {
+    return "/fake/" + id.ToString();
+  }
+  void CloseStdin(const TaskId& id) override { stdin_closed.push_back(id); }
   std::string OutputPath(const TaskId& id) const override {
     return "/fake/" + id.ToString() + ".log";
   }
@@ -74,6 +78,7 @@ class FakeExecutor : public Executor {
   std::vector<TaskRecord> started;
   std::vector<std::pair<TaskId, std::chrono::milliseconds>> kills;
   std::vector<TaskRecord> adopted;
+  std::vector<TaskId> stdin_closed;
   std::map<TaskId, uint64_t> output_sizes;
 
  private:

@@ -84,7 +84,10 @@ class Executor {
   virtual ~Executor() = default;
   virtual void SetListener(ExecutorListener* listener) = 0;
 
-  // Where a task's output log lives (stdout and stderr, merged).
+  // The folder of a task's files.
+  virtual std::string TaskDir(const TaskId& id) const = 0;
+  // Where a task's output log lives (stdout and stderr, merged; for an
+  // agent task, the transcript batond writes).
   virtual std::string OutputPath(const TaskId& id) const = 0;
   // Bytes in the output log so far.
   virtual Result<uint64_t> OutputSize(const TaskRecord& task) const = 0;
@@ -96,6 +99,8 @@ class Executor {
   // of the group is left. The exit comes through OnTaskExited with cause
   // kKilled.
   virtual void Kill(const TaskId& id, std::chrono::milliseconds grace) = 0;
+  // Lets a task with a pipe stdin read EOF once batond closed its end.
+  virtual void CloseStdin(const TaskId& id) = 0;
   // After a daemon restart: `live` are the tasks the store says are not
   // terminal. Each is re-adopted (its exit comes later) or reported through
   // OnTaskExited (it ended while no daemon ran, or it was lost: kLost).

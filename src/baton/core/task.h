@@ -78,10 +78,22 @@ struct TaskSpec {
   std::vector<std::string> base_env;
   std::optional<std::chrono::milliseconds> timeout;  // Deadline after start.
   std::optional<AgentSpec> agent;                    // Set for kind agent.
+  // Stdin: /dev/null by default; `stdin_text` as a file, or a pipe (FIFO)
+  // that batond writes lines to. Not persisted (only needed to spawn).
+  std::optional<std::string> stdin_text;
+  bool stdin_pipe = false;
   // Commands run in `cwd` when the task ends; their results go into the
   // task's evidence.
   std::vector<std::string> checks;
 };
+
+// The files of an agent task in its folder (Executor::TaskDir): the CLI's
+// stdout (its protocol stream) and stderr, its stdin, and the normalized
+// events batond derives from the stream. output.log holds the transcript.
+inline constexpr char kAgentStreamFile[] = "stream.jsonl";
+inline constexpr char kAgentStderrFile[] = "stderr.log";
+inline constexpr char kStdinFile[] = "stdin";
+inline constexpr char kAgentEventsFile[] = "events.jsonl";
 
 // What a task left behind, collected when it ended (checks and evidence).
 struct CheckResult {

@@ -75,8 +75,13 @@ Result<SupervisorRequest> RequestFromJson(const Json& json,
       spawn.timeout = std::chrono::milliseconds(*timeout);
     }
     spawn.grace = Millis(json, "grace_ms");
+    spawn.stderr_path = json.value("stderr", "");
+    spawn.stdin_path = json.value("stdin", "");
+    spawn.stdin_fifo = json.value("stdin_fifo", false);
     return spawn;
   }
+  if (op == "close_stdin")
+    return CloseStdinRequest{json.at("task").get<std::string>()};
   if (op == "kill") {
     return KillRequest{json.at("task").get<std::string>(),
                        Millis(json, "grace_ms")};
@@ -136,7 +141,17 @@ std::string EncodeMessage(const SpawnRequest& m) {
                {"grace_ms", m.grace.count()}};
   if (m.timeout)
     json["timeout_ms"] = m.timeout->count();
+  if (!m.stderr_path.empty())
+    json["stderr"] = m.stderr_path;
+  if (!m.stdin_path.empty()) {
+    json["stdin"] = m.stdin_path;
+    json["stdin_fifo"] = m.stdin_fifo;
+  }
   return Dump(json);
+}
+
+std::string EncodeMessage(const CloseStdinRequest& m) {
+  return Dump({{"op", "close_stdin"}, {"task", m.task}});
 }
 
 std::string EncodeMessage(const KillRequest& m) {

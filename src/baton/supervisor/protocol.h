@@ -31,6 +31,18 @@ struct SpawnRequest {
   std::string exit_file;          // Where the exit record is written.
   std::optional<std::chrono::milliseconds> timeout;
   std::chrono::milliseconds grace{5000};  // Used when the timeout fires.
+  // Agent tasks: stderr apart from stdout (empty = into `log` too), and
+  // stdin from a file or a FIFO (empty = /dev/null). A FIFO is held open
+  // by the supervisor as well, so the task never reads EOF while batond is
+  // away; close_stdin releases it.
+  std::string stderr_path;
+  std::string stdin_path;
+  bool stdin_fifo = false;
+};
+
+// Lets a task read EOF on a FIFO stdin once batond closed its end too.
+struct CloseStdinRequest {
+  std::string task;
 };
 
 struct KillRequest {
@@ -38,7 +50,8 @@ struct KillRequest {
   std::chrono::milliseconds grace{5000};
 };
 
-using SupervisorRequest = std::variant<HelloRequest, SpawnRequest, KillRequest>;
+using SupervisorRequest =
+    std::variant<HelloRequest, SpawnRequest, KillRequest, CloseStdinRequest>;
 
 // supervisor -> batond.
 struct LiveTask {
@@ -80,6 +93,7 @@ using SupervisorEvent =
 std::string EncodeMessage(const HelloRequest& message);
 std::string EncodeMessage(const SpawnRequest& message);
 std::string EncodeMessage(const KillRequest& message);
+std::string EncodeMessage(const CloseStdinRequest& message);
 std::string EncodeMessage(const HelloReply& message);
 std::string EncodeMessage(const SpawnedReply& message);
 std::string EncodeMessage(const SpawnFailedReply& message);

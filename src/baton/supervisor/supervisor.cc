@@ -83,6 +83,7 @@ class Supervisor {
     std::string id;
     pid_t pid = 0;    // Also the process group and session id.
     UniqueFd log_fd;  // Kept open until the exit, for the disk-full check.
+    UniqueFd stdin_holder;  // A FIFO stdin's writer, until close_stdin.
     std::string exit_file;
     milliseconds grace{0};                  // For the timeout.
     ExitCause cause = ExitCause::kNatural;  // Else a stop is under way.
@@ -95,8 +96,14 @@ class Supervisor {
   void OnLine(std::string_view line);
   void Send(const std::string& line);
   void Spawn(const SpawnRequest& request);
+  // The fds the task's stdin, stdout and stderr are made from.
+  struct Stdio {
+    int in = -1;  // -1 = /dev/null.
+    int out = -1;
+    int err = -1;
+  };
   Result<pid_t> StartProcess(const SpawnRequest& request,
-                             const std::string& cwd, int log_fd);
+                             const std::string& cwd, Stdio stdio);
   void Stop(Task& task, milliseconds grace, ExitCause cause);
   void ReapChildren();
   void Finish(std::map<std::string, Task>::iterator it, int status);
@@ -251,6 +258,9 @@ void Supervisor::OnLine(std::string_view line) {
     Send(EncodeMessage(hello));
   } else if (auto* spawn = std::get_if<SpawnRequest>(&*request)) {
     Spawn(*spawn);
+  } else if (auto* close = std::get_if<CloseStdinRequest>(&*request)) {
+    if (auto it = tasks_.find(close->task); it != tasks_.end())
+      it->second.stdin_holder.reset();
   } else if (auto* kill = std::get_if<KillRequest>(&*request)) {
     auto it = tasks_.find(kill->task);
     if (it != tasks_.end())
@@ -276,6 +286,36 @@ void Supervisor::Spawn(const SpawnRequest& request) {
     return fail(fmt::format("open output log {}: {}", request.log,
                             std::strerror(errno)));
   }
+  UniqueFd err_file, stdin_file, stdin_holder;
+  if (!request.stderr_path.empty()) {
+    err_file.reset(::open(request.stderr_path.c_str(),
+                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+    if (!err_file) {
+      return fail(fmt::format("open stderr log {}: {}", request.stderr_path,
+                              std::strerror(errno)));
+    }
+  }
+  if (!request.stdin_path.empty()) {
+    if (request.stdin_fifo) {
+      // Our writer first, so the task's read-only open does not block and
+      // the task never sees EOF while batond (the real writer) is away.
+      stdin_holder.reset(
+          ::open(request.stdin_path.c_str(), O_RDWR | O_CLOEXEC));
+      stdin_file.reset(::open(request.stdin_path.c_str(),
+                              O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+      if (stdin_file) {
+        int flags = ::fcntl(stdin_file.get(), F_GETFL);
+        ::fcntl(stdin_file.get(), F_SETFL, flags & ~O_NONBLOCK);
+      }
+    } else {
+      stdin_file.reset(
+          ::open(request.stdin_path.c_str(), O_RDONLY | O_CLOEXEC));
+    }
+    if (!stdin_file || (request.stdin_fifo && !stdin_holder)) {
+      return fail(fmt::format("open stdin {}: {}", request.stdin_path,
+                              std::strerror(errno)));
+    }
+  }
   // posix_spawn reports a failed chdir and a failed exec with the same
   // errno, so check the directory first for a message that names it.
   std::string cwd = request.cwd.empty() ? "/" : request.cwd;
@@ -289,7 +329,9 @@ void Supervisor::Spawn(const SpawnRequest& request) {
   }
   // A stale record would read as this run's end.
   ::unlink(request.exit_file.c_str());
-  auto pid = StartProcess(request, cwd, log.get());
+  Stdio stdio{stdin_file ? stdin_file.get() : -1, log.get(),
+              err_file ? err_file.get() : log.get()};
+  auto pid = StartProcess(request, cwd, stdio);
   if (!pid)
     return fail(pid.error().message);
 
@@ -297,6 +339,7 @@ void Supervisor::Spawn(const SpawnRequest& request) {
   task.id = request.task;
   task.pid = *pid;
   task.log_fd = std::move(log);
+  task.stdin_holder = std::move(stdin_holder);
   task.exit_file = request.exit_file;
   task.grace = request.grace;
   if (request.timeout) {
@@ -316,7 +359,7 @@ void Supervisor::Spawn(const SpawnRequest& request) {
 }
 
 Result<pid_t> Supervisor::StartProcess(const SpawnRequest& request,
-                                       const std::string& cwd, int log_fd) {
+                                       const std::string& cwd, Stdio stdio) {
   auto program = ResolveProgram(request.argv[0], request.env, cwd);
   int err = program ? 0 : program.error();
   pid_t pid = -1;
@@ -324,9 +367,13 @@ Result<pid_t> Supervisor::StartProcess(const SpawnRequest& request,
     posix_spawn_file_actions_t actions;
     posix_spawn_file_actions_init(&actions);
     posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-    posix_spawn_file_actions_adddup2(&actions, log_fd, 1);
-    posix_spawn_file_actions_adddup2(&actions, log_fd, 2);
+    if (stdio.in >= 0) {
+      posix_spawn_file_actions_adddup2(&actions, stdio.in, 0);
+    } else {
+      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+    }
+    posix_spawn_file_actions_adddup2(&actions, stdio.out, 1);
+    posix_spawn_file_actions_adddup2(&actions, stdio.err, 2);
     posix_spawnattr_t attr;
     posix_spawnattr_init(&attr);
     // Our loop blocks SIGCHLD and SIGTERM and we ignore SIGPIPE, SIGHUP and

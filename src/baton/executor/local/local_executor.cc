@@ -5,6 +5,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -246,13 +247,32 @@ void LocalExecutor::Start(const TaskRecord& task) {
   request.env = TaskEnv(task);
   request.cwd = spec.cwd;
   request.log = OutputPath(task.id);
+  std::string dir = TaskDir(task.id);
+  if (spec.agent) {
+    // The CLI's stdout is its protocol stream; batond writes output.log.
+    request.log = fmt::format("{}/{}", dir, kAgentStreamFile);
+    request.stderr_path = fmt::format("{}/{}", dir, kAgentStderrFile);
+  }
   request.exit_file = ExitFilePath(task.id);
   request.timeout = spec.timeout;
   request.grace = grace_;
-  for (const std::string& dir : {paths_.tasks_dir(), TaskDir(task.id)}) {
-    if (auto made = MakeDir(dir); !made) {
+  for (const std::string& made_dir : {paths_.tasks_dir(), dir}) {
+    if (auto made = MakeDir(made_dir); !made) {
       return FailLater(task.id, made.error());
     }
+  }
+  if (spec.stdin_pipe || spec.stdin_text) {
+    request.stdin_path = fmt::format("{}/{}", dir, kStdinFile);
+    ::unlink(request.stdin_path.c_str());
+    Status made = spec.stdin_pipe
+                      ? (::mkfifo(request.stdin_path.c_str(), 0600) == 0
+                             ? Status()
+                             : std::unexpected(ErrnoError(
+                                   "mkfifo " + request.stdin_path, errno)))
+                      : WriteFileAtomic(request.stdin_path, *spec.stdin_text);
+    if (!made)
+      return FailLater(task.id, made.error());
+    request.stdin_fifo = spec.stdin_pipe;
   }
   if (!connected()) {
     if (auto connected = Connect(); !connected) {
@@ -261,6 +281,11 @@ void LocalExecutor::Start(const TaskRecord& task) {
   }
   live_[request.task] = task.id;
   outbox_.push_back(EncodeMessage(request));
+}
+
+void LocalExecutor::CloseStdin(const TaskId& id) {
+  if (connected())
+    outbox_.push_back(EncodeMessage(CloseStdinRequest{id.ToString()}));
 }
 
 void LocalExecutor::Kill(const TaskId& id, milliseconds grace) {

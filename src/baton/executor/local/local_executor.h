@@ -64,7 +64,9 @@ class LocalExecutor : public Executor {
   void SetListener(ExecutorListener* listener) override {
     listener_ = listener;
   }
+  std::string TaskDir(const TaskId& id) const override;
   std::string OutputPath(const TaskId& id) const override;
+  void CloseStdin(const TaskId& id) override;
   Result<uint64_t> OutputSize(const TaskRecord& task) const override;
   void Start(const TaskRecord& task) override;
   void Kill(const TaskId& id, std::chrono::milliseconds grace) override;
@@ -73,7 +75,6 @@ class LocalExecutor : public Executor {
   void Adopt(const std::vector<TaskRecord>& live) override;
 
  private:
-  std::string TaskDir(const TaskId& id) const;
   std::string ExitFilePath(const TaskId& id) const;
   // Says hello on a fresh connection and hands it to a LineChannel.
   // kUnavailable if the supervisor closes it first (it was exiting).
