@@ -1,6 +1,8 @@
 #include "baton/agent/adapter.h"
 
+#include "baton/agent/acp_adapter.h"
 #include "baton/agent/claude_adapter.h"
+#include "baton/agent/codex_adapter.h"
 #include "baton/agent/command_adapter.h"
 
 namespace baton {
@@ -8,6 +10,10 @@ namespace baton {
 std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
   if (name == "claude")
     return std::make_unique<ClaudeAdapter>();
+  if (name == "codex")
+    return std::make_unique<CodexAdapter>();
+  if (name == "acp")
+    return std::make_unique<AcpAdapter>();
   if (name == "command")
     return std::make_unique<CommandAdapter>();
   return nullptr;
