@@ -189,8 +189,10 @@ void AcpAdapter::OnResponse(const Json& message, AdapterSink& sink) {
   const Json& result = message.value("result", Json());
   if (method.empty()) {
     method = MethodOfResult(result);
-    if (method.empty() && load_phase_ == LoadPhase::kLoading)
-      method = "session/load";  // Its result may be null or {}.
+    if (load_phase_ == LoadPhase::kLoading &&
+        (method.empty() || method == "session/new")) {
+      method = "session/load";  // Its result may be null, {} or like new's.
+    }
   }
   if (message.contains("error")) {
     std::string error = ErrorText(message["error"]);
@@ -313,16 +315,23 @@ void AcpAdapter::OnUpdate(const Json& update, AdapterSink& sink) {
     case LoadPhase::kLoading:
       return;  // The replay of a loaded session's history.
     case LoadPhase::kAnswered:
-      // New turns never echo the user's prompt; a replay starts with it.
-      if (kind == "user_message_chunk") {
+      // A replay starts with a user message; the new turn does not, unless
+      // the agent echoes our own prompt.
+      if (kind == "user_message_chunk" &&
+          StringAt(ObjectAt(update, "content"), "text") != brief_) {
         load_phase_ = LoadPhase::kLateReplay;
         return;
       }
       load_phase_ = LoadPhase::kNone;
       break;
     case LoadPhase::kLateReplay:
-      if (kind == "available_commands_update")
+      // Gemini CLI announces its commands as it takes up a prompt; an echo
+      // of our prompt marks the same point.
+      if (kind == "available_commands_update" ||
+          (kind == "user_message_chunk" &&
+           StringAt(ObjectAt(update, "content"), "text") == brief_)) {
         load_phase_ = LoadPhase::kNone;
+      }
       return;
     case LoadPhase::kNone:
       break;

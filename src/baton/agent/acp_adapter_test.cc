@@ -381,6 +381,38 @@ TEST(AcpAdapter, ResumeWithoutReplayShowsTheNewTurnAtOnce) {
   EXPECT_EQ(OfType(sink, "text").size(), 1u);
 }
 
+TEST(AcpAdapter, ALateReplayEndsAtTheEchoOfOurPrompt) {
+  AcpAdapter adapter;
+  RecordingSink sink;
+  AgentSpec spec;
+  spec.brief = "SCEN_TEXT again";
+  spec.resume_session = "06e09676";
+  adapter.Begin(spec, "/w", sink);
+  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(Reply(sink, Json::object()), sink);
+  const std::string echo =
+      R"j({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"06e09676","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"SCEN_TEXT again"}}}})j";
+  for (const std::string& line :
+       {std::string(kReplayUser), std::string(kChunkFinal), echo,
+        std::string(kNewAnswer)}) {
+    adapter.OnLine(line, sink);
+  }
+  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  auto texts = OfType(sink, "text");
+  ASSERT_EQ(texts.size(), 1u);
+  EXPECT_EQ(texts[0]["text"], "mock final answer [history: 1 earlier prompts]");
+  // An agent that echoes the prompt with no replay at all.
+  AcpAdapter echoing;
+  RecordingSink sink2;
+  echoing.Begin(spec, "/w", sink2);
+  echoing.OnLine(Reply(sink2, Json::parse(kInitResult)), sink2);
+  echoing.OnLine(Reply(sink2, Json::object()), sink2);
+  echoing.OnLine(echo, sink2);
+  echoing.OnLine(kNewAnswer, sink2);
+  echoing.OnLine(Reply(sink2, Json::parse(kEndTurn)), sink2);
+  EXPECT_EQ(OfType(sink2, "text").size(), 1u);
+}
+
 TEST(AcpAdapter, ResumeFailsWhenTheAgentCannotLoadSessions) {
   AcpAdapter adapter;
   RecordingSink sink;
