@@ -23,7 +23,10 @@ TEST_F(CrashRecoveryTest, TasksSurviveAndAreReportedTruthfully) {
   std::string short_ok = Run("sleep 0.3; seq 1 50000");
   std::string short_bad = Run("sleep 0.3; exit 3");
   std::string short_sig = Run("sleep 0.3; kill -KILL $$");
-  int long_pid = Status(long_ok)["pid"];
+  int long_pid = WaitStarted(long_ok)["pid"];
+  for (const auto& id : {long_bad, short_ok, short_bad, short_sig}) {
+    ASSERT_EQ(WaitStarted(id)["status"], "running");
+  }
   auto [daemon_pid, supervisor_pid] = DaemonPids();
   ASSERT_GT(supervisor_pid, 0);
 

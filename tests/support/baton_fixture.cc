@@ -178,6 +178,18 @@ nlohmann::json BatonTest::Status(const std::string& id,
   return doc.is_object() ? doc["task"] : nlohmann::json();
 }
 
+nlohmann::json BatonTest::WaitStarted(const std::string& id,
+                                      std::map<std::string, std::string> env) {
+  nlohmann::json task;
+  for (int i = 0; i < 500; ++i) {
+    task = Status(id, env);
+    if (task.is_object() && task.value("status", "") != "queued")
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  return task;
+}
+
 std::pair<int, int> BatonTest::DaemonPids() {
   auto result = Baton({"--json", "daemon", "status"});
   auto doc = result.json();

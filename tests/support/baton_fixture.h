@@ -48,6 +48,9 @@ class BatonTest : public ::testing::Test {
   // `baton status --json ID`'s task object.
   nlohmann::json Status(const std::string& id,
                         std::map<std::string, std::string> env = {});
+  // Polls `status` (bounded) until the task left "queued"; its record.
+  nlohmann::json WaitStarted(const std::string& id,
+                             std::map<std::string, std::string> env = {});
   // Pids of batond and the supervisor, from `baton daemon status --json`.
   std::pair<int, int> DaemonPids();
   // SIGKILLs batond (not the supervisor) and waits until it is gone.

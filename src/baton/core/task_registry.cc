@@ -141,8 +141,13 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
   task.created_ms = clock_->WallNowMillis();
   task.output_path = executor_->OutputPath(task.id);
   Save(task);
-  pending_starts_[task.id] = std::move(done);
   executor_->Start(task);
+  // Answered now, as queued: the record is committed before the answer and
+  // the spawn request leave (the daemon flushes the store first), so the
+  // id is collectable whatever happens next. Waiting for the spawn would
+  // cost every caller a round trip through the supervisor; a spawn that
+  // fails after the preflight ends the task as failed, with a notice.
+  done(task);
 }
 
 void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
@@ -159,10 +164,7 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   } else {
     task.status = TaskStatus::kRunning;
   }
-  TaskRecord copy = task;
-  Save(copy);
-  if (auto pending = pending_starts_.extract(id))
-    pending.mapped()(copy);
+  Save(TaskRecord(task));
 }
 
 void TaskRegistry::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
@@ -173,11 +175,7 @@ void TaskRegistry::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
   task.status = TaskStatus::kFailed;
   task.detail = fmt::format("spawn failed: {}", error.message);
   task.ended_ms = clock_->WallNowMillis();
-  // The starter is told at once, so it has seen the end.
-  task.end_seen = pending_starts_.count(id) != 0;
   Finish(task);
-  if (auto pending = pending_starts_.extract(id))
-    pending.mapped()(task);
 }
 
 void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
@@ -197,14 +195,16 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   if (task.ended_ms == 0)
     task.ended_ms = clock_->WallNowMillis();
   Finish(task);
-  if (auto pending = pending_starts_.extract(id))
-    pending.mapped()(task);
 }
 
 void TaskRegistry::Finish(TaskRecord task) {
   BATON_CHECK(IsTerminal(task.status));
   live_.erase(task.id);
   Save(task);
+  for (auto& [session, count] : terminal_counts_) {
+    if (task.spec.owner.empty() || task.spec.owner == session)
+      ++count;
+  }
   if (!task.spec.owner.empty() && !task.end_seen && !task.notice_delivered) {
     unnoticed_[task.spec.owner].push_back(task.id);
   }
@@ -284,9 +284,17 @@ Result<std::vector<TaskRecord>> TaskRegistry::List(const std::string& session,
   if (hidden) {
     *hidden = 0;
     if (!all && shown_terminal == options_.recent_terminal) {
-      auto total = store_->CountTasks(query);
-      if (total && *total > shown_terminal)
-        *hidden = *total - shown_terminal;
+      // Counting a long history walks an index; do it once per session and
+      // keep the count up to date as tasks end.
+      auto count = terminal_counts_.find(session);
+      if (count == terminal_counts_.end()) {
+        if (auto total = store_->CountTasks(query)) {
+          count = terminal_counts_.emplace(session, *total).first;
+        }
+      }
+      if (count != terminal_counts_.end() && count->second > shown_terminal) {
+        *hidden = count->second - shown_terminal;
+      }
     }
   }
   return tasks;

@@ -68,10 +68,10 @@ class TaskRegistry : public ExecutorListener {
   // hands the live tasks to the executor to re-adopt. Call once, first.
   Status Recover();
 
-  // Validates `spec` (nothing is stored or spawned if it is bad), commits a
-  // queued task and asks the executor to spawn it. `done` gets the task once
-  // it runs (or failed to spawn: status failed, with the reason in detail),
-  // or the validation error at once.
+  // Validates `spec` (nothing is stored or spawned if it is bad), stores a
+  // queued task and asks the executor to spawn it. `done` runs before Start
+  // returns, with the queued task or the validation error. A spawn that
+  // fails later ends the task as failed, with the reason in its detail.
   using StartCallback = std::function<void(Result<TaskRecord>)>;
   void Start(TaskSpec spec, StartCallback done);
 
@@ -167,7 +167,6 @@ class TaskRegistry : public ExecutorListener {
   Options options_;
 
   std::map<TaskId, TaskRecord> live_;  // Every non-terminal task.
-  std::map<TaskId, StartCallback> pending_starts_;
   std::map<WaitId, Waiter> waiters_;
   std::multimap<TaskId, WaitId> waiters_by_task_;
   WaitId next_wait_id_ = 1;
@@ -175,6 +174,8 @@ class TaskRegistry : public ExecutorListener {
   std::map<std::string, std::vector<TaskId>> unnoticed_;
   std::map<std::string, SessionState> sessions_;
   std::set<std::string> leased_sessions_;  // Known to the store.
+  // Per session, how many ended tasks it can see; filled on first `List`.
+  std::map<std::string, size_t> terminal_counts_;
 };
 
 // "shell-3 completed (exit code: 0)", the text of a notice.

@@ -36,11 +36,12 @@ class TaskRegistryTest : public ::testing::Test {
     std::optional<Result<TaskRecord>> started;
     registry_->Start(Shell("true", owner),
                      [&](Result<TaskRecord> r) { started = std::move(r); });
-    EXPECT_FALSE(started.has_value()) << "answered before the spawn";
-    executor_.Spawn(executor_.started.back().id);
     EXPECT_TRUE(started.has_value() && started->has_value());
-    EXPECT_EQ((*started)->status, TaskStatus::kRunning);
-    return (*started)->id.ToString();
+    EXPECT_EQ((*started)->status, TaskStatus::kQueued);
+    std::string id = (*started)->id.ToString();
+    executor_.Spawn(executor_.started.back().id);
+    EXPECT_EQ(registry_->Get(id, owner)->status, TaskStatus::kRunning);
+    return id;
   }
 
   TaskId Id(const std::string& text) { return *TaskId::Parse(text); }
@@ -305,8 +306,10 @@ TEST_F(TaskRegistryTest, SpawnFailureLeavesACollectableFailedTask) {
   registry_->OnTaskSpawnFailed(Id("shell-1"),
                                Error{ErrorCode::kSpawnFailed, "chdir: gone"});
   ASSERT_TRUE(started && started->has_value());
-  EXPECT_EQ((*started)->status, TaskStatus::kFailed);
-  EXPECT_EQ(registry_->Get("shell-1", "")->detail, "spawn failed: chdir: gone");
+  EXPECT_EQ((*started)->status, TaskStatus::kQueued);
+  auto task = registry_->Get("shell-1", "");
+  EXPECT_EQ(task->status, TaskStatus::kFailed);
+  EXPECT_EQ(task->detail, "spawn failed: chdir: gone");
 }
 
 TEST_F(TaskRegistryTest, ListShowsLiveAndRecentTerminalInCreationOrder) {
@@ -323,6 +326,9 @@ TEST_F(TaskRegistryTest, ListShowsLiveAndRecentTerminalInCreationOrder) {
   EXPECT_EQ(tasks->back().id.ToString(), "shell-25");
   EXPECT_EQ(hidden, 4u);
   EXPECT_EQ(registry_->List("", true, &hidden)->size(), 25u);
+  executor_.Exit(Id("shell-4"), 0);  // The kept count follows.
+  ASSERT_EQ(registry_->List("", false, &hidden)->size(), 20u);
+  EXPECT_EQ(hidden, 5u);
 }
 
 }  // namespace

@@ -69,14 +69,6 @@ Result<TaskSpec> SpecFromRequest(const Json& request,
   return spec;
 }
 
-Json TaskList(const std::vector<TaskRecord>& tasks,
-              const std::function<Json(const TaskRecord&)>& to_json) {
-  Json list = Json::array();
-  for (const auto& task : tasks)
-    list.push_back(to_json(task));
-  return list;
-}
-
 }  // namespace
 
 const std::map<std::string, Daemon::Handler, std::less<>>& Daemon::Handlers() {
@@ -99,6 +91,11 @@ const std::map<std::string, Daemon::Handler, std::less<>>& Daemon::Handlers() {
 Json Daemon::TaskJson(const TaskRecord& task) {
   auto size = executor_->OutputSize(task);
   return TaskToJson(task, size ? std::optional(*size) : std::nullopt);
+}
+
+void Daemon::AppendTask(std::string& out, const TaskRecord& task) {
+  auto size = executor_->OutputSize(task);
+  AppendTaskJson(out, task, size ? std::optional(*size) : std::nullopt);
 }
 
 void Daemon::HandleHello(Connection&, const Json&, const std::string& session,
@@ -142,11 +139,14 @@ void Daemon::HandleList(Connection&, const Json& request,
   auto tasks = registry_->List(session, request.value("all", false), &hidden);
   if (!tasks)
     return reply(std::unexpected(tasks.error()));
-  reply(Json{{"tasks", TaskList(*tasks,
-                                [this](const TaskRecord& task) {
-                                  return TaskJson(task);
-                                })},
-             {"hidden", hidden}});
+  std::string out = "{\"tasks\":[";
+  for (size_t i = 0; i < tasks->size(); ++i) {
+    if (i)
+      out += ',';
+    AppendTask(out, (*tasks)[i]);
+  }
+  out += "],\"hidden\":" + std::to_string(hidden) + "}";
+  reply.Raw(std::move(out));
 }
 
 void Daemon::HandleRead(Connection&, const Json& request,
@@ -231,12 +231,23 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
             it != connections_.end()) {
           it->second.waits.erase(cell->id);
         }
-        auto to_json = [this](const TaskRecord& task) {
-          return TaskJson(task);
-        };
-        reply(Json{{"ended", TaskList(result.ended, to_json)},
-                   {"still_running", TaskList(result.still_running, to_json)},
-                   {"timed_out", result.timed_out}});
+        // Tasks still running go in their short form: a wait on a
+        // thousand ids must not pay for a thousand full records.
+        std::string out = "{\"ended\":[";
+        for (size_t i = 0; i < result.ended.size(); ++i) {
+          if (i)
+            out += ',';
+          AppendTask(out, result.ended[i]);
+        }
+        out += "],\"still_running\":[";
+        for (size_t i = 0; i < result.still_running.size(); ++i) {
+          if (i)
+            out += ',';
+          AppendTaskBriefJson(out, result.still_running[i]);
+        }
+        out += "],\"timed_out\":";
+        out += result.timed_out ? "true}" : "false}";
+        reply.Raw(std::move(out));
       });
   if (!wait)
     return reply(std::unexpected(wait.error()));

@@ -166,29 +166,49 @@ void Daemon::OnClose(uint64_t connection_id) {
   closed_connections_.insert(connection_id);
 }
 
+void Daemon::Reply::operator()(Result<Json> result) const {
+  if (!result)
+    return send_(std::unexpected(result.error()));
+  send_(result->dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
 Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
                                   std::string session) {
-  return [this, connection_id, request_id = std::move(request_id),
-          session = std::move(session)](Result<Json> result) {
+  return Reply([this, connection_id, request_id = std::move(request_id),
+                session = std::move(session)](Result<std::string> result) {
     auto it = connections_.find(connection_id);
     if (it == connections_.end() || it->second.channel->closed())
       return;
-    Json reply = result ? MakeReply(request_id, *result)
-                        : MakeErrorReply(request_id, result.error());
+    // Written by hand around the result text, so a large result is never
+    // parsed back into a tree.
+    std::string line = "{\"id\":" + request_id.dump() +
+                       ",\"version\":" + std::to_string(kProtocolVersion);
+    if (result) {
+      line += ",\"ok\":true,\"result\":" + *result;
+    } else {
+      line += ",\"ok\":false,\"error\":" +
+              ErrorToJson(result.error())
+                  .dump(-1, ' ', false, Json::error_handler_t::replace);
+    }
     if (!session.empty()) {
       auto notices = registry_->TakeNotices(session);
       if (!notices.empty()) {
-        Json list = Json::array();
-        for (const auto& task : notices) {
-          list.push_back(
-              {{"task", TaskJson(task)}, {"text", NoticeText(task)}});
+        line += ",\"notices\":[";
+        for (size_t i = 0; i < notices.size(); ++i) {
+          if (i)
+            line += ',';
+          line += "{\"task\":";
+          AppendTask(line, notices[i]);
+          line += ",\"text\":";
+          AppendJsonString(line, NoticeText(notices[i]));
+          line += '}';
         }
-        reply["notices"] = std::move(list);
+        line += ']';
       }
     }
-    it->second.channel->Send(
-        reply.dump(-1, ' ', false, Json::error_handler_t::replace));
-  };
+    line += '}';
+    it->second.channel->Send(line);
+  });
 }
 
 void Daemon::OnLine(uint64_t connection_id, std::string_view line) {

@@ -53,8 +53,18 @@ class Daemon {
     std::set<WaitId> waits;
   };
   // Sends the reply of one request, with the session's notices; the
-  // connection may be gone by then.
-  using Reply = std::function<void(Result<Json>)>;
+  // connection may be gone by then. A result is a JSON tree, or (Raw) JSON
+  // text already written, for the replies that carry many tasks.
+  class Reply {
+   public:
+    using Sender = std::function<void(Result<std::string>)>;
+    explicit Reply(Sender send) : send_(std::move(send)) {}
+    void operator()(Result<Json> result) const;
+    void Raw(std::string result_json) const { send_(std::move(result_json)); }
+
+   private:
+    Sender send_;
+  };
   using Handler = void (Daemon::*)(Connection&, const Json&,
                                    const std::string& session, Reply);
 
@@ -65,6 +75,7 @@ class Daemon {
   Reply MakeReplier(uint64_t connection_id, Json request_id,
                     std::string session);
   Json TaskJson(const TaskRecord& task);
+  void AppendTask(std::string& out, const TaskRecord& task);
 
   // Request handlers (commands.cc), one per op of doc/protocol.md.
   void HandleHello(Connection&, const Json&, const std::string&, Reply);

@@ -1,5 +1,9 @@
 #include "baton/ipc/protocol.h"
 
+#include <fmt/format.h>
+
+#include <iterator>
+
 #include "baton/util/clock.h"
 
 namespace baton {
@@ -77,6 +81,162 @@ Json TaskToJson(const TaskRecord& task, std::optional<uint64_t> output_bytes) {
   if (output_bytes)
     json["output_bytes"] = *output_bytes;
   return json;
+}
+
+void AppendJsonString(std::string& out, std::string_view text) {
+  out.push_back('"');
+  for (char c : text) {
+    switch (c) {
+      case '"':
+        out += "\\\"";
+        break;
+      case '\\':
+        out += "\\\\";
+        break;
+      case '\n':
+        out += "\\n";
+        break;
+      case '\t':
+        out += "\\t";
+        break;
+      case '\r':
+        out += "\\r";
+        break;
+      default:
+        if (static_cast<unsigned char>(c) < 0x20) {
+          fmt::format_to(std::back_inserter(out), "\\u{:04x}",
+                         static_cast<unsigned>(c));
+        } else {
+          out.push_back(c);
+        }
+    }
+  }
+  out.push_back('"');
+}
+
+namespace {
+
+// Writes `"key":` (with a leading comma unless first).
+class ObjectWriter {
+ public:
+  explicit ObjectWriter(std::string& out) : out_(out) { out_.push_back('{'); }
+  ObjectWriter& Key(std::string_view key) {
+    if (!first_)
+      out_.push_back(',');
+    first_ = false;
+    AppendJsonString(out_, key);
+    out_.push_back(':');
+    return *this;
+  }
+  void String(std::string_view key, std::string_view value) {
+    Key(key);
+    AppendJsonString(out_, value);
+  }
+  void StringOrNull(std::string_view key, std::string_view value) {
+    if (value.empty())
+      return Null(key);
+    String(key, value);
+  }
+  void Int(std::string_view key, int64_t value) {
+    Key(key);
+    fmt::format_to(std::back_inserter(out_), "{}", value);
+  }
+  void Null(std::string_view key) {
+    Key(key);
+    out_ += "null";
+  }
+  void Time(std::string_view key, int64_t wall_ms) {
+    if (wall_ms == 0)
+      return Null(key);
+    String(key, FormatIsoTime(wall_ms));
+  }
+  void End() { out_.push_back('}'); }
+
+ private:
+  std::string& out_;
+  bool first_ = true;
+};
+
+void AppendBriefFields(ObjectWriter& w, const TaskRecord& task) {
+  w.String("id", task.id.ToString());
+  w.String("kind", TaskKindName(task.id.kind));
+  w.String("status", TaskStatusName(task.status));
+  w.String("detail", task.detail);
+  if (task.exit_code) {
+    w.Int("exit_code", *task.exit_code);
+  } else {
+    w.Null("exit_code");
+  }
+  if (task.signal) {
+    w.String("signal", SignalName(*task.signal));
+  } else {
+    w.Null("signal");
+  }
+  w.String("label", task.spec.label);
+  w.String("command", CommandText(task.spec));
+}
+
+}  // namespace
+
+void AppendTaskBriefJson(std::string& out, const TaskRecord& task) {
+  ObjectWriter w(out);
+  AppendBriefFields(w, task);
+  w.End();
+}
+
+void AppendTaskJson(std::string& out, const TaskRecord& task,
+                    std::optional<uint64_t> output_bytes) {
+  ObjectWriter w(out);
+  AppendBriefFields(w, task);
+  if (task.spec.shell_command) {
+    w.Null("argv");
+  } else {
+    w.Key("argv");
+    out.push_back('[');
+    for (size_t i = 0; i < task.spec.argv.size(); ++i) {
+      if (i)
+        out.push_back(',');
+      AppendJsonString(out, task.spec.argv[i]);
+    }
+    out.push_back(']');
+  }
+  w.String("cwd", task.spec.cwd);
+  w.Key("env");
+  out.push_back('{');
+  bool first = true;
+  for (const auto& [name, value] : task.spec.env_overrides) {
+    if (!first)
+      out.push_back(',');
+    first = false;
+    AppendJsonString(out, name);
+    out.push_back(':');
+    AppendJsonString(out, value);
+  }
+  out.push_back('}');
+  w.StringOrNull("owner", task.spec.owner);
+  if (task.pid) {
+    w.Int("pid", task.pid);
+  } else {
+    w.Null("pid");
+  }
+  if (task.spec.timeout) {
+    w.Int("timeout_ms", task.spec.timeout->count());
+  } else {
+    w.Null("timeout_ms");
+  }
+  w.Time("created_at", task.created_ms);
+  w.Time("started_at", task.started_ms);
+  w.Time("ended_at", task.ended_ms);
+  if (task.started_ms && task.ended_ms) {
+    w.Int("duration_ms", task.ended_ms - task.started_ms);
+  } else {
+    w.Null("duration_ms");
+  }
+  w.StringOrNull("kill_reason", task.kill_reason);
+  w.String("output_path", task.output_path);
+  if (output_bytes)
+    w.Int("output_bytes", static_cast<int64_t>(*output_bytes));
+  w.End();
 }
 
 Json ErrorToJson(const Error& error) {

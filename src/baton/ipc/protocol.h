@@ -25,6 +25,16 @@ inline constexpr int kProtocolVersion = 1;
 Json TaskToJson(const TaskRecord& task,
                 std::optional<uint64_t> output_bytes = std::nullopt);
 
+// TaskToJson's document as text, written directly (no JSON tree): the
+// daemon's hot path for `list` and `wait` replies. Same fields and values.
+void AppendTaskJson(std::string& out, const TaskRecord& task,
+                    std::optional<uint64_t> output_bytes);
+// The short form for tasks a `wait` still waits on: id, kind, status,
+// detail, label, command, exit_code, signal.
+void AppendTaskBriefJson(std::string& out, const TaskRecord& task);
+// `text` as a JSON string literal, quotes included.
+void AppendJsonString(std::string& out, std::string_view text);
+
 // The command line as one string, for people ("make -j4").
 std::string CommandText(const TaskSpec& spec);
 
