@@ -4,6 +4,7 @@
 #include <poll.h>
 #include <signal.h>
 #include <sys/inotify.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
 #include <CLI/CLI.hpp>
@@ -555,8 +556,18 @@ int DoDaemonStop(const Context& ctx, bool kill_tasks) {
   auto result = client->Call("shutdown", {{"kill_tasks", kill_tasks}});
   if (!result)
     return ReportError(ctx, result.error());
-  // The daemon closes the connection as it exits.
+  // The daemon closes the connection as it exits; then wait for the
+  // process itself to be gone (a pidfd works for a process that is not our
+  // child), so a start right after the stop finds no old daemon.
+  int64_t daemon_pid = result->value("daemon_pid", int64_t{0});
+  UniqueFd pidfd(daemon_pid > 0 ? static_cast<int>(
+                                      ::syscall(SYS_pidfd_open, daemon_pid, 0))
+                                : -1);
   while (client->ReadReply(milliseconds(10'000))) {
+  }
+  if (pidfd) {
+    pollfd pfd{pidfd.get(), POLLIN, 0};
+    ::poll(&pfd, 1, 10'000);
   }
   size_t live = result->value("live_tasks", size_t{0});
   if (ctx.json) {

@@ -295,19 +295,25 @@ void Daemon::HandleDaemonStatus(Connection&, const Json&, const std::string&,
 void Daemon::HandleShutdown(Connection&, const Json& request,
                             const std::string&, Reply reply) {
   if (!request.value("kill_tasks", false)) {
-    reply(Json{{"stopping", true}, {"live_tasks", registry_->live_count()}});
+    reply(Json{{"stopping", true},
+               {"daemon_pid", getpid()},
+               {"live_tasks", registry_->live_count()}});
     loop_.Stop();
     return;
   }
   std::vector<TaskId> ids = registry_->KillAll("daemon stopped");
   if (ids.empty()) {
-    reply(Json{{"stopping", true}, {"live_tasks", 0}});
+    reply(
+        Json{{"stopping", true}, {"daemon_pid", getpid()}, {"live_tasks", 0}});
     loop_.Stop();
     return;
   }
   BATON_LOG_INFO("stopping after killing {} tasks", ids.size());
   registry_->WaitForAll(ids, [this, reply, n = ids.size()] {
-    reply(Json{{"stopping", true}, {"killed", n}, {"live_tasks", 0}});
+    reply(Json{{"stopping", true},
+               {"daemon_pid", getpid()},
+               {"killed", n},
+               {"live_tasks", 0}});
     loop_.Stop();
   });
 }

@@ -52,9 +52,21 @@ int RunDaemon(const DaemonOptions& options) {
   }
   while (::flock(startup->get(), LOCK_EX) != 0 && errno == EINTR) {
   }
-  if (::flock(life->get(), LOCK_EX | LOCK_NB) != 0) {
-    ReportReady(options.ready_fd);
-    return 0;
+  // The life lock is held either by a batond that serves (then we are not
+  // needed) or by one that is stopping (then we wait for it to go, bounded:
+  // `baton daemon stop` followed at once by a start must work).
+  for (int attempt = 0;; ++attempt) {
+    if (::flock(life->get(), LOCK_EX | LOCK_NB) == 0)
+      break;
+    if (ConnectUnix(options.paths.daemon_socket())) {
+      ReportReady(options.ready_fd);
+      return 0;
+    }
+    if (attempt == 500) {
+      return fail("another batond holds " + options.paths.daemon_lock() +
+                  " but does not answer; if it hangs, kill it");
+    }
+    ::usleep(10'000);
   }
 
   Daemon daemon(options);

@@ -472,8 +472,13 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
   exited.disk_full =
       ::fstatvfs(task.log_fd.get(), &vfs) == 0 && vfs.f_bavail == 0;
   std::string record = EncodeMessage(exited);
-  // The exit file first: once the task leaves the live set (and so the hello
-  // list), the file is the only record of how it ended.
+  // Tell batond first: a waiter is woken without paying for the file. The
+  // exit file still comes before the task leaves the live set (and so the
+  // hello list): for a batond that is away, the file is the only record.
+  if (client_said_hello_ && client_) {
+    Send(record);
+    client_->Flush();
+  }
   if (auto written = WriteFileAtomic(task.exit_file, record); !written) {
     BATON_LOG_ERROR("{}: exit record lost: {}", task.id,
                     written.error().message);
@@ -489,8 +494,6 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
   }
   BATON_LOG_INFO("{}: pid {} ended: {}", task.id, task.pid, record);
   tasks_.erase(it);
-  if (client_said_hello_)
-    Send(record);
 }
 
 }  // namespace

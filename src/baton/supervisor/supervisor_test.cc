@@ -230,8 +230,14 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   EXPECT_EQ(exited.exit_code, 3);
   EXPECT_EQ(exited.cause, ExitCause::kNatural);
   EXPECT_FALSE(exited.disk_full);
-  EXPECT_EQ(ReadFile(root_ + "/shell-1.exit").value_or(""),
-            EncodeMessage(exited));
+  // The event goes out first; the exit file follows at once.
+  std::string record;
+  for (int i = 0; i < 200 && record.empty(); ++i) {
+    record = ReadFile(root_ + "/shell-1.exit").value_or("");
+    if (record.empty())
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+  }
+  EXPECT_EQ(record, EncodeMessage(exited));
   EXPECT_EQ(ReadFile(root_ + "/shell-1.log").value_or(""), "hi\n");
   // A kill of an ended task is ignored.
   Send(EncodeMessage(KillRequest{"shell-1", 10ms}));
