@@ -115,8 +115,10 @@ int ExitCodeOf(const Json& task) {
   return kExitFailed;
 }
 
-bool CompletedOk(const Json& task) {
-  return task.value("status", "") == "completed";
+// Failed, killed or interrupted; a task that waits for an answer is not.
+bool EndedBadly(const Json& task) {
+  std::string status = task.value("status", "");
+  return status == "failed" || status == "killed" || status == "interrupted";
 }
 
 // ---- run ------------------------------------------------------------------
@@ -307,7 +309,7 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   if (exit_like_task && ended.size() == 1)
     return ExitCodeOf(ended[0]);
   for (const auto& task : ended) {
-    if (!CompletedOk(task))
+    if (EndedBadly(task))
       return kExitFailed;
   }
   return kExitOk;
@@ -626,6 +628,182 @@ int DoNotices(const Context& ctx) {
   return kExitOk;
 }
 
+// ---- agents ---------------------------------------------------------------
+
+struct DelegateArgs {
+  std::string agent = "claude", model, label, cwd, resume, timeout;
+  std::vector<std::string> checks;
+  std::vector<std::string> brief;
+  bool wait = false;
+};
+
+int DoDelegate(const Context& ctx, const DelegateArgs& args) {
+  std::string brief;
+  for (const auto& word : args.brief)
+    brief += (brief.empty() ? "" : " ") + word;
+  if (brief.empty() && !::isatty(0)) {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(0, buf, sizeof buf)) > 0;)
+      brief.append(buf, n);
+  }
+  Json request = {{"brief", brief}, {"agent", args.agent}};
+  if (!args.model.empty())
+    request["model"] = args.model;
+  if (!args.label.empty())
+    request["label"] = args.label;
+  if (!args.resume.empty())
+    request["resume_from"] = args.resume;
+  if (!args.checks.empty())
+    request["checks"] = args.checks;
+  std::string cwd = args.cwd.empty() ? CurrentDir() : args.cwd;
+  if (cwd[0] != '/')
+    cwd = CurrentDir() + "/" + cwd;
+  request["cwd"] = cwd;
+  auto timeout = OptionalDuration(args.timeout);
+  if (!timeout)
+    return ReportError(ctx, timeout.error());
+  if (*timeout)
+    request["timeout_ms"] = (*timeout)->count();
+  std::vector<std::string> base_env;
+  for (char** e = environ; *e; ++e)
+    base_env.emplace_back(*e);
+  request["base_env"] = base_env;
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  auto result = client->Call("delegate", request);
+  if (!result)
+    return ReportError(ctx, result.error());
+  std::string id = (*result)["task"].value("id", "");
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+  } else {
+    std::printf("%s\n", id.c_str());
+    std::fflush(stdout);
+    PrintNotices(ctx, *client, nullptr);
+  }
+  if (!args.wait)
+    return kExitOk;
+  return WaitAndReport(ctx, *client, {id}, false, std::nullopt, false);
+}
+
+int DoSend(const Context& ctx, const std::string& id,
+           const std::vector<std::string>& words, bool steer) {
+  std::string message;
+  for (const auto& word : words)
+    message += (message.empty() ? "" : " ") + word;
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  auto result = client->Call("send", {{"task", id},
+                                      {"message", message},
+                                      {"mode", steer ? "steer" : "followup"}});
+  if (!result)
+    return ReportError(ctx, result.error());
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+  } else {
+    std::printf("%s: %s\n", id.c_str(), result->value("delivery", "").c_str());
+    PrintNotices(ctx, *client, nullptr);
+  }
+  return kExitOk;
+}
+
+int DoAnswer(const Context& ctx, const std::string& id,
+             const std::vector<std::string>& answers) {
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  auto result = client->Call("answer", {{"task", id}, {"answers", answers}});
+  if (!result)
+    return ReportError(ctx, result.error());
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+  } else {
+    std::printf("%s: answered %s\n", id.c_str(),
+                (*result)["answered"]["answers"].dump().c_str());
+    PrintNotices(ctx, *client, nullptr);
+  }
+  return kExitOk;
+}
+
+std::string EventText(const Json& event) {
+  std::string type = event.value("type", "");
+  std::string body;
+  if (type == "text")
+    body = event.value("text", "");
+  else if (type == "tool")
+    body = event.value("name", "") + ": " + event.value("input", "");
+  else if (type == "session")
+    body = event.value("session_id", "");
+  else if (type == "result")
+    body = (event.value("ok", false) ? "ok: " : "failed: ") +
+           event.value("detail", "") +
+           (event.value("text", "").empty() ? ""
+                                            : " — " + event.value("text", ""));
+  else if (type == "error")
+    body = event.value("message", "");
+  else if (type == "question") {
+    for (const auto& item : event.value("items", Json::array())) {
+      body += item.value("prompt", "");
+      size_t n = 0;
+      for (const auto& option : item.value("options", Json::array())) {
+        body += fmt::format(" [{}] {}", ++n, option.value("label", ""));
+      }
+    }
+  } else {
+    Json rest = event;
+    rest.erase("seq");
+    rest.erase("at");
+    rest.erase("type");
+    body = rest.dump();
+  }
+  return fmt::format("{:>4} {:<9} {}", event.value("seq", 0), type, body);
+}
+
+int DoEvents(const Context& ctx, const std::string& id, bool follow) {
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  int64_t after = 0;
+  for (;;) {
+    auto result = client->Call("events", {{"task", id}, {"after", after}});
+    if (!result)
+      return ReportError(ctx, result.error());
+    for (const auto& event : (*result)["events"]) {
+      after = std::max<int64_t>(after, event.value("seq", 0));
+      if (ctx.json) {
+        PrintJson(event);
+      } else {
+        std::printf("%s\n", EventText(event).c_str());
+      }
+    }
+    std::fflush(stdout);
+    std::string status = (*result)["task"].value("status", "");
+    bool ended = status == "completed" || status == "failed" ||
+                 status == "killed" || status == "interrupted";
+    if (!follow || ended)
+      break;
+    // Wait for the next event or the end: the task's wait wakes on both
+    // questions and ends; other events are caught by the short re-read.
+    auto sent = client->Send("wait", {{"tasks", {id}}, {"timeout_ms", 1000}});
+    if (!sent)
+      return ReportError(ctx, sent.error());
+    for (;;) {
+      auto reply = client->ReadReply();
+      if (!reply)
+        return ReportError(ctx, reply.error());
+      if (reply->value("id", int64_t{-1}) == *sent)
+        break;
+    }
+  }
+  PrintNotices(ctx, *client, nullptr);
+  return kExitOk;
+}
+
 }  // namespace
 
 int RunCli(int argc, char** argv) {
@@ -707,6 +885,65 @@ int RunCli(int argc, char** argv) {
                        "Time between SIGTERM and SIGKILL (default 5s)");
   kill_cmd->callback([&] {
     action = [&] { return DoKill(ctx, kill_ids, kill_reason, kill_grace); };
+  });
+
+  DelegateArgs delegate;
+  auto* delegate_cmd = app.add_subcommand(
+      "delegate", "Hand a brief to an agent CLI running in the background");
+  delegate_cmd->add_option("--agent", delegate.agent,
+                           "claude (default), codex, gemini, opencode, qwen, "
+                           "dsh");
+  delegate_cmd->add_option("--model", delegate.model,
+                           "<provider>/<model>[:<effort>]");
+  delegate_cmd->add_option("--label", delegate.label, "A name for people");
+  delegate_cmd->add_option("--cwd", delegate.cwd, "Working directory");
+  delegate_cmd
+      ->add_option("--check", delegate.checks,
+                   "A check command run when it ends")
+      ->take_all()
+      ->allow_extra_args(false);
+  delegate_cmd->add_option("--resume", delegate.resume,
+                           "Resume the session of an ended task (or a CLI "
+                           "session id)");
+  delegate_cmd->add_option("--timeout", delegate.timeout,
+                           "Deadline (default 30m)");
+  delegate_cmd->add_flag("--wait", delegate.wait,
+                         "Wait until it ends or asks something");
+  delegate_cmd->add_option("brief", delegate.brief, "What to do (or on stdin)");
+  delegate_cmd->callback(
+      [&] { action = [&] { return DoDelegate(ctx, delegate); }; });
+
+  std::string send_id;
+  std::vector<std::string> send_words;
+  bool send_steer = false;
+  auto* send_cmd = app.add_subcommand("send", "Send a running agent a message");
+  send_cmd->add_option("id", send_id, "Task id")->required();
+  send_cmd->add_option("message", send_words, "The message")->required();
+  send_cmd->add_flag("--steer", send_steer,
+                     "Into the running turn (else after it)");
+  send_cmd->callback([&] {
+    action = [&] { return DoSend(ctx, send_id, send_words, send_steer); };
+  });
+
+  std::string answer_id;
+  std::vector<std::string> answer_words;
+  auto* answer_cmd = app.add_subcommand(
+      "answer", "Answer an agent's open question, one answer per item");
+  answer_cmd->add_option("id", answer_id, "Task id")->required();
+  answer_cmd
+      ->add_option("answers", answer_words,
+                   "Option number, label, text, or skip")
+      ->required();
+  answer_cmd->callback(
+      [&] { action = [&] { return DoAnswer(ctx, answer_id, answer_words); }; });
+
+  std::string events_id;
+  bool events_follow = false;
+  auto* events_cmd = app.add_subcommand("events", "Show an agent's events");
+  events_cmd->add_option("id", events_id, "Task id")->required();
+  events_cmd->add_flag("--follow,-f", events_follow, "Until it ends");
+  events_cmd->callback([&] {
+    action = [&] { return DoEvents(ctx, events_id, events_follow); };
   });
 
   auto* attach_cmd = app.add_subcommand(

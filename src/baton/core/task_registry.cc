@@ -493,6 +493,40 @@ std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
   return notices;
 }
 
+void TaskRegistry::SetWaiting(const TaskId& id, bool waiting) {
+  auto it = live_.find(id);
+  if (it == live_.end())
+    return;
+  TaskStatus from = waiting ? TaskStatus::kRunning : TaskStatus::kWaiting;
+  if (it->second.status != from)
+    return;
+  it->second.status = waiting ? TaskStatus::kWaiting : TaskStatus::kRunning;
+  Save(TaskRecord(it->second));
+  if (waiting)
+    WakeWaiters(id);
+}
+
+void TaskRegistry::SetAgentSession(const TaskId& id,
+                                   const std::string& session_id) {
+  auto it = live_.find(id);
+  if (it == live_.end() || it->second.agent_session == session_id)
+    return;
+  it->second.agent_session = session_id;
+  Save(TaskRecord(it->second));
+}
+
+std::vector<TaskRecord> TaskRegistry::LiveTasks() const {
+  std::vector<TaskRecord> tasks;
+  for (const auto& [id, task] : live_)
+    tasks.push_back(task);
+  return tasks;
+}
+
+const TaskRecord* TaskRegistry::FindLive(const TaskId& id) const {
+  auto it = live_.find(id);
+  return it == live_.end() ? nullptr : &it->second;
+}
+
 std::vector<TaskId> TaskRegistry::KillAll(const std::string& reason) {
   std::vector<TaskRecord> tasks;
   for (const auto& [id, task] : live_)

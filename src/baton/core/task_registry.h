@@ -119,6 +119,16 @@ class TaskRegistry : public ExecutorListener {
 
   size_t live_count() const { return live_.size(); }
 
+  // Agent tasks: a question is open (kWaiting) or answered (kRunning).
+  // Waiting wakes waits, as an end does. No-op unless the task is live.
+  void SetWaiting(const TaskId& id, bool waiting);
+  // Agent tasks: the CLI's own session id, for resume.
+  void SetAgentSession(const TaskId& id, const std::string& session_id);
+  // Every live task, owner not checked.
+  std::vector<TaskRecord> LiveTasks() const;
+  // The live task `id`, owner not checked; nullptr if it is not live.
+  const TaskRecord* FindLive(const TaskId& id) const;
+
   // For a daemon stop that takes its tasks down: kills every live task,
   // whoever owns it, and returns their ids.
   std::vector<TaskId> KillAll(const std::string& reason);

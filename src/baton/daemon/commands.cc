@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "baton/core/model_spec.h"
+#include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/preflight.h"
 #include "baton/util/log.h"
@@ -81,6 +83,10 @@ const std::map<std::string, Daemon::Handler, std::less<>>& Daemon::Handlers() {
       {"kill", &Daemon::HandleKill},
       {"wait", &Daemon::HandleWait},
       {"attach", &Daemon::HandleAttach},
+      {"delegate", &Daemon::HandleDelegate},
+      {"send", &Daemon::HandleSend},
+      {"answer", &Daemon::HandleAnswer},
+      {"events", &Daemon::HandleEvents},
       {"notices", &Daemon::HandleNotices},
       {"daemon_status", &Daemon::HandleDaemonStatus},
       {"shutdown", &Daemon::HandleShutdown},
@@ -194,6 +200,11 @@ void Daemon::HandleKill(Connection&, const Json& request,
     }
   }
   std::string reason = request.value("reason", "");
+  // An agent is asked to stop its turn first; the kill stops the process.
+  for (const auto& id : *ids) {
+    if (auto parsed = TaskId::Parse(id))
+      agents_->Interrupt(*parsed);
+  }
   Json results = Json::array();
   for (const auto& id : *ids) {
     auto outcome = registry_->Kill(id, session, reason, *grace);
@@ -316,6 +327,142 @@ void Daemon::HandleShutdown(Connection&, const Json& request,
                {"live_tasks", 0}});
     loop_.Stop();
   });
+}
+
+}  // namespace baton
+
+namespace baton {
+
+// Agent tasks have a deadline unless the director sets one.
+constexpr std::chrono::minutes kDefaultAgentTimeout{30};
+
+void Daemon::HandleDelegate(Connection&, const Json& request,
+                            const std::string& session, Reply reply) {
+  std::string brief = request.value("brief", "");
+  if (brief.find_first_not_of(" \t\n") == std::string::npos) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "empty brief; say what the agent should do"));
+  }
+  auto profile = FindAgentProfile(request.value("agent", "claude"));
+  if (!profile)
+    return reply(std::unexpected(profile.error()));
+  AgentSpec agent;
+  agent.profile = profile->name;
+  agent.adapter = profile->adapter;
+  agent.brief = brief;
+  agent.model = request.value("model", profile->default_model);
+  if (!agent.model.empty()) {
+    auto model = ParseModelSpec(agent.model);
+    if (!model)
+      return reply(std::unexpected(model.error()));
+  }
+  TaskSpec spec;
+  spec.kind = TaskKind::kAgent;
+  spec.owner = request.value("unowned", false) ? "" : session;
+  spec.label = request.value("label", "");
+  spec.cwd = request.value("cwd", "");
+  if (auto base = request.find("base_env"); base != request.end()) {
+    spec.base_env = base->get<std::vector<std::string>>();
+  }
+  std::string resume = request.value("resume_from", "");
+  if (!resume.empty()) {
+    if (auto from = TaskId::Parse(resume)) {
+      auto task = registry_->Get(resume, session);
+      if (!task)
+        return reply(std::unexpected(task.error()));
+      if (!IsTerminal(task->status)) {
+        return reply(MakeError(
+            ErrorCode::kInvalidArgument,
+            fmt::format("{} is still {}; send it a message instead (baton "
+                        "send), or resume it once it ended",
+                        resume, TaskStatusName(task->status))));
+      }
+      if (task->agent_session.empty() || !task->spec.agent) {
+        return reply(
+            MakeError(ErrorCode::kResumeNotFound,
+                      fmt::format("{} has no agent session to resume (it never "
+                                  "started one)",
+                                  resume)));
+      }
+      agent.resume_session = task->agent_session;
+      agent.resume_from = resume;
+      // A session is resumed where it ran (Claude keys sessions by folder).
+      if (spec.cwd.empty())
+        spec.cwd = task->spec.cwd;
+    } else {
+      agent.resume_session = resume;  // A CLI session id.
+    }
+  }
+  auto adapter = MakeAdapter(agent.adapter);
+  if (!adapter) {
+    return reply(
+        MakeError(ErrorCode::kInternal, "no adapter named " + agent.adapter));
+  }
+  spec.argv = adapter->Argv(profile->command, agent);
+  if (adapter->interactive()) {
+    spec.stdin_pipe = true;
+  } else {
+    spec.stdin_text = brief;
+  }
+  if (auto checks = request.find("checks"); checks != request.end()) {
+    spec.checks = checks->get<std::vector<std::string>>();
+  }
+  auto timeout = request.find("timeout_ms");
+  spec.timeout = timeout != request.end() && timeout->is_number()
+                     ? std::chrono::milliseconds(timeout->get<int64_t>())
+                     : std::chrono::milliseconds(kDefaultAgentTimeout);
+  spec.agent = std::move(agent);
+  if (!spec.cwd.empty() && spec.cwd[0] == '/') {
+    if (auto ok = PreflightTask(spec); !ok) {
+      return reply(std::unexpected(ok.error()));
+    }
+  }
+  registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
+    if (!task)
+      return reply(std::unexpected(task.error()));
+    reply(Json{{"task", TaskJson(*task)}});
+  });
+}
+
+void Daemon::HandleSend(Connection&, const Json& request,
+                        const std::string& session, Reply reply) {
+  auto task = registry_->Get(request.at("task").get<std::string>(), session);
+  if (!task)
+    return reply(std::unexpected(task.error()));
+  std::string mode = request.value("mode", "followup");
+  if (mode != "followup" && mode != "steer") {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "'mode' must be followup or steer"));
+  }
+  auto delivery =
+      agents_->Send(*task, request.value("message", ""),
+                    mode == "steer" ? SendMode::kSteer : SendMode::kFollowup);
+  if (!delivery)
+    return reply(std::unexpected(delivery.error()));
+  reply(Json{{"task", task->id.ToString()}, {"delivery", *delivery}});
+}
+
+void Daemon::HandleAnswer(Connection&, const Json& request,
+                          const std::string& session, Reply reply) {
+  auto task = registry_->Get(request.at("task").get<std::string>(), session);
+  if (!task)
+    return reply(std::unexpected(task.error()));
+  auto answers = request.value("answers", std::vector<std::string>());
+  auto answered = agents_->Answer(*task, answers);
+  if (!answered)
+    return reply(std::unexpected(answered.error()));
+  reply(Json{{"task", task->id.ToString()}, {"answered", *answered}});
+}
+
+void Daemon::HandleEvents(Connection&, const Json& request,
+                          const std::string& session, Reply reply) {
+  auto task = registry_->Get(request.at("task").get<std::string>(), session);
+  if (!task)
+    return reply(std::unexpected(task.error()));
+  auto events = agents_->Events(*task, request.value("after", int64_t{0}));
+  if (!events)
+    return reply(std::unexpected(events.error()));
+  reply(Json{{"task", TaskJson(*task)}, {"events", *events}});
 }
 
 }  // namespace baton

@@ -122,13 +122,16 @@ Status Daemon::Start() {
   registry_options.default_grace = options_.grace;
   registry_ = std::make_unique<TaskRegistry>(store_.get(), executor_.get(),
                                              &loop_, &clock_, registry_options);
-  executor_->SetListener(registry_.get());
+  agents_ =
+      std::make_unique<AgentRuntime>(&loop_, executor_.get(), registry_.get());
+  executor_->SetListener(agents_.get());
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +
                                                  connected.error().message);
   }
   if (auto recovered = registry_->Recover(); !recovered)
     return recovered;
+  agents_->Recover(registry_->LiveTasks());
 
   auto listener = ListenUnix(options_.paths.daemon_socket());
   if (!listener)

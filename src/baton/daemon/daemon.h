@@ -13,6 +13,7 @@
 #include <string>
 
 #include "baton/core/task_registry.h"
+#include "baton/daemon/agent_runtime.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/ipc/line_channel.h"
 #include "baton/ipc/protocol.h"
@@ -86,6 +87,10 @@ class Daemon {
   void HandleKill(Connection&, const Json&, const std::string&, Reply);
   void HandleWait(Connection&, const Json&, const std::string&, Reply);
   void HandleAttach(Connection&, const Json&, const std::string&, Reply);
+  void HandleDelegate(Connection&, const Json&, const std::string&, Reply);
+  void HandleSend(Connection&, const Json&, const std::string&, Reply);
+  void HandleAnswer(Connection&, const Json&, const std::string&, Reply);
+  void HandleEvents(Connection&, const Json&, const std::string&, Reply);
   void HandleNotices(Connection&, const Json&, const std::string&, Reply);
   void HandleDaemonStatus(Connection&, const Json&, const std::string&, Reply);
   void HandleShutdown(Connection&, const Json&, const std::string&, Reply);
@@ -97,6 +102,7 @@ class Daemon {
   std::unique_ptr<SqliteTaskStore> store_;
   std::unique_ptr<LocalExecutor> executor_;
   std::unique_ptr<TaskRegistry> registry_;
+  std::unique_ptr<AgentRuntime> agents_;
   UniqueFd listen_fd_;
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.

@@ -23,16 +23,27 @@ using namespace std::chrono_literals;
 using std::chrono::milliseconds;
 
 TEST(SupervisorProtocol, RoundTrips) {
-  SpawnRequest spawn{"shell-1",    {"/bin/sh", "-c", "echo hi"},
-                     {"A=1"},      "/tmp",
-                     "/tmp/o.log", "/tmp/exit.json",
-                     1500ms,       200ms};
+  SpawnRequest spawn;
+  spawn.task = "shell-1";
+  spawn.argv = {"/bin/sh", "-c", "echo hi"};
+  spawn.env = {"A=1"};
+  spawn.cwd = "/tmp";
+  spawn.log = "/tmp/o.log";
+  spawn.exit_file = "/tmp/exit.json";
+  spawn.timeout = 1500ms;
+  spawn.grace = 200ms;
+  spawn.stderr_path = "/tmp/e.log";
+  spawn.stdin_path = "/tmp/stdin";
+  spawn.stdin_fifo = true;
   auto request = ParseSupervisorRequest(EncodeMessage(spawn));
   ASSERT_TRUE(request);
   const auto& parsed = std::get<SpawnRequest>(*request);
   EXPECT_EQ(parsed.argv, spawn.argv);
   EXPECT_EQ(parsed.env, spawn.env);
   EXPECT_EQ(parsed.exit_file, spawn.exit_file);
+  EXPECT_EQ(parsed.stderr_path, spawn.stderr_path);
+  EXPECT_EQ(parsed.stdin_path, spawn.stdin_path);
+  EXPECT_TRUE(parsed.stdin_fifo);
   EXPECT_EQ(parsed.timeout, 1500ms);
   EXPECT_EQ(parsed.grace, 200ms);
   spawn.timeout.reset();

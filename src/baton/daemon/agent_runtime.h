@@ -1,0 +1,70 @@
+// Drives agent tasks inside batond (doc/agents.md): tails each agent CLI's
+// stdout stream (inotify, no polling) into its adapter, persists the
+// normalized events (tasks/<id>/events.jsonl) and a readable transcript
+// (output.log), writes the adapter's lines to the CLI's stdin FIFO, and
+// relays messages, answers and interrupts. Sits between the executor and
+// the registry as the executor's listener, so an agent's own verdict
+// decides how its exit is reported.
+//
+// Single-threaded, on batond's loop.
+#ifndef BATON_DAEMON_AGENT_RUNTIME_H_
+#define BATON_DAEMON_AGENT_RUNTIME_H_
+
+#include <deque>
+#include <map>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/agent/adapter.h"
+#include "baton/core/ports.h"
+#include "baton/core/task_registry.h"
+#include "baton/loop/event_loop.h"
+
+namespace baton {
+
+class AgentRuntime : public ExecutorListener {
+ public:
+  // Borrows all three.
+  AgentRuntime(EventLoop* loop, Executor* executor, TaskRegistry* registry);
+  ~AgentRuntime() override;
+
+  // After a restart: rebuilds the workers of live agent tasks from their
+  // streams (writes discarded) and goes on tailing. Call after the
+  // registry's Recover.
+  void Recover(const std::vector<TaskRecord>& live);
+
+  // "steered", "sent" or "queued" (with why, when a steer had to queue).
+  Result<std::string> Send(const TaskRecord& task, const std::string& message,
+                           SendMode mode);
+  // Answers the oldest open question, one answer per item: an option
+  // number ("2", or "1,3" for several), a label, free text, or "skip".
+  // kAlreadyExists when nothing is open (the first answer won).
+  Result<Json> Answer(const TaskRecord& task,
+                      const std::vector<std::string>& answers);
+  // Asks the CLI to stop its turn; the kill that follows stops the process.
+  void Interrupt(const TaskId& id);
+  // Events with seq > `after`, from the task's events file.
+  Result<Json> Events(const TaskRecord& task, int64_t after) const;
+
+  // ExecutorListener: agent tasks are handled here, then everything goes
+  // on to the registry.
+  void OnTaskSpawned(const TaskId& id, int64_t pid,
+                     int64_t started_ms) override;
+  void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
+  void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
+
+ private:
+  class Worker;
+  Worker* Find(const TaskId& id);
+  void Start(const TaskRecord& task, bool replay);
+
+  EventLoop* loop_;
+  Executor* executor_;
+  TaskRegistry* registry_;
+  std::map<TaskId, std::unique_ptr<Worker>> workers_;
+};
+
+}  // namespace baton
+
+#endif  // BATON_DAEMON_AGENT_RUNTIME_H_

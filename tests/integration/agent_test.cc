@@ -1,0 +1,132 @@
+// Agent tasks through the CLI against a real batond, with a scripted
+// stand-in of Claude Code's stream-json protocol (tests/agents/fakes/claude,
+// which speaks the lines the real CLI printed in tests/agents/transcripts/).
+#include <chrono>
+#include <cstdlib>
+#include <thread>
+
+#include "tests/support/baton_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+class AgentTest : public BatonTest {
+ protected:
+  void SetUp() override {
+    BatonTest::SetUp();
+    if (std::system("command -v python3 >/dev/null") != 0) {
+      GTEST_SKIP() << "python3 (for the fake agent CLI) is not installed";
+    }
+    const char* path = std::getenv("PATH");
+    env_["PATH"] = std::string(BATON_SOURCE_DIR) +
+                   "/tests/agents/fakes:" + (path ? path : "/usr/bin:/bin");
+  }
+
+  std::string Delegate(std::vector<std::string> args) {
+    args.insert(args.begin(), "delegate");
+    auto result = Baton(args, env_);
+    EXPECT_EQ(result.exit_code, 0) << result.err;
+    return result.out.substr(0, result.out.find('\n'));
+  }
+
+  std::map<std::string, std::string> env_;
+};
+
+TEST_F(AgentTest, QuestionAnswerAndCompletion) {
+  std::string id = Delegate({"please ASK me"});
+  EXPECT_EQ(id, "agent-1");
+  // A wait returns when the agent asks, as when it ends.
+  auto asked = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(asked.exit_code, 0) << asked.out << asked.err;
+  EXPECT_EQ(asked.json()["ended"][0]["status"], "waiting");
+  auto bad = Baton({"answer", id, "7"}, env_);
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("options 1 to 2"), std::string::npos) << bad.err;
+  auto answered = Baton({"answer", id, "2"}, env_);
+  EXPECT_EQ(answered.exit_code, 0) << answered.err;
+  auto late = Baton({"answer", id, "1"}, env_);
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_NE(late.err.find("no open question"), std::string::npos) << late.err;
+  auto done = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
+  auto task = done.json()["ended"][0];
+  EXPECT_EQ(task["status"], "completed") << done.out;
+  auto output = Baton({"output", id}, env_).out;
+  EXPECT_NE(output.find("? Which database?"), std::string::npos) << output;
+  EXPECT_NE(output.find("[answer: Postgres]"), std::string::npos) << output;
+  auto events = Baton({"--json", "events", id}, env_).out;
+  for (const char* type : {"\"session\"", "\"tool\"", "\"question\"",
+                           "\"answer\"", "\"result\""}) {
+    EXPECT_NE(events.find(type), std::string::npos) << type << events;
+  }
+}
+
+TEST_F(AgentTest, ResumeContinuesTheSameSession) {
+  std::string first = Delegate({"hello"});
+  Baton({"wait", "--timeout", "20s", first}, env_);
+  std::string second = Delegate({"--resume", first, "carry on"});
+  Baton({"wait", "--timeout", "20s", second}, env_);
+  auto output = Baton({"output", second}, env_).out;
+  EXPECT_NE(output.find("(resumed "), std::string::npos) << output;
+  auto refused = Baton({"delegate", "--resume", "shell-9", "x"}, env_);
+  EXPECT_EQ(refused.exit_code, 1);
+  auto running = Delegate({"SLOW"});
+  auto busy = Baton({"delegate", "--resume", running, "x"}, env_);
+  EXPECT_EQ(busy.exit_code, 1);
+  EXPECT_NE(busy.err.find("still"), std::string::npos) << busy.err;
+}
+
+TEST_F(AgentTest, SteerGoesInAndAFollowUpWaitsForTheTurn) {
+  std::string id = Delegate({"SLOW work"});
+  WaitStarted(id, env_);
+  std::this_thread::sleep_for(milliseconds(300));
+  auto steer = Baton({"send", "--steer", id, "also this"}, env_);
+  EXPECT_EQ(steer.out, id + ": steered\n") << steer.err;
+  auto followup = Baton({"send", id, "then that"}, env_);
+  EXPECT_EQ(followup.out, id + ": queued until the current turn ends\n");
+  Baton({"wait", "--timeout", "30s", id}, env_);
+  auto output = Baton({"output", id}, env_).out;
+  EXPECT_NE(output.find("turn 3: then that"), std::string::npos) << output;
+  EXPECT_EQ(Status(id, env_)["status"], "completed");
+}
+
+TEST_F(AgentTest, FailuresAreClearAndNothingIsSpawnedForBadInput) {
+  std::string crash = Delegate({"CRASH now"});
+  std::string fail = Delegate({"FAIL please"});
+  Baton({"wait", "--all", "--timeout", "20s", crash, fail}, env_);
+  EXPECT_EQ(Status(crash, env_)["detail"],
+            "exit code: 3; stderr: fake claude: crashed");
+  EXPECT_EQ(Status(fail, env_)["detail"], "max-turns");
+  struct Case {
+    std::vector<std::string> args;
+    std::string message;
+  };
+  for (const auto& c : std::vector<Case>{
+           {{"delegate", "--model", "claude", "x"}, "invalid model"},
+           {{"delegate", "--agent", "nope", "x"}, "unknown agent 'nope'"},
+           {{"delegate", ""}, "empty brief"}}) {
+    auto result = Baton(c.args, env_);
+    EXPECT_EQ(result.exit_code, 1);
+    EXPECT_NE(result.err.find(c.message), std::string::npos) << result.err;
+  }
+  // Not installed: PATH without the CLI.
+  auto missing =
+      Baton({"delegate", "--agent", "codex", "x"}, {{"PATH", "/usr/bin:/bin"}});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_NE(missing.err.find("command not found: codex"), std::string::npos)
+      << missing.err;
+  auto listed = Baton({"--json", "ls", "--all"}, env_).json();
+  EXPECT_EQ(listed["tasks"].size(), 2u);  // Only the two real ones.
+}
+
+TEST_F(AgentTest, KillInterruptsThenStops) {
+  std::string id = Delegate({"SLOW"});
+  WaitStarted(id, env_);
+  Baton({"kill", "--grace", "1s", id}, env_);
+  Baton({"wait", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(Status(id, env_)["status"], "killed");
+}
+
+}  // namespace
+}  // namespace baton::testing
