@@ -127,6 +127,7 @@ struct RunArgs {
   std::string label, cwd, timeout;
   std::vector<std::string> env;
   std::vector<std::string> command;
+  std::vector<std::string> checks;
   bool wait = false;
 };
 
@@ -166,6 +167,8 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   request["env"] = env;
+  if (!args.checks.empty())
+    request["checks"] = args.checks;
   auto timeout = OptionalDuration(args.timeout);
   if (!timeout)
     return ReportError(ctx, timeout.error());
@@ -830,6 +833,10 @@ int RunCli(int argc, char** argv) {
       ->allow_extra_args(false);
   run_cmd->add_option("--timeout", run.timeout,
                       "Kill it after this long (e.g. 30s, 5m)");
+  run_cmd
+      ->add_option("--check", run.checks,
+                   "A check command run in its folder when it ends")
+      ->allow_extra_args(false);
   run_cmd->add_flag("--wait", run.wait,
                     "Wait for it and exit with its exit code");
   run_cmd

@@ -81,6 +81,8 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
   task.exit_code = exit.exit_code;
   task.signal = exit.signal;
   task.ended_ms = exit.ended_ms;
+  if (exit.evidence)
+    task.evidence = exit.evidence;
   switch (exit.cause) {
     case ExitCause::kLost:
       task.status = TaskStatus::kInterrupted;

@@ -122,6 +122,7 @@ struct ExitInfo {
   // which decides the status of a natural exit.
   std::optional<TaskStatus> verdict;
   std::string verdict_detail;
+  std::optional<Evidence> evidence;  // When the task had checks.
 };
 
 // Everything the registry knows of one task; the row of the tasks table.

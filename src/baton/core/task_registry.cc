@@ -201,6 +201,10 @@ void TaskRegistry::Finish(TaskRecord task) {
   BATON_CHECK(IsTerminal(task.status));
   live_.erase(task.id);
   Save(task);
+  recent_ended_.push_back(
+      {task.id.ToString(), task.spec.cwd, task.started_ms, task.ended_ms});
+  if (recent_ended_.size() > kRecentEnded)
+    recent_ended_.pop_front();
   for (auto& [session, count] : terminal_counts_) {
     if (task.spec.owner.empty() || task.spec.owner == session)
       ++count;
@@ -513,6 +517,24 @@ void TaskRegistry::SetAgentSession(const TaskId& id,
     return;
   it->second.agent_session = session_id;
   Save(TaskRecord(it->second));
+}
+
+std::vector<std::string> TaskRegistry::OverlappingTasks(
+    const TaskRecord& task) const {
+  std::vector<std::string> ids;
+  for (const auto& [id, other] : live_) {
+    if (id != task.id && other.spec.cwd == task.spec.cwd) {
+      ids.push_back(id.ToString());
+    }
+  }
+  std::string self = task.id.ToString();
+  for (const auto& span : recent_ended_) {
+    if (span.id != self && span.cwd == task.spec.cwd &&
+        span.ended_ms >= task.started_ms && span.started_ms != 0) {
+      ids.push_back(span.id);
+    }
+  }
+  return ids;
 }
 
 std::vector<TaskRecord> TaskRegistry::LiveTasks() const {

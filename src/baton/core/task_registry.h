@@ -11,6 +11,7 @@
 #define BATON_CORE_TASK_REGISTRY_H_
 
 #include <chrono>
+#include <deque>
 #include <functional>
 #include <map>
 #include <optional>
@@ -124,6 +125,12 @@ class TaskRegistry : public ExecutorListener {
   void SetWaiting(const TaskId& id, bool waiting);
   // Agent tasks: the CLI's own session id, for resume.
   void SetAgentSession(const TaskId& id, const std::string& session_id);
+  // Ids of the other tasks, of any owner, that worked in `task`'s folder
+  // while it ran: live ones, and ones that ended after it started (among
+  // the last kRecentEnded to end).
+  std::vector<std::string> OverlappingTasks(const TaskRecord& task) const;
+  static constexpr size_t kRecentEnded = 512;
+
   // Every live task, owner not checked.
   std::vector<TaskRecord> LiveTasks() const;
   // The live task `id`, owner not checked; nullptr if it is not live.
@@ -184,6 +191,13 @@ class TaskRegistry : public ExecutorListener {
   std::map<std::string, std::vector<TaskId>> unnoticed_;
   std::map<std::string, SessionState> sessions_;
   std::set<std::string> leased_sessions_;  // Known to the store.
+  struct EndedSpan {
+    std::string id;
+    std::string cwd;
+    int64_t started_ms;
+    int64_t ended_ms;
+  };
+  std::deque<EndedSpan> recent_ended_;  // At most kRecentEnded, oldest first.
   // Per session, how many ended tasks it can see; filled on first `List`.
   std::map<std::string, size_t> terminal_counts_;
 };

@@ -454,8 +454,11 @@ class AgentRuntime::Worker : public AdapterSink {
 };
 
 AgentRuntime::AgentRuntime(EventLoop* loop, Executor* executor,
-                           TaskRegistry* registry)
-    : loop_(loop), executor_(executor), registry_(registry) {}
+                           TaskRegistry* registry, ExecutorListener* next)
+    : loop_(loop),
+      executor_(executor),
+      registry_(registry),
+      next_(next ? next : registry) {}
 
 AgentRuntime::~AgentRuntime() = default;
 
@@ -488,20 +491,20 @@ void AgentRuntime::Recover(const std::vector<TaskRecord>& live) {
 
 void AgentRuntime::OnTaskSpawned(const TaskId& id, int64_t pid,
                                  int64_t started_ms) {
-  registry_->OnTaskSpawned(id, pid, started_ms);
+  next_->OnTaskSpawned(id, pid, started_ms);
   const TaskRecord* task = registry_->FindLive(id);
   if (task && task->spec.agent && !Find(id))
     Start(*task, /*replay=*/false);
 }
 
 void AgentRuntime::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
-  registry_->OnTaskSpawnFailed(id, error);
+  next_->OnTaskSpawnFailed(id, error);
 }
 
 void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   const TaskRecord* task = registry_->FindLive(id);
   if (!task || !task->spec.agent)
-    return registry_->OnTaskExited(id, exit);
+    return next_->OnTaskExited(id, exit);
   // An agent that ended while no batond ran: rebuild what it said.
   if (!Find(id) && task->status != TaskStatus::kQueued)
     Start(*task, true);
@@ -537,7 +540,7 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
     }
   }
   workers_.erase(id);
-  registry_->OnTaskExited(id, verdict_exit);
+  next_->OnTaskExited(id, verdict_exit);
 }
 
 Result<std::string> AgentRuntime::Send(const TaskRecord& task,

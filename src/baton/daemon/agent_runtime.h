@@ -25,8 +25,10 @@ namespace baton {
 
 class AgentRuntime : public ExecutorListener {
  public:
-  // Borrows all three.
-  AgentRuntime(EventLoop* loop, Executor* executor, TaskRegistry* registry);
+  // Borrows all four. Executor events go on to `next` (default: the
+  // registry) once an agent's verdict is in.
+  AgentRuntime(EventLoop* loop, Executor* executor, TaskRegistry* registry,
+               ExecutorListener* next = nullptr);
   ~AgentRuntime() override;
 
   // After a restart: rebuilds the workers of live agent tasks from their
@@ -62,6 +64,7 @@ class AgentRuntime : public ExecutorListener {
   EventLoop* loop_;
   Executor* executor_;
   TaskRegistry* registry_;
+  ExecutorListener* next_;
   std::map<TaskId, std::unique_ptr<Worker>> workers_;
 };
 

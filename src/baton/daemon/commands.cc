@@ -68,6 +68,9 @@ Result<TaskSpec> SpecFromRequest(const Json& request,
   if (!timeout)
     return std::unexpected(timeout.error());
   spec.timeout = *timeout;
+  if (auto checks = request.find("checks"); checks != request.end()) {
+    spec.checks = checks->get<std::vector<std::string>>();
+  }
   return spec;
 }
 
@@ -127,6 +130,7 @@ void Daemon::HandleRun(Connection&, const Json& request,
   registry_->Start(std::move(*spec), [this, reply](Result<TaskRecord> task) {
     if (!task)
       return reply(std::unexpected(task.error()));
+    checks_->Snapshot(*task);
     reply(Json{{"task", TaskJson(*task)}});
   });
 }
@@ -420,6 +424,7 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
   registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
     if (!task)
       return reply(std::unexpected(task.error()));
+    checks_->Snapshot(*task);
     reply(Json{{"task", TaskJson(*task)}});
   });
 }

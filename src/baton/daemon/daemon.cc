@@ -122,8 +122,12 @@ Status Daemon::Start() {
   registry_options.default_grace = options_.grace;
   registry_ = std::make_unique<TaskRegistry>(store_.get(), executor_.get(),
                                              &loop_, &clock_, registry_options);
-  agents_ =
-      std::make_unique<AgentRuntime>(&loop_, executor_.get(), registry_.get());
+  // Executor events pass the agent runtime (an agent's verdict), then the
+  // check runner (checks and evidence), then reach the registry.
+  checks_ =
+      std::make_unique<CheckRunner>(&loop_, executor_.get(), registry_.get());
+  agents_ = std::make_unique<AgentRuntime>(&loop_, executor_.get(),
+                                           registry_.get(), checks_.get());
   executor_->SetListener(agents_.get());
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +

@@ -14,6 +14,7 @@
 
 #include "baton/core/task_registry.h"
 #include "baton/daemon/agent_runtime.h"
+#include "baton/daemon/check_runner.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/ipc/line_channel.h"
 #include "baton/ipc/protocol.h"
@@ -102,6 +103,7 @@ class Daemon {
   std::unique_ptr<SqliteTaskStore> store_;
   std::unique_ptr<LocalExecutor> executor_;
   std::unique_ptr<TaskRegistry> registry_;
+  std::unique_ptr<CheckRunner> checks_;
   std::unique_ptr<AgentRuntime> agents_;
   UniqueFd listen_fd_;
   std::map<uint64_t, Connection> connections_;

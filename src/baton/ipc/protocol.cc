@@ -4,6 +4,7 @@
 
 #include <iterator>
 
+#include "baton/core/task_extra.h"
 #include "baton/util/clock.h"
 
 namespace baton {
@@ -37,6 +38,18 @@ std::string ShellQuote(const std::string& arg) {
 }
 
 }  // namespace
+
+// Fields only some tasks have: agent, agent_session, checks, evidence.
+void AddTaskExtras(Json& json, const TaskRecord& task) {
+  if (task.spec.agent)
+    json["agent"] = AgentSpecToJson(*task.spec.agent);
+  if (!task.agent_session.empty())
+    json["agent_session"] = task.agent_session;
+  if (!task.spec.checks.empty())
+    json["checks"] = task.spec.checks;
+  if (task.evidence)
+    json["evidence"] = EvidenceToJson(*task.evidence);
+}
 
 std::string CommandText(const TaskSpec& spec) {
   if (spec.shell_command)
@@ -80,6 +93,7 @@ Json TaskToJson(const TaskRecord& task, std::optional<uint64_t> output_bytes) {
   };
   if (output_bytes)
     json["output_bytes"] = *output_bytes;
+  AddTaskExtras(json, task);
   return json;
 }
 
@@ -236,6 +250,13 @@ void AppendTaskJson(std::string& out, const TaskRecord& task,
   w.String("output_path", task.output_path);
   if (output_bytes)
     w.Int("output_bytes", static_cast<int64_t>(*output_bytes));
+  // The optional parts are small: written through the tree.
+  Json extras = Json::object();
+  AddTaskExtras(extras, task);
+  for (auto& [key, value] : extras.items()) {
+    w.Key(key);
+    out += value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  }
   w.End();
 }
 

@@ -301,6 +301,10 @@ void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
     unknown.erase(name);
     if (connected() && hello_live_.contains(name)) {
       live_[name] = task.id;  // Its end comes later as an event.
+      // Spawned, but batond died before it heard so: say it now.
+      if (task.status == TaskStatus::kQueued) {
+        listener_->OnTaskSpawned(task.id, hello_live_[name], WallMillis());
+      }
       continue;
     }
     // Not live at the supervisor. It writes the exit file before it drops

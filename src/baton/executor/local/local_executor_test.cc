@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <set>
+#include <thread>
 
 #include "baton/supervisor/protocol.h"
 #include "baton/supervisor/supervisor.h"
@@ -134,8 +135,13 @@ TEST_F(LocalExecutorTest, RunsTaskAndReportsExitCode) {
   EXPECT_FALSE(exit.signal);
   EXPECT_GT(exit.ended_ms, 0);
   EXPECT_EQ(Output(task), "shell-1 bar\n" + root_ + "\n");
-  // The durable record has the same content as the event.
+  // The durable record has the same content as the event; it is written
+  // right after the event is sent.
   auto record = ReadFile(paths_.tasks_dir() + "/shell-1/exit.json");
+  for (int i = 0; i < 200 && !record; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    record = ReadFile(paths_.tasks_dir() + "/shell-1/exit.json");
+  }
   ASSERT_TRUE(record);
   auto event = ParseSupervisorEvent(*record);
   ASSERT_TRUE(event);

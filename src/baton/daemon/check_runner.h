@@ -1,0 +1,61 @@
+// Checks and evidence (DESIGN.md §4): for a task that names check commands,
+// batond snapshots its folder when it starts; when it ends, runs the checks
+// there one after the other, then reports the end with the evidence: the
+// files changed during the run (a before/after scan, narrowed by
+// `git status` where the folder is a repository, so ignored build output
+// does not count), each check's exit code and last lines, and the tasks
+// that worked in the same folder meanwhile.
+//
+// A listener between the executor (or the agent runtime) and the registry.
+// Check processes are batond's own children, watched by pidfd on the loop;
+// a batond that dies mid-check runs the checks again after its restart (the
+// task's end is only reported once they ran). Single-threaded.
+#ifndef BATON_DAEMON_CHECK_RUNNER_H_
+#define BATON_DAEMON_CHECK_RUNNER_H_
+
+#include <functional>
+#include <map>
+#include <memory>
+#include <string>
+
+#include "baton/core/ports.h"
+#include "baton/core/task_registry.h"
+#include "baton/loop/event_loop.h"
+
+namespace baton {
+
+class CheckRunner : public ExecutorListener {
+ public:
+  // How long one check may run before it is killed.
+  static constexpr std::chrono::minutes kCheckTimeout{10};
+
+  CheckRunner(EventLoop* loop, Executor* executor, TaskRegistry* registry);
+  ~CheckRunner() override;
+
+  // The "before" half of the changed-files scan. REQUIRES: called before
+  // the task's spawn request leaves batond (the daemon calls it when the
+  // task was just stored), so the task cannot have changed anything yet.
+  void Snapshot(const TaskRecord& task);
+
+  void OnTaskSpawned(const TaskId& id, int64_t pid,
+                     int64_t started_ms) override;
+  void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
+  void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
+
+ private:
+  struct Run;
+  void RunNext(const TaskId& id);
+  // Runs `argv` in `cwd`, output to `log`; `done` gets the wait status.
+  Status Spawn(const std::vector<std::string>& argv, const std::string& cwd,
+               const std::string& log, std::function<void(int)> done);
+  void Complete(const TaskId& id);
+
+  EventLoop* loop_;
+  Executor* executor_;
+  TaskRegistry* registry_;
+  std::map<TaskId, std::unique_ptr<Run>> runs_;
+};
+
+}  // namespace baton
+
+#endif  // BATON_DAEMON_CHECK_RUNNER_H_
