@@ -21,7 +21,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: five tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: eight tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -29,7 +29,10 @@ test('initialize, tools/list: five tools with schemas and honest annotations', T
     assert.match(client.getInstructions(), /one\s+task_output call/);
     const { tools } = await client.listTools();
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    assert.deepEqual(Object.keys(byName).sort(), ['run', 'task_kill', 'task_list', 'task_output', 'task_status']);
+    assert.match(client.getInstructions(), /delegate/);
+    assert.match(client.getInstructions(), /task_answer/);
+    assert.deepEqual(Object.keys(byName).sort(), [
+      'delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status']);
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, 'object', tool.name);
       assert.equal(tool.outputSchema.type, 'object', tool.name);
@@ -45,6 +48,26 @@ test('initialize, tools/list: five tools with schemas and honest annotations', T
     assert.equal(byName.task_kill.annotations.readOnlyHint, false);
     assert.equal(byName.task_kill.annotations.destructiveHint, true);
     assert.equal(byName.task_kill.annotations.idempotentHint, true);
+    // The agent tools.
+    assert.deepEqual(byName.delegate.inputSchema.required, ['brief']);
+    for (const key of ['brief', 'agent', 'model', 'label', 'cwd', 'resume_from', 'checks', 'timeout_s']) {
+      assert.ok(byName.delegate.inputSchema.properties[key], `delegate.${key}`);
+    }
+    assert.equal(byName.delegate.inputSchema.properties.checks.type, 'array');
+    assert.ok(byName.delegate.outputSchema.required.includes('wait_command'));
+    assert.equal(byName.delegate.annotations.readOnlyHint, false);
+    assert.deepEqual(byName.task_send.inputSchema.required, ['task_id', 'message']);
+    assert.deepEqual(byName.task_send.inputSchema.properties.mode.enum, ['followup', 'steer']);
+    assert.ok(byName.task_send.outputSchema.required.includes('delivery'));
+    assert.deepEqual(byName.task_answer.inputSchema.required, ['task_id', 'answers']);
+    assert.equal(byName.task_answer.inputSchema.properties.answers.items.type, 'string');
+    assert.ok(byName.task_answer.outputSchema.required.includes('answered'));
+    assert.equal(byName.task_output.outputSchema.properties.tasks.items.properties.questions.type, 'array');
+    assert.equal(byName.task_status.outputSchema.properties.pending_questions.type, 'array');
+    for (const name of ['delegate', 'task_send', 'task_answer']) {
+      assert.equal(byName[name].annotations.readOnlyHint, false, name);
+      assert.equal(byName[name].inputSchema.additionalProperties, false, name);
+    }
   });
 });
 
@@ -374,5 +397,170 @@ test('raw protocol: discover probe, parse errors, bad shapes, string ids', T, as
     child.stdin.end();
     assert.equal(await exit, 0);
     assert.equal(replies.length, 0, 'nothing but replies on stdout');
+  });
+});
+
+// ---- Agent tasks (delegate) against the scripted claude of tests/agents.
+
+const FAKES = new URL('../agents/fakes', import.meta.url).pathname;
+const agentEnv = () => ({ PATH: `${FAKES}:${process.env.PATH}` });
+
+test('delegate: a question comes back with task_output wait, task_answer answers it, a late answer is refused', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const d = await call(client, 'delegate', { brief: 'please ASK me', label: 'asker' });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    assert.match(id, /^agent-\d+$/);
+    assert.equal(d.structuredContent.kind, 'agent');
+    assert.equal(d.structuredContent.agent, 'claude');
+    assert.match(d.structuredContent.wait_command, new RegExp(`--session \\S+ wait ${id}$`));
+    assert.match(text(d), /task_answer/);
+
+    // The wait returns when it asks, with the question.
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.isError, false, text(w));
+    assert.equal(w.structuredContent.timed_out, false);
+    const entry = w.structuredContent.tasks[0];
+    assert.equal(entry.status, 'waiting', text(w));
+    assert.equal(entry.questions.length, 1);
+    const item = entry.questions[0].items[0];
+    assert.equal(item.prompt, 'Which database?');
+    assert.deepEqual(item.options.map((o) => o.label), ['SQLite', 'Postgres']);
+    assert.match(text(w), /Which database\?/);
+    assert.match(text(w), /\[2\] Postgres — server/);
+    assert.match(text(w), /task_answer \{"task_id": "agent-\d+", "answers": \["1"\]\}/);
+
+    // task_status shows it too, with the tools used.
+    const st = await call(client, 'task_status', { task_id: id });
+    assert.equal(st.isError, false, text(st));
+    assert.equal(st.structuredContent.status, 'waiting');
+    assert.deepEqual(st.structuredContent.tools_used, ['Bash']);
+    assert.equal(st.structuredContent.pending_questions[0].items[0].prompt, 'Which database?');
+    assert.match(text(st), /tools used: Bash/);
+
+    const a = await call(client, 'task_answer', { task_id: id, answers: ['2'] });
+    assert.equal(a.isError, false, text(a));
+    assert.deepEqual(a.structuredContent.answered, ['Postgres']);
+    assert.match(text(a), /answered Postgres/);
+
+    const late = await call(client, 'task_answer', { task_id: id, answers: ['1'] });
+    assert.equal(late.isError, true, text(late));
+    assert.match(text(late), /no open question/);
+
+    // Then it ends, with the transcript.
+    let done;
+    let transcript = '';
+    for (let i = 0; i < 5 && !done; i++) {
+      const r = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+      assert.equal(r.isError, false, text(r));
+      const e = r.structuredContent.tasks.find((t) => t.task_id === id);
+      transcript += e?.output ?? '';
+      if (e && e.status !== 'waiting' && e.status !== 'running') done = { r, e };
+    }
+    assert.ok(done, 'the agent task ended');
+    assert.equal(done.e.status, 'completed', text(done.r));
+    assert.equal(done.e.questions, undefined);
+    assert.match(transcript, /turn 1: please ASK me \[answer: Postgres\]/);
+    assert.match(text(done.r), /\[status: completed/);
+    const st2 = await call(client, 'task_status', { task_id: id });
+    assert.match(st2.structuredContent.last_text, /\[answer: Postgres\]/);
+    assert.deepEqual(st2.structuredContent.pending_questions, []);
+  });
+});
+
+test('task_send: steer into a SLOW turn and a follow-up after it', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const d = await call(client, 'delegate', { brief: 'SLOW work' });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    // A message goes to a running agent: wait until it runs (its first
+    // event, the session, is written once the CLI answered).
+    for (let i = 0; i < 100; i++) {
+      const st = await call(client, 'task_status', { task_id: id });
+      if (st.structuredContent.status === 'running' && st.structuredContent.tools_used?.length) break;
+      await sleep(50);
+    }
+    const steer = await call(client, 'task_send', { task_id: id, message: 'also STEERED', mode: 'steer' });
+    assert.equal(steer.isError, false, text(steer));
+    assert.equal(steer.structuredContent.mode, 'steer');
+    assert.equal(steer.structuredContent.delivery, 'steered');
+    const follow = await call(client, 'task_send', { task_id: id, message: 'then FOLLOWED' });
+    assert.equal(follow.isError, false, text(follow));
+    assert.equal(follow.structuredContent.mode, 'followup');
+    assert.match(follow.structuredContent.delivery, /queued/);
+
+    const bad = await call(client, 'task_send', { task_id: id, message: 'x', mode: 'shout' });
+    assert.equal(bad.isError, true);
+    assert.match(text(bad), /'mode' must be "followup".*or\s+"steer"/);
+
+    let transcript = '';
+    let ended;
+    for (let i = 0; i < 5 && !ended; i++) {
+      const r = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+      assert.equal(r.isError, false, text(r));
+      const e = r.structuredContent.tasks.find((t) => t.task_id === id);
+      transcript += e?.output ?? '';
+      if (e && e.status !== 'running') ended = e;
+    }
+    assert.equal(ended?.status, 'completed', transcript);
+    assert.match(transcript, /turn 2: also STEERED/);
+    assert.match(transcript, /turn 3: then FOLLOWED/);
+
+    // An ended task takes no message.
+    const late = await call(client, 'task_send', { task_id: id, message: 'too late' });
+    assert.equal(late.isError, true, text(late));
+    assert.match(text(late), /resume_from/);
+  });
+});
+
+test('delegate: a malformed model and a bad resume are isError; resume_from an ended task', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const cases = [
+      [{ brief: 'x', model: 'bad model' }, /invalid_model/],
+      [{ brief: 'x', model: 'anthropic/' + 'm'.repeat(600) }, /invalid_model/],
+      [{}, /missing argument 'brief'/],
+      [{ brief: 'x', checks: 'make test' }, /'checks' must be a list/],
+      [{ brief: 'x', timeout_s: 0 }, /'timeout_s' must be > 0/],
+      [{ brief: 'x', agent: 'no-such-agent' }, /no-such-agent/],
+      [{ brief: 'x', brif: 'y' }, /unknown argument 'brif'/],
+      [{ brief: 'x', resume_from: 'agent-99' }, /not_found/],
+    ];
+    for (const [args, pattern] of cases) {
+      const r = await call(client, 'delegate', args);
+      assert.equal(r.isError, true, `${JSON.stringify(args)}: ${text(r)}`);
+      assert.match(text(r), pattern, JSON.stringify(args));
+    }
+    for (const [args, pattern] of [
+      [{ task_id: 'agent-1' }, /'answers' must be a list/],
+      [{ task_id: 'agent-1', answers: [] }, /'answers' must be a list/],
+      [{ task_id: 'agent-1', answers: [2] }, /'answers' must be a list/],
+    ]) {
+      const r = await call(client, 'task_answer', args);
+      assert.equal(r.isError, true, text(r));
+      assert.match(text(r), pattern);
+    }
+    // Nothing was started by the refusals.
+    const list = await call(client, 'task_list', {});
+    assert.equal(list.structuredContent.tasks.length, 0, text(list));
+
+    const first = await call(client, 'delegate', { brief: 'first brief', label: 'one' });
+    assert.equal(first.isError, false, text(first));
+    const id = first.structuredContent.task_id;
+    // Still running: refused with the reason.
+    const early = await call(client, 'delegate', { brief: 'again', resume_from: id });
+    if (early.isError) assert.match(text(early), /still|send it a message/);
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.structuredContent.tasks[0].status, 'completed', text(w));
+
+    const again = await call(client, 'delegate', { brief: 'second brief', resume_from: id });
+    assert.equal(again.isError, false, text(again));
+    const id2 = again.structuredContent.task_id;
+    assert.notEqual(id2, id);
+    const w2 = await call(client, 'task_output', { task_ids: [id2], wait: true, timeout_s: 20 });
+    assert.equal(w2.structuredContent.tasks[0].status, 'completed', text(w2));
+    assert.match(w2.structuredContent.tasks[0].output, /turn 1: second brief \(resumed /);
   });
 });

@@ -28,8 +28,10 @@
 namespace baton::mcp {
 
 const char* const kInstructions =
-    "baton runs shell commands in the background for you (run) and tells "
-    "you when they finish. Track every task id you start. You are told when "
+    "baton runs shell commands in the background for you (run), delegates "
+    "briefs to coding agents (delegate), and tells you when they finish or "
+    "an agent asks a question (answer it with task_answer). Track every task "
+    "id you start. You are told when "
     "tasks end (notices come with every baton tool result), so never "
     "busy-poll task_status/task_output and never sleep to wait. While tasks "
     "run, do independent work, and do not redo a running task's work "

@@ -6,36 +6,8 @@
 
 #include "baton/mcp/tools/tools.h"
 
-extern char** environ;
-
 namespace baton::mcp {
 namespace {
-
-// Quotes a word for a POSIX shell only when it needs it.
-std::string ShellWord(const std::string& word) {
-  if (!word.empty() && word.find_first_not_of(
-                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
-                           "VWXYZ0123456789-_./=:,+@%") == std::string::npos) {
-    return word;
-  }
-  std::string quoted = "'";
-  for (char c : word) {
-    if (c == '\'')
-      quoted += "'\\''";
-    else
-      quoted += c;
-  }
-  return quoted + "'";
-}
-
-std::string WaitCommand(const ServerFacts& facts, const std::string& id) {
-  std::string line;
-  if (!facts.baton_home.empty())
-    line = "BATON_HOME=" + ShellWord(facts.baton_home) + " ";
-  line += fmt::format("{} --session {} wait {}", ShellWord(facts.baton_binary),
-                      ShellWord(facts.session), ShellWord(id));
-  return line;
-}
 
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
@@ -94,10 +66,7 @@ void HandleRun(const ToolCallPtr& call) {
   }
   // The task inherits the environment the client gave the server (PATH,
   // virtualenvs, ...), as a command the client ran itself would.
-  std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e)
-    base_env.emplace_back(*e);
-  request["base_env"] = std::move(base_env);
+  request["base_env"] = ServerEnvironment();
 
   call->Daemon("run", std::move(request), [call](Result<Json> reply) {
     if (!reply)

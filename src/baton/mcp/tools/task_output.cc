@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "baton/mcp/agent_events.h"
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
 
@@ -25,6 +26,7 @@ struct Entry {
   uint64_t from = 0, to = 0, omitted = 0;
   std::string error;
   bool read = false;  // An output read was made (not state only).
+  Json questions;     // A waiting agent task's open questions, else null.
 };
 
 // Shared by the reads of one call: they finish in any order.
@@ -59,6 +61,8 @@ Json EntryJson(const Entry& entry) {
   json["output_from"] = entry.from;
   json["output_to"] = entry.to;
   json["omitted_bytes"] = entry.omitted;
+  if (!entry.questions.is_null())
+    json["questions"] = entry.questions;
   return json;
 }
 
@@ -87,6 +91,8 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
       }
     }
     text += StatusLine(entry.task) + "\n";
+    if (!entry.questions.is_null())
+      text += PendingQuestionsText(entry.id, entry.questions);
   }
   if (gather->waited) {
     if (gather->timed_out) {
@@ -109,6 +115,26 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
                      {"timed_out", gather->timed_out},
                      {"waited", gather->waited}};
   gather->call->Finish({std::move(text), std::move(structured), false});
+}
+
+// One of the call's requests came back: the last one finishes the call.
+void Settle(const std::shared_ptr<Gather>& gather) {
+  if (--gather->outstanding == 0)
+    FinishGather(gather);
+}
+
+// A waiting agent task: fetches its events for the open questions.
+void ReadQuestions(const std::shared_ptr<Gather>& gather, size_t index) {
+  ++gather->outstanding;
+  gather->call->Daemon(
+      "events", {{"task", gather->entries[index].id}, {"after", 0}},
+      [gather, index](Result<Json> reply) {
+        Entry& entry = gather->entries[index];
+        entry.questions =
+            reply ? PendingQuestions(reply->value("events", Json::array()))
+                  : Json::array();
+        Settle(gather);
+      });
 }
 
 // Reads entry `index`'s output (mode "new", or "offset" from `offset`) and
@@ -152,9 +178,10 @@ void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
               entry.to = end;
             }
           }
+          if (StringField(entry.task, "status") == "waiting")
+            ReadQuestions(gather, index);
         }
-        if (--gather->outstanding == 0)
-          FinishGather(gather);
+        Settle(gather);
       });
 }
 
@@ -253,7 +280,9 @@ ToolDefinition TaskOutputToolDefinition() {
       "With wait: true, block until ANY of the given tasks ends (at most "
       "timeout_s, default 30, max 50) and return each ended task's remaining "
       "output and status, plus the ids still running; on timeout only their "
-      "state. Wait on all the ids you are blocked on in one call; never "
+      "state. An agent task (delegate) also returns when it asks a question "
+      "(status waiting): the question comes with it; answer with "
+      "task_answer. Wait on all the ids you are blocked on in one call; never "
       "poll in a loop or sleep. Long output keeps its head and tail and "
       "says how to read the rest (offset).";
   tool.input_schema = {
@@ -299,6 +328,7 @@ ToolDefinition TaskOutputToolDefinition() {
       {"type", "integer"},
       {"description", "Bytes of [output_from, output_to) not shown"}};
   entry["properties"]["error"] = {{"type", "string"}};
+  entry["properties"]["questions"] = PendingQuestionsSchema();
   entry["required"] = {"task_id"};
   tool.output_schema = {
       {"type", "object"},

@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "baton/mcp/agent_events.h"
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/unique_fd.h"
@@ -40,6 +41,28 @@ std::string TailOfLog(const std::string& path, uint64_t size) {
 Json OrNull(const Json& task, const char* key) {
   auto it = task.find(key);
   return it == task.end() ? Json(nullptr) : *it;
+}
+
+// An agent task's last text, tools used and pending questions, in `text`
+// and `structured`.
+void AddAgentFacts(const std::string& id, const Json& events, std::string& text,
+                   Json& structured) {
+  std::string said = LastAgentText(events);
+  std::vector<std::string> tools = ToolNamesUsed(events);
+  Json pending = PendingQuestions(events);
+  if (!said.empty()) {
+    text += "last text:\n" + said;
+    if (text.back() != '\n')
+      text += '\n';
+  }
+  std::string names;
+  for (const auto& name : tools)
+    names += (names.empty() ? "" : ", ") + name;
+  text += fmt::format("tools used: {}\n", names.empty() ? "none" : names);
+  text += PendingQuestionsText(id, pending);
+  structured["last_text"] = said;
+  structured["tools_used"] = tools;
+  structured["pending_questions"] = std::move(pending);
 }
 
 void HandleTaskStatus(const ToolCallPtr& call) {
@@ -82,7 +105,23 @@ void HandleTaskStatus(const ToolCallPtr& call) {
       if (text.back() != '\n')
         text += '\n';
     }
-    call->Finish({std::move(text), std::move(structured), false});
+    if (StringField(task, "kind") != "agent")
+      return call->Finish({std::move(text), std::move(structured), false});
+    // An agent task: what it said last, the tools it used, its questions.
+    std::string id = StringField(task, "id");
+    call->Daemon(
+        "events", {{"task", id}, {"after", 0}},
+        [call, id, text = std::move(text),
+         structured = std::move(structured)](Result<Json> events) mutable {
+          if (!events) {
+            text += "events: " + DaemonErrorText(events.error()) + "\n";
+            return call->Finish(
+                {std::move(text), std::move(structured), false});
+          }
+          AddAgentFacts(id, events->value("events", Json::array()), text,
+                        structured);
+          call->Finish({std::move(text), std::move(structured), false});
+        });
   });
 }
 
@@ -95,7 +134,9 @@ ToolDefinition TaskStatusToolDefinition() {
   tool.description =
       "A quick, non-consuming look at one task: status, how it ended, "
       "label, command, cwd, times, output size and the last lines of its "
-      "output. Does not move your read position (task_output does).";
+      "output; for an agent task also its last text, the tools it used and "
+      "its pending questions. Does not move your read position (task_output "
+      "does).";
   tool.input_schema = {
       {"type", "object"},
       {"properties",
@@ -118,6 +159,14 @@ ToolDefinition TaskStatusToolDefinition() {
   props["last_lines"] = {
       {"type", "string"},
       {"description", "the last lines of its output (up to 10)"}};
+  props["last_text"] = {
+      {"type", "string"},
+      {"description", "agent tasks: the last text the agent wrote"}};
+  props["tools_used"] = {
+      {"type", "array"},
+      {"items", {{"type", "string"}}},
+      {"description", "agent tasks: the tools it used, in order of first use"}};
+  props["pending_questions"] = PendingQuestionsSchema();
   output["required"] = {"task_id", "status", "output_bytes", "last_lines"};
   tool.output_schema = std::move(output);
   tool.annotations = {{"title", tool.title},

@@ -2,13 +2,53 @@
 
 #include <fmt/format.h>
 
+extern char** environ;
+
 namespace baton::mcp {
+
+namespace {
+
+// Quotes a word for a POSIX shell only when it needs it.
+std::string ShellWord(const std::string& word) {
+  if (!word.empty() && word.find_first_not_of(
+                           "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                           "VWXYZ0123456789-_./=:,+@%") == std::string::npos) {
+    return word;
+  }
+  std::string quoted = "'";
+  for (char c : word) {
+    if (c == '\'')
+      quoted += "'\\''";
+    else
+      quoted += c;
+  }
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::string WaitCommand(const ServerFacts& facts, const std::string& id) {
+  std::string line;
+  if (!facts.baton_home.empty())
+    line = "BATON_HOME=" + ShellWord(facts.baton_home) + " ";
+  line += fmt::format("{} --session {} wait {}", ShellWord(facts.baton_binary),
+                      ShellWord(facts.session), ShellWord(id));
+  return line;
+}
+
+std::vector<std::string> ServerEnvironment() {
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    env.emplace_back(*e);
+  return env;
+}
 
 const std::vector<ToolDefinition>& AllTools() {
   static const std::vector<ToolDefinition> tools = {
-      RunToolDefinition(),        TaskOutputToolDefinition(),
-      TaskStatusToolDefinition(), TaskListToolDefinition(),
-      TaskKillToolDefinition(),
+      RunToolDefinition(),        DelegateToolDefinition(),
+      TaskOutputToolDefinition(), TaskStatusToolDefinition(),
+      TaskListToolDefinition(),   TaskSendToolDefinition(),
+      TaskAnswerToolDefinition(), TaskKillToolDefinition(),
   };
   return tools;
 }
@@ -59,6 +99,37 @@ Json TaskSummarySchema() {
        }},
       {"required", {"task_id", "status"}},
   };
+}
+
+Json PendingQuestionsSchema() {
+  Json option = {{"type", "object"},
+                 {"properties",
+                  {{"label", {{"type", "string"}}},
+                   {"description", {{"type", "string"}}}}},
+                 {"required", {"label"}}};
+  Json item = {
+      {"type", "object"},
+      {"properties",
+       {{"prompt", {{"type", "string"}}},
+        {"header", {{"type", "string"}}},
+        {"options",
+         {{"type", "array"},
+          {"items", std::move(option)},
+          {"description", "answer with an option's number (from 1) or label"}}},
+        {"multi_select", {{"type", "boolean"}}}}},
+      {"required", {"prompt", "options"}}};
+  return {
+      {"type", "array"},
+      {"description",
+       "open questions of a waiting agent task, oldest first; "
+       "task_answer answers the first, one string per item"},
+      {"items",
+       {{"type", "object"},
+        {"properties",
+         {{"seq",
+           {{"type", "integer"}, {"description", "the question event's seq"}}},
+          {"items", {{"type", "array"}, {"items", std::move(item)}}}}},
+        {"required", {"seq", "items"}}}}};
 }
 
 std::string TaskName(const Json& task) {

@@ -14,6 +14,9 @@ ToolDefinition TaskOutputToolDefinition();
 ToolDefinition TaskStatusToolDefinition();
 ToolDefinition TaskListToolDefinition();
 ToolDefinition TaskKillToolDefinition();
+ToolDefinition DelegateToolDefinition();
+ToolDefinition TaskSendToolDefinition();
+ToolDefinition TaskAnswerToolDefinition();
 
 // Every tool, in the order tools/list shows them.
 const std::vector<ToolDefinition>& AllTools();
@@ -26,8 +29,18 @@ Json NullableInteger(std::string_view description);
 // status, detail, exit_code, label, command. From a daemon task object.
 Json TaskSummary(const Json& task);
 Json TaskSummarySchema();
+// The schema of PendingQuestions (agent_events.h): a waiting agent task's
+// open questions.
+Json PendingQuestionsSchema();
 // "shell-1 (build)" or "shell-1" when it has no label.
 std::string TaskName(const Json& task);
+
+// A `baton wait` command line for `id` in this session (with BATON_HOME
+// when set), for a background shell to be woken by.
+std::string WaitCommand(const ServerFacts& facts, const std::string& id);
+// The server's environment (what the client gave it), as NAME=value
+// strings, for a task's base_env.
+std::vector<std::string> ServerEnvironment();
 
 // The daemon's error as a message for the model ("not_found: ...").
 std::string DaemonErrorText(const Error& error);

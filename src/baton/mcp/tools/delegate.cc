@@ -1,0 +1,203 @@
+// The `delegate` tool: hands a brief to an agent CLI (Claude Code, Codex,
+// an ACP agent, ...) running headless as a background agent task, and
+// returns at once with its id and a `baton wait` command line.
+#include <fmt/format.h>
+
+#include <cmath>
+
+#include "baton/mcp/tools/tools.h"
+
+namespace baton::mcp {
+namespace {
+
+void HandleDelegate(const ToolCallPtr& call) {
+  const Json& args = call->arguments();
+  if (auto known =
+          CheckKnownArguments(args, {"brief", "agent", "model", "label", "cwd",
+                                     "resume_from", "checks", "timeout_s"});
+      !known) {
+    return call->Finish(ToolResult::Error(known.error().message));
+  }
+  auto brief = RequiredString(
+      args, "brief", "\"Fix the failing test in tests/parse_test.cc\"");
+  if (!brief)
+    return call->Finish(ToolResult::Error(brief.error().message));
+  Json request = {{"brief", *brief}};
+  for (const char* name : {"agent", "model", "label", "resume_from"}) {
+    auto value = OptionalString(args, name);
+    if (!value)
+      return call->Finish(ToolResult::Error(value.error().message));
+    if (!value->empty())
+      request[name] = *value;
+  }
+  auto cwd = OptionalString(args, "cwd");
+  if (!cwd)
+    return call->Finish(ToolResult::Error(cwd.error().message));
+  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  if (!timeout)
+    return call->Finish(ToolResult::Error(timeout.error().message));
+  if (*timeout && **timeout <= 0) {
+    return call->Finish(ToolResult::Error(
+        "argument 'timeout_s' must be > 0 seconds (leave it out for the "
+        "default of 30 minutes)"));
+  }
+  if (auto it = args.find("checks"); it != args.end() && !it->is_null()) {
+    bool ok = it->is_array();
+    if (ok) {
+      for (const auto& check : *it)
+        ok = ok && check.is_string() && !check.get<std::string>().empty();
+    }
+    if (!ok) {
+      return call->Finish(ToolResult::Error(fmt::format(
+          "argument 'checks' must be a list of shell commands, e.g. "
+          "{{\"checks\": [\"make test\"]}} (got {})",
+          it->dump())));
+    }
+    request["checks"] = *it;
+  }
+  // A relative cwd is relative to the server's. Without one, a resumed
+  // task runs where its session ran (the daemon's choice), a new one here.
+  if (!cwd->empty()) {
+    request["cwd"] = (*cwd)[0] == '/' ? *cwd : call->facts().cwd + "/" + *cwd;
+  } else if (!request.contains("resume_from")) {
+    request["cwd"] = call->facts().cwd;
+  }
+  if (*timeout) {
+    request["timeout_ms"] =
+        static_cast<int64_t>(std::llround(**timeout * 1000.0));
+  }
+  request["base_env"] = ServerEnvironment();
+  std::string agent = request.value("agent", "claude");
+  std::string model = request.value("model", "");
+
+  call->Daemon(
+      "delegate", std::move(request), [call, agent, model](Result<Json> reply) {
+        if (!reply) {
+          std::string text = DaemonErrorText(reply.error());
+          if (reply.error().code == ErrorCode::kInvalidModel)
+            text += " (or leave 'model' out for the agent's default)";
+          else if (reply.error().code == ErrorCode::kResumeNotFound)
+            text += " (delegate a new task without resume_from instead)";
+          return call->Finish(
+              ToolResult::Error(std::move(text) + " (nothing was started)"));
+        }
+        Json task = reply->value("task", Json::object());
+        std::string id = StringField(task, "id");
+        std::string status = StringField(task, "status");
+        std::string wait_command = WaitCommand(call->facts(), id);
+        Json structured = TaskSummary(task);
+        structured["agent"] = agent;
+        structured["model"] = model;
+        structured["cwd"] = StringField(task, "cwd");
+        structured["wait_command"] = wait_command;
+        std::string text;
+        if (status == "failed") {
+          text = fmt::format("{} could not start: {}\n[status: failed, {}]\n",
+                             id, StringField(task, "detail"),
+                             StringField(task, "detail"));
+        } else {
+          text = fmt::format(
+              "Delegated to {} as {} [status: {}].\n"
+              "You will be told when it ends or asks a question (with any tool "
+              "result); do other work meanwhile and do not redo its work. When "
+              "you need its result, call task_output with {{\"task_ids\": "
+              "[\"{}\"], \"wait\": true}}: it returns when the agent ends OR "
+              "asks (then answer with task_answer). Direct it with task_send "
+              "(mode steer or followup).\n"
+              "To be woken from a background shell instead: {}\n",
+              agent, TaskName(task), status, id, wait_command);
+        }
+        call->Finish({std::move(text), std::move(structured), false});
+      });
+}
+
+}  // namespace
+
+ToolDefinition DelegateToolDefinition() {
+  ToolDefinition tool;
+  tool.name = "delegate";
+  tool.title = "Delegate a brief to an agent";
+  tool.description =
+      "Hand a brief to a coding agent (Claude Code by default; codex, "
+      "gemini, opencode, qwen, dsh) that works headless in the background "
+      "as an agent task, and return at once with its task id. Its events "
+      "(text, tools used, questions) are kept; task_output with wait: true "
+      "returns when it ends or asks a question (answer with task_answer); "
+      "task_send steers it or queues a follow-up. resume_from continues an "
+      "ended task's session as a new task. checks are commands run in its "
+      "folder when it ends.";
+  tool.input_schema = {
+      {"type", "object"},
+      {"properties",
+       {
+           {"brief",
+            {{"type", "string"},
+             {"description",
+              "What the agent should do, self-contained (it does not see "
+              "your conversation)"}}},
+           {"agent",
+            {{"type", "string"},
+             {"description",
+              "The agent profile: claude (default), codex, gemini, "
+              "opencode, qwen, dsh, or one from baton's config"}}},
+           {"model",
+            {{"type", "string"},
+             {"description",
+              "<provider>/<model>[:<effort>], e.g. "
+              "anthropic/claude-sonnet-4-5:high (effort: off, minimal, low, "
+              "medium, high, xhigh, max); default: the profile's, then the "
+              "CLI's own"}}},
+           {"label",
+            {{"type", "string"},
+             {"description",
+              "A short name for the task, e.g. \"fix-parser\""}}},
+           {"cwd",
+            {{"type", "string"},
+             {"description",
+              "Working directory (absolute, or relative to the server's); "
+              "default: the server's, or for a resume where the session ran"}}},
+           {"resume_from",
+            {{"type", "string"},
+             {"description",
+              "Continue the session of an ended agent task (its id, e.g. "
+              "agent-1) or an agent CLI session id, as a new task"}}},
+           {"checks",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description",
+              "Shell commands run in its folder when it ends, e.g. [\"make "
+              "test\"]; their exit codes and last lines join the result"}}},
+           {"timeout_s",
+            {{"type", "number"},
+             {"exclusiveMinimum", 0},
+             {"description",
+              "Stop the agent after this many seconds; default: 1800"}}},
+       }},
+      {"required", {"brief"}},
+      {"additionalProperties", false},
+  };
+  Json output = TaskSummarySchema();
+  output["properties"]["agent"] = {{"type", "string"},
+                                   {"description", "the agent profile"}};
+  output["properties"]["model"] = {
+      {"type", "string"},
+      {"description", "the model asked for (\"\": the default)"}};
+  output["properties"]["cwd"] = {{"type", "string"}};
+  output["properties"]["wait_command"] = {
+      {"type", "string"},
+      {"description",
+       "A `baton wait` command line (with this session) that returns when "
+       "the task ends or asks; run it in a background shell to be woken"}};
+  output["required"] = {"task_id", "status", "agent", "wait_command"};
+  tool.output_schema = std::move(output);
+  // An agent edits files and runs commands: honest hints say so.
+  tool.annotations = {{"title", tool.title},
+                      {"readOnlyHint", false},
+                      {"destructiveHint", true},
+                      {"idempotentHint", false},
+                      {"openWorldHint", true}};
+  tool.handler = HandleDelegate;
+  return tool;
+}
+
+}  // namespace baton::mcp
