@@ -5,34 +5,11 @@
 #include <filesystem>
 #include <random>
 
+#include "baton/agent/json_rpc_util.h"
 #include "baton/core/model_spec.h"
 
 namespace baton {
 namespace {
-
-std::string StringAt(const Json& object, const char* key) {
-  if (!object.is_object())
-    return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const Json& ObjectAt(const Json& object, const char* key) {
-  static const Json kEmpty = Json::object();
-  if (!object.is_object())
-    return kEmpty;
-  auto it = object.find(key);
-  return it != object.end() && it->is_object() ? *it : kEmpty;
-}
-
-// The method our request ids name ("session/prompt#1a2b3c4d.3"), or "".
-std::string MethodOfId(const Json& id) {
-  if (!id.is_string())
-    return "";
-  const std::string& text = id.get_ref<const std::string&>();
-  size_t hash = text.find('#');
-  return hash == std::string::npos ? "" : text.substr(0, hash);
-}
 
 // For responses to ids we did not make: the method, guessed from the result.
 std::string MethodOfResult(const Json& result) {
@@ -102,7 +79,7 @@ Json Response(const Json& id, Json result) {
 
 AcpAdapter::AcpAdapter() {
   std::random_device random;
-  prefix_ = fmt::format("{:08x}", random());
+  prefix_ = RequestIdPrefix();
 }
 
 std::vector<std::string> AcpAdapter::Argv(
