@@ -123,6 +123,29 @@ bool EndedBadly(const Json& task) {
 
 // ---- run ------------------------------------------------------------------
 
+// What `run` and `delegate` send alike: the folder (absolute), the deadline,
+// the checks, and this process's environment for the task to inherit.
+Status AddTaskPlacement(Json& request, const std::string& cwd_flag,
+                        const std::string& timeout_text,
+                        const std::vector<std::string>& checks) {
+  std::string cwd = cwd_flag.empty() ? CurrentDir() : cwd_flag;
+  if (cwd[0] != '/')
+    cwd = CurrentDir() + "/" + cwd;
+  request["cwd"] = cwd;
+  auto timeout = OptionalDuration(timeout_text);
+  if (!timeout)
+    return std::unexpected(timeout.error());
+  if (*timeout)
+    request["timeout_ms"] = (*timeout)->count();
+  if (!checks.empty())
+    request["checks"] = checks;
+  std::vector<std::string> base_env;
+  for (char** e = environ; *e; ++e)
+    base_env.emplace_back(*e);
+  request["base_env"] = base_env;
+  return {};
+}
+
 struct RunArgs {
   std::string label, cwd, timeout;
   std::vector<std::string> env;
@@ -148,10 +171,6 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   } else {
     request["argv"] = args.command;
   }
-  std::string cwd = args.cwd.empty() ? CurrentDir() : args.cwd;
-  if (cwd[0] != '/')
-    cwd = CurrentDir() + "/" + cwd;
-  request["cwd"] = cwd;
   if (!args.label.empty())
     request["label"] = args.label;
   Json env = Json::object();
@@ -167,17 +186,11 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
   request["env"] = env;
-  if (!args.checks.empty())
-    request["checks"] = args.checks;
-  auto timeout = OptionalDuration(args.timeout);
-  if (!timeout)
-    return ReportError(ctx, timeout.error());
-  if (*timeout)
-    request["timeout_ms"] = (*timeout)->count();
-  std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e)
-    base_env.emplace_back(*e);
-  request["base_env"] = base_env;
+  if (auto placed =
+          AddTaskPlacement(request, args.cwd, args.timeout, args.checks);
+      !placed) {
+    return ReportError(ctx, placed.error());
+  }
 
   auto client = ctx.Connect();
   if (!client)
@@ -656,21 +669,11 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
     request["label"] = args.label;
   if (!args.resume.empty())
     request["resume_from"] = args.resume;
-  if (!args.checks.empty())
-    request["checks"] = args.checks;
-  std::string cwd = args.cwd.empty() ? CurrentDir() : args.cwd;
-  if (cwd[0] != '/')
-    cwd = CurrentDir() + "/" + cwd;
-  request["cwd"] = cwd;
-  auto timeout = OptionalDuration(args.timeout);
-  if (!timeout)
-    return ReportError(ctx, timeout.error());
-  if (*timeout)
-    request["timeout_ms"] = (*timeout)->count();
-  std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e)
-    base_env.emplace_back(*e);
-  request["base_env"] = base_env;
+  if (auto placed =
+          AddTaskPlacement(request, args.cwd, args.timeout, args.checks);
+      !placed) {
+    return ReportError(ctx, placed.error());
+  }
   auto client = ctx.Connect();
   if (!client)
     return ConnectError(ctx, client.error());
