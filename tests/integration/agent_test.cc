@@ -64,7 +64,12 @@ TEST_F(AgentTest, QuestionAnswerAndCompletion) {
 
 TEST_F(AgentTest, ResumeContinuesTheSameSession) {
   std::string first = Delegate({"hello"});
-  Baton({"wait", "--timeout", "20s", first}, env_);
+  // Follows the events as they come and returns at the end (no polling).
+  auto followed = Baton({"events", "--follow", first}, env_);
+  EXPECT_EQ(followed.exit_code, 0) << followed.err;
+  EXPECT_NE(followed.out.find("result    ok: turn ended"), std::string::npos)
+      << followed.out;
+  EXPECT_EQ(Status(first, env_)["status"], "completed");
   std::string second = Delegate({"--resume", first, "carry on"});
   Baton({"wait", "--timeout", "20s", second}, env_);
   auto output = Baton({"output", second}, env_).out;

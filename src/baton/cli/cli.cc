@@ -775,6 +775,11 @@ int DoEvents(const Context& ctx, const std::string& id, bool follow) {
   if (!client)
     return ConnectError(ctx, client.error());
   int64_t after = 0;
+  UniqueFd inotify;
+  // Waits go on a connection of their own, so that the events calls on
+  // `client` never read (and drop) a wait's answer.
+  std::optional<DaemonClient> waiter;
+  bool wait_pending = false;
   for (;;) {
     auto result = client->Call("events", {{"task", id}, {"after", after}});
     if (!result)
@@ -788,22 +793,52 @@ int DoEvents(const Context& ctx, const std::string& id, bool follow) {
       }
     }
     std::fflush(stdout);
-    std::string status = (*result)["task"].value("status", "");
+    const Json& task = (*result)["task"];
+    std::string status = task.value("status", "");
     bool ended = status == "completed" || status == "failed" ||
                  status == "killed" || status == "interrupted";
     if (!follow || ended)
       break;
-    // Wait for the next event or the end: the task's wait wakes on both
-    // questions and ends; other events are caught by the short re-read.
-    auto sent = client->Send("wait", {{"tasks", {id}}, {"timeout_ms", 1000}});
-    if (!sent)
-      return ReportError(ctx, sent.error());
-    for (;;) {
-      auto reply = client->ReadReply();
+    // Event-driven: inotify on the task's folder says when events.jsonl
+    // grows (it may not exist yet); a wait on the daemon says when the task
+    // ends. A wait would answer at once while a question is open, so none
+    // is sent then: the answer's event wakes us instead.
+    if (!inotify) {
+      std::string path = task.value("output_path", "");
+      std::string dir = path.substr(0, path.rfind('/'));
+      inotify.reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+      if (!inotify || ::inotify_add_watch(inotify.get(), dir.c_str(),
+                                          IN_MODIFY | IN_CREATE) < 0) {
+        return ReportError(ctx, ErrnoError("inotify " + dir, errno));
+      }
+    }
+    if (!wait_pending && status != "waiting") {
+      if (!waiter) {
+        auto connected = ctx.Connect();
+        if (!connected)
+          return ConnectError(ctx, connected.error());
+        waiter.emplace(std::move(*connected));
+      }
+      auto sent = waiter->Send("wait", {{"tasks", {id}}});
+      if (!sent)
+        return ReportError(ctx, sent.error());
+      wait_pending = true;
+    }
+    pollfd fds[2] = {{inotify.get(), POLLIN, 0},
+                     {waiter ? waiter->fd() : -1, POLLIN, 0}};
+    int ready = ::poll(fds, 2, -1);
+    if (ready < 0 && errno != EINTR)
+      return ReportError(ctx, ErrnoError("poll", errno));
+    if (fds[0].revents & POLLIN) {
+      char buf[4096];
+      while (::read(inotify.get(), buf, sizeof buf) > 0) {
+      }
+    }
+    if (waiter && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      auto reply = waiter->ReadReply();
       if (!reply)
         return ReportError(ctx, reply.error());
-      if (reply->value("id", int64_t{-1}) == *sent)
-        break;
+      wait_pending = false;
     }
   }
   PrintNotices(ctx, *client, nullptr);
