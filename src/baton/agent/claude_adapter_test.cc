@@ -2,20 +2,12 @@
 
 #include <gtest/gtest.h>
 
+#include "tests/support/adapter_sinks.h"
+
 namespace baton {
 namespace {
 
-// Records what the adapter emits and writes.
-struct RecordingSink : AdapterSink {
-  void Emit(Json event) override { events.push_back(std::move(event)); }
-  void WriteLine(std::string line) override {
-    lines.push_back(Json::parse(line));
-  }
-  void TurnEnded() override { ++turns_ended; }
-  std::vector<Json> events;
-  std::vector<Json> lines;
-  int turns_ended = 0;
-};
+using testing::RecordingSink;
 
 // Lines as the real CLI printed them (research/agent-protocols.md §2.2).
 constexpr const char* kInit =

@@ -5,37 +5,14 @@
 #include <filesystem>
 #include <fstream>
 
+#include "tests/support/adapter_sinks.h"
+
 namespace baton {
 namespace {
 
-// Records what the adapter emits and writes.
-struct RecordingSink : AdapterSink {
-  void Emit(Json event) override { events.push_back(std::move(event)); }
-  void WriteLine(std::string line) override {
-    lines.push_back(Json::parse(line));
-  }
-  void TurnEnded() override { ++turns_ended; }
-  std::vector<Json> events;
-  std::vector<Json> lines;
-  int turns_ended = 0;
-};
-
-// What the runtime gives an adapter it rebuilds after a restart: the
-// writes go nowhere.
-struct DroppingSink : AdapterSink {
-  void Emit(Json) override {}
-  void WriteLine(std::string) override {}
-  void TurnEnded() override {}
-};
-
-std::vector<Json> OfType(const RecordingSink& sink, std::string_view type) {
-  std::vector<Json> out;
-  for (const auto& event : sink.events) {
-    if (event["type"] == type)
-      out.push_back(event);
-  }
-  return out;
-}
+using testing::DroppingSink;
+using testing::OfType;
+using testing::RecordingSink;
 
 std::string Joined(const std::vector<std::string>& argv) {
   std::string joined;

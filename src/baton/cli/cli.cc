@@ -78,6 +78,28 @@ void PrintNotices(const Context& ctx, DaemonClient& client, Json* doc) {
   }
 }
 
+void PrintJson(const Json& doc);
+
+// A new task's reply: the whole document with --json, else its id (and
+// why, if it failed at once), then the notices.
+std::string PrintStarted(const Context& ctx, DaemonClient& client,
+                         Json& result) {
+  const Json& task = result["task"];
+  std::string id = task.value("id", "");
+  if (ctx.json) {
+    PrintNotices(ctx, client, &result);
+    PrintJson(result);
+    return id;
+  }
+  std::printf("%s\n", id.c_str());
+  std::fflush(stdout);
+  PrintNotices(ctx, client, nullptr);
+  if (task.value("status", "") == "failed") {
+    std::fprintf(stderr, "baton: %s\n", TaskSummaryLine(task).c_str());
+  }
+  return id;
+}
+
 void PrintJson(const Json& doc) {
   std::string line =
       doc.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -198,19 +220,7 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   auto result = client->Call("run", request);
   if (!result)
     return ReportError(ctx, result.error());
-  const Json& task = (*result)["task"];
-  std::string id = task.value("id", "");
-  if (ctx.json) {
-    PrintNotices(ctx, *client, &*result);
-    PrintJson(*result);
-  } else {
-    std::printf("%s\n", id.c_str());
-    std::fflush(stdout);
-    PrintNotices(ctx, *client, nullptr);
-    if (task.value("status", "") == "failed") {
-      std::fprintf(stderr, "baton: %s\n", TaskSummaryLine(task).c_str());
-    }
-  }
+  std::string id = PrintStarted(ctx, *client, *result);
   if (!args.wait)
     return kExitOk;
   return WaitAndReport(ctx, *client, {id}, true, std::nullopt, true);
@@ -680,15 +690,7 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
   auto result = client->Call("delegate", request);
   if (!result)
     return ReportError(ctx, result.error());
-  std::string id = (*result)["task"].value("id", "");
-  if (ctx.json) {
-    PrintNotices(ctx, *client, &*result);
-    PrintJson(*result);
-  } else {
-    std::printf("%s\n", id.c_str());
-    std::fflush(stdout);
-    PrintNotices(ctx, *client, nullptr);
-  }
+  std::string id = PrintStarted(ctx, *client, *result);
   if (!args.wait)
     return kExitOk;
   return WaitAndReport(ctx, *client, {id}, false, std::nullopt, false);

@@ -273,13 +273,6 @@ Error ErrorFromJson(const Json& error) {
   return out;
 }
 
-Json MakeReply(const Json& request_id, const Json& result) {
-  return {{"id", request_id},
-          {"ok", true},
-          {"version", kProtocolVersion},
-          {"result", result}};
-}
-
 Json MakeErrorReply(const Json& request_id, const Error& error) {
   return {{"id", request_id},
           {"ok", false},

@@ -41,7 +41,6 @@ std::string CommandText(const TaskSpec& spec);
 Json ErrorToJson(const Error& error);
 Error ErrorFromJson(const Json& error);
 
-Json MakeReply(const Json& request_id, const Json& result);
 Json MakeErrorReply(const Json& request_id, const Error& error);
 
 }  // namespace baton
