@@ -142,6 +142,11 @@ std::vector<std::string> CodexAdapter::Argv(
       }
     }
   }
+  // Lets codex ask the director (request_user_input, a question in baton)
+  // outside plan mode; without it the tool answers "request_user_input is
+  // unavailable in Default mode" (seen with codex 0.171.0).
+  argv.push_back("-c");
+  argv.push_back("features.default_mode_request_user_input=true");
   argv.push_back("app-server");
   return argv;
 }

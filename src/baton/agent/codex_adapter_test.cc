@@ -1,5 +1,6 @@
 #include "baton/agent/codex_adapter.h"
 
+#include <fmt/format.h>
 #include <gtest/gtest.h>
 
 #include <filesystem>
@@ -89,11 +90,15 @@ void StartTurn(CodexAdapter& adapter, RecordingSink& sink,
 TEST(CodexAdapter, ArgvIsAppServerWithModelAndEffortOverrides) {
   CodexAdapter adapter;
   AgentSpec spec;
-  EXPECT_EQ(Joined(adapter.Argv({"codex"}, spec)), "codex app-server");
+  constexpr const char* kAsk =
+      "-c features.default_mode_request_user_input=true app-server";
+  EXPECT_EQ(Joined(adapter.Argv({"codex"}, spec)),
+            fmt::format("codex {}", kAsk));
   spec.model = "openai/gpt-5.5:high";
   EXPECT_EQ(Joined(adapter.Argv({"codex"}, spec)),
-            "codex -c model=\"gpt-5.5\" -c model_reasoning_effort=\"high\" "
-            "app-server");
+            fmt::format("codex -c model=\"gpt-5.5\" -c "
+                        "model_reasoning_effort=\"high\" {}",
+                        kAsk));
   spec.model = "openai/gpt-5.5:off";
   EXPECT_EQ(adapter.Argv({"codex"}, spec)[4],
             "model_reasoning_effort=\"none\"");
@@ -102,7 +107,7 @@ TEST(CodexAdapter, ArgvIsAppServerWithModelAndEffortOverrides) {
             "model_reasoning_effort=\"xhigh\"");
   spec.model = "openai/o3";
   EXPECT_EQ(Joined(adapter.Argv({"codex"}, spec)),
-            "codex -c model=\"o3\" app-server");
+            fmt::format("codex -c model=\"o3\" {}", kAsk));
   // Resume is a thread/resume request, not a flag.
   spec.resume_session = kThreadId;
   EXPECT_EQ(adapter.Argv({"codex"}, spec).back(), "app-server");
