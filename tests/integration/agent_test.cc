@@ -63,7 +63,7 @@ TEST_F(AgentTest, QuestionAnswerAndCompletion) {
 }
 
 TEST_F(AgentTest, ResumeContinuesTheSameSession) {
-  std::string first = Delegate({"hello"});
+  std::string first = Delegate({"--cwd", home_, "hello"});
   // Follows the events as they come and returns at the end (no polling).
   auto followed = Baton({"events", "--follow", first}, env_);
   EXPECT_EQ(followed.exit_code, 0) << followed.err;
@@ -71,6 +71,8 @@ TEST_F(AgentTest, ResumeContinuesTheSameSession) {
       << followed.out;
   EXPECT_EQ(Status(first, env_)["status"], "completed");
   std::string second = Delegate({"--resume", first, "carry on"});
+  // Without --cwd it runs where the resumed session ran.
+  EXPECT_EQ(Status(second, env_)["cwd"], home_);
   Baton({"wait", "--timeout", "20s", second}, env_);
   auto output = Baton({"output", second}, env_).out;
   EXPECT_NE(output.find("(resumed "), std::string::npos) << output;

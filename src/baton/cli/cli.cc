@@ -656,8 +656,20 @@ int DoNotices(const Context& ctx) {
 
 // ---- agents ---------------------------------------------------------------
 
+// "agent-3", "shell-12": a task id rather than an agent CLI's session id.
+bool IsTaskIdText(const std::string& text) {
+  for (std::string_view prefix : {"agent-", "shell-"}) {
+    if (text.size() > prefix.size() && text.starts_with(prefix) &&
+        text.find_first_not_of("0123456789", prefix.size()) ==
+            std::string::npos) {
+      return true;
+    }
+  }
+  return false;
+}
+
 struct DelegateArgs {
-  std::string agent = "claude", model, label, cwd, resume, timeout;
+  std::string agent, model, label, cwd, resume, timeout;
   std::vector<std::string> checks;
   std::vector<std::string> brief;
   bool wait = false;
@@ -672,7 +684,11 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
     for (ssize_t n; (n = ::read(0, buf, sizeof buf)) > 0;)
       brief.append(buf, n);
   }
-  Json request = {{"brief", brief}, {"agent", args.agent}};
+  Json request = {{"brief", brief}};
+  // Without --agent, batond picks: the resumed task's agent, else the
+  // default one.
+  if (!args.agent.empty())
+    request["agent"] = args.agent;
   if (!args.model.empty())
     request["model"] = args.model;
   if (!args.label.empty())
@@ -684,6 +700,10 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
       !placed) {
     return ReportError(ctx, placed.error());
   }
+  // A resumed task runs where its session ran, unless --cwd says otherwise
+  // (batond takes the ended task's folder when none is sent).
+  if (args.cwd.empty() && IsTaskIdText(args.resume))
+    request.erase("cwd");
   auto client = ctx.Connect();
   if (!client)
     return ConnectError(ctx, client.error());

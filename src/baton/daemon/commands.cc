@@ -347,7 +347,17 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
     return reply(MakeError(ErrorCode::kInvalidArgument,
                            "empty brief; say what the agent should do"));
   }
-  auto profile = FindAgentProfile(request.value("agent", "claude"));
+  std::string agent_name = request.value("agent", "");
+  // Resuming an agent task continues with its agent unless one is named.
+  std::string resume_from = request.value("resume_from", "");
+  if (TaskId::Parse(resume_from) && agent_name.empty()) {
+    if (auto task = registry_->Get(resume_from, session);
+        task && task->spec.agent) {
+      agent_name = task->spec.agent->profile;
+    }
+  }
+  auto profile =
+      FindAgentProfile(agent_name.empty() ? "claude" : agent_name);
   if (!profile)
     return reply(std::unexpected(profile.error()));
   AgentSpec agent;
