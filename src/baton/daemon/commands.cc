@@ -356,8 +356,7 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
       agent_name = task->spec.agent->profile;
     }
   }
-  auto profile =
-      FindAgentProfile(agent_name.empty() ? "claude" : agent_name);
+  auto profile = FindAgentProfile(agent_name.empty() ? "claude" : agent_name);
   if (!profile)
     return reply(std::unexpected(profile.error()));
   AgentSpec agent;
