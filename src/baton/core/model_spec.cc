@@ -51,6 +51,8 @@ Result<ModelSpec> ParseModelSpec(std::string_view text) {
   size_t colon = rest.rfind(':');
   if (colon != std::string_view::npos) {
     std::string_view suffix = rest.substr(colon + 1);
+    if (suffix.empty())
+      return std::unexpected(Invalid(text, "nothing after the ':'"));
     for (auto effort : kEfforts) {
       if (suffix == effort) {
         spec.effort = std::string(suffix);

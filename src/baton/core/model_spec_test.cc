@@ -29,7 +29,8 @@ TEST(ModelSpec, RejectsMalformedSpecsWithInvalidModel) {
   std::string long_part(201, 'a');
   for (std::string bad :
        {std::string("claude"), std::string("/model"), std::string("openai/"),
-        std::string("openai/:high"), std::string("a b/c"),
+        std::string("openai/:high"), std::string("openai/gpt-5:"),
+        std::string("ollama/qwen3:32b:"), std::string("a b/c"),
         std::string("openai/gpt\t5"), std::string("open:ai/gpt"),
         "p/" + long_part, long_part + "/m", std::string(513, 'x')}) {
     auto spec = ParseModelSpec(bad);
