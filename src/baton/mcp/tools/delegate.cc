@@ -71,7 +71,8 @@ void HandleDelegate(const ToolCallPtr& call) {
   std::string model = request.value("model", "");
 
   call->Daemon(
-      "delegate", std::move(request), [call, agent, model](Result<Json> reply) {
+      "delegate", std::move(request),
+      [call, agent = std::move(agent), model](Result<Json> reply) mutable {
         if (!reply) {
           std::string text = DaemonErrorText(reply.error());
           if (reply.error().code == ErrorCode::kInvalidModel)
@@ -82,6 +83,12 @@ void HandleDelegate(const ToolCallPtr& call) {
               ToolResult::Error(std::move(text) + " (nothing was started)"));
         }
         Json task = reply->value("task", Json::object());
+        // The profile batond chose (a resumed task's own, when none was
+        // named).
+        std::string profile =
+            StringField(task.value("agent", Json::object()), "profile");
+        if (!profile.empty())
+          agent = profile;
         std::string id = StringField(task, "id");
         std::string status = StringField(task, "status");
         std::string wait_command = WaitCommand(call->facts(), id);
