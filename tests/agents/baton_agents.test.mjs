@@ -1,0 +1,528 @@
+// The real agent CLIs (Claude Code, Codex, Gemini CLI over ACP; pinned in package.json) as
+// baton workers, against the loopback stand-in of their model APIs (mock_model_api.mjs).
+// Everything goes through baton as a director uses it: the `baton` CLI (delegate, wait,
+// events, answer, send, kill, status, delegate --resume, --check, --model) and `baton mcp`
+// with the MCP SDK client (delegate, task_output with wait, task_answer, task_status).
+//
+// One private batond (a fresh BATON_HOME, its own BATON_SESSION), one stand-in, one HOME per
+// CLI (agent_env.mjs). Each flow runs in a fresh git folder and puts a [flow:NAME] marker in
+// its brief, so the stand-in's request log can be searched per flow. Flows run concurrently.
+//
+//   node --test baton_agents.test.mjs          (BATON_BINARY=/path/to/baton; default build/dev)
+//   BATON_AGENTS_KEEP=1 ... keeps the temporary folder; BATON_AGENTS_ONLY=regex runs a subset.
+import { after, before, describe, test } from 'node:test';
+import assert from 'node:assert/strict';
+import { spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { agentEnvs, BIN } from './agent_env.mjs';
+
+const HERE = dirname(fileURLToPath(import.meta.url));
+const BATON = process.env.BATON_BINARY ?? join(HERE, '..', '..', 'build', 'dev', 'baton');
+const CLIS = ['claude', 'codex', 'gemini'];
+const missing = CLIS.filter((cli) => !existsSync(join(BIN, cli)));
+const MCP_SDK = join(HERE, '..', 'mcp', 'node_modules', '@modelcontextprotocol', 'sdk', 'dist', 'esm', 'client');
+const SKIP = missing.length
+  ? `tests/agents/node_modules/.bin lacks ${missing.join(', ')}: run scripts/setup --tests ` +
+    '(or: cd tests/agents && npm ci)'
+  : !existsSync(BATON)
+    ? `no baton binary at ${BATON} (set BATON_BINARY)`
+    : false;
+if (SKIP) console.log(`# skipped: ${SKIP}`);
+
+const ONLY = process.env.BATON_AGENTS_ONLY ? new RegExp(process.env.BATON_AGENTS_ONLY) : null;
+const SLOW_SECONDS = 5; // SCEN_SLOW's `sleep`: long enough to steer or interrupt in.
+const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
+
+// ---- processes ----------------------------------------------------------------------------
+
+function pidAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+// Runs a program to its end, killed (its own process group) after `timeout` ms.
+function exec(cmd, args, { env, cwd, timeout = 30_000, input } = {}) {
+  return new Promise((resolve) => {
+    const child = spawn(cmd, args, { env, cwd, detached: true, stdio: [input ? 'pipe' : 'ignore', 'pipe', 'pipe'] });
+    let out = '';
+    let err = '';
+    child.stdout.on('data', (d) => (out += d));
+    child.stderr.on('data', (d) => (err += d));
+    const timer = setTimeout(() => {
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+    }, timeout);
+    child.on('close', (code, signal) => {
+      clearTimeout(timer);
+      resolve({ code, signal, out, err });
+    });
+    if (input) child.stdin.end(input);
+  });
+}
+
+// ---- the world: stand-in, batond, environments ----------------------------------------------
+
+const world = {
+  root: '', // temp folder: homes, work folders, request log
+  home: '', // BATON_HOME
+  port: 0,
+  mock: null, // the stand-in's ChildProcess
+  log: '', // its request log
+  envs: {}, // per CLI: the variables agent_env.mjs gives
+  mcp: [], // SDK clients to close
+  timings: [], // [flow, ms]
+};
+
+function basePath() {
+  return `${BIN}:${process.env.PATH ?? '/usr/local/bin:/usr/bin:/bin'}`;
+}
+
+// The environment of a `baton` call for `cli`; a delegated agent inherits it.
+function envFor(cli) {
+  return {
+    PATH: basePath(),
+    LANG: process.env.LANG ?? 'C.UTF-8',
+    TERM: 'dumb',
+    NO_COLOR: '1',
+    TMPDIR: join(world.root, 'tmp'),
+    BATON_HOME: world.home,
+    BATON_SESSION: 'agents-suite',
+    ...(cli ? world.envs[cli] : { HOME: join(world.root, 'home') }),
+  };
+}
+
+async function baton(cli, args, opts = {}) {
+  const r = await exec(BATON, args, { env: envFor(cli), timeout: opts.timeout ?? 30_000 });
+  if (opts.ok !== false && r.code !== 0) {
+    assert.fail(`baton ${args.join(' ')} exited ${r.code}: ${r.err}${r.out}`);
+  }
+  return r;
+}
+
+async function batonJson(cli, args, opts) {
+  const r = await baton(cli, ['--json', ...args], opts);
+  return JSON.parse(r.out.trim().split('\n').pop());
+}
+
+async function events(cli, id) {
+  const r = await baton(cli, ['--json', 'events', id]);
+  return r.out.split('\n').filter(Boolean).map((line) => JSON.parse(line));
+}
+
+async function status(cli, id) {
+  return (await batonJson(cli, ['status', id])).task;
+}
+
+// `baton wait ID`: returns the task as it ended (or started waiting).
+async function waitTask(cli, id, seconds = 60) {
+  const r = await baton(cli, ['--json', 'wait', '--timeout', `${seconds}s`, id], {
+    ok: false,
+    timeout: (seconds + 10) * 1000,
+  });
+  assert.notEqual(r.code, 124, `${id} did not end or ask within ${seconds}s`);
+  const doc = JSON.parse(r.out.trim().split('\n').pop());
+  assert.equal(doc.ended.length, 1, r.out);
+  return doc.ended[0];
+}
+
+// Follows `baton events --follow --json ID` until an event satisfies `pred` (returns it).
+function until(cli, id, pred, what, timeout = 60_000) {
+  return new Promise((resolve, reject) => {
+    const child = spawn(BATON, ['--json', 'events', '--follow', id], {
+      env: envFor(cli),
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const seen = [];
+    let done = false;
+    const finish = (fn, value) => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      try {
+        process.kill(-child.pid, 'SIGKILL');
+      } catch {}
+      fn(value);
+    };
+    const timer = setTimeout(
+      () => finish(reject, new Error(`${id}: no ${what} within ${timeout} ms; events: ${JSON.stringify(seen)}`)),
+      timeout,
+    );
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      let event;
+      try {
+        event = JSON.parse(line);
+      } catch {
+        return;
+      }
+      seen.push(event);
+      if (pred(event)) finish(resolve, event);
+    });
+    child.on('close', () =>
+      finish(reject, new Error(`${id} ended without ${what}; events: ${JSON.stringify(seen)}`)),
+    );
+  });
+}
+
+// A fresh git folder for one flow.
+function workdir(name) {
+  const dir = join(world.root, 'work', name);
+  mkdirSync(dir, { recursive: true });
+  return exec('git', ['init', '-q', dir]).then(() => dir);
+}
+
+async function delegate(cli, name, brief, extra = []) {
+  const cwd = await workdir(name);
+  const r = await baton(cli, ['delegate', '--agent', cli, '--cwd', cwd, '--label', name, ...extra, `${brief} [flow:${name}]`]);
+  const id = r.out.trim().split('\n')[0];
+  assert.match(id, /^agent-\d+$/, r.out);
+  return { id, cwd };
+}
+
+// The stand-in's logged requests whose body mentions `text`.
+function requests(text) {
+  if (!existsSync(world.log)) return [];
+  return readFileSync(world.log, 'utf8')
+    .split('\n')
+    .filter((line) => line.includes(text))
+    .map((line) => JSON.parse(line));
+}
+
+const byType = (list, type) => list.filter((e) => e.type === type);
+const lastResult = (list) => byType(list, 'result').at(-1);
+
+// A test that records its wall time; `name` is matched by BATON_AGENTS_ONLY.
+function flow(name, fn) {
+  const skip = SKIP || (ONLY && !ONLY.test(name) ? 'not selected by BATON_AGENTS_ONLY' : false);
+  test(name, { skip, timeout: 150_000 }, async (t) => {
+    const start = Date.now();
+    try {
+      await fn(t);
+    } finally {
+      world.timings.push([name, Date.now() - start]);
+    }
+  });
+}
+
+before(async () => {
+  if (SKIP) return;
+  world.root = mkdtempSync(join(tmpdir(), 'bag-'));
+  world.home = join(world.root, 'bh');
+  world.log = join(world.root, 'requests.jsonl');
+  mkdirSync(join(world.root, 'tmp'));
+  mkdirSync(join(world.root, 'home'));
+  world.mock = spawn(process.execPath, [join(HERE, 'mock_model_api.mjs'), '--log', world.log], {
+    env: {
+      PATH: process.env.PATH,
+      MOCK_SLOW_SECONDS: String(SLOW_SECONDS),
+      MOCK_MAX_SECONDS: '600',
+      MOCK_EXIT_ON_STDIN_EOF: '1',
+    },
+    stdio: ['pipe', 'pipe', 'inherit'],
+  });
+  world.port = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the stand-in did not start in 10 s')), 10_000);
+    createInterface({ input: world.mock.stdout }).once('line', (line) => {
+      clearTimeout(timer);
+      resolve(JSON.parse(line).port);
+    });
+  });
+  world.envs = Object.fromEntries(
+    Object.entries(agentEnvs(world.port, world.root)).map(([cli, { env }]) => [cli, env]),
+  );
+  await baton(null, ['daemon', 'start']);
+});
+
+after(async () => {
+  if (SKIP) return;
+  for (const client of world.mcp) await client.close().catch(() => {});
+  let pids = [];
+  try {
+    const st = await batonJson(null, ['daemon', 'status'], { ok: false });
+    pids = [st.daemon_pid, st.supervisor_pid].filter((p) => p > 0);
+  } catch {}
+  await exec(BATON, ['daemon', 'stop', '--kill-tasks'], { env: envFor(null), timeout: 30_000 });
+  const deadline = Date.now() + 5_000;
+  while (pids.some(pidAlive) && Date.now() < deadline) await sleep(50);
+  for (const pid of pids) if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
+  if (world.mock && world.mock.exitCode === null) world.mock.kill('SIGTERM');
+  const lines = world.timings.sort((a, b) => b[1] - a[1]).map(([n, ms]) => `#   ${n}: ${(ms / 1000).toFixed(1)} s`);
+  console.log(`# flow timings (wall, concurrent):\n${lines.join('\n')}`);
+  if (process.env.BATON_AGENTS_KEEP) console.log(`# kept ${world.root}`);
+  else rmSync(world.root, { recursive: true, force: true });
+});
+
+// ---- flows ----------------------------------------------------------------------------------
+
+// What each CLI's tool and question events look like in baton's normalized events.
+const SHELL_TOOL = { claude: 'Bash', codex: 'shell', gemini: 'execute' };
+const MODEL = {
+  claude: { spec: 'anthropic/claude-sonnet-4-5:high', check: (b) => b.model === 'claude-sonnet-4-5' && b.thinking?.type === 'enabled' },
+  codex: { spec: 'openai/gpt-4.1-custom:high', check: (b) => b.model === 'gpt-4.1-custom' && b.reasoning?.effort === 'high' },
+  gemini: { spec: 'google/gemini-2.5-pro', check: (_b, r) => r.path.includes('/models/gemini-2.5-pro:') },
+};
+
+// Tasks later flows build on (resume), by CLI.
+const firstTask = {};
+for (const cli of CLIS) {
+  let resolve;
+  firstTask[cli] = { promise: new Promise((r) => (resolve = r)), resolve };
+}
+
+// Start, text and tool events, a model flag; its session is resumed later.
+async function toolFlow(cli) {
+  const name = `${cli}-tool`;
+  const { id, cwd } = await delegate(cli, name, 'SCEN_TOOL run the command', ['--model', MODEL[cli].spec]);
+  let task;
+  try {
+    task = await waitTask(cli, id);
+  } finally {
+    firstTask[cli].resolve({ id, cwd, ended: Date.now() });
+  }
+  assert.equal(task.status, 'completed', JSON.stringify(task));
+  const list = await events(cli, id);
+  const session = byType(list, 'session')[0];
+  assert.ok(session?.session_id, `a session event: ${JSON.stringify(list)}`);
+  assert.equal((await status(cli, id)).agent_session, session.session_id);
+  const tool = byType(list, 'tool')[0];
+  assert.equal(tool?.name, SHELL_TOOL[cli], JSON.stringify(list));
+  assert.match(tool.input, /echo hello-from-tool/);
+  assert.ok(byType(list, 'text').some((e) => e.text.includes('mock final answer')), JSON.stringify(list));
+  const result = lastResult(list);
+  assert.equal(result.ok, true);
+  assert.equal(result.text, 'mock final answer');
+  // The readable transcript (output) shows the tool line.
+  const output = (await baton(cli, ['output', id])).out;
+  assert.match(output, /echo hello-from-tool/);
+  // The model flag reached the model API, and the tool's output went back to it.
+  const sent = requests(`[flow:${name}]`);
+  assert.ok(sent.some((r) => MODEL[cli].check(r.body ?? {}, r)), `a request for ${MODEL[cli].spec}`);
+  assert.ok(sent.some((r) => JSON.stringify(r.body).includes('hello-from-tool\\n') || JSON.stringify(r.body).match(/"(output|content|result)[^}]*hello-from-tool/)),
+    'the tool result reached the model');
+}
+
+// A permission question answered "Allow"; checks with evidence of the file it wrote.
+async function permissionFlow(cli, brief = 'SCEN_WRITE write the file') {
+  const name = `${cli}-permission`;
+  const { id, cwd } = await delegate(cli, name, brief, ['--check', 'grep -q hi out.txt', '--check', 'test -f never-written.txt']);
+  const asked = await waitTask(cli, id);
+  assert.equal(asked.status, 'waiting', JSON.stringify(asked));
+  const question = byType(await events(cli, id), 'question').at(-1);
+  assert.equal(question.kind, 'permission');
+  const labels = question.items[0].options.map((o) => o.label);
+  const allow = labels.includes('Allow') ? 'Allow' : assert.fail(`no Allow option: ${labels}`);
+  await baton(cli, ['answer', id, allow]);
+  const late = await baton(cli, ['answer', id, allow], { ok: false });
+  assert.equal(late.code, 1, 'a second answer is refused');
+  const task = await waitTask(cli, id);
+  assert.equal(task.status, 'completed', JSON.stringify(task));
+  assert.equal(readFileSync(join(cwd, 'out.txt'), 'utf8'), 'hi\n');
+  const list = await events(cli, id);
+  assert.ok(byType(list, 'answer').length === 1, JSON.stringify(list));
+  assert.equal(lastResult(list).ok, true);
+  const evidence = (await status(cli, id)).evidence;
+  assert.ok(evidence, 'evidence after the checks');
+  assert.ok(JSON.stringify(evidence.changed_files ?? evidence).includes('out.txt'), JSON.stringify(evidence));
+  const checks = evidence.checks;
+  assert.equal(checks.length, 2, JSON.stringify(evidence));
+  assert.equal(checks[0].exit_code, 0, JSON.stringify(checks[0]));
+  assert.notEqual(checks[1].exit_code, 0, JSON.stringify(checks[1]));
+}
+
+// A question with options, answered by number after a wrong answer is refused.
+async function askFlow(cli) {
+  const name = `${cli}-ask`;
+  const { id } = await delegate(cli, name, 'SCEN_ASK ask me which database');
+  const asked = await waitTask(cli, id);
+  assert.equal(asked.status, 'waiting', JSON.stringify(asked));
+  const question = byType(await events(cli, id), 'question').at(-1);
+  assert.equal(question.items[0].prompt, 'Which database should I use?');
+  assert.deepEqual(question.items[0].options.map((o) => o.label), ['SQLite', 'Postgres']);
+  const bad = await baton(cli, ['answer', id, '7'], { ok: false });
+  assert.equal(bad.code, 1);
+  assert.match(bad.err, /options 1 to 2/);
+  await baton(cli, ['answer', id, '2']);
+  const task = await waitTask(cli, id);
+  assert.equal(task.status, 'completed', JSON.stringify(task));
+  const result = lastResult(await events(cli, id));
+  assert.equal(result.ok, true);
+  assert.match(result.text, /mock final answer: .*Postgres/);
+}
+
+// A steer into the running turn (during `sleep`) and a follow-up queued for the next turn.
+async function steerFlow(cli) {
+  const name = `${cli}-steer`;
+  const { id } = await delegate(cli, name, 'SCEN_SLOW take your time');
+  await until(cli, id, (e) => e.type === 'tool', 'tool event');
+  const steer = await batonJson(cli, ['send', '--steer', id, 'STEER: also mention steering']);
+  assert.equal(steer.delivery, 'steered', JSON.stringify(steer));
+  const followup = await batonJson(cli, ['send', id, `SCEN_TEXT and now a follow-up [flow:${name}-2]`]);
+  assert.match(followup.delivery, /^queued/, JSON.stringify(followup));
+  const task = await waitTask(cli, id);
+  assert.equal(task.status, 'completed', JSON.stringify(task));
+  const list = await events(cli, id);
+  const results = byType(list, 'result');
+  assert.equal(results.length, 2, JSON.stringify(list));
+  assert.equal(results[0].text, 'mock final answer (steer: STEER: also mention steering)');
+  assert.equal(results[1].text, 'mock final answer [history: 1 earlier prompts]');
+  assert.deepEqual(byType(list, 'message').map((m) => m.mode), ['steer', 'followup']);
+  assert.ok(requests('STEER: also mention steering').length > 0, 'the steer reached the model');
+  assert.ok(requests(`[flow:${name}-2]`).length > 0, 'the follow-up reached the model');
+}
+
+// An interrupt: `baton kill` while the turn runs `sleep`; the task ends at once, killed.
+async function interruptFlow(cli, { permission = false } = {}) {
+  const name = `${cli}-interrupt`;
+  const { id } = await delegate(cli, name, 'SCEN_SLOW take your time');
+  if (permission) {
+    // Gemini asks before running `sleep`: allow it, then interrupt while it runs.
+    const asked = await waitTask(cli, id);
+    assert.equal(asked.status, 'waiting', JSON.stringify(asked));
+    await baton(cli, ['answer', id, 'Allow']);
+    await sleep(1000);
+  } else {
+    await until(cli, id, (e) => e.type === 'tool', 'tool event');
+  }
+  const pid = (await status(cli, id)).pid;
+  const killedAt = Date.now();
+  const kill = await batonJson(cli, ['kill', id]);
+  assert.equal(kill.results[0].outcome, 'requested');
+  const task = await waitTask(cli, id, 30);
+  const took = Date.now() - killedAt;
+  assert.equal(task.status, 'killed', JSON.stringify(task));
+  assert.ok(took < (SLOW_SECONDS - 1) * 1000, `ended ${took} ms after the kill, before the sleep would`);
+  assert.ok(!pidAlive(pid), `the agent's process ${pid} is gone`);
+  const list = await events(cli, id);
+  assert.ok(!byType(list, 'text').some((e) => e.text.includes('mock final answer')), JSON.stringify(list));
+}
+
+// Resume by session: a new task continues the first flow's conversation where it ran.
+async function resumeFlow(cli) {
+  const first = await firstTask[cli].promise;
+  const name = `${cli}-resume`;
+  const firstSession = (await status(cli, first.id)).agent_session;
+  assert.ok(firstSession, `${first.id} has a session`);
+  // No --agent and no --cwd: the resumed task's agent and folder are taken.
+  const r = await baton(cli, ['delegate', '--resume', first.id, `SCEN_TEXT carry on [flow:${name}]`]);
+  const id = r.out.trim().split('\n')[0];
+  const task = await waitTask(cli, id);
+  assert.equal(task.status, 'completed', JSON.stringify(task));
+  assert.equal(task.agent?.profile ?? (await status(cli, id)).agent.profile, cli);
+  assert.equal((await status(cli, id)).cwd, first.cwd);
+  const list = await events(cli, id);
+  assert.equal(byType(list, 'session')[0]?.session_id, firstSession, JSON.stringify(list));
+  assert.equal(lastResult(list).text, 'mock final answer [history: 1 earlier prompts]');
+  // The history reached the model: the resumed request carries the first brief.
+  assert.ok(requests(`[flow:${name}]`).some((req) => JSON.stringify(req.body).includes(`[flow:${cli}-tool]`)));
+}
+
+// A malformed model spec is refused before anything starts.
+async function badModelFlow(cli) {
+  const before = (await batonJson(cli, ['ls', '--all'])).tasks.length;
+  for (const model of ['anthropic/', 'no-provider', 'openai/gpt-5:']) {
+    const r = await baton(cli, ['--json', 'delegate', '--agent', cli, '--model', model, 'SCEN_TEXT x'], { ok: false });
+    assert.equal(r.code, 1, `${model}: ${r.out}`);
+    assert.equal(JSON.parse(r.out).error.code, 'invalid_model', r.out);
+  }
+  assert.equal((await batonJson(cli, ['ls', '--all'])).tasks.length, before, 'no task was started');
+}
+
+// Through MCP: delegate, task_output waits and returns at the question, task_answer,
+// task_output waits for the end, task_status shows the last text and the tools used.
+async function mcpFlow(cli, { scenario, answer, tool, resume = false }) {
+  const name = `${cli}-mcp`;
+  const cwd = await workdir(name);
+  const { Client } = await import(pathToFileURL(join(MCP_SDK, 'index.js')));
+  const { StdioClientTransport } = await import(pathToFileURL(join(MCP_SDK, 'stdio.js')));
+  const transport = new StdioClientTransport({ command: BATON, args: ['mcp'], env: envFor(cli), stderr: 'pipe' });
+  const client = new Client({ name: `baton-agents-${cli}`, version: '0.0.1' });
+  await client.connect(transport);
+  world.mcp.push(client);
+  const call = async (tool, args) => {
+    const r = await client.callTool({ name: tool, arguments: args }, undefined, { timeout: 70_000 });
+    const text = r.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+    assert.ok(!r.isError, `${tool}: ${text}`);
+    return { ...r, text };
+  };
+  const started = await call('delegate', { brief: `${scenario} [flow:${name}]`, agent: cli, cwd });
+  const id = started.structuredContent.task_id;
+  assert.match(id, /^agent-\d+$/);
+  let out = await call('task_output', { task_id: id, wait: true, timeout_s: 50 });
+  let task = out.structuredContent.tasks[0];
+  assert.equal(task.status, 'waiting', out.text);
+  assert.equal(task.questions.length, 1, out.text);
+  assert.match(out.text, /task_answer/);
+  const labels = task.questions[0].items[0].options.map((o) => o.label);
+  assert.ok(labels.includes(answer), `${answer} in ${labels}`);
+  const answered = await call('task_answer', { task_id: id, answers: [answer] });
+  assert.equal(answered.structuredContent.answered[0], answer);
+  out = await call('task_output', { task_id: id, wait: true, timeout_s: 50 });
+  task = out.structuredContent.tasks[0];
+  assert.equal(task.status, 'completed', out.text);
+  const st = (await call('task_status', { task_id: id })).structuredContent;
+  assert.match(st.last_text, /mock final answer/);
+  if (scenario.startsWith('SCEN_ASK')) assert.match(st.last_text, new RegExp(answer), 'the answer reached the model');
+  if (tool) assert.ok(st.tools_used.includes(tool), JSON.stringify(st.tools_used));
+  assert.deepEqual(st.pending_questions ?? [], []);
+  if (resume) {
+    // resume_from alone: the same agent, where the session ran, the conversation carried.
+    const again = await call('delegate', { brief: `SCEN_TEXT carry on [flow:${name}-resume]`, resume_from: id });
+    assert.equal(again.structuredContent.agent, cli, again.text);
+    assert.equal(again.structuredContent.cwd, cwd);
+    const next = again.structuredContent.task_id;
+    out = await call('task_output', { task_id: next, wait: true, timeout_s: 50 });
+    assert.equal(out.structuredContent.tasks[0].status, 'completed', out.text);
+    assert.match(out.text, /mock final answer \[history: 1 earlier prompts\]/);
+  }
+}
+
+// ---- the suite ------------------------------------------------------------------------------
+
+// Flows run concurrently (the order below is the start order); a resume waits for its
+// CLI's first flow. Gemini's resume must come in a later UTC minute than the session's
+// creation (doc/agent-testing.md), so its first flow starts first.
+describe('real agent CLIs through baton', { concurrency: 6 }, () => {
+  flow('gemini-tool', () => toolFlow('gemini'));
+  flow('claude-tool', () => toolFlow('claude'));
+  flow('codex-tool', () => toolFlow('codex'));
+  flow('claude-permission', () => permissionFlow('claude'));
+  flow('codex-ask', () => askFlow('codex'));
+  flow('gemini-permission', () => permissionFlow('gemini'));
+  flow('claude-ask', () => askFlow('claude'));
+  flow('claude-steer', () => steerFlow('claude'));
+  flow('codex-steer', () => steerFlow('codex'));
+  flow('claude-interrupt', () => interruptFlow('claude'));
+  flow('codex-interrupt', () => interruptFlow('codex'));
+  flow('gemini-interrupt', () => interruptFlow('gemini', { permission: true }));
+  flow('claude-resume', () => resumeFlow('claude'));
+  flow('codex-resume', () => resumeFlow('codex'));
+  flow('bad-model', async () => {
+    for (const cli of CLIS) await badModelFlow(cli);
+  });
+  flow('claude-mcp', () => mcpFlow('claude', { scenario: 'SCEN_ASK ask me', answer: 'Postgres', tool: 'AskUserQuestion' }));
+  flow('codex-mcp', () => mcpFlow('codex', { scenario: 'SCEN_ASK ask me', answer: 'SQLite', tool: null, resume: true }));
+  flow('gemini-mcp', () => mcpFlow('gemini', { scenario: 'SCEN_WRITE write the file', answer: 'Allow', tool: 'edit' }));
+  flow('gemini-resume', async (t) => {
+    const first = await firstTask.gemini.promise;
+    // Wait for the UTC minute after the one the session was created in (its session
+    // event is recorded right after gemini's session/new answered).
+    const session = byType(await events('gemini', first.id), 'session')[0];
+    assert.ok(session, `${first.id} has a session event`);
+    const created = Date.parse(session.at);
+    const nextMinute = Math.floor(created / 60_000) * 60_000 + 60_000;
+    if (Date.now() < nextMinute + 1000) {
+      t.diagnostic(`waiting ${nextMinute + 1000 - Date.now()} ms for the next UTC minute`);
+      await sleep(nextMinute + 1000 - Date.now());
+    }
+    await resumeFlow('gemini');
+  });
+});
