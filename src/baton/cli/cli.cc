@@ -716,6 +716,63 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
   return WaitAndReport(ctx, *client, {id}, false, std::nullopt, false);
 }
 
+// The effective agent profiles (built-in and from the config file) and
+// where each came from.
+int DoAgents(const Context& ctx) {
+  Json request = Json::object();
+  std::vector<std::string> env;
+  for (char** e = environ; *e; ++e)
+    env.emplace_back(*e);
+  request["base_env"] = env;  // Names the config file (BATON_CONFIG, ...).
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  auto result = client->Call("agents", request);
+  if (!result)
+    return ReportError(ctx, result.error());
+  if (ctx.json) {
+    PrintNotices(ctx, *client, &*result);
+    PrintJson(*result);
+    return kExitOk;
+  }
+  std::string path = result->value("config", Json()).is_string()
+                         ? (*result)["config"].get<std::string>()
+                         : "";
+  std::printf("config: %s\n",
+              path.empty() ? "none (no HOME): built-in profiles only"
+              : result->value("config_found", false)
+                  ? path.c_str()
+                  : (path + " (not found): built-in profiles only").c_str());
+  std::printf("%-2s%-12s %-8s %-34s %-8s %s\n", "", "NAME", "ADAPTER", "MODEL",
+              "TIMEOUT", "COMMAND");
+  for (const auto& agent : (*result)["agents"]) {
+    std::string command;
+    for (const auto& name : agent["env"])
+      command += name.get<std::string>() + "=... ";
+    for (const auto& part : {agent["command"], agent["args"]}) {
+      for (const auto& word : part) {
+        std::string text = word.get<std::string>();
+        bool plain = !text.empty() &&
+                     text.find_first_of(" \t'\"\\$") == std::string::npos;
+        command += (plain ? text : "'" + text + "'") + " ";
+      }
+    }
+    if (!command.empty())
+      command.pop_back();
+    std::string model = agent.value("model", "");
+    std::printf(
+        "%-2s%-12s %-8s %-34s %-8s %s\n    from %s\n",
+        agent.value("default", false) ? "*" : "",
+        agent.value("name", "").c_str(), agent.value("adapter", "").c_str(),
+        model.empty() ? "(the CLI's own)" : model.c_str(),
+        FormatDuration(milliseconds(agent.value("timeout_ms", int64_t{0})))
+            .c_str(),
+        command.c_str(), agent.value("origin", "").c_str());
+  }
+  PrintNotices(ctx, *client, nullptr);
+  return kExitOk;
+}
+
 int DoSend(const Context& ctx, const std::string& id,
            const std::vector<std::string>& words, bool steer) {
   std::string message;
@@ -1012,6 +1069,10 @@ int RunCli(int argc, char** argv) {
   events_cmd->callback([&] {
     action = [&] { return DoEvents(ctx, events_id, events_follow); };
   });
+
+  auto* agents_cmd = app.add_subcommand(
+      "agents", "List the agent profiles (built-in and from the config)");
+  agents_cmd->callback([&] { action = [&] { return DoAgents(ctx); }; });
 
   auto* attach_cmd = app.add_subcommand(
       "attach", "Hold the session attached (its lease starts when this ends)");

@@ -1,34 +1,432 @@
 #include "baton/daemon/agent_profiles.h"
 
 #include <fmt/format.h>
+#include <sys/stat.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <cstring>
+
+#include "baton/agent/adapter.h"
+#include "baton/core/model_spec.h"
+#include "baton/util/duration.h"
+#include "baton/util/file_util.h"
+
+// toml++ as a header-only library compiled into this file alone (not
+// Debian's libtomlplusplus.so: the binary carries no extra shared library),
+// with parse errors as values, not exceptions (HOUSE-STYLE: our code does
+// not throw).
+#define TOML_HEADER_ONLY 1
+#define TOML_EXCEPTIONS 0
+#include <toml++/toml.h>
 
 namespace baton {
 namespace {
 
+// A config file is small; anything bigger is a mistake.
+constexpr size_t kMaxConfigBytes = 1 << 20;
+
 const std::vector<AgentProfile>& BuiltinProfiles() {
-  static const std::vector<AgentProfile> profiles = {
-      {"claude", "claude", {"claude"}, ""},
-      {"codex", "codex", {"codex"}, ""},
-      {"gemini", "acp", {"gemini", "--acp"}, ""},
-      {"opencode", "acp", {"opencode", "acp"}, ""},
-      {"qwen", "acp", {"qwen", "--acp"}, ""},
-      {"dsh", "command", {"dsh", "--profile", "headless"}, ""},
-  };
+  static const std::vector<AgentProfile> profiles = [] {
+    std::vector<AgentProfile> list = {
+        {"claude", "claude", {"claude"}, {}, {}, "", {}, "built-in"},
+        {"codex", "codex", {"codex"}, {}, {}, "", {}, "built-in"},
+        {"dsh",
+         "command",
+         {"dsh", "--profile", "headless"},
+         {},
+         {},
+         "",
+         {},
+         "built-in"},
+        {"gemini", "acp", {"gemini", "--acp"}, {}, {}, "", {}, "built-in"},
+        {"opencode", "acp", {"opencode", "acp"}, {}, {}, "", {}, "built-in"},
+        {"qwen", "acp", {"qwen", "--acp"}, {}, {}, "", {}, "built-in"},
+    };
+    return list;
+  }();
   return profiles;
+}
+
+// Collects the first problem; everything after it is skipped.
+class Checker {
+ public:
+  explicit Checker(const std::string& path) : path_(path) {}
+
+  bool failed() const { return error_.has_value(); }
+  const Error& error() const { return *error_; }
+
+  void Fail(const toml::source_region& where, std::string_view key,
+            std::string_view what, ErrorCode code = ErrorCode::kInvalidConfig) {
+    if (error_)
+      return;
+    error_ =
+        Error{code, fmt::format("{}:{}:{}: {}: {}", path_, where.begin.line,
+                                where.begin.column, key, what)};
+  }
+
+  std::string Line(const toml::source_region& where) const {
+    return fmt::format("{}:{}", path_, where.begin.line);
+  }
+
+ private:
+  const std::string& path_;
+  std::optional<Error> error_;
+};
+
+std::string TypeName(const toml::node& node) {
+  switch (node.type()) {
+    case toml::node_type::table:
+      return "a table";
+    case toml::node_type::array:
+      return "an array";
+    case toml::node_type::string:
+      return "a string";
+    case toml::node_type::integer:
+      return "an integer";
+    case toml::node_type::floating_point:
+      return "a float";
+    case toml::node_type::boolean:
+      return "a boolean";
+    default:
+      return "a date or time";
+  }
+}
+
+std::optional<std::string> String(Checker& check, const toml::node& node,
+                                  const std::string& key) {
+  if (const auto* value = node.as_string())
+    return value->get();
+  check.Fail(node.source(), key, "must be a string, not " + TypeName(node));
+  return std::nullopt;
+}
+
+// A list of strings; a lone string is a list of one.
+std::optional<std::vector<std::string>> StringList(Checker& check,
+                                                   const toml::node& node,
+                                                   const std::string& key) {
+  if (const auto* value = node.as_string())
+    return std::vector<std::string>{value->get()};
+  const auto* array = node.as_array();
+  if (!array) {
+    check.Fail(node.source(), key,
+               "must be a list of strings, not " + TypeName(node));
+    return std::nullopt;
+  }
+  std::vector<std::string> list;
+  for (size_t i = 0; i < array->size(); ++i) {
+    const toml::node& item = *array->get(i);
+    const auto* value = item.as_string();
+    if (!value) {
+      check.Fail(item.source(), fmt::format("{}[{}]", key, i),
+                 "must be a string, not " + TypeName(item));
+      return std::nullopt;
+    }
+    list.push_back(value->get());
+  }
+  return list;
+}
+
+// "30m", "1h30m", or a number of seconds.
+std::optional<std::chrono::milliseconds> Duration(Checker& check,
+                                                  const toml::node& node,
+                                                  const std::string& key) {
+  std::optional<std::chrono::milliseconds> duration;
+  if (const auto* seconds = node.as_integer()) {
+    if (seconds->get() > 0)
+      duration = std::chrono::seconds(seconds->get());
+  } else if (const auto* text = node.as_string()) {
+    if (auto parsed = ParseDuration(text->get()); parsed && parsed->count() > 0)
+      duration = *parsed;
+  }
+  if (!duration) {
+    check.Fail(node.source(), key,
+               "must be a positive duration such as \"30m\", \"1h30m\" or a "
+               "number of seconds");
+  }
+  return duration;
+}
+
+bool ValidName(std::string_view name) {
+  return !name.empty() && name.size() <= 64 &&
+         std::all_of(name.begin(), name.end(), [](unsigned char c) {
+           return std::isalnum(c) || c == '-' || c == '_' || c == '.';
+         });
+}
+
+void ParseProfile(Checker& check, const std::string& name,
+                  const toml::table& table, AgentProfile& profile,
+                  bool is_new) {
+  std::string prefix = "agents." + name;
+  bool has_command = false;
+  for (auto&& [key_name, node] : table) {
+    std::string key = prefix + "." + std::string(key_name.str());
+    std::string_view field = key_name.str();
+    if (field == "adapter") {
+      auto adapter = String(check, node, key);
+      if (adapter && !MakeAdapter(*adapter)) {
+        check.Fail(node.source(), key,
+                   fmt::format("unknown adapter '{}'; adapters: claude, "
+                               "codex, acp, command",
+                               *adapter));
+      } else if (adapter) {
+        profile.adapter = *adapter;
+      }
+    } else if (field == "command") {
+      auto command = StringList(check, node, key);
+      if (command && (command->empty() || (*command)[0].empty())) {
+        check.Fail(node.source(), key,
+                   "is empty; give the program to run, e.g. [\"claude\"]");
+      } else if (command) {
+        profile.command = std::move(*command);
+        has_command = true;
+      }
+    } else if (field == "args") {
+      if (auto args = StringList(check, node, key))
+        profile.args = std::move(*args);
+    } else if (field == "env") {
+      const auto* env = node.as_table();
+      if (!env) {
+        check.Fail(node.source(), key,
+                   "must be a table of strings, e.g. { NAME = \"value\" }, "
+                   "not " +
+                       TypeName(node));
+        continue;
+      }
+      profile.env.clear();
+      for (auto&& [var, value] : *env) {
+        std::string var_key = key + "." + std::string(var.str());
+        if (var.str().empty() || var.str().find('=') != std::string::npos ||
+            var.str().find('\0') != std::string::npos) {
+          check.Fail(var.source(), var_key,
+                     "is not a valid environment variable name");
+          continue;
+        }
+        if (auto text = String(check, value, var_key))
+          profile.env[std::string(var.str())] = *text;
+      }
+    } else if (field == "model") {
+      auto model = String(check, node, key);
+      if (!model)
+        continue;
+      if (!model->empty()) {
+        if (auto spec = ParseModelSpec(*model); !spec) {
+          check.Fail(node.source(), key, spec.error().message,
+                     ErrorCode::kInvalidModel);
+          continue;
+        }
+      }
+      profile.default_model = *model;
+    } else if (field == "timeout") {
+      if (auto timeout = Duration(check, node, key))
+        profile.timeout = *timeout;
+    } else {
+      check.Fail(key_name.source(), key,
+                 "unknown key; a profile takes adapter, command, args, env, "
+                 "model, timeout");
+    }
+  }
+  if (check.failed())
+    return;
+  if (is_new && profile.adapter.empty()) {
+    check.Fail(table.source(), prefix,
+               "a new profile needs an adapter (claude, codex, acp or "
+               "command)");
+  } else if (is_new && !has_command) {
+    // The built-in of the adapter's own name knows its program.
+    auto builtin = std::find_if(
+        BuiltinProfiles().begin(), BuiltinProfiles().end(),
+        [&](const AgentProfile& p) { return p.name == profile.adapter; });
+    if (builtin == BuiltinProfiles().end()) {
+      check.Fail(table.source(), prefix,
+                 fmt::format("a profile with adapter '{}' needs a command, "
+                             "e.g. command = [\"my-agent\", \"--acp\"]",
+                             profile.adapter));
+    } else {
+      profile.command = builtin->command;
+    }
+  }
 }
 
 }  // namespace
 
-Result<AgentProfile> FindAgentProfile(const std::string& name) {
+std::vector<std::string> AgentProfile::ArgvPrefix() const {
+  std::vector<std::string> argv = command;
+  argv.insert(argv.end(), args.begin(), args.end());
+  return argv;
+}
+
+Result<AgentProfile> AgentConfig::Find(std::string_view name) const {
   std::string known;
-  for (const auto& profile : BuiltinProfiles()) {
+  for (const auto& profile : profiles) {
     if (profile.name == name)
       return profile;
     known += (known.empty() ? "" : ", ") + profile.name;
   }
   return MakeError(
       ErrorCode::kInvalidArgument,
-      fmt::format("unknown agent '{}'; known agents: {}", name, known));
+      fmt::format("unknown agent '{}'; known agents: {}{}", name, known,
+                  path.empty() ? "" : " (built-in and from " + path + ")"));
+}
+
+AgentConfig BuiltinAgentConfig() {
+  AgentConfig config;
+  config.profiles = BuiltinProfiles();
+  return config;
+}
+
+ConfigFile FindConfigFile(const EnvLookup& env) {
+  if (auto explicit_path = env("BATON_CONFIG"))
+    return {*explicit_path, true};
+  if (auto home = env("BATON_HOME"))
+    return {*home + "/config.toml", false};
+  if (auto xdg = env("XDG_CONFIG_HOME"); xdg && (*xdg)[0] == '/')
+    return {*xdg + "/baton/config.toml", false};
+  if (auto home = env("HOME"))
+    return {*home + "/.config/baton/config.toml", false};
+  return {};
+}
+
+Result<AgentConfig> ParseAgentConfig(std::string_view text,
+                                     const std::string& path) {
+  toml::parse_result parsed = toml::parse(text, path);
+  if (!parsed) {
+    const toml::parse_error& error = parsed.error();
+    return MakeError(
+        ErrorCode::kInvalidConfig,
+        fmt::format("{}:{}:{}: {}", path, error.source().begin.line,
+                    error.source().begin.column, error.description()));
+  }
+  const toml::table& root = parsed.table();
+  AgentConfig config = BuiltinAgentConfig();
+  config.path = path;
+  Checker check(path);
+  std::optional<std::pair<std::string, toml::source_region>> default_agent;
+  for (auto&& [key_name, node] : root) {
+    std::string key(key_name.str());
+    if (key == "agents") {
+      const auto* agents = node.as_table();
+      if (!agents) {
+        check.Fail(node.source(), key,
+                   "must be a table of profiles ([agents.NAME]), not " +
+                       TypeName(node));
+        break;
+      }
+      for (auto&& [name_key, profile_node] : *agents) {
+        std::string name(name_key.str());
+        std::string profile_key = "agents." + name;
+        if (!ValidName(name)) {
+          check.Fail(name_key.source(), profile_key,
+                     "a profile name is letters, digits, '-', '_' or '.'");
+          break;
+        }
+        const auto* table = profile_node.as_table();
+        if (!table) {
+          check.Fail(profile_node.source(), profile_key,
+                     "must be a table ([" + profile_key + "]), not " +
+                         TypeName(profile_node));
+          break;
+        }
+        auto existing =
+            std::find_if(config.profiles.begin(), config.profiles.end(),
+                         [&](const AgentProfile& p) { return p.name == name; });
+        AgentProfile profile;
+        bool is_new = existing == config.profiles.end();
+        if (!is_new)
+          profile = *existing;
+        profile.name = name;
+        ParseProfile(check, name, *table, profile, is_new);
+        if (check.failed())
+          break;
+        profile.origin = check.Line(name_key.source()) +
+                         (is_new ? "" : " (over the built-in)");
+        if (is_new) {
+          config.profiles.push_back(std::move(profile));
+        } else {
+          *existing = std::move(profile);
+        }
+      }
+    } else if (key == "defaults") {
+      const auto* defaults = node.as_table();
+      if (!defaults) {
+        check.Fail(node.source(), key,
+                   "must be a table ([defaults]), not " + TypeName(node));
+        break;
+      }
+      for (auto&& [field_key, value] : *defaults) {
+        std::string field = "defaults." + std::string(field_key.str());
+        if (field_key.str() == "agent") {
+          if (auto name = String(check, value, field))
+            default_agent.emplace(*name, value.source());
+        } else if (field_key.str() == "agent_timeout") {
+          if (auto timeout = Duration(check, value, field))
+            config.agent_timeout = *timeout;
+        } else {
+          check.Fail(field_key.source(), field,
+                     "unknown key; [defaults] takes agent, agent_timeout");
+        }
+      }
+    } else {
+      check.Fail(key_name.source(), key,
+                 "unknown key; the config takes [defaults] and "
+                 "[agents.NAME]");
+    }
+    if (check.failed())
+      break;
+  }
+  if (!check.failed() && default_agent) {
+    auto found = config.Find(default_agent->first);
+    if (!found) {
+      check.Fail(default_agent->second, "defaults.agent",
+                 found.error().message);
+    } else {
+      config.default_agent = default_agent->first;
+    }
+  }
+  if (check.failed())
+    return std::unexpected(check.error());
+  std::sort(config.profiles.begin(), config.profiles.end(),
+            [](const AgentProfile& a, const AgentProfile& b) {
+              return a.name < b.name;
+            });
+  return config;
+}
+
+Result<AgentConfig> LoadAgentConfig(const ConfigFile& file) {
+  if (file.path.empty())
+    return BuiltinAgentConfig();
+  struct stat st {};
+  if (::stat(file.path.c_str(), &st) != 0) {
+    int err = errno;
+    if (err == ENOENT && !file.required)
+      return BuiltinAgentConfig();
+    return MakeError(ErrorCode::kInvalidConfig,
+                     fmt::format("config {}{}: {}", file.path,
+                                 file.required ? " (from BATON_CONFIG)" : "",
+                                 std::strerror(err)));
+  }
+  if (!S_ISREG(st.st_mode)) {
+    return MakeError(ErrorCode::kInvalidConfig,
+                     fmt::format("config {} is not a regular file", file.path));
+  }
+  if (st.st_mode & S_IWOTH) {
+    return MakeError(ErrorCode::kInvalidConfig,
+                     fmt::format("config {} is writable by others and names "
+                                 "commands to run; run 'chmod o-w {}'",
+                                 file.path, file.path));
+  }
+  if (static_cast<size_t>(st.st_size) > kMaxConfigBytes) {
+    return MakeError(ErrorCode::kInvalidConfig,
+                     fmt::format("config {} is larger than 1 MiB", file.path));
+  }
+  auto text = ReadFile(file.path);
+  if (!text) {
+    return MakeError(
+        ErrorCode::kInvalidConfig,
+        fmt::format("config {}: {}", file.path, text.error().message));
+  }
+  return ParseAgentConfig(*text, file.path);
 }
 
 }  // namespace baton

@@ -1,24 +1,82 @@
-// Named agent profiles: which adapter and command line run an agent, and
-// its default model. Built-in: claude, codex, gemini, opencode, qwen, dsh.
+// Named agent profiles: which adapter and command line run an agent, with
+// what environment, default model and deadline. Built-in: claude, codex,
+// gemini, opencode, qwen, dsh; baton's TOML config file adds profiles and
+// overrides built-ins (doc/agents.md, "Configuration"). Holds no state:
+// batond reads the file afresh for each request that needs it.
 #ifndef BATON_DAEMON_AGENT_PROFILES_H_
 #define BATON_DAEMON_AGENT_PROFILES_H_
 
+#include <chrono>
+#include <functional>
+#include <map>
+#include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/util/result.h"
 
 namespace baton {
 
+// The deadline of an agent task when neither the director, the profile nor
+// the config sets one.
+inline constexpr std::chrono::minutes kDefaultAgentTimeout{30};
+
 struct AgentProfile {
   std::string name;
   std::string adapter;               // claude, codex, acp, command
   std::vector<std::string> command;  // argv prefix, e.g. {"gemini", "--acp"}
-  std::string default_model;         // "" = the CLI's own
+  std::vector<std::string> args;     // After `command`, before the adapter's
+  std::map<std::string, std::string> env;  // Over the client's environment.
+  std::string default_model;               // "" = the CLI's own
+  // The deadline; unset = the config's agent_timeout.
+  std::optional<std::chrono::milliseconds> timeout;
+  std::string origin;  // "built-in", or "<file>:<line>" of its table.
+
+  // `command` then `args`: what the adapter's flags are appended to.
+  std::vector<std::string> ArgvPrefix() const;
 };
 
-// kNotFound with the list of known names.
-Result<AgentProfile> FindAgentProfile(const std::string& name);
+// The effective agent settings: the built-ins overlaid with the file.
+struct AgentConfig {
+  std::string path;                    // The file read; "" when none.
+  std::vector<AgentProfile> profiles;  // Sorted by name.
+  std::string default_agent = "claude";
+  std::chrono::milliseconds agent_timeout = kDefaultAgentTimeout;
+
+  // kInvalidArgument naming the known profiles when there is none.
+  Result<AgentProfile> Find(std::string_view name) const;
+};
+
+// The built-in profiles and defaults, without any file.
+AgentConfig BuiltinAgentConfig();
+
+// Where the config file is. `required` when a variable named the file
+// itself: then a missing file is an error, not "no config".
+struct ConfigFile {
+  std::string path;
+  bool required = false;
+};
+
+// An environment lookup: the value, or nullopt when unset or empty.
+using EnvLookup = std::function<std::optional<std::string>(const char*)>;
+
+// $BATON_CONFIG; else $BATON_HOME/config.toml when BATON_HOME is set (a
+// self-contained baton, as in tests); else $XDG_CONFIG_HOME/baton/config.toml;
+// else $HOME/.config/baton/config.toml. path "" when none applies (no HOME).
+ConfigFile FindConfigFile(const EnvLookup& env);
+
+// The built-ins overlaid with `text`, the TOML of the file at `path` (named
+// in errors). Fails, taking nothing from the file, with kInvalidConfig (or
+// kInvalidModel for a malformed model) and the message
+// "<path>:<line>:<column>: <key>: <what is wrong>".
+Result<AgentConfig> ParseAgentConfig(std::string_view text,
+                                     const std::string& path);
+
+// Reads `file` and parses it. A missing file that is not required gives the
+// built-ins; one that is required, unreadable, or writable by others
+// (it names commands to run) is kInvalidConfig.
+Result<AgentConfig> LoadAgentConfig(const ConfigFile& file);
 
 }  // namespace baton
 

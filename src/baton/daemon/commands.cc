@@ -90,6 +90,7 @@ const std::map<std::string, Daemon::Handler, std::less<>>& Daemon::Handlers() {
       {"send", &Daemon::HandleSend},
       {"answer", &Daemon::HandleAnswer},
       {"events", &Daemon::HandleEvents},
+      {"agents", &Daemon::HandleAgents},
       {"notices", &Daemon::HandleNotices},
       {"daemon_status", &Daemon::HandleDaemonStatus},
       {"shutdown", &Daemon::HandleShutdown},
@@ -337,8 +338,57 @@ void Daemon::HandleShutdown(Connection&, const Json& request,
 
 namespace baton {
 
-// Agent tasks have a deadline unless the director sets one.
-constexpr std::chrono::minutes kDefaultAgentTimeout{30};
+namespace {
+
+// The client's environment (its base_env) as a lookup, else batond's own.
+EnvLookup ClientEnv(const Json& request) {
+  auto base = request.find("base_env");
+  if (base == request.end() || !base->is_array() || base->empty()) {
+    return [](const char* name) -> std::optional<std::string> {
+      const char* value = std::getenv(name);
+      return value && *value ? std::optional<std::string>(value) : std::nullopt;
+    };
+  }
+  std::map<std::string, std::string, std::less<>> env;
+  for (const auto& entry : *base) {
+    if (!entry.is_string())
+      continue;
+    const std::string& text = entry.get_ref<const std::string&>();
+    size_t eq = text.find('=');
+    if (eq != std::string::npos && eq + 1 < text.size())
+      env.emplace(text.substr(0, eq), text.substr(eq + 1));
+  }
+  return
+      [env = std::move(env)](const char* name) -> std::optional<std::string> {
+        auto it = env.find(std::string_view(name));
+        return it == env.end() ? std::nullopt
+                               : std::optional<std::string>(it->second);
+      };
+}
+
+// The agent settings as the client sees them: the config file its
+// environment names, read afresh (doc/agents.md, "Configuration").
+Result<AgentConfig> ClientAgentConfig(const Json& request) {
+  return LoadAgentConfig(FindConfigFile(ClientEnv(request)));
+}
+
+// `env` over the client's environment (or batond's, when it sent none).
+void ApplyProfileEnv(const std::map<std::string, std::string>& env,
+                     std::vector<std::string>& base_env) {
+  if (env.empty())
+    return;
+  if (base_env.empty()) {
+    for (char** entry = environ; *entry != nullptr; ++entry)
+      base_env.emplace_back(*entry);
+  }
+  std::erase_if(base_env, [&](const std::string& entry) {
+    return env.contains(entry.substr(0, entry.find('=')));
+  });
+  for (const auto& [name, value] : env)
+    base_env.push_back(name + "=" + value);
+}
+
+}  // namespace
 
 void Daemon::HandleDelegate(Connection&, const Json& request,
                             const std::string& session, Reply reply) {
@@ -347,6 +397,9 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
     return reply(MakeError(ErrorCode::kInvalidArgument,
                            "empty brief; say what the agent should do"));
   }
+  auto config = ClientAgentConfig(request);
+  if (!config)
+    return reply(std::unexpected(config.error()));
   std::string agent_name = request.value("agent", "");
   // Resuming an agent task continues with its agent unless one is named.
   std::string resume_from = request.value("resume_from", "");
@@ -356,7 +409,8 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
       agent_name = task->spec.agent->profile;
     }
   }
-  auto profile = FindAgentProfile(agent_name.empty() ? "claude" : agent_name);
+  auto profile =
+      config->Find(agent_name.empty() ? config->default_agent : agent_name);
   if (!profile)
     return reply(std::unexpected(profile.error()));
   AgentSpec agent;
@@ -377,6 +431,7 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
   if (auto base = request.find("base_env"); base != request.end()) {
     spec.base_env = base->get<std::vector<std::string>>();
   }
+  ApplyProfileEnv(profile->env, spec.base_env);
   std::string resume = request.value("resume_from", "");
   if (!resume.empty()) {
     if (auto from = TaskId::Parse(resume)) {
@@ -411,7 +466,7 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
     return reply(
         MakeError(ErrorCode::kInternal, "no adapter named " + agent.adapter));
   }
-  spec.argv = adapter->Argv(profile->command, agent);
+  spec.argv = adapter->Argv(profile->ArgvPrefix(), agent);
   if (adapter->interactive()) {
     spec.stdin_pipe = true;
   } else {
@@ -423,7 +478,7 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
   auto timeout = request.find("timeout_ms");
   spec.timeout = timeout != request.end() && timeout->is_number()
                      ? std::chrono::milliseconds(timeout->get<int64_t>())
-                     : std::chrono::milliseconds(kDefaultAgentTimeout);
+                     : profile->timeout.value_or(config->agent_timeout);
   spec.agent = std::move(agent);
   if (!spec.cwd.empty() && spec.cwd[0] == '/') {
     if (auto ok = PreflightTask(spec); !ok) {
@@ -436,6 +491,35 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
     checks_->Snapshot(*task);
     reply(Json{{"task", TaskJson(*task)}});
   });
+}
+
+void Daemon::HandleAgents(Connection&, const Json& request, const std::string&,
+                          Reply reply) {
+  ConfigFile file = FindConfigFile(ClientEnv(request));
+  auto config = LoadAgentConfig(file);
+  if (!config)
+    return reply(std::unexpected(config.error()));
+  Json agents = Json::array();
+  for (const auto& profile : config->profiles) {
+    Json env_names = Json::array();
+    for (const auto& [name, value] : profile.env)
+      env_names.push_back(name);  // Not the values: they may be secrets.
+    agents.push_back({{"name", profile.name},
+                      {"adapter", profile.adapter},
+                      {"command", profile.command},
+                      {"args", profile.args},
+                      {"env", env_names},
+                      {"model", profile.default_model},
+                      {"timeout_ms",
+                       profile.timeout.value_or(config->agent_timeout).count()},
+                      {"origin", profile.origin},
+                      {"default", profile.name == config->default_agent}});
+  }
+  reply(Json{{"config", file.path.empty() ? Json() : Json(file.path)},
+             {"config_found", !config->path.empty()},
+             {"default_agent", config->default_agent},
+             {"agent_timeout_ms", config->agent_timeout.count()},
+             {"agents", agents}});
 }
 
 void Daemon::HandleSend(Connection&, const Json& request,

@@ -92,6 +92,7 @@ class Daemon {
   void HandleSend(Connection&, const Json&, const std::string&, Reply);
   void HandleAnswer(Connection&, const Json&, const std::string&, Reply);
   void HandleEvents(Connection&, const Json&, const std::string&, Reply);
+  void HandleAgents(Connection&, const Json&, const std::string&, Reply);
   void HandleNotices(Connection&, const Json&, const std::string&, Reply);
   void HandleDaemonStatus(Connection&, const Json&, const std::string&, Reply);
   void HandleShutdown(Connection&, const Json&, const std::string&, Reply);

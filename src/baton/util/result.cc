@@ -36,6 +36,7 @@ constexpr CodeName kCodeNames[] = {
     {ErrorCode::kCorrupt, "corrupt"},
     {ErrorCode::kInvalidModel, "invalid_model"},
     {ErrorCode::kResumeNotFound, "resume_not_found"},
+    {ErrorCode::kInvalidConfig, "invalid_config"},
     {ErrorCode::kInternal, "internal"},
 };
 }  // namespace

@@ -23,6 +23,7 @@ enum class ErrorCode {
   kCorrupt,
   kInvalidModel,    // A malformed <provider>/<model>[:<effort>].
   kResumeNotFound,  // Nothing to resume: no such session, or none yet.
+  kInvalidConfig,   // baton's config file is malformed (file:line: key).
   kInternal,
 };
 

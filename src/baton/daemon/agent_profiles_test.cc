@@ -1,0 +1,232 @@
+#include "baton/daemon/agent_profiles.h"
+
+#include <gtest/gtest.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cstdlib>
+#include <fstream>
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::minutes;
+
+AgentConfig Parse(const std::string& text) {
+  auto config = ParseAgentConfig(text, "/cfg/config.toml");
+  EXPECT_TRUE(config.has_value()) << config.error().message;
+  return config.value_or(AgentConfig{});
+}
+
+// The error's code and message for a config that must be refused.
+Error Refused(const std::string& text) {
+  auto config = ParseAgentConfig(text, "/cfg/config.toml");
+  EXPECT_FALSE(config.has_value()) << text;
+  return config ? Error{} : config.error();
+}
+
+TEST(AgentProfiles, BuiltinsWithoutAFile) {
+  AgentConfig config = BuiltinAgentConfig();
+  EXPECT_EQ(config.default_agent, "claude");
+  EXPECT_EQ(config.agent_timeout, milliseconds(minutes(30)));
+  auto gemini = config.Find("gemini");
+  ASSERT_TRUE(gemini);
+  EXPECT_EQ(gemini->adapter, "acp");
+  EXPECT_EQ(gemini->ArgvPrefix(),
+            (std::vector<std::string>{"gemini", "--acp"}));
+  EXPECT_EQ(gemini->origin, "built-in");
+  auto missing = config.Find("nope");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message,
+            "unknown agent 'nope'; known agents: claude, codex, dsh, gemini, "
+            "opencode, qwen");
+}
+
+TEST(AgentProfiles, ANewProfileAndAnOverride) {
+  AgentConfig config = Parse(R"(
+[defaults]
+agent = "reviewer"
+agent_timeout = "1h"
+
+[agents.reviewer]
+adapter = "claude"
+command = ["claude"]
+args = ["--append-system-prompt", "You review code."]
+env = { CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC = "1", MODE = "review" }
+model = "anthropic/claude-sonnet-4-5:high"
+timeout = 600
+
+[agents.claude]
+model = "anthropic/claude-opus-4-1"
+)");
+  EXPECT_EQ(config.path, "/cfg/config.toml");
+  EXPECT_EQ(config.default_agent, "reviewer");
+  EXPECT_EQ(config.agent_timeout, milliseconds(minutes(60)));
+  auto reviewer = config.Find("reviewer");
+  ASSERT_TRUE(reviewer);
+  EXPECT_EQ(reviewer->adapter, "claude");
+  EXPECT_EQ(reviewer->ArgvPrefix(),
+            (std::vector<std::string>{"claude", "--append-system-prompt",
+                                      "You review code."}));
+  EXPECT_EQ(reviewer->env.at("CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC"), "1");
+  EXPECT_EQ(reviewer->env.at("MODE"), "review");
+  EXPECT_EQ(reviewer->default_model, "anthropic/claude-sonnet-4-5:high");
+  EXPECT_EQ(reviewer->timeout, milliseconds(600000));
+  EXPECT_EQ(reviewer->origin, "/cfg/config.toml:6");
+  // An override keeps what it does not set.
+  auto claude = config.Find("claude");
+  ASSERT_TRUE(claude);
+  EXPECT_EQ(claude->command, std::vector<std::string>{"claude"});
+  EXPECT_EQ(claude->adapter, "claude");
+  EXPECT_EQ(claude->default_model, "anthropic/claude-opus-4-1");
+  EXPECT_EQ(claude->origin, "/cfg/config.toml:14 (over the built-in)");
+  EXPECT_FALSE(claude->timeout);
+  // Sorted by name; the untouched built-ins stay.
+  std::vector<std::string> names;
+  for (const auto& profile : config.profiles)
+    names.push_back(profile.name);
+  EXPECT_EQ(names, (std::vector<std::string>{"claude", "codex", "dsh", "gemini",
+                                             "opencode", "qwen", "reviewer"}));
+}
+
+TEST(AgentProfiles, CommandDefaultsToTheAdaptersBuiltinAndTakesAString) {
+  AgentConfig config = Parse(R"(
+[agents.quick]
+adapter = "codex"
+[agents.mine]
+adapter = "acp"
+command = "/opt/agent/bin/agent"
+[agents.empty-env]
+adapter = "claude"
+env = {}
+)");
+  EXPECT_EQ(config.Find("quick")->command, std::vector<std::string>{"codex"});
+  EXPECT_EQ(config.Find("mine")->command,
+            std::vector<std::string>{"/opt/agent/bin/agent"});
+  EXPECT_TRUE(config.Find("empty-env")->env.empty());
+  // An empty file is the built-ins.
+  EXPECT_EQ(Parse("").profiles.size(), BuiltinAgentConfig().profiles.size());
+}
+
+TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
+  struct Case {
+    std::string text;
+    ErrorCode code;
+    std::string message;
+  };
+  const ErrorCode kConfig = ErrorCode::kInvalidConfig;
+  for (const auto& c : std::vector<Case>{
+           {"[agents.x]\nadapter = \"claude\"\ncolour = \"red\"\n", kConfig,
+            "/cfg/config.toml:3:1: agents.x.colour: unknown key; a profile "
+            "takes adapter, command, args, env, model, timeout"},
+           {"[agents.x]\nadapter = \"gpt\"\n", kConfig,
+            "/cfg/config.toml:2:11: agents.x.adapter: unknown adapter 'gpt'; "
+            "adapters: claude, codex, acp, command"},
+           {"[agents.x]\nadapter = \"claude\"\nmodel = \"sonnet\"\n",
+            ErrorCode::kInvalidModel, "/cfg/config.toml:3:9: agents.x.model: "},
+           {"[agents.x]\nadapter = \"acp\"\ncommand = []\n", kConfig,
+            "/cfg/config.toml:3:11: agents.x.command: is empty; give the "
+            "program to run, e.g. [\"claude\"]"},
+           {"[agents.x]\nadapter = \"acp\"\ncommand = [\"\"]\n", kConfig,
+            "agents.x.command: is empty"},
+           {"[agents.x]\nadapter = \"claude\"\nargs = [\"a\", 3]\n", kConfig,
+            "/cfg/config.toml:3:14: agents.x.args[1]: must be a string, not "
+            "an integer"},
+           {"[agents.x]\nadapter = 7\n", kConfig,
+            "/cfg/config.toml:2:11: agents.x.adapter: must be a string, not "
+            "an integer"},
+           {"[agents.x]\nadapter = \"claude\"\nenv = { A = 1 }\n", kConfig,
+            "agents.x.env.A: must be a string, not an integer"},
+           {"[agents.x]\nadapter = \"claude\"\nenv = [\"A=1\"]\n", kConfig,
+            "agents.x.env: must be a table of strings"},
+           {"[agents.x]\nadapter = \"claude\"\ntimeout = \"soon\"\n", kConfig,
+            "/cfg/config.toml:3:11: agents.x.timeout: must be a positive "
+            "duration"},
+           {"[agents.x]\nadapter = \"claude\"\ntimeout = 0\n", kConfig,
+            "agents.x.timeout: must be a positive duration"},
+           {"[agents.x]\ncommand = [\"x\"]\n", kConfig,
+            "/cfg/config.toml:1:1: agents.x: a new profile needs an adapter"},
+           {"[agents.x]\nadapter = \"command\"\n", kConfig,
+            "agents.x: a profile with adapter 'command' needs a command"},
+           {"[agents.\"a b\"]\nadapter = \"claude\"\n", kConfig,
+            "agents.a b: a profile name is letters"},
+           {"agents = 3\n", kConfig,
+            "/cfg/config.toml:1:10: agents: must be a table of profiles"},
+           {"[agent.x]\n", kConfig,
+            "/cfg/config.toml:1:2: agent: unknown key; the config takes "
+            "[defaults] and [agents.NAME]"},
+           {"[defaults]\nagent = \"nope\"\n", kConfig,
+            "/cfg/config.toml:2:9: defaults.agent: unknown agent 'nope'"},
+           {"[defaults]\ntimeout = \"5m\"\n", kConfig,
+            "/cfg/config.toml:2:1: defaults.timeout: unknown key; [defaults] "
+            "takes agent, agent_timeout"},
+           {"[agents.x\n", kConfig, "/cfg/config.toml:1:"},
+           {"[agents.x]\nadapter = \"claude\"\nadapter = \"codex\"\n", kConfig,
+            "/cfg/config.toml:3:"},
+       }) {
+    Error error = Refused(c.text);
+    EXPECT_EQ(error.code, c.code) << c.text << error.message;
+    EXPECT_NE(error.message.find(c.message), std::string::npos)
+        << c.text << "\n  got: " << error.message;
+  }
+}
+
+TEST(AgentProfiles, WhereTheFileIs) {
+  auto lookup = [](std::map<std::string, std::string> env) -> EnvLookup {
+    return [env](const char* name) -> std::optional<std::string> {
+      auto it = env.find(name);
+      return it == env.end() ? std::nullopt
+                             : std::optional<std::string>(it->second);
+    };
+  };
+  ConfigFile file = FindConfigFile(lookup({{"BATON_CONFIG", "/etc/b.toml"},
+                                           {"BATON_HOME", "/h"},
+                                           {"HOME", "/home/u"}}));
+  EXPECT_EQ(file.path, "/etc/b.toml");
+  EXPECT_TRUE(file.required);
+  file = FindConfigFile(lookup(
+      {{"BATON_HOME", "/h"}, {"XDG_CONFIG_HOME", "/x"}, {"HOME", "/home/u"}}));
+  EXPECT_EQ(file.path, "/h/config.toml");
+  EXPECT_FALSE(file.required);
+  file = FindConfigFile(lookup({{"XDG_CONFIG_HOME", "/x"}, {"HOME", "/u"}}));
+  EXPECT_EQ(file.path, "/x/baton/config.toml");
+  // A relative XDG_CONFIG_HOME is ignored, as the XDG spec says.
+  file = FindConfigFile(lookup({{"XDG_CONFIG_HOME", "x"}, {"HOME", "/u"}}));
+  EXPECT_EQ(file.path, "/u/.config/baton/config.toml");
+  EXPECT_EQ(FindConfigFile(lookup({})).path, "");
+}
+
+TEST(AgentProfiles, LoadingTheFile) {
+  char dir_template[] = "/tmp/baton-config-XXXXXX";
+  ASSERT_NE(::mkdtemp(dir_template), nullptr);
+  std::string dir = dir_template;
+  std::string path = dir + "/config.toml";
+  // Missing: the built-ins, unless a variable named the file.
+  auto missing = LoadAgentConfig({path, false});
+  ASSERT_TRUE(missing);
+  EXPECT_EQ(missing->path, "");
+  auto required = LoadAgentConfig({path, true});
+  ASSERT_FALSE(required);
+  EXPECT_EQ(required.error().code, ErrorCode::kInvalidConfig);
+  EXPECT_NE(required.error().message.find("(from BATON_CONFIG)"),
+            std::string::npos);
+  std::ofstream(path) << "[agents.r]\nadapter = \"claude\"\n";
+  ::chmod(path.c_str(), 0600);
+  auto loaded = LoadAgentConfig({path, true});
+  ASSERT_TRUE(loaded) << loaded.error().message;
+  EXPECT_EQ(loaded->Find("r")->origin, path + ":1");
+  ::chmod(path.c_str(), 0602);
+  auto open = LoadAgentConfig({path, false});
+  ASSERT_FALSE(open);
+  EXPECT_NE(open.error().message.find("writable by others"), std::string::npos);
+  auto folder = LoadAgentConfig({dir, true});
+  ASSERT_FALSE(folder);
+  EXPECT_NE(folder.error().message.find("not a regular file"),
+            std::string::npos);
+  ::unlink(path.c_str());
+  ::rmdir(dir.c_str());
+}
+
+}  // namespace
+}  // namespace baton
