@@ -175,6 +175,7 @@ void AcpAdapter::OnResponse(const Json& message, AdapterSink& sink) {
     std::string error = ErrorText(message["error"]);
     if (method == "session/prompt") {
       FlushText(sink);
+      WithdrawAsked("the prompt failed", sink);
       sink.Emit({{"type", "error"}, {"message", error}});
       sink.Emit({{"type", "result"},
                  {"ok", false},
@@ -283,6 +284,7 @@ void AcpAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
       {"option_kinds", kinds}};
   pending_permissions_[id.dump()] = {
       {"id", id}, {"tool_call_id", StringAt(call, "toolCallId")}};
+  asked_[id.dump()] = pending_permissions_[id.dump()];
   sink.Emit(std::move(question));
 }
 
@@ -330,9 +332,11 @@ void AcpAdapter::OnUpdate(const Json& update, AdapterSink& sink) {
       sink.Emit(ToolEvent(update));
     std::string status = StringAt(update, "status");
     if (status == "completed" || status == "failed") {
-      std::erase_if(pending_permissions_, [&](const auto& entry) {
+      auto of_this_call = [&](const auto& entry) {
         return StringAt(entry.second, "tool_call_id") == id;
-      });
+      };
+      std::erase_if(pending_permissions_, of_this_call);
+      std::erase_if(asked_, of_this_call);
     }
   } else if (kind == "plan" || kind == "user_message_chunk") {
     FlushText(sink);
@@ -359,6 +363,7 @@ void AcpAdapter::OnPromptResult(const Json& result, AdapterSink& sink) {
     detail = "max-tokens";
   else if (stop.empty())
     detail = "no stop reason";
+  WithdrawAsked(fmt::format("the turn ended ({})", detail), sink);
   Json event = {
       {"type", "result"}, {"ok", ok}, {"text", last_text_}, {"detail", detail}};
   if (result.contains("usage")) {
@@ -375,6 +380,15 @@ void AcpAdapter::OnPromptResult(const Json& result, AdapterSink& sink) {
   message_id_.clear();
   pending_permissions_.clear();  // The turn is over; they are moot.
   sink.TurnEnded();
+}
+
+void AcpAdapter::WithdrawAsked(const std::string& why, AdapterSink& sink) {
+  for (const auto& [key, asked] : asked_) {
+    sink.Emit({{"type", "question_withdrawn"},
+               {"ref", asked["id"]},
+               {"reason", why}});
+  }
+  asked_.clear();
 }
 
 void AcpAdapter::Fail(const std::string& detail, AdapterSink& sink) {

@@ -60,6 +60,8 @@ class AcpAdapter : public AgentAdapter {
   void OnPromptResult(const Json& result, AdapterSink& sink);
   void SetSession(const std::string& session_id, AdapterSink& sink);
   void FlushText(AdapterSink& sink);
+  // question_withdrawn for each permission still asked when a prompt ends.
+  void WithdrawAsked(const std::string& why, AdapterSink& sink);
   void Fail(const std::string& detail, AdapterSink& sink);
 
   std::string prefix_;  // Random, per instance: makes request ids unique.
@@ -81,6 +83,9 @@ class AcpAdapter : public AgentAdapter {
   // Unanswered permission requests by their JSON-dumped request id,
   // answered "cancelled" on an interrupt as the spec asks.
   std::map<std::string, Json> pending_permissions_;  // {id, tool_call_id}
+  // The same from the stream alone (answers aside): what the end of the
+  // prompt withdraws unless the tool call finished first.
+  std::map<std::string, Json> asked_;  // {id, tool_call_id}
   std::optional<std::pair<TaskStatus, std::string>> verdict_;
 };
 

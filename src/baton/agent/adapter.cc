@@ -3,6 +3,7 @@
 #include "baton/agent/acp_adapter.h"
 #include "baton/agent/claude_adapter.h"
 #include "baton/agent/codex_adapter.h"
+#include "baton/agent/codex_exec_adapter.h"
 #include "baton/agent/command_adapter.h"
 
 namespace baton {
@@ -12,6 +13,8 @@ std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
     return std::make_unique<ClaudeAdapter>();
   if (name == "codex")
     return std::make_unique<CodexAdapter>();
+  if (name == "codex-exec")
+    return std::make_unique<CodexExecAdapter>();
   if (name == "acp")
     return std::make_unique<AcpAdapter>();
   if (name == "command")

@@ -30,6 +30,12 @@ using Json = nlohmann::json;
 //   {"type":"result","ok":bool,"text":...,"detail":...,"cost_usd":...,
 //    "usage":{...}}
 //   {"type":"error","message":...}
+//   {"type":"question_withdrawn","ref":<the question's ref>,"reason":...}
+//     the CLI itself resolved or dropped a question it asked (Claude's
+//     control_cancel_request, codex's serverRequest/resolved, a turn that
+//     ended with a request unanswered). Adapters emit it from the stream
+//     alone, also for questions that were answered meanwhile; the runtime
+//     closes the question only if it is still open.
 class AdapterSink {
  public:
   virtual ~AdapterSink() = default;
@@ -81,9 +87,15 @@ class AgentAdapter {
   virtual void Interrupt(AdapterSink& sink) = 0;
   // The status and detail the last result means, if a result came.
   virtual std::optional<std::pair<TaskStatus, std::string>> verdict() const = 0;
+  // When the CLI failed without a verdict: a clearer detail than its last
+  // stderr line, from the whole of its stderr; "" when there is none.
+  virtual std::string ExplainExit(std::string_view /*stderr_text*/) const {
+    return "";
+  }
 };
 
-// "claude", "codex", "acp", "command"; nullptr for anything else.
+// "claude", "codex", "codex-exec", "acp", "command"; nullptr for anything
+// else.
 std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name);
 
 // The short form of a tool input for a "tool" event: a command line, a

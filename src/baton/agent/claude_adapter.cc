@@ -81,6 +81,15 @@ void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
     }
   } else if (type == "control_request") {
     OnControlRequest(message, sink);
+  } else if (type == "control_cancel_request") {
+    // Claude withdrew its own can_use_tool request (an interrupt while it
+    // asked): the question is moot.
+    if (auto id = message.find("request_id");
+        id != message.end() && id->is_string() && !id->empty()) {
+      sink.Emit({{"type", "question_withdrawn"},
+                 {"ref", *id},
+                 {"reason", "claude withdrew its request"}});
+    }
   } else if (type == "result") {
     OnResult(message, sink);
   }

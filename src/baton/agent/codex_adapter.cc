@@ -344,6 +344,7 @@ void CodexAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
             .dump());
     return;
   }
+  unresolved_[message["id"].dump()] = message["id"];
   sink.Emit(std::move(question));
 }
 
@@ -362,6 +363,16 @@ void CodexAdapter::OnNotification(const Json& message, AdapterSink& sink) {
     const Json& total = ObjectAt(ObjectAt(params, "tokenUsage"), "total");
     if (!total.empty())
       usage_ = total;
+  } else if (method == "serverRequest/resolved") {
+    // Follows our answer, and also comes when codex drops a request nobody
+    // answered (after an interrupt): then the question is withdrawn.
+    if (auto it = params.find("requestId"); it != params.end()) {
+      if (unresolved_.erase(it->dump()) > 0) {
+        sink.Emit({{"type", "question_withdrawn"},
+                   {"ref", *it},
+                   {"reason", "codex resolved the request"}});
+      }
+    }
   } else if (method == "error") {
     std::string error = ErrorText(ObjectAt(params, "error"));
     if (params.value("willRetry", false))
@@ -413,6 +424,14 @@ void CodexAdapter::OnTurnCompleted(const Json& turn, AdapterSink& sink) {
     if (detail == "{}")
       detail = status.empty() ? "turn failed" : status;
   }
+  // Requests still open when the turn ends are moot (codex resolves them
+  // only after turn/completed, transcript codex-app-interrupt-asking).
+  for (const auto& [key, ref] : unresolved_) {
+    sink.Emit({{"type", "question_withdrawn"},
+               {"ref", ref},
+               {"reason", fmt::format("the turn ended ({})", detail)}});
+  }
+  unresolved_.clear();
   Json result = {
       {"type", "result"}, {"ok", ok}, {"text", text}, {"detail", detail}};
   if (!usage_.is_null())
@@ -523,6 +542,19 @@ void CodexAdapter::Interrupt(AdapterSink& sink) {
   }
   Request("turn/interrupt", {{"threadId", thread_id_}, {"turnId", turn_id_}},
           sink);
+}
+
+std::string CodexAdapter::ExplainExit(std::string_view stderr_text) const {
+  // A codex without app-server (too old, or a build without it) exits at
+  // once with clap's usage error, before answering initialize.
+  if (thread_id_.empty() &&
+      stderr_text.find("unrecognized subcommand 'app-server'") !=
+          std::string_view::npos) {
+    return "this codex has no app-server (\"unrecognized subcommand "
+           "'app-server'\"); run it through codex exec instead: baton "
+           "delegate --agent codex-exec ...";
+  }
+  return "";
 }
 
 }  // namespace baton

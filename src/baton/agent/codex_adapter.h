@@ -36,6 +36,7 @@ class CodexAdapter : public AgentAdapter {
   std::optional<std::pair<TaskStatus, std::string>> verdict() const override {
     return verdict_;
   }
+  std::string ExplainExit(std::string_view stderr_text) const override;
 
  private:
   // Writes a request whose id carries `method`; returns the id.
@@ -68,8 +69,12 @@ class CodexAdapter : public AgentAdapter {
   // Items of the running turn by id (approvals refer to them by itemId).
   std::map<std::string, Json> items_;
   std::set<std::string> tools_seen_;  // Item ids already shown as tools.
-  std::string last_text_;             // The last agent message of the turn.
-  Json usage_;                        // The latest thread token usage.
+  // Server requests shown as questions that codex has not resolved yet (by
+  // their dumped id): serverRequest/resolved or the turn's end withdraws
+  // them. From the stream alone, answered or not.
+  std::map<std::string, Json> unresolved_;
+  std::string last_text_;  // The last agent message of the turn.
+  Json usage_;             // The latest thread token usage.
   std::optional<std::pair<TaskStatus, std::string>> verdict_;
 };
 

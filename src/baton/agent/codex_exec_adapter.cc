@@ -1,0 +1,200 @@
+#include "baton/agent/codex_exec_adapter.h"
+
+#include <fmt/format.h>
+
+#include "baton/agent/json_rpc_util.h"
+#include "baton/core/model_spec.h"
+
+namespace baton {
+namespace {
+
+// codex puts the model API's raw response body in its error messages
+// ({"error":{"message":...}}); the message inside reads better.
+std::string ErrorMessage(const std::string& raw) {
+  Json body = Json::parse(raw, nullptr, false);
+  if (body.is_object()) {
+    const Json& error = ObjectAt(body, "error");
+    if (std::string message = StringAt(error, "message"); !message.empty())
+      return message;
+    if (std::string message = StringAt(body, "message"); !message.empty())
+      return message;
+  }
+  return raw.empty() ? std::string("codex reported an error") : raw;
+}
+
+// "/bin/bash -lc 'echo hi'" -> "echo hi".
+std::string UnwrapShell(std::string command) {
+  for (const char* prefix : {"/bin/bash -lc '", "bash -lc '", "/bin/sh -c '"}) {
+    std::string_view p(prefix);
+    if (command.starts_with(p) && command.size() > p.size() &&
+        command.back() == '\'') {
+      return command.substr(p.size(), command.size() - p.size() - 1);
+    }
+  }
+  return command;
+}
+
+std::string StripCwd(std::string path, const std::string& cwd) {
+  if (!cwd.empty() && path.starts_with(cwd + "/"))
+    path.erase(0, cwd.size() + 1);
+  return path;
+}
+
+// Codex's ReasoningEffort, as in the app-server adapter: none, minimal,
+// low, medium, high, xhigh; "max" becomes its highest.
+std::optional<std::string> CodexEffort(const std::string& effort) {
+  if (effort == "off")
+    return "none";
+  if (effort == "max")
+    return "xhigh";
+  if (effort == "minimal" || effort == "low" || effort == "medium" ||
+      effort == "high" || effort == "xhigh") {
+    return effort;
+  }
+  return std::nullopt;
+}
+
+// A TOML basic string, for `-c key=value`.
+std::string TomlString(std::string_view text) {
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\')
+      out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+}  // namespace
+
+std::vector<std::string> CodexExecAdapter::Argv(
+    const std::vector<std::string>& command, const AgentSpec& spec) const {
+  std::vector<std::string> argv = command;
+  // Root-level `-c` overrides, as the app-server adapter gives them.
+  if (auto model = ParseModelSpec(spec.model); !spec.model.empty() && model) {
+    argv.push_back("-c");
+    argv.push_back("model=" + TomlString(model->model));
+    if (model->effort) {
+      if (auto effort = CodexEffort(*model->effort)) {
+        argv.push_back("-c");
+        argv.push_back("model_reasoning_effort=" + TomlString(*effort));
+      }
+    }
+  }
+  argv.push_back("exec");
+  if (!spec.resume_session.empty()) {
+    argv.push_back("resume");
+    argv.push_back(spec.resume_session);
+  }
+  for (const char* arg : {"--json", "--skip-git-repo-check", "-"})
+    argv.push_back(arg);
+  return argv;
+}
+
+void CodexExecAdapter::Begin(const AgentSpec&, const std::string& cwd,
+                             AdapterSink&) {
+  cwd_ = cwd;  // The brief is on stdin already: nothing to write.
+}
+
+void CodexExecAdapter::OnLine(std::string_view line, AdapterSink& sink) {
+  Json message = Json::parse(line, nullptr, false);
+  if (message.is_discarded() || !message.is_object()) {
+    sink.Emit({{"type", "error"},
+               {"message", fmt::format("unreadable line from codex exec: {}",
+                                       line.substr(0, 200))}});
+    return;
+  }
+  std::string type = StringAt(message, "type");
+  if (type == "thread.started") {
+    std::string id = StringAt(message, "thread_id");
+    if (!id.empty() && id != thread_id_) {
+      thread_id_ = id;
+      sink.Emit({{"type", "session"}, {"session_id", id}});
+    }
+  } else if (type == "item.started" || type == "item.updated" ||
+             type == "item.completed") {
+    OnItem(ObjectAt(message, "item"), type == "item.completed", sink);
+  } else if (type == "turn.completed") {
+    Json result = {{"type", "result"},
+                   {"ok", true},
+                   {"text", last_text_},
+                   {"detail", "turn completed"}};
+    if (message.contains("usage"))
+      result["usage"] = message["usage"];
+    sink.Emit(std::move(result));
+    verdict_ = {TaskStatus::kCompleted, "turn completed"};
+    sink.TurnEnded();
+  } else if (type == "turn.failed") {
+    std::string detail =
+        ErrorMessage(StringAt(ObjectAt(message, "error"), "message"));
+    sink.Emit({{"type", "result"},
+               {"ok", false},
+               {"text", last_text_},
+               {"detail", detail}});
+    verdict_ = {TaskStatus::kFailed, detail};
+    sink.TurnEnded();
+  } else if (type == "error") {
+    sink.Emit({{"type", "error"},
+               {"message", ErrorMessage(StringAt(message, "message"))}});
+  }
+  // turn.started and types added later carry nothing a director needs.
+}
+
+void CodexExecAdapter::OnItem(const Json& item, bool completed,
+                              AdapterSink& sink) {
+  std::string type = StringAt(item, "type");
+  std::string id = StringAt(item, "id");
+  if (type == "agent_message") {
+    std::string text = StringAt(item, "text");
+    if (completed && !text.empty()) {
+      last_text_ = text;
+      sink.Emit({{"type", "text"}, {"text", text}});
+    }
+    return;
+  }
+  if (type == "error") {
+    if (completed)
+      sink.Emit({{"type", "error"}, {"message", StringAt(item, "message")}});
+    return;
+  }
+  std::string name;
+  std::string input;
+  if (type == "command_execution") {
+    name = "shell";
+    input = UnwrapShell(StringAt(item, "command"));
+  } else if (type == "file_change") {
+    name = "edit";
+    for (const auto& change : item.value("changes", Json::array())) {
+      input += (input.empty() ? "" : ", ") +
+               StripCwd(StringAt(change, "path"), cwd_);
+    }
+  } else if (type == "mcp_tool_call") {
+    name =
+        fmt::format("{}/{}", StringAt(item, "server"), StringAt(item, "tool"));
+    input = ShortToolInput(item.value("arguments", Json()));
+  } else if (type == "web_search") {
+    name = "web_search";
+    input = StringAt(item, "query");
+  } else {
+    return;  // reasoning, todo_list, and item types added later.
+  }
+  if (tools_seen_.insert(id).second) {
+    sink.Emit(
+        {{"type", "tool"}, {"name", name}, {"input", ShortToolInput(input)}});
+  }
+}
+
+Status CodexExecAdapter::Send(std::string_view, SendMode, AdapterSink&) {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "codex exec runs one prompt per process and takes no "
+                   "messages; when this task ends, continue its thread in a "
+                   "new task: baton delegate --agent codex-exec --resume "
+                   "<this task> <message>");
+}
+
+Status CodexExecAdapter::Answer(const Json&, const std::vector<ItemAnswer>&,
+                                AdapterSink&) {
+  return MakeError(ErrorCode::kInvalidArgument, "codex exec asks no questions");
+}
+
+}  // namespace baton
