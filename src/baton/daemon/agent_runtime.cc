@@ -125,6 +125,9 @@ std::string TranscriptLine(const Json& event) {
   if (type == "question_withdrawn") {
     return fmt::format("= withdrawn: {}\n", event.value("reason", ""));
   }
+  if (type == "delivered") {
+    return fmt::format("< followup (delivered): {}\n", event.value("text", ""));
+  }
   if (type == "message") {
     return fmt::format("< {} ({}): {}\n", event.value("mode", ""),
                        event.value("delivery", ""), event.value("text", ""));
@@ -185,8 +188,13 @@ class AgentRuntime::Worker : public AdapterSink {
     adapter_->Begin(*task_.spec.agent, task_.spec.cwd, *this);
     Drain();
     replaying_ = false;
-    if (replay && turn_ended_ && followups_.empty())
-      CloseStdin();
+    if (replay) {
+      // Still running when a message started a turn after the last turn
+      // ended (the markers count the adapter's events when they were sent).
+      turn_ended_ = turn_ended_ && last_turn_end_at_ > last_start_at_;
+      if (turn_ended_)
+        DeliverNextOrClose();  // Follow-ups queued before the restart.
+    }
     inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
     if (inotify_) {
       ::inotify_add_watch(inotify_.get(),
@@ -295,6 +303,7 @@ class AgentRuntime::Worker : public AdapterSink {
                                    task_.id.ToString(), task_.id.ToString()));
     }
     std::string delivery;
+    bool queued = false;
     if (turn_ended_) {
       if (auto sent = adapter_->Send(message, SendMode::kFollowup, *this);
           !sent) {
@@ -302,13 +311,14 @@ class AgentRuntime::Worker : public AdapterSink {
       }
       turn_ended_ = false;
       delivery = "sent";
+      last_start_at_ = adapter_emits_;
     } else if (mode == SendMode::kSteer && adapter_->can_steer()) {
       if (auto sent = adapter_->Send(message, SendMode::kSteer, *this); !sent) {
         return std::unexpected(sent.error());
       }
       delivery = "steered";
     } else {
-      followups_.push_back(message);
+      queued = true;
       delivery = mode == SendMode::kSteer
                      ? "queued: this agent cannot be steered mid-turn; it "
                        "gets the message when its turn ends"
@@ -317,7 +327,11 @@ class AgentRuntime::Worker : public AdapterSink {
     Record({{"type", "message"},
             {"mode", mode == SendMode::kSteer ? "steer" : "followup"},
             {"text", message},
-            {"delivery", delivery}});
+            {"delivery", delivery},
+            {"emits", adapter_emits_}});
+    // Queued in events.jsonl too: a restarted batond delivers it.
+    if (queued)
+      followups_.push_back({last_seq_, message});
     return delivery;
   }
 
@@ -331,9 +345,10 @@ class AgentRuntime::Worker : public AdapterSink {
     if (type == "question_withdrawn") {
       // Only a question still open is withdrawn; adapters also report
       // requests that were answered meanwhile.
-      auto open = std::find_if(
-          open_questions_.begin(), open_questions_.end(),
-          [&](const Json& q) { return q.value("ref", Json()) == event["ref"]; });
+      auto open = std::find_if(open_questions_.begin(), open_questions_.end(),
+                               [&](const Json& q) {
+                                 return q.value("ref", Json()) == event["ref"];
+                               });
       if (open == open_questions_.end())
         return;
       event["question"] = open->value("seq", 0);
@@ -359,6 +374,7 @@ class AgentRuntime::Worker : public AdapterSink {
 
   void TurnEnded() override {
     turn_ended_ = true;
+    last_turn_end_at_ = adapter_emits_;
     // Questions the CLI left open are moot once its turn is over.
     if (!open_questions_.empty()) {
       open_questions_.clear();
@@ -367,15 +383,7 @@ class AgentRuntime::Worker : public AdapterSink {
     }
     if (replaying_)
       return;
-    if (!followups_.empty()) {
-      std::string next = std::move(followups_.front());
-      followups_.pop_front();
-      if (adapter_->Send(next, SendMode::kFollowup, *this)) {
-        turn_ended_ = false;
-        return;
-      }
-    }
-    CloseStdin();
+    DeliverNextOrClose();
   }
 
  private:
@@ -396,6 +404,32 @@ class AgentRuntime::Worker : public AdapterSink {
     }
   }
 
+  // Between turns: the oldest queued follow-up starts the next turn, else
+  // stdin closes and the CLI ends. A "delivered" event marks it sent right
+  // after the write to the FIFO, so a restarted batond does not send it
+  // again.
+  void DeliverNextOrClose() {
+    if (!followups_.empty()) {
+      Followup next = std::move(followups_.front());
+      followups_.pop_front();
+      int64_t at = adapter_emits_;
+      auto sent = adapter_->Send(next.text, SendMode::kFollowup, *this);
+      Json delivered = {{"type", "delivered"},
+                        {"message", next.seq},
+                        {"text", next.text},
+                        {"emits", at}};
+      if (!sent)
+        delivered["error"] = sent.error().message;
+      Record(std::move(delivered));
+      if (sent) {
+        turn_ended_ = false;
+        last_start_at_ = at;
+        return;
+      }
+    }
+    CloseStdin();
+  }
+
   // Numbering and open questions from an events file a previous batond
   // wrote; the adapter's events up to the last one there are not redone.
   void LoadEvents() {
@@ -403,6 +437,7 @@ class AgentRuntime::Worker : public AdapterSink {
     if (!text)
       return;
     std::map<int64_t, Json> questions;
+    std::map<int64_t, std::string> queued;
     size_t start = 0;
     for (size_t nl; (nl = text->find('\n', start)) != std::string::npos;
          start = nl + 1) {
@@ -427,9 +462,23 @@ class AgentRuntime::Worker : public AdapterSink {
       }
       if (type == "result")
         questions.clear();
+      // Follow-ups: queued until a "delivered" event names them.
+      if (type == "message" &&
+          event.value("delivery", "").starts_with("queued")) {
+        queued[event.value("seq", 0)] = event.value("text", "");
+      }
+      if (type == "delivered")
+        queued.erase(event.value("message", 0));
+      if ((type == "message" && event.value("delivery", "") == "sent") ||
+          type == "delivered") {
+        last_start_at_ = std::max<int64_t>(last_start_at_,
+                                           event.value("emits", int64_t{-1}));
+      }
     }
     for (auto& [seq, question] : questions)
       open_questions_.push_back(question);
+    for (auto& [seq, text] : queued)
+      followups_.push_back({seq, std::move(text)});
   }
 
   void FlushStdin() {
@@ -487,7 +536,17 @@ class AgentRuntime::Worker : public AdapterSink {
   int64_t last_seq_ = 0;
   int64_t adapter_emits_ = 0;
   int64_t skip_emits_ = 0;
-  std::deque<std::string> followups_;  // Not kept across restarts.
+  struct Followup {
+    int64_t seq;  // Of its "message" event.
+    std::string text;
+  };
+  // Rebuilt from events.jsonl after a restart (LoadEvents).
+  std::deque<Followup> followups_;
+  // adapter_emits_ at the last TurnEnded, and when the last message that
+  // started a turn was sent: after a replay, a turn runs if the start is
+  // the later one.
+  int64_t last_turn_end_at_ = -1;
+  int64_t last_start_at_ = -1;
   std::deque<Json> open_questions_;
   Json last_withdrawn_;  // The last withdrawal, unless an answer came since.
 };
@@ -579,8 +638,8 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
       if (std::string why =
               worker ? worker->adapter().ExplainExit(*stderr_text) : "";
           !why.empty()) {
-        verdict_exit.verdict_detail = fmt::format(
-            "{} (exit code: {})", why, exit.exit_code.value_or(-1));
+        verdict_exit.verdict_detail =
+            fmt::format("{} (exit code: {})", why, exit.exit_code.value_or(-1));
       }
     }
   }
