@@ -11,6 +11,11 @@ namespace {
 
 constexpr size_t kMaxLabel = 256;
 
+// What wakes a wait: the task ended, or asks a question.
+bool EndedOrWaiting(TaskStatus status) {
+  return IsTerminal(status) || status == TaskStatus::kWaiting;
+}
+
 Error NotFound(std::string_view id) {
   return Error{ErrorCode::kNotFound,
                fmt::format("no task {}; 'baton ls --all' lists the tasks "
@@ -396,8 +401,11 @@ Result<WaitId> TaskRegistry::Wait(
     }
   }
   WaitId id = next_wait_id_++;
-  for (const auto& task_id : waiter.ids)
+  for (const auto& task_id : waiter.ids) {
     waiters_by_task_.emplace(task_id, id);
+    if (auto task = Lookup(task_id); task && !EndedOrWaiting(task->status))
+      waiter.pending.insert(task_id);
+  }
   bool ready = WaiterReady(waiter);
   waiters_.emplace(id, std::move(waiter));
   if (ready) {
@@ -410,15 +418,8 @@ Result<WaitId> TaskRegistry::Wait(
 }
 
 bool TaskRegistry::WaiterReady(const Waiter& waiter) {
-  size_t ended = 0;
-  for (const auto& id : waiter.ids) {
-    auto task = Lookup(id);
-    bool done = !task || IsTerminal(task->status) ||
-                task->status == TaskStatus::kWaiting;
-    if (done)
-      ++ended;
-  }
-  return waiter.all ? ended == waiter.ids.size() : ended > 0;
+  return waiter.all ? waiter.pending.empty()
+                    : waiter.pending.size() < waiter.ids.size();
 }
 
 void TaskRegistry::WakeWaiters(const TaskId& id) {
@@ -426,9 +427,11 @@ void TaskRegistry::WakeWaiters(const TaskId& id) {
   auto [first, last] = waiters_by_task_.equal_range(id);
   for (auto it = first; it != last; ++it) {
     auto waiter = waiters_.find(it->second);
-    if (waiter != waiters_.end() && WaiterReady(waiter->second)) {
+    if (waiter == waiters_.end())
+      continue;
+    waiter->second.pending.erase(id);
+    if (WaiterReady(waiter->second))
       ready.push_back(it->second);
-    }
   }
   for (WaitId wait : ready)
     CompleteWait(wait, false);
@@ -454,7 +457,7 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
     auto task = Lookup(task_id);
     if (!task)
       continue;
-    if (IsTerminal(task->status) || task->status == TaskStatus::kWaiting) {
+    if (EndedOrWaiting(task->status)) {
       MarkEndSeen(*task, waiter.session);
       result.ended.push_back(std::move(*task));
     } else {
@@ -506,8 +509,16 @@ void TaskRegistry::SetWaiting(const TaskId& id, bool waiting) {
     return;
   it->second.status = waiting ? TaskStatus::kWaiting : TaskStatus::kRunning;
   Save(TaskRecord(it->second));
-  if (waiting)
+  if (waiting) {
     WakeWaiters(id);
+    return;
+  }
+  // Answered: it counts as running again for a wait --all still open.
+  auto [first, last] = waiters_by_task_.equal_range(id);
+  for (auto w = first; w != last; ++w) {
+    if (auto waiter = waiters_.find(w->second); waiter != waiters_.end())
+      waiter->second.pending.insert(id);
+  }
 }
 
 void TaskRegistry::SetAgentSession(const TaskId& id,

@@ -152,6 +152,10 @@ class TaskRegistry : public ExecutorListener {
   struct Waiter {
     std::string session;
     std::vector<TaskId> ids;
+    // The ids neither ended nor waiting, kept up to date on each change of
+    // one of them, so that a task's end costs O(1) per waiter, not a
+    // look-up of every id (a wait over 1,000 ids would be quadratic).
+    std::set<TaskId> pending;
     bool all = false;
     TimerId timer = 0;
     WaitCallback done;
@@ -172,7 +176,7 @@ class TaskRegistry : public ExecutorListener {
   void RequestKill(TaskRecord& task, std::string reason,
                    std::optional<std::chrono::milliseconds> grace);
   void WakeWaiters(const TaskId& id);
-  bool WaiterReady(const Waiter& waiter);
+  static bool WaiterReady(const Waiter& waiter);
   void CompleteWait(WaitId id, bool timed_out);
   void StartLease(const std::string& session);
   void ExpireLease(const std::string& session);

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/file.h>
 #include <sys/prctl.h>
 #include <sys/stat.h>
@@ -16,11 +15,15 @@
 #include <cstring>
 #include <map>
 #include <memory>
+#include <optional>
+#include <thread>
+#include <unordered_map>
 
 #include "baton/ipc/line_channel.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/loop/event_loop.h"
 #include "baton/supervisor/protocol.h"
+#include "baton/supervisor/spawn_pool.h"
 #include "baton/util/clock.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
@@ -33,45 +36,6 @@ using std::chrono::milliseconds;
 // Without a client for this long after start-up, the supervisor exits (its
 // starter died before connecting).
 constexpr auto kStartupGrace = std::chrono::seconds(10);
-
-std::vector<char*> CStrings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (const std::string& s : strings)
-    out.push_back(const_cast<char*>(s.data()));
-  out.push_back(nullptr);
-  return out;
-}
-
-// Finds `program` as execvp would, but on the task's PATH rather than ours.
-// Returns an errno value on failure.
-std::expected<std::string, int> ResolveProgram(
-    const std::string& program, const std::vector<std::string>& env,
-    const std::string& cwd) {
-  if (program.find('/') != std::string::npos)
-    return program;
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
-  for (const std::string& entry : env) {
-    if (entry.starts_with("PATH="))
-      path = entry.substr(5);
-  }
-  int err = ENOENT;
-  for (size_t start = 0;;) {
-    size_t end = path.find(':', start);
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty() || dir[0] != '/')
-      dir = cwd + "/" + dir;
-    std::string candidate = dir + "/" + program;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (::access(candidate.c_str(), X_OK) == 0)
-        return candidate;
-      err = EACCES;
-    }
-    if (end == std::string::npos)
-      return std::unexpected(err);
-    start = end + 1;
-  }
-}
 
 class Supervisor {
  public:
@@ -96,17 +60,14 @@ class Supervisor {
   void OnLine(std::string_view line);
   void Send(const std::string& line);
   void Spawn(const SpawnRequest& request);
-  // The fds the task's stdin, stdout and stderr are made from.
-  struct Stdio {
-    int in = -1;  // -1 = /dev/null.
-    int out = -1;
-    int err = -1;
-  };
-  Result<pid_t> StartProcess(const SpawnRequest& request,
-                             const std::string& cwd, Stdio stdio);
+  void OnSpawned(SpawnOutcome outcome);
+  // Answers a hello once no spawn is under way, so that its live list is
+  // complete.
+  void MaybeAnswerHello();
   void Stop(Task& task, milliseconds grace, ExitCause cause);
   void ReapChildren();
   void Finish(std::map<std::string, Task>::iterator it, int status);
+  Task* FindByPid(pid_t pid);
 
   StatePaths paths_;
   EventLoop loop_;
@@ -116,6 +77,20 @@ class Supervisor {
   // first line it reads is the hello reply.
   bool client_said_hello_ = false;
   std::map<std::string, Task> tasks_;  // Live tasks by id.
+  std::unordered_map<pid_t, std::string> ids_by_pid_;
+  // Tasks handed to the pool and not yet started, with what batond asked
+  // for them meanwhile.
+  struct Starting {
+    bool close_stdin = false;
+    std::optional<milliseconds> kill_grace;
+  };
+  std::map<std::string, Starting> starting_;
+  // Children reaped while spawns were under way whose pid no task had yet:
+  // a task that ended before its spawn's outcome came back, or an orphaned
+  // grandchild. Cleared once nothing is starting.
+  std::unordered_map<pid_t, int> early_exits_;
+  bool hello_pending_ = false;
+  std::unique_ptr<SpawnPool> pool_;
   // Pending SIGKILLs by process group, also of groups whose leader is gone.
   std::map<pid_t, TimerId> escalations_;
   // Exiting when idle waits until a client came or the start-up grace ran
@@ -179,7 +154,7 @@ int Supervisor::Run(UniqueFd ready) {
       client_.reset();
       BATON_LOG_INFO("batond disconnected; {} tasks live", tasks_.size());
     }
-    if (tasks_.empty() && escalations_.empty() &&
+    if (tasks_.empty() && escalations_.empty() && starting_.empty() &&
         (stop_requested_ || (!client_ && idle_exit_armed_))) {
       break;
     }
@@ -209,6 +184,11 @@ Status Supervisor::Listen() {
   }
   if (auto ok = loop_.HandleSignal(SIGTERM, on_term); !ok)
     return ok;
+  // After the signals are blocked: the threads inherit the mask.
+  int threads = static_cast<int>(std::thread::hardware_concurrency());
+  pool_ = std::make_unique<SpawnPool>(
+      &loop_, std::clamp(threads, 2, 4),
+      [this](SpawnOutcome outcome) { OnSpawned(std::move(outcome)); });
   auto fd = ListenUnix(paths_.supervisor_socket());
   if (!fd)
     return std::unexpected(fd.error());
@@ -234,6 +214,7 @@ void Supervisor::OnAccept() {
         &loop_, std::move(*fd), [this](std::string_view line) { OnLine(line); },
         [] {});
     client_said_hello_ = false;
+    hello_pending_ = false;
     idle_exit_armed_ = true;
   }
 }
@@ -251,156 +232,90 @@ void Supervisor::OnLine(std::string_view line) {
     return;
   }
   if (std::holds_alternative<HelloRequest>(*request)) {
-    client_said_hello_ = true;
-    HelloReply hello{::getpid(), {}};
-    for (const auto& [id, task] : tasks_)
-      hello.live.push_back({id, task.pid});
-    Send(EncodeMessage(hello));
+    hello_pending_ = true;
+    MaybeAnswerHello();
   } else if (auto* spawn = std::get_if<SpawnRequest>(&*request)) {
     Spawn(*spawn);
   } else if (auto* close = std::get_if<CloseStdinRequest>(&*request)) {
     if (auto it = tasks_.find(close->task); it != tasks_.end())
       it->second.stdin_holder.reset();
+    if (auto it = starting_.find(close->task); it != starting_.end())
+      it->second.close_stdin = true;
   } else if (auto* kill = std::get_if<KillRequest>(&*request)) {
-    auto it = tasks_.find(kill->task);
-    if (it != tasks_.end())
+    if (auto it = tasks_.find(kill->task); it != tasks_.end())
       Stop(it->second, kill->grace, ExitCause::kKilled);
+    if (auto it = starting_.find(kill->task);
+        it != starting_.end() && !it->second.kill_grace) {
+      it->second.kill_grace = kill->grace;
+    }
   }
+}
+
+void Supervisor::MaybeAnswerHello() {
+  if (!hello_pending_ || !starting_.empty())
+    return;
+  hello_pending_ = false;
+  client_said_hello_ = true;
+  HelloReply hello{::getpid(), {}};
+  for (const auto& [id, task] : tasks_)
+    hello.live.push_back({id, task.pid});
+  Send(EncodeMessage(hello));
 }
 
 void Supervisor::Spawn(const SpawnRequest& request) {
-  auto fail = [&](std::string error) {
+  if (tasks_.contains(request.task) || starting_.contains(request.task)) {
+    std::string error = fmt::format("task {} is already live", request.task);
     BATON_LOG_WARN("{}: spawn failed: {}", request.task, error);
     Send(EncodeMessage(SpawnFailedReply{request.task, std::move(error)}));
-  };
-  if (request.argv.empty())
-    return fail("empty argv");
-  if (tasks_.contains(request.task)) {
-    return fail(fmt::format("task {} is already live", request.task));
+    return;
   }
-  // Both stdout and stderr write to this one description (O_APPEND), so the
-  // output lands merged, in order and without passing through us.
-  UniqueFd log(::open(request.log.c_str(),
-                      O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-  if (!log) {
-    return fail(fmt::format("open output log {}: {}", request.log,
-                            std::strerror(errno)));
-  }
-  UniqueFd err_file, stdin_file, stdin_holder;
-  if (!request.stderr_path.empty()) {
-    err_file.reset(::open(request.stderr_path.c_str(),
-                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
-    if (!err_file) {
-      return fail(fmt::format("open stderr log {}: {}", request.stderr_path,
-                              std::strerror(errno)));
-    }
-  }
-  if (!request.stdin_path.empty()) {
-    if (request.stdin_fifo) {
-      // Our writer first, so the task's read-only open does not block and
-      // the task never sees EOF while batond (the real writer) is away.
-      stdin_holder.reset(
-          ::open(request.stdin_path.c_str(), O_RDWR | O_CLOEXEC));
-      stdin_file.reset(::open(request.stdin_path.c_str(),
-                              O_RDONLY | O_NONBLOCK | O_CLOEXEC));
-      if (stdin_file) {
-        int flags = ::fcntl(stdin_file.get(), F_GETFL);
-        ::fcntl(stdin_file.get(), F_SETFL, flags & ~O_NONBLOCK);
-      }
-    } else {
-      stdin_file.reset(
-          ::open(request.stdin_path.c_str(), O_RDONLY | O_CLOEXEC));
-    }
-    if (!stdin_file || (request.stdin_fifo && !stdin_holder)) {
-      return fail(fmt::format("open stdin {}: {}", request.stdin_path,
-                              std::strerror(errno)));
-    }
-  }
-  // posix_spawn reports a failed chdir and a failed exec with the same
-  // errno, so check the directory first for a message that names it.
-  std::string cwd = request.cwd.empty() ? "/" : request.cwd;
-  struct stat st {};
-  int cwd_error = ::stat(cwd.c_str(), &st) != 0 ? errno
-                  : S_ISDIR(st.st_mode)         ? 0
-                                                : ENOTDIR;
-  if (cwd_error != 0) {
-    return fail(
-        fmt::format("working directory {}: {}", cwd, std::strerror(cwd_error)));
-  }
-  // A stale record would read as this run's end.
-  ::unlink(request.exit_file.c_str());
-  Stdio stdio{stdin_file ? stdin_file.get() : -1, log.get(),
-              err_file ? err_file.get() : log.get()};
-  auto pid = StartProcess(request, cwd, stdio);
-  if (!pid)
-    return fail(pid.error().message);
-
-  Task& task = tasks_[request.task];
-  task.id = request.task;
-  task.pid = *pid;
-  task.log_fd = std::move(log);
-  task.stdin_holder = std::move(stdin_holder);
-  task.exit_file = request.exit_file;
-  task.grace = request.grace;
-  if (request.timeout) {
-    task.deadline = loop_.Schedule(
-        std::chrono::steady_clock::now() + *request.timeout,
-        [this, id = request.task] {
-          auto it = tasks_.find(id);
-          if (it == tasks_.end())
-            return;
-          it->second.deadline = 0;
-          Stop(it->second, it->second.grace, ExitCause::kTimedOut);
-        });
-  }
-  int64_t started_ms = WallMillis();
-  BATON_LOG_INFO("{}: spawned pid {}", task.id, task.pid);
-  Send(EncodeMessage(SpawnedReply{task.id, task.pid, started_ms}));
+  starting_[request.task] = {};
+  pool_->Submit(request);
 }
 
-Result<pid_t> Supervisor::StartProcess(const SpawnRequest& request,
-                                       const std::string& cwd, Stdio stdio) {
-  auto program = ResolveProgram(request.argv[0], request.env, cwd);
-  int err = program ? 0 : program.error();
-  pid_t pid = -1;
-  if (program) {
-    posix_spawn_file_actions_t actions;
-    posix_spawn_file_actions_init(&actions);
-    posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-    if (stdio.in >= 0) {
-      posix_spawn_file_actions_adddup2(&actions, stdio.in, 0);
-    } else {
-      posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+void Supervisor::OnSpawned(SpawnOutcome outcome) {
+  const SpawnRequest& request = outcome.request;
+  Starting asked = starting_[request.task];
+  starting_.erase(request.task);
+  if (!outcome.error.empty()) {
+    BATON_LOG_WARN("{}: spawn failed: {}", request.task, outcome.error);
+    Send(EncodeMessage(SpawnFailedReply{request.task, outcome.error}));
+  } else {
+    Task& task = tasks_[request.task];
+    task.id = request.task;
+    task.pid = outcome.pid;
+    task.log_fd = std::move(outcome.log_fd);
+    task.stdin_holder = std::move(outcome.stdin_holder);
+    task.exit_file = request.exit_file;
+    task.grace = request.grace;
+    ids_by_pid_[task.pid] = task.id;
+    if (request.timeout) {
+      task.deadline = loop_.Schedule(
+          std::chrono::steady_clock::now() + *request.timeout,
+          [this, id = request.task] {
+            auto it = tasks_.find(id);
+            if (it == tasks_.end())
+              return;
+            it->second.deadline = 0;
+            Stop(it->second, it->second.grace, ExitCause::kTimedOut);
+          });
     }
-    posix_spawn_file_actions_adddup2(&actions, stdio.out, 1);
-    posix_spawn_file_actions_adddup2(&actions, stdio.err, 2);
-    posix_spawnattr_t attr;
-    posix_spawnattr_init(&attr);
-    // Our loop blocks SIGCHLD and SIGTERM and we ignore SIGPIPE, SIGHUP and
-    // SIGINT; a task must start with none of that. Its own session keeps it
-    // away from any terminal and makes pid == pgid the handle to kill.
-    sigset_t none, all;
-    sigemptyset(&none);
-    sigfillset(&all);
-    posix_spawnattr_setsigmask(&attr, &none);
-    posix_spawnattr_setsigdefault(&attr, &all);
-    posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID |
-                                        POSIX_SPAWN_SETSIGMASK |
-                                        POSIX_SPAWN_SETSIGDEF);
-    std::vector<char*> argv = CStrings(request.argv);
-    std::vector<char*> envp = CStrings(request.env);
-    err = ::posix_spawn(&pid, program->c_str(), &actions, &attr, argv.data(),
-                        envp.data());
-    posix_spawnattr_destroy(&attr);
-    posix_spawn_file_actions_destroy(&actions);
+    BATON_LOG_INFO("{}: spawned pid {}", task.id, task.pid);
+    Send(EncodeMessage(SpawnedReply{task.id, task.pid, WallMillis()}));
+    if (asked.close_stdin)
+      task.stdin_holder.reset();
+    if (asked.kill_grace)
+      Stop(task, *asked.kill_grace, ExitCause::kKilled);
+    // Reaped before we knew its pid: it ended now, after its spawned reply.
+    if (auto early = early_exits_.find(task.pid); early != early_exits_.end()) {
+      int status = early->second;
+      early_exits_.erase(early);
+      Finish(tasks_.find(task.id), status);
+    }
   }
-  if (err != 0) {
-    return MakeError(
-        ErrorCode::kSpawnFailed,
-        fmt::format("spawn \"{}\": {}", request.argv[0], std::strerror(err)),
-        err);
-  }
-  return pid;
+  if (starting_.empty())
+    early_exits_.clear();  // The rest were grandchildren.
+  MaybeAnswerHello();
 }
 
 void Supervisor::Stop(Task& task, milliseconds grace, ExitCause cause) {
@@ -436,12 +351,13 @@ void Supervisor::ReapChildren() {
       continue;
     if (pid <= 0)
       break;
-    auto it = std::find_if(
-        tasks_.begin(), tasks_.end(),
-        [&](const auto& entry) { return entry.second.pid == pid; });
-    // Others are orphaned grandchildren, reaped only so they leave no zombie.
-    if (it != tasks_.end())
-      Finish(it, status);
+    // Others are orphaned grandchildren, reaped only so they leave no
+    // zombie, or tasks whose spawn outcome is still on its way.
+    if (auto id = ids_by_pid_.find(pid); id != ids_by_pid_.end()) {
+      Finish(tasks_.find(id->second), status);
+    } else if (!starting_.empty()) {
+      early_exits_[pid] = status;
+    }
   }
   // A group whose last member (often a grandchild reparented to us) was
   // just reaped needs no SIGKILL: drop its escalation, so an idle
@@ -493,6 +409,7 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
     escalations_.erase(e);
   }
   BATON_LOG_INFO("{}: pid {} ended: {}", task.id, task.pid, record);
+  ids_by_pid_.erase(task.pid);
   tasks_.erase(it);
 }
 

@@ -1,6 +1,7 @@
 // The supervisor process: the parent of every task. It spawns tasks, kills
 // them, enforces their deadlines, reaps them and records each exit in an
-// exit file, and outlives batond (doc/supervisor.md). Single-threaded.
+// exit file, and outlives batond (doc/supervisor.md). One loop thread; the
+// spawns themselves run on a few worker threads (spawn_pool.h).
 #ifndef BATON_SUPERVISOR_SUPERVISOR_H_
 #define BATON_SUPERVISOR_SUPERVISOR_H_
 
@@ -16,7 +17,8 @@ namespace baton {
 // one byte 'R' once the socket listens, 'E' if start-up failed (see
 // supervisor.log), and nothing if another supervisor already holds the lock
 // (then this returns 0 at once). It is closed in every case.
-// REQUIRES: `paths` were prepared (StatePaths::Prepare); no other threads.
+// REQUIRES: `paths` were prepared (StatePaths::Prepare); no other threads
+// (it starts its spawn threads itself, once the signals are blocked).
 int RunSupervisor(const StatePaths& paths, int ready_fd);
 
 }  // namespace baton

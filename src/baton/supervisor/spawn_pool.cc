@@ -1,0 +1,262 @@
+#include "baton/supervisor/spawn_pool.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <signal.h>
+#include <spawn.h>
+#include <sys/eventfd.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+#include <expected>
+
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+std::vector<char*> CStrings(const std::vector<std::string>& strings) {
+  std::vector<char*> out;
+  for (const std::string& s : strings)
+    out.push_back(const_cast<char*>(s.data()));
+  out.push_back(nullptr);
+  return out;
+}
+
+// Finds `program` as execvp would, but on the task's PATH rather than ours.
+// Returns an errno value on failure.
+std::expected<std::string, int> ResolveProgram(
+    const std::string& program, const std::vector<std::string>& env,
+    const std::string& cwd) {
+  if (program.find('/') != std::string::npos)
+    return program;
+  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  for (const std::string& entry : env) {
+    if (entry.starts_with("PATH="))
+      path = entry.substr(5);
+  }
+  int err = ENOENT;
+  for (size_t start = 0;;) {
+    size_t end = path.find(':', start);
+    std::string dir = path.substr(start, end - start);
+    if (dir.empty() || dir[0] != '/')
+      dir = cwd + "/" + dir;
+    std::string candidate = dir + "/" + program;
+    struct stat st {};
+    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
+      if (::access(candidate.c_str(), X_OK) == 0)
+        return candidate;
+      err = EACCES;
+    }
+    if (end == std::string::npos)
+      return std::unexpected(err);
+    start = end + 1;
+  }
+}
+
+// The fds the task's stdin, stdout and stderr are made from.
+struct Stdio {
+  int in = -1;  // -1 = /dev/null.
+  int out = -1;
+  int err = -1;
+};
+
+// posix_spawn in a new session, with default signal handling and an empty
+// mask. Returns the pid, or an errno value.
+std::expected<pid_t, int> SpawnProcess(const std::string& program,
+                                       const SpawnRequest& request,
+                                       const std::string& cwd, Stdio stdio) {
+  posix_spawn_file_actions_t actions;
+  posix_spawn_file_actions_init(&actions);
+  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
+  if (stdio.in >= 0) {
+    posix_spawn_file_actions_adddup2(&actions, stdio.in, 0);
+  } else {
+    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
+  }
+  posix_spawn_file_actions_adddup2(&actions, stdio.out, 1);
+  posix_spawn_file_actions_adddup2(&actions, stdio.err, 2);
+  posix_spawnattr_t attr;
+  posix_spawnattr_init(&attr);
+  // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
+  // and SIGINT; a task must start with none of that. Its own session keeps
+  // it away from any terminal and makes pid == pgid the handle to kill.
+  sigset_t none, all;
+  sigemptyset(&none);
+  sigfillset(&all);
+  posix_spawnattr_setsigmask(&attr, &none);
+  posix_spawnattr_setsigdefault(&attr, &all);
+  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
+                                      POSIX_SPAWN_SETSIGDEF);
+  std::vector<char*> argv = CStrings(request.argv);
+  std::vector<char*> envp = CStrings(request.env);
+  pid_t pid = -1;
+  int err = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(),
+                          envp.data());
+  posix_spawnattr_destroy(&attr);
+  posix_spawn_file_actions_destroy(&actions);
+  if (err != 0)
+    return std::unexpected(err);
+  return pid;
+}
+
+}  // namespace
+
+SpawnOutcome StartTask(SpawnRequest request) {
+  SpawnOutcome out;
+  out.request = std::move(request);
+  const SpawnRequest& req = out.request;
+  auto fail = [&](std::string error) {
+    out.error = std::move(error);
+    out.log_fd.reset();
+    out.stdin_holder.reset();
+    return std::move(out);
+  };
+  if (req.argv.empty())
+    return fail("empty argv");
+  // Both stdout and stderr write to this one description (O_APPEND), so the
+  // output lands merged, in order and without passing through us.
+  out.log_fd.reset(
+      ::open(req.log.c_str(), O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  if (!out.log_fd) {
+    return fail(
+        fmt::format("open output log {}: {}", req.log, std::strerror(errno)));
+  }
+  UniqueFd err_file, stdin_file;
+  if (!req.stderr_path.empty()) {
+    err_file.reset(::open(req.stderr_path.c_str(),
+                          O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+    if (!err_file) {
+      return fail(fmt::format("open stderr log {}: {}", req.stderr_path,
+                              std::strerror(errno)));
+    }
+  }
+  if (!req.stdin_path.empty()) {
+    if (req.stdin_fifo) {
+      // Our writer first, so the task's read-only open does not block and
+      // the task never sees EOF while batond (the real writer) is away.
+      out.stdin_holder.reset(
+          ::open(req.stdin_path.c_str(), O_RDWR | O_CLOEXEC));
+      stdin_file.reset(
+          ::open(req.stdin_path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC));
+      if (stdin_file) {
+        int flags = ::fcntl(stdin_file.get(), F_GETFL);
+        ::fcntl(stdin_file.get(), F_SETFL, flags & ~O_NONBLOCK);
+      }
+    } else {
+      stdin_file.reset(::open(req.stdin_path.c_str(), O_RDONLY | O_CLOEXEC));
+    }
+    if (!stdin_file || (req.stdin_fifo && !out.stdin_holder)) {
+      return fail(fmt::format("open stdin {}: {}", req.stdin_path,
+                              std::strerror(errno)));
+    }
+  }
+  // posix_spawn reports a failed chdir and a failed exec with the same
+  // errno, so check the directory first for a message that names it.
+  std::string cwd = req.cwd.empty() ? "/" : req.cwd;
+  struct stat st {};
+  int cwd_error = ::stat(cwd.c_str(), &st) != 0 ? errno
+                  : S_ISDIR(st.st_mode)         ? 0
+                                                : ENOTDIR;
+  if (cwd_error != 0) {
+    return fail(
+        fmt::format("working directory {}: {}", cwd, std::strerror(cwd_error)));
+  }
+  // A stale record would read as this run's end.
+  ::unlink(req.exit_file.c_str());
+  Stdio stdio{stdin_file ? stdin_file.get() : -1, out.log_fd.get(),
+              err_file ? err_file.get() : out.log_fd.get()};
+  auto program = ResolveProgram(req.argv[0], req.env, cwd);
+  std::expected<pid_t, int> pid = std::unexpected(ENOENT);
+  if (program) {
+    pid = SpawnProcess(*program, req, cwd, stdio);
+  } else {
+    pid = std::unexpected(program.error());
+  }
+  if (!pid) {
+    return fail(fmt::format("spawn \"{}\": {}", req.argv[0],
+                            std::strerror(pid.error())));
+  }
+  out.pid = *pid;
+  return out;
+}
+
+SpawnPool::SpawnPool(EventLoop* loop, int threads, DoneCallback on_done)
+    : loop_(loop),
+      thread_count_(threads < 1 ? 1 : threads),
+      on_done_(std::move(on_done)),
+      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+  if (wake_fd_) {
+    (void)loop_->AddFd(wake_fd_.get(), EPOLLIN, [this](uint32_t) { OnWake(); });
+  }
+}
+
+SpawnPool::~SpawnPool() {
+  {
+    std::lock_guard lock(mu_);
+    stopping_ = true;
+  }
+  work_ready_.notify_all();
+  for (std::thread& t : threads_)
+    t.join();
+  if (wake_fd_)
+    loop_->RemoveFd(wake_fd_.get());
+}
+
+void SpawnPool::Submit(SpawnRequest request) {
+  ++in_flight_;
+  if (!wake_fd_) {
+    // No eventfd (fd limit): spawn inline rather than not at all.
+    on_done_(StartTask(std::move(request)));
+    --in_flight_;
+    return;
+  }
+  if (threads_.empty()) {
+    for (int i = 0; i < thread_count_; ++i)
+      threads_.emplace_back([this] { Work(); });
+  }
+  {
+    std::lock_guard lock(mu_);
+    jobs_.push_back(std::move(request));
+  }
+  work_ready_.notify_one();
+}
+
+void SpawnPool::Work() {
+  for (;;) {
+    SpawnRequest job;
+    {
+      std::unique_lock lock(mu_);
+      work_ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
+      if (jobs_.empty())
+        return;  // Stopping, and nothing left to start.
+      job = std::move(jobs_.front());
+      jobs_.pop_front();
+    }
+    SpawnOutcome outcome = StartTask(std::move(job));
+    {
+      std::lock_guard lock(mu_);
+      results_.push_back(std::move(outcome));
+    }
+    uint64_t one = 1;
+    (void)!::write(wake_fd_.get(), &one, sizeof one);
+  }
+}
+
+void SpawnPool::OnWake() {
+  uint64_t count = 0;
+  (void)!::read(wake_fd_.get(), &count, sizeof count);
+  std::deque<SpawnOutcome> ready;
+  {
+    std::lock_guard lock(mu_);
+    ready.swap(results_);
+  }
+  for (SpawnOutcome& outcome : ready) {
+    --in_flight_;
+    on_done_(std::move(outcome));
+  }
+}
+
+}  // namespace baton

@@ -1,0 +1,80 @@
+// Starts tasks on a few worker threads, so that the supervisor's loop never
+// waits for a spawn. posix_spawn returns only once the child has exec'd (or
+// failed to), and opening the task's files creates inodes: a millisecond or
+// more per task on a busy machine. With the spawns on their own threads the
+// loop goes on reaping, killing and answering batond meanwhile, and on a
+// machine with several cores several tasks start at once
+// (doc/supervisor.md, "Spawning").
+//
+// A job is one SpawnRequest; its result comes back on the loop's thread
+// through `on_done`, in the order the jobs finish.
+#ifndef BATON_SUPERVISOR_SPAWN_POOL_H_
+#define BATON_SUPERVISOR_SPAWN_POOL_H_
+
+#include <sys/types.h>
+
+#include <condition_variable>
+#include <deque>
+#include <functional>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "baton/loop/event_loop.h"
+#include "baton/supervisor/protocol.h"
+#include "baton/util/unique_fd.h"
+
+namespace baton {
+
+// What a started task leaves behind for the supervisor to keep.
+struct SpawnOutcome {
+  SpawnRequest request;
+  std::string error;      // Empty on success.
+  pid_t pid = 0;          // Also the process group and session id.
+  UniqueFd log_fd;        // The output log, kept for the disk-full check.
+  UniqueFd stdin_holder;  // A FIFO stdin's writer, until close_stdin.
+};
+
+// Opens the task's files, checks its folder and spawns it in its own
+// session. Thread-safe: touches nothing but the request's paths. Exposed
+// for tests.
+SpawnOutcome StartTask(SpawnRequest request);
+
+class SpawnPool {
+ public:
+  using DoneCallback = std::function<void(SpawnOutcome)>;
+
+  // REQUIRES: the process's blocked signals are set up (EventLoop::
+  // HandleSignal) before the first Submit, which starts the threads, so that
+  // they inherit the mask and never take SIGCHLD or SIGTERM themselves.
+  SpawnPool(EventLoop* loop, int threads, DoneCallback on_done);
+  ~SpawnPool();
+  SpawnPool(const SpawnPool&) = delete;
+  SpawnPool& operator=(const SpawnPool&) = delete;
+
+  void Submit(SpawnRequest request);
+  // Jobs submitted whose outcome was not delivered yet.
+  size_t in_flight() const { return in_flight_; }
+
+ private:
+  void Work();
+  void OnWake();
+
+  EventLoop* loop_;
+  int thread_count_;
+  DoneCallback on_done_;
+  UniqueFd wake_fd_;  // eventfd: outcomes are ready.
+  size_t in_flight_ = 0;
+
+  std::mutex mu_;
+  std::condition_variable work_ready_;
+  std::deque<SpawnRequest> jobs_;     // Guarded by mu_.
+  std::deque<SpawnOutcome> results_;  // Guarded by mu_.
+  bool stopping_ = false;             // Guarded by mu_.
+  std::vector<std::thread> threads_;
+};
+
+}  // namespace baton
+
+#endif  // BATON_SUPERVISOR_SPAWN_POOL_H_
