@@ -10,6 +10,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <thread>
 
 #include "baton/ipc/unix_socket.h"
@@ -291,6 +292,73 @@ TEST_F(SupervisorTest, EventsWaitForHello) {
   // batond reads the hello reply first, so the exit was not sent before it.
   Send(EncodeMessage(HelloRequest{}));
   EXPECT_TRUE(ReceiveAs<HelloReply>().live.empty());
+}
+
+// Spawns run on worker threads: whatever batond sends while they are under
+// way must still apply, and each task's spawned must come before its exit.
+TEST_F(SupervisorTest, ABurstOfSpawnsKeepsOrderKillsAndHello) {
+  auto [pid, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  Connect();
+  Send(EncodeMessage(HelloRequest{}));
+  ReceiveAs<HelloReply>();
+  constexpr int kTasks = 60;
+  std::string burst;
+  for (int i = 0; i < kTasks; ++i) {
+    SpawnRequest spawn;
+    spawn.task = "shell-" + std::to_string(i);
+    // Every third sleeps until killed; the rest end at once.
+    spawn.argv = i % 3 == 0 ? std::vector<std::string>{"/bin/sleep", "30"}
+                            : std::vector<std::string>{"/bin/true"};
+    spawn.cwd = root_;
+    spawn.log = root_ + "/" + spawn.task + ".log";
+    spawn.exit_file = root_ + "/" + spawn.task + ".exit";
+    burst += EncodeMessage(spawn) + "\n";
+    if (i == 0)  // The same id again while it starts or sleeps.
+      burst += EncodeMessage(spawn) + "\n";
+    if (i % 3 == 0)
+      burst += EncodeMessage(KillRequest{spawn.task, 10ms}) + "\n";
+  }
+  burst += EncodeMessage(HelloRequest{}) + "\n";
+  ASSERT_EQ(::send(client_.get(), burst.data(), burst.size(), MSG_NOSIGNAL),
+            static_cast<ssize_t>(burst.size()));
+
+  std::map<std::string, int> spawned, exited;
+  int refused = 0, hellos = 0;
+  while (static_cast<int>(exited.size()) < kTasks || hellos == 0) {
+    std::string line = Receive();
+    ASSERT_FALSE(line.empty())
+        << "timed out with " << exited.size() << " exits";
+    auto event = ParseSupervisorEvent(line);
+    ASSERT_TRUE(event) << line;
+    if (auto* s = std::get_if<SpawnedReply>(&*event)) {
+      EXPECT_EQ(spawned[s->task]++, 0) << s->task;
+      task_pids_.push_back(static_cast<pid_t>(s->pid));
+    } else if (auto* e = std::get_if<ExitedEvent>(&*event)) {
+      EXPECT_EQ(spawned[e->task], 1) << e->task << " exited before spawned";
+      EXPECT_EQ(exited[e->task]++, 0) << e->task;
+      int n = std::stoi(e->task.substr(6));
+      if (n % 3 == 0) {
+        EXPECT_EQ(e->cause, ExitCause::kKilled) << e->task;
+      } else {
+        EXPECT_EQ(e->exit_code, 0) << e->task;
+      }
+    } else if (auto* f = std::get_if<SpawnFailedReply>(&*event)) {
+      EXPECT_EQ(f->task, "shell-0");
+      EXPECT_EQ(f->error, "task shell-0 is already live");
+      ++refused;
+    } else if (auto* h = std::get_if<HelloReply>(&*event)) {
+      // Answered once nothing was starting: every task is spawned by now.
+      EXPECT_EQ(static_cast<int>(spawned.size()), kTasks);
+      for (const LiveTask& live : h->live)
+        EXPECT_EQ(exited.count(live.task), 0u) << live.task;
+      ++hellos;
+    }
+  }
+  EXPECT_EQ(refused, 1);
+  EXPECT_EQ(hellos, 1);
+  client_.reset();
+  EXPECT_EQ(WaitExit(pid), 0);
 }
 
 TEST_F(SupervisorTest, SigtermWithoutTasksExits) {
