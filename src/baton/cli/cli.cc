@@ -939,164 +939,222 @@ int RunCli(int argc, char** argv) {
   app.set_version_flag("--version", "baton 0.1.0");
 
   std::function<int()> action;
+  // Each verb's options are defined only when that verb is used (or for
+  // the overview of --help): building every verb's CLI11 parser was 70% of
+  // the instructions of a `baton run` (callgrind), and a CLI process starts
+  // once per task.
+  struct Verb {
+    std::string name, description;
+    std::function<void(CLI::App*)> define;
+  };
+  std::vector<Verb> verbs;
 
   RunArgs run;
-  auto* run_cmd =
-      app.add_subcommand("run", "Start a command in the background");
-  run_cmd->add_option("--label", run.label, "A name for people");
-  run_cmd->add_option("--cwd", run.cwd, "Working directory (default: here)");
-  run_cmd->add_option("--env", run.env, "Extra variable NAME=VALUE")
-      ->take_all()
-      ->allow_extra_args(false);
-  run_cmd->add_option("--timeout", run.timeout,
-                      "Kill it after this long (e.g. 30s, 5m)");
-  run_cmd
-      ->add_option("--check", run.checks,
-                   "A check command run in its folder when it ends")
-      ->allow_extra_args(false);
-  run_cmd->add_flag("--wait", run.wait,
-                    "Wait for it and exit with its exit code");
-  run_cmd
-      ->add_option("command", run.command,
-                   "The command: one argument is a shell line, several "
-                   "are run as given")
-      ->required();
-  run_cmd->callback([&] { action = [&] { return DoRun(ctx, run); }; });
+  verbs.push_back(
+      {"run", "Start a command in the background", [&](CLI::App* run_cmd) {
+         run_cmd->add_option("--label", run.label, "A name for people");
+         run_cmd->add_option("--cwd", run.cwd,
+                             "Working directory (default: here)");
+         run_cmd->add_option("--env", run.env, "Extra variable NAME=VALUE")
+             ->take_all()
+             ->allow_extra_args(false);
+         run_cmd->add_option("--timeout", run.timeout,
+                             "Kill it after this long (e.g. 30s, 5m)");
+         run_cmd
+             ->add_option("--check", run.checks,
+                          "A check command run in its folder when it ends")
+             ->allow_extra_args(false);
+         run_cmd->add_flag("--wait", run.wait,
+                           "Wait for it and exit with its exit code");
+         run_cmd
+             ->add_option("command", run.command,
+                          "The command: one argument is a shell line, several "
+                          "are run as given")
+             ->required();
+         run_cmd->callback([&] { action = [&] { return DoRun(ctx, run); }; });
+       }});
 
   bool ls_all = false;
-  auto* ls_cmd = app.add_subcommand("ls", "List your tasks");
-  ls_cmd->add_flag("--all,-a", ls_all, "Include all ended tasks");
-  ls_cmd->callback([&] { action = [&] { return DoList(ctx, ls_all); }; });
+  verbs.push_back({"ls", "List your tasks", [&](CLI::App* ls_cmd) {
+                     ls_cmd->add_flag("--all,-a", ls_all,
+                                      "Include all ended tasks");
+                     ls_cmd->callback(
+                         [&] { action = [&] { return DoList(ctx, ls_all); }; });
+                   }});
 
   std::string status_id;
-  auto* status_cmd = app.add_subcommand("status", "Show one task");
-  status_cmd->add_option("id", status_id, "Task id")->required();
-  status_cmd->callback(
-      [&] { action = [&] { return DoStatus(ctx, status_id); }; });
+  verbs.push_back(
+      {"status", "Show one task", [&](CLI::App* status_cmd) {
+         status_cmd->add_option("id", status_id, "Task id")->required();
+         status_cmd->callback(
+             [&] { action = [&] { return DoStatus(ctx, status_id); }; });
+       }});
 
   std::string output_id;
   bool follow = false, new_only = false;
   std::optional<uint64_t> offset;
-  auto* output_cmd = app.add_subcommand("output", "Print a task's output");
-  output_cmd->add_option("id", output_id, "Task id")->required();
-  output_cmd->add_flag("--follow,-f", follow, "Stream until the task ends");
-  output_cmd->add_flag("--new", new_only,
-                       "Only what came since this session's last --new read");
-  output_cmd->add_option("--offset", offset, "Start at this byte offset");
-  output_cmd->callback([&] {
-    action = [&] { return DoOutput(ctx, output_id, follow, new_only, offset); };
-  });
+  verbs.push_back(
+      {"output", "Print a task's output", [&](CLI::App* output_cmd) {
+         output_cmd->add_option("id", output_id, "Task id")->required();
+         output_cmd->add_flag("--follow,-f", follow,
+                              "Stream until the task ends");
+         output_cmd->add_flag(
+             "--new", new_only,
+             "Only what came since this session's last --new read");
+         output_cmd->add_option("--offset", offset,
+                                "Start at this byte offset");
+         output_cmd->callback([&] {
+           action = [&] {
+             return DoOutput(ctx, output_id, follow, new_only, offset);
+           };
+         });
+       }});
 
   std::vector<std::string> wait_ids;
   bool wait_all = false;
   std::string wait_timeout;
-  auto* wait_cmd = app.add_subcommand(
-      "wait", "Wait until any of the tasks ends (all, with --all)");
-  wait_cmd->add_option("ids", wait_ids, "Task ids")->required();
-  wait_cmd->add_flag("--all", wait_all, "Wait for every task");
-  wait_cmd->add_option("--timeout", wait_timeout, "Give up after (e.g. 30s)");
-  wait_cmd->callback([&] {
-    action = [&] { return DoWait(ctx, wait_ids, wait_all, wait_timeout); };
-  });
+  verbs.push_back(
+      {"wait", "Wait until any of the tasks ends (all, with --all)",
+       [&](CLI::App* wait_cmd) {
+         wait_cmd->add_option("ids", wait_ids, "Task ids")->required();
+         wait_cmd->add_flag("--all", wait_all, "Wait for every task");
+         wait_cmd->add_option("--timeout", wait_timeout,
+                              "Give up after (e.g. 30s)");
+         wait_cmd->callback([&] {
+           action = [&] {
+             return DoWait(ctx, wait_ids, wait_all, wait_timeout);
+           };
+         });
+       }});
 
   std::vector<std::string> kill_ids;
   std::string kill_reason, kill_grace;
-  auto* kill_cmd =
-      app.add_subcommand("kill", "Stop tasks (SIGTERM, then SIGKILL)");
-  kill_cmd->add_option("ids", kill_ids, "Task ids")->required();
-  kill_cmd->add_option("--reason", kill_reason, "Why (shown in its detail)");
-  kill_cmd->add_option("--grace", kill_grace,
-                       "Time between SIGTERM and SIGKILL (default 5s)");
-  kill_cmd->callback([&] {
-    action = [&] { return DoKill(ctx, kill_ids, kill_reason, kill_grace); };
-  });
+  verbs.push_back(
+      {"kill", "Stop tasks (SIGTERM, then SIGKILL)", [&](CLI::App* kill_cmd) {
+         kill_cmd->add_option("ids", kill_ids, "Task ids")->required();
+         kill_cmd->add_option("--reason", kill_reason,
+                              "Why (shown in its detail)");
+         kill_cmd->add_option("--grace", kill_grace,
+                              "Time between SIGTERM and SIGKILL (default 5s)");
+         kill_cmd->callback([&] {
+           action = [&] {
+             return DoKill(ctx, kill_ids, kill_reason, kill_grace);
+           };
+         });
+       }});
 
   DelegateArgs delegate;
-  auto* delegate_cmd = app.add_subcommand(
-      "delegate", "Hand a brief to an agent CLI running in the background");
-  delegate_cmd->add_option("--agent", delegate.agent,
-                           "claude (default), codex, gemini, opencode, qwen, "
-                           "dsh");
-  delegate_cmd->add_option("--model", delegate.model,
-                           "<provider>/<model>[:<effort>]");
-  delegate_cmd->add_option("--label", delegate.label, "A name for people");
-  delegate_cmd->add_option("--cwd", delegate.cwd, "Working directory");
-  delegate_cmd
-      ->add_option("--check", delegate.checks,
-                   "A check command run when it ends")
-      ->take_all()
-      ->allow_extra_args(false);
-  delegate_cmd->add_option("--resume", delegate.resume,
-                           "Resume the session of an ended task (or a CLI "
-                           "session id)");
-  delegate_cmd->add_option("--timeout", delegate.timeout,
-                           "Deadline (default 30m)");
-  delegate_cmd->add_flag("--wait", delegate.wait,
-                         "Wait until it ends or asks something");
-  delegate_cmd->add_option("brief", delegate.brief, "What to do (or on stdin)");
-  delegate_cmd->callback(
-      [&] { action = [&] { return DoDelegate(ctx, delegate); }; });
+  verbs.push_back(
+      {"delegate", "Hand a brief to an agent CLI running in the background",
+       [&](CLI::App* delegate_cmd) {
+         delegate_cmd->add_option(
+             "--agent", delegate.agent,
+             "claude (default), codex, codex-exec, gemini, "
+             "opencode, qwen, dsh, or a configured profile");
+         delegate_cmd->add_option("--model", delegate.model,
+                                  "<provider>/<model>[:<effort>]");
+         delegate_cmd->add_option("--label", delegate.label,
+                                  "A name for people");
+         delegate_cmd->add_option("--cwd", delegate.cwd, "Working directory");
+         delegate_cmd
+             ->add_option("--check", delegate.checks,
+                          "A check command run when it ends")
+             ->take_all()
+             ->allow_extra_args(false);
+         delegate_cmd->add_option(
+             "--resume", delegate.resume,
+             "Resume the session of an ended task (or a CLI "
+             "session id)");
+         delegate_cmd->add_option("--timeout", delegate.timeout,
+                                  "Deadline (default 30m)");
+         delegate_cmd->add_flag("--wait", delegate.wait,
+                                "Wait until it ends or asks something");
+         delegate_cmd->add_option("brief", delegate.brief,
+                                  "What to do (or on stdin)");
+         delegate_cmd->callback(
+             [&] { action = [&] { return DoDelegate(ctx, delegate); }; });
+       }});
 
   std::string send_id;
   std::vector<std::string> send_words;
   bool send_steer = false;
-  auto* send_cmd = app.add_subcommand("send", "Send a running agent a message");
-  send_cmd->add_option("id", send_id, "Task id")->required();
-  send_cmd->add_option("message", send_words, "The message")->required();
-  send_cmd->add_flag("--steer", send_steer,
-                     "Into the running turn (else after it)");
-  send_cmd->callback([&] {
-    action = [&] { return DoSend(ctx, send_id, send_words, send_steer); };
-  });
+  verbs.push_back(
+      {"send", "Send a running agent a message", [&](CLI::App* send_cmd) {
+         send_cmd->add_option("id", send_id, "Task id")->required();
+         send_cmd->add_option("message", send_words, "The message")->required();
+         send_cmd->add_flag("--steer", send_steer,
+                            "Into the running turn (else after it)");
+         send_cmd->callback([&] {
+           action = [&] {
+             return DoSend(ctx, send_id, send_words, send_steer);
+           };
+         });
+       }});
 
   std::string answer_id;
   std::vector<std::string> answer_words;
-  auto* answer_cmd = app.add_subcommand(
-      "answer", "Answer an agent's open question, one answer per item");
-  answer_cmd->add_option("id", answer_id, "Task id")->required();
-  answer_cmd
-      ->add_option("answers", answer_words,
-                   "Option number, label, text, or skip")
-      ->required();
-  answer_cmd->callback(
-      [&] { action = [&] { return DoAnswer(ctx, answer_id, answer_words); }; });
+  verbs.push_back(
+      {"answer", "Answer an agent's open question, one answer per item",
+       [&](CLI::App* answer_cmd) {
+         answer_cmd->add_option("id", answer_id, "Task id")->required();
+         answer_cmd
+             ->add_option("answers", answer_words,
+                          "Option number, label, text, or skip")
+             ->required();
+         answer_cmd->callback([&] {
+           action = [&] { return DoAnswer(ctx, answer_id, answer_words); };
+         });
+       }});
 
   std::string events_id;
   bool events_follow = false;
-  auto* events_cmd = app.add_subcommand("events", "Show an agent's events");
-  events_cmd->add_option("id", events_id, "Task id")->required();
-  events_cmd->add_flag("--follow,-f", events_follow, "Until it ends");
-  events_cmd->callback([&] {
-    action = [&] { return DoEvents(ctx, events_id, events_follow); };
-  });
+  verbs.push_back(
+      {"events", "Show an agent's events", [&](CLI::App* events_cmd) {
+         events_cmd->add_option("id", events_id, "Task id")->required();
+         events_cmd->add_flag("--follow,-f", events_follow, "Until it ends");
+         events_cmd->callback([&] {
+           action = [&] { return DoEvents(ctx, events_id, events_follow); };
+         });
+       }});
 
-  auto* agents_cmd = app.add_subcommand(
-      "agents", "List the agent profiles (built-in and from the config)");
-  agents_cmd->callback([&] { action = [&] { return DoAgents(ctx); }; });
+  verbs.push_back(
+      {"agents", "List the agent profiles (built-in and from the config)",
+       [&](CLI::App* agents_cmd) {
+         agents_cmd->callback([&] { action = [&] { return DoAgents(ctx); }; });
+       }});
 
-  auto* attach_cmd = app.add_subcommand(
-      "attach", "Hold the session attached (its lease starts when this ends)");
-  attach_cmd->callback([&] { action = [&] { return DoAttach(ctx); }; });
+  verbs.push_back(
+      {"attach", "Hold the session attached (its lease starts when this ends)",
+       [&](CLI::App* attach_cmd) {
+         attach_cmd->callback([&] { action = [&] { return DoAttach(ctx); }; });
+       }});
 
-  auto* notices_cmd = app.add_subcommand(
-      "notices", "Print tasks of this session that ended unseen");
-  notices_cmd->callback([&] { action = [&] { return DoNotices(ctx); }; });
+  verbs.push_back({"notices", "Print tasks of this session that ended unseen",
+                   [&](CLI::App* notices_cmd) {
+                     notices_cmd->callback(
+                         [&] { action = [&] { return DoNotices(ctx); }; });
+                   }});
 
-  auto* daemon_cmd = app.add_subcommand("daemon", "Manage batond");
-  daemon_cmd->require_subcommand(1);
-  daemon_cmd->add_subcommand("start", "Start batond if it is not running")
-      ->callback([&] { action = [&] { return DoDaemonStart(ctx); }; });
   bool kill_tasks = false;
-  auto* stop_cmd = daemon_cmd->add_subcommand(
-      "stop", "Stop batond (tasks keep running unless --kill-tasks)");
-  stop_cmd->add_flag("--kill-tasks", kill_tasks, "Kill every live task first");
-  stop_cmd->callback(
-      [&] { action = [&] { return DoDaemonStop(ctx, kill_tasks); }; });
-  daemon_cmd->add_subcommand("status", "Is batond running?")->callback([&] {
-    action = [&] { return DoDaemonStatus(ctx); };
-  });
+  verbs.push_back(
+      {"daemon", "Manage batond", [&](CLI::App* daemon_cmd) {
+         daemon_cmd->require_subcommand(1);
+         daemon_cmd
+             ->add_subcommand("start", "Start batond if it is not running")
+             ->callback([&] { action = [&] { return DoDaemonStart(ctx); }; });
+         auto* stop_cmd = daemon_cmd->add_subcommand(
+             "stop", "Stop batond (tasks keep running unless --kill-tasks)");
+         stop_cmd->add_flag("--kill-tasks", kill_tasks,
+                            "Kill every live task first");
+         stop_cmd->callback(
+             [&] { action = [&] { return DoDaemonStop(ctx, kill_tasks); }; });
+         daemon_cmd->add_subcommand("status", "Is batond running?")
+             ->callback([&] { action = [&] { return DoDaemonStatus(ctx); }; });
+       }});
 
-  // CLI11 says "A subcommand is required" for a mistyped verb; name it.
+  // The verb: the first argument that is not an option. CLI11 would say "A
+  // subcommand is required" for a mistyped one; name it.
+  const Verb* chosen = nullptr;
   for (int i = 1; i < argc; ++i) {
     std::string arg = argv[i];
     if (arg == "--session") {
@@ -1105,18 +1163,21 @@ int RunCli(int argc, char** argv) {
     }
     if (arg.starts_with("-"))
       continue;
-    bool known = false;
-    for (const auto* sub :
-         app.get_subcommands([](CLI::App*) { return true; })) {
-      known = known || sub->get_name() == arg;
+    for (const Verb& verb : verbs) {
+      if (verb.name == arg)
+        chosen = &verb;
     }
-    if (!known) {
+    if (!chosen) {
       std::fprintf(stderr,
                    "baton: error: unknown command '%s'; see 'baton --help'\n",
                    arg.c_str());
       return kExitUsage;
     }
     break;
+  }
+  for (const Verb& verb : verbs) {
+    if (!chosen || chosen == &verb)
+      verb.define(app.add_subcommand(verb.name, verb.description));
   }
   try {
     app.parse(argc, argv);
