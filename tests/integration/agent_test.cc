@@ -84,6 +84,26 @@ TEST_F(AgentTest, ResumeContinuesTheSameSession) {
   EXPECT_NE(busy.err.find("still"), std::string::npos) << busy.err;
 }
 
+TEST_F(AgentTest, ResumeByTaskIdKeepsItsAgent) {
+  // The scripted codex (tests/agents/fakes/codex) keeps its threads here.
+  auto env = env_;
+  env["CODEX_HOME"] = home_ + "/codex-home";
+  auto started = Baton({"delegate", "--agent", "codex", "hello"}, env);
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string first = started.out.substr(0, started.out.find('\n'));
+  Baton({"wait", "--timeout", "20s", first}, env);
+  ASSERT_EQ(Status(first, env)["status"], "completed");
+  // No --agent: the resumed task's agent, not the default (claude).
+  auto resumed = Baton({"delegate", "--resume", first, "carry on"}, env);
+  ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
+  std::string second = resumed.out.substr(0, resumed.out.find('\n'));
+  auto task = Status(second, env);
+  EXPECT_EQ(task["agent"]["profile"], "codex") << task.dump();
+  EXPECT_EQ(task["argv"][0], "codex") << task.dump();
+  Baton({"wait", "--timeout", "20s", second}, env);
+  EXPECT_EQ(Status(second, env)["status"], "completed");
+}
+
 TEST_F(AgentTest, SteerGoesInAndAFollowUpWaitsForTheTurn) {
   std::string id = Delegate({"SLOW work"});
   WaitStarted(id, env_);
