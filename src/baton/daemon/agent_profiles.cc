@@ -32,6 +32,8 @@ const std::vector<AgentProfile>& BuiltinProfiles() {
     std::vector<AgentProfile> list = {
         {"claude", "claude", {"claude"}, {}, {}, "", {}, "built-in"},
         {"codex", "codex", {"codex"}, {}, {}, "", {}, "built-in"},
+        // Codex without app-server: `codex exec --json` (doc/agents.md).
+        {"codex-exec", "codex-exec", {"codex"}, {}, {}, "", {}, "built-in"},
         {"dsh",
          "command",
          {"dsh", "--profile", "headless"},
@@ -168,7 +170,7 @@ void ParseProfile(Checker& check, const std::string& name,
       if (adapter && !MakeAdapter(*adapter)) {
         check.Fail(node.source(), key,
                    fmt::format("unknown adapter '{}'; adapters: claude, "
-                               "codex, acp, command",
+                               "codex, codex-exec, acp, command",
                                *adapter));
       } else if (adapter) {
         profile.adapter = *adapter;
@@ -231,8 +233,8 @@ void ParseProfile(Checker& check, const std::string& name,
     return;
   if (is_new && profile.adapter.empty()) {
     check.Fail(table.source(), prefix,
-               "a new profile needs an adapter (claude, codex, acp or "
-               "command)");
+               "a new profile needs an adapter (claude, codex, "
+               "codex-exec, acp or command)");
   } else if (is_new && !has_command) {
     // The built-in of the adapter's own name knows its program.
     auto builtin = std::find_if(

@@ -1,8 +1,8 @@
 // Named agent profiles: which adapter and command line run an agent, with
 // what environment, default model and deadline. Built-in: claude, codex,
-// gemini, opencode, qwen, dsh; baton's TOML config file adds profiles and
-// overrides built-ins (doc/agents.md, "Configuration"). Holds no state:
-// batond reads the file afresh for each request that needs it.
+// codex-exec, gemini, opencode, qwen, dsh; baton's TOML config file adds
+// profiles and overrides built-ins (doc/agents.md, "Configuration"). Holds no
+// state: batond reads the file afresh for each request that needs it.
 #ifndef BATON_DAEMON_AGENT_PROFILES_H_
 #define BATON_DAEMON_AGENT_PROFILES_H_
 
@@ -24,7 +24,7 @@ inline constexpr std::chrono::minutes kDefaultAgentTimeout{30};
 
 struct AgentProfile {
   std::string name;
-  std::string adapter;               // claude, codex, acp, command
+  std::string adapter;               // claude, codex, codex-exec, acp, command
   std::vector<std::string> command;  // argv prefix, e.g. {"gemini", "--acp"}
   std::vector<std::string> args;     // After `command`, before the adapter's
   std::map<std::string, std::string> env;  // Over the client's environment.

@@ -39,8 +39,8 @@ TEST(AgentProfiles, BuiltinsWithoutAFile) {
   auto missing = config.Find("nope");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message,
-            "unknown agent 'nope'; known agents: claude, codex, dsh, gemini, "
-            "opencode, qwen");
+            "unknown agent 'nope'; known agents: claude, codex, codex-exec, "
+            "dsh, gemini, opencode, qwen");
 }
 
 TEST(AgentProfiles, ANewProfileAndAnOverride) {
@@ -86,8 +86,9 @@ model = "anthropic/claude-opus-4-1"
   std::vector<std::string> names;
   for (const auto& profile : config.profiles)
     names.push_back(profile.name);
-  EXPECT_EQ(names, (std::vector<std::string>{"claude", "codex", "dsh", "gemini",
-                                             "opencode", "qwen", "reviewer"}));
+  EXPECT_EQ(names, (std::vector<std::string>{"claude", "codex", "codex-exec",
+                                             "dsh", "gemini", "opencode",
+                                             "qwen", "reviewer"}));
 }
 
 TEST(AgentProfiles, CommandDefaultsToTheAdaptersBuiltinAndTakesAString) {
@@ -122,7 +123,7 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
             "takes adapter, command, args, env, model, timeout"},
            {"[agents.x]\nadapter = \"gpt\"\n", kConfig,
             "/cfg/config.toml:2:11: agents.x.adapter: unknown adapter 'gpt'; "
-            "adapters: claude, codex, acp, command"},
+            "adapters: claude, codex, codex-exec, acp, command"},
            {"[agents.x]\nadapter = \"claude\"\nmodel = \"sonnet\"\n",
             ErrorCode::kInvalidModel, "/cfg/config.toml:3:9: agents.x.model: "},
            {"[agents.x]\nadapter = \"acp\"\ncommand = []\n", kConfig,

@@ -1,0 +1,215 @@
+// Codex agent tasks end to end through a real batond, against the scripted
+// stand-in of `codex app-server` and `codex exec --json`
+// (tests/agents/fakes/codex, which speaks the lines of
+// tests/agents/transcripts/codex-*.jsonl).
+#include <filesystem>
+
+#include "tests/integration/fake_agent_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+using std::chrono::milliseconds;
+
+class CodexAgentTest : public FakeAgentTest {};
+
+bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
+TEST_F(CodexAgentTest, ApprovalAnsweredByNumberThenCompleted) {
+  std::string id = Delegate({"--agent", "codex", "TOOL run it"});
+  auto asked = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(asked.json()["ended"][0]["status"], "waiting") << asked.out;
+  auto question = WaitForEvent(id, "question");
+  ASSERT_TRUE(question.is_object());
+  EXPECT_EQ(question["kind"], "permission");
+  EXPECT_EQ(question["items"][0]["prompt"],
+            "Allow command: /bin/bash -lc 'echo hello-from-tool'?");
+  auto answered = Baton({"answer", id, "1"}, env_);  // 1 = Allow
+  EXPECT_EQ(answered.exit_code, 0) << answered.err;
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_FALSE(task.value("agent_session", "").empty());
+  auto tools = EventsOfType(id, "tool");
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_EQ(tools[0]["name"], "shell");
+  EXPECT_EQ(tools[0]["input"], "echo hello-from-tool");
+  EXPECT_TRUE(Has(Texts(id), "mock final answer")) << Texts(id);
+  // codex's serverRequest/resolved after our answer withdraws nothing, and
+  // configWarning and unknown notifications make no error.
+  EXPECT_TRUE(EventsOfType(id, "question_withdrawn").empty());
+  EXPECT_TRUE(EventsOfType(id, "error").empty()) << Events(id).dump();
+  auto late = Baton({"answer", id, "1"}, env_);
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_TRUE(Has(late.err, "no open question")) << late.err;
+}
+
+TEST_F(CodexAgentTest, QuestionsByLabelSkipAndDenyWithStringIds) {
+  std::string label = Delegate({"--agent", "codex", "ASK which"});
+  std::string skip = Delegate({"--agent", "codex", "ASK STRINGID which"});
+  std::string deny = Delegate({"--agent", "codex", "WRITE STRINGID a file"});
+  for (const auto& id : {label, skip, deny})
+    ASSERT_TRUE(WaitForEvent(id, "question").is_object()) << id;
+  EXPECT_EQ(Baton({"answer", label, "postgres"}, env_).exit_code, 0);
+  EXPECT_EQ(Baton({"answer", skip, "skip"}, env_).exit_code, 0);
+  auto edit = WaitForEvent(deny, "question");
+  EXPECT_EQ(edit["ref"], "req-0");  // A string id, kept as it came.
+  EXPECT_EQ(edit["items"][0]["prompt"], "Allow edit: out.txt?");
+  EXPECT_EQ(Baton({"answer", deny, "Deny"}, env_).exit_code, 0);
+  for (const auto& id : {label, skip, deny})
+    EXPECT_EQ(WaitEnd(id)["status"], "completed") << id;
+  EXPECT_TRUE(Has(Texts(label), "mock final answer: Postgres")) << Texts(label);
+  EXPECT_TRUE(Has(Texts(skip), "mock final answer: skipped")) << Texts(skip);
+  EXPECT_FALSE(std::filesystem::exists(work_ + "/out.txt"));
+}
+
+TEST_F(CodexAgentTest, SteerGoesIntoTheTurnAndAFollowUpWaits) {
+  std::string id = Delegate({"--agent", "codex", "SLOW work"});
+  ASSERT_TRUE(WaitForEvent(id, "tool").is_object());
+  auto steer = Baton({"send", "--steer", id, "STEER also this"}, env_);
+  EXPECT_EQ(steer.out, id + ": steered\n") << steer.err;
+  auto followup = Baton({"send", id, "then that"}, env_);
+  EXPECT_EQ(followup.out, id + ": queued until the current turn ends\n");
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  auto results = EventsOfType(id, "result");
+  ASSERT_EQ(results.size(), 2u) << Events(id).dump();
+  EXPECT_EQ(results[0]["text"], "mock final answer (steer: STEER also this)");
+  EXPECT_EQ(results[1]["text"],
+            "mock final answer [history: 1 earlier prompts]");
+}
+
+TEST_F(CodexAgentTest, CodexResolvingItsOwnQuestionWithdrawsIt) {
+  // The fake resolves its requestUserInput itself after 1 s, then works
+  // 2 s more: the question closes, the task runs again, a wait waits for
+  // the end, and a late answer is told the question was withdrawn.
+  std::string id = Delegate({"--agent", "codex", "ASK AUTORESOLVE pick"});
+  ASSERT_TRUE(WaitForEvent(id, "question").is_object());
+  auto withdrawn = WaitForEvent(id, "question_withdrawn");
+  ASSERT_TRUE(withdrawn.is_object());
+  EXPECT_EQ(withdrawn["reason"], "codex resolved the request");
+  EXPECT_EQ(Status(id, env_)["status"], "running");
+  auto late = Baton({"answer", id, "1"}, env_);
+  EXPECT_EQ(late.exit_code, 1);
+  EXPECT_TRUE(Has(late.err, "withdrawn by the agent")) << late.err;
+  auto done = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(done.json()["ended"][0]["status"], "completed") << done.out;
+  EXPECT_TRUE(Has(Texts(id), "mock final answer: auto")) << Texts(id);
+  EXPECT_TRUE(EventsOfType(id, "answer").empty());
+}
+
+TEST_F(CodexAgentTest, KillWhileAskingInterruptsAndWithdrawsTheQuestion) {
+  std::string id = Delegate({"--agent", "codex", "WRITE a file"});
+  ASSERT_TRUE(WaitForEvent(id, "question").is_object());
+  Baton({"kill", "--grace", "5s", id}, env_);
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "killed");
+  auto withdrawn = EventsOfType(id, "question_withdrawn");
+  ASSERT_EQ(withdrawn.size(), 1u) << Events(id).dump();
+  EXPECT_EQ(withdrawn[0]["reason"], "the turn ended (interrupted)");
+  auto results = EventsOfType(id, "result");
+  ASSERT_EQ(results.size(), 1u);
+  EXPECT_EQ(results[0]["detail"], "interrupted");
+  EXPECT_FALSE(std::filesystem::exists(work_ + "/out.txt"));
+}
+
+TEST_F(CodexAgentTest, ResumeByTaskIdAndByThreadId) {
+  std::string first = Delegate({"--agent", "codex", "hello"});
+  auto task = WaitEnd(first);
+  ASSERT_EQ(task["status"], "completed");
+  std::string thread = task.value("agent_session", "");
+  ASSERT_FALSE(thread.empty());
+  std::string second =
+      Delegate({"--agent", "codex", "--resume", first, "again"});
+  auto resumed = WaitEnd(second);
+  EXPECT_EQ(resumed["status"], "completed");
+  EXPECT_EQ(resumed["agent_session"], thread);
+  EXPECT_TRUE(Has(Texts(second), "[history: 1 earlier prompts]"))
+      << Texts(second);
+  std::string third =
+      Delegate({"--agent", "codex", "--resume", thread, "once more"});
+  EXPECT_EQ(WaitEnd(third)["status"], "completed");
+  EXPECT_TRUE(Has(Texts(third), "[history: 2 earlier prompts]"))
+      << Texts(third);
+  // A thread codex does not know: a clear failure.
+  std::string bad =
+      Delegate({"--agent", "codex", "--resume", "no-such-thread", "x"});
+  auto failed = WaitEnd(bad);
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_TRUE(Has(failed.value("detail", ""), "resume of no-such-thread"))
+      << failed.dump();
+}
+
+TEST_F(CodexAgentTest, CrashFailureGarbageAndNoCli) {
+  std::string crash = Delegate({"--agent", "codex", "CRASH now"});
+  std::string fail = Delegate({"--agent", "codex", "FAIL please"});
+  std::string garbage = Delegate({"--agent", "codex", "GARBAGE then fine"});
+  auto crashed = WaitEnd(crash);
+  EXPECT_EQ(crashed["status"], "failed");
+  EXPECT_EQ(crashed["detail"],
+            "exit code: 3; stderr: fake codex: crashed mid-turn");
+  auto failed = WaitEnd(fail);
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_EQ(failed["detail"], "mock upstream failure");
+  auto fine = WaitEnd(garbage);
+  EXPECT_EQ(fine["status"], "completed");
+  auto errors = EventsOfType(garbage, "error");
+  ASSERT_EQ(errors.size(), 1u) << Events(garbage).dump();
+  EXPECT_TRUE(Has(errors[0]["message"], "unreadable line from codex"));
+  // Not installed: nothing is spawned, the error names the command.
+  auto missing =
+      Baton({"delegate", "--agent", "codex", "x"}, {{"PATH", "/usr/bin:/bin"}});
+  EXPECT_EQ(missing.exit_code, 1);
+  EXPECT_TRUE(Has(missing.err, "command not found: codex")) << missing.err;
+}
+
+TEST_F(CodexAgentTest, CodexWithoutAppServerPointsAtCodexExec) {
+  std::string id = Delegate({"--agent", "codex", "hello"},
+                            {{"FAKE_CODEX_NO_APP_SERVER", "1"}});
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "failed");
+  EXPECT_TRUE(Has(task.value("detail", ""), "this codex has no app-server"))
+      << task.dump();
+  EXPECT_TRUE(Has(task.value("detail", ""), "--agent codex-exec"));
+}
+
+TEST_F(CodexAgentTest, ExecRunsOnePromptAndResumesInANewTask) {
+  std::string id = Delegate({"--agent", "codex-exec", "TOOL -x looks odd"});
+  // A message while it runs is refused at once, saying how to go on.
+  std::string slow = Delegate({"--agent", "codex-exec", "SLOW work"});
+  ASSERT_TRUE(WaitForEvent(slow, "tool").is_object());
+  for (const char* flag : {"--steer", "--"}) {
+    auto refused = Baton({"send", flag, slow, "more"}, env_);
+    EXPECT_EQ(refused.exit_code, 1);
+    EXPECT_TRUE(Has(refused.err, "codex exec runs one prompt per process"))
+        << refused.err;
+  }
+  EXPECT_EQ(WaitEnd(slow)["status"], "completed");
+  EXPECT_TRUE(EventsOfType(slow, "message").empty());
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  std::string thread = task.value("agent_session", "");
+  EXPECT_FALSE(thread.empty());
+  auto tools = EventsOfType(id, "tool");
+  ASSERT_EQ(tools.size(), 1u);
+  EXPECT_EQ(tools[0]["input"], "echo hello-from-tool");
+  EXPECT_TRUE(Has(Texts(id), "mock final answer")) << Texts(id);
+  std::string next =
+      Delegate({"--agent", "codex-exec", "--resume", id, "and then"});
+  auto resumed = WaitEnd(next);
+  EXPECT_EQ(resumed["status"], "completed");
+  EXPECT_EQ(resumed["agent_session"], thread);
+  EXPECT_TRUE(Has(Texts(next), "[history: 1 earlier prompts]")) << Texts(next);
+  std::string fail = Delegate({"--agent", "codex-exec", "FAIL"});
+  std::string crash = Delegate({"--agent", "codex-exec", "CRASH"});
+  auto failed = WaitEnd(fail);
+  EXPECT_EQ(failed["status"], "failed");
+  EXPECT_EQ(failed["detail"], "mock upstream failure");
+  auto crashed = WaitEnd(crash);
+  EXPECT_EQ(crashed["status"], "failed");
+  EXPECT_EQ(crashed["detail"], "exit code: 3; stderr: fake codex: crashed");
+}
+
+}  // namespace
+}  // namespace baton::testing
