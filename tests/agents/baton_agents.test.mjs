@@ -202,7 +202,12 @@ const lastResult = (list) => byType(list, 'result').at(-1);
 
 // A test that records its wall time; `name` is matched by BATON_AGENTS_ONLY.
 function flow(name, fn) {
-  const skip = SKIP || (ONLY && !ONLY.test(name) ? 'not selected by BATON_AGENTS_ONLY' : false);
+  const skip =
+    SKIP ||
+    (ONLY && !ONLY.test(name) ? 'not selected by BATON_AGENTS_ONLY' : false) ||
+    (name.endsWith('-mcp') && !existsSync(join(MCP_SDK, 'index.js'))
+      ? 'the MCP SDK is not in tests/mcp/node_modules: run scripts/setup --tests'
+      : false);
   test(name, { skip, timeout: 150_000 }, async (t) => {
     const start = Date.now();
     try {
@@ -271,11 +276,18 @@ const MODEL = {
   gemini: { spec: 'google/gemini-2.5-pro', check: (_b, r) => r.path.includes('/models/gemini-2.5-pro:') },
 };
 
-// Tasks later flows build on (resume), by CLI.
+// Tasks later flows build on (resume), by CLI: the tool flow's.
 const firstTask = {};
 for (const cli of CLIS) {
   let resolve;
-  firstTask[cli] = { promise: new Promise((r) => (resolve = r)), resolve };
+  const promise = new Promise((r) => (resolve = r));
+  firstTask[cli] = { resolve };
+  Object.defineProperty(firstTask[cli], 'promise', {
+    get() {
+      if (ONLY && !ONLY.test(`${cli}-tool`)) assert.fail(`select ${cli}-tool too: the resume continues its task`);
+      return promise;
+    },
+  });
 }
 
 // Start, text and tool events, a model flag; its session is resumed later.
