@@ -39,12 +39,19 @@ const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- processes ----------------------------------------------------------------------------
 
+// A zombie counts as gone: where PID 1 does not reap orphans (some sandboxes), a stopped
+// batond stays a zombie.
 function pidAlive(pid) {
   try {
     process.kill(pid, 0);
-    return true;
   } catch {
     return false;
+  }
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    return stat.slice(stat.lastIndexOf(')') + 2)[0] !== 'Z';
+  } catch {
+    return true;
   }
 }
 
@@ -79,6 +86,7 @@ const world = {
   log: '', // its request log
   envs: {}, // per CLI: the variables agent_env.mjs gives
   mcp: [], // SDK clients to close
+  homes: [], // BATON_HOMEs of their own (restart flows), besides `home`
   timings: [], // [flow, ms]
 };
 
@@ -87,21 +95,21 @@ function basePath() {
 }
 
 // The environment of a `baton` call for `cli`; a delegated agent inherits it.
-function envFor(cli) {
+function envFor(cli, home = world.home) {
   return {
     PATH: basePath(),
     LANG: process.env.LANG ?? 'C.UTF-8',
     TERM: 'dumb',
     NO_COLOR: '1',
     TMPDIR: join(world.root, 'tmp'),
-    BATON_HOME: world.home,
+    BATON_HOME: home,
     BATON_SESSION: 'agents-suite',
     ...(cli ? world.envs[cli] : { HOME: join(world.root, 'home') }),
   };
 }
 
 async function baton(cli, args, opts = {}) {
-  const r = await exec(BATON, args, { env: envFor(cli), timeout: opts.timeout ?? 30_000 });
+  const r = await exec(BATON, args, { env: envFor(cli, opts.home), timeout: opts.timeout ?? 30_000 });
   if (opts.ok !== false && r.code !== 0) {
     assert.fail(`baton ${args.join(' ')} exited ${r.code}: ${r.err}${r.out}`);
   }
@@ -113,8 +121,8 @@ async function batonJson(cli, args, opts) {
   return JSON.parse(r.out.trim().split('\n').pop());
 }
 
-async function events(cli, id) {
-  const r = await baton(cli, ['--json', 'events', id]);
+async function events(cli, id, home) {
+  const r = await baton(cli, ['--json', 'events', id], { home });
   return r.out.split('\n').filter(Boolean).map((line) => JSON.parse(line));
 }
 
@@ -123,10 +131,11 @@ async function status(cli, id) {
 }
 
 // `baton wait ID`: returns the task as it ended (or started waiting).
-async function waitTask(cli, id, seconds = 60) {
+async function waitTask(cli, id, seconds = 60, home) {
   const r = await baton(cli, ['--json', 'wait', '--timeout', `${seconds}s`, id], {
     ok: false,
     timeout: (seconds + 10) * 1000,
+    home,
   });
   assert.notEqual(r.code, 124, `${id} did not end or ask within ${seconds}s`);
   const doc = JSON.parse(r.out.trim().split('\n').pop());
@@ -251,11 +260,13 @@ after(async () => {
   if (SKIP) return;
   for (const client of world.mcp) await client.close().catch(() => {});
   let pids = [];
-  try {
-    const st = await batonJson(null, ['daemon', 'status'], { ok: false });
-    pids = [st.daemon_pid, st.supervisor_pid].filter((p) => p > 0);
-  } catch {}
-  await exec(BATON, ['daemon', 'stop', '--kill-tasks'], { env: envFor(null), timeout: 30_000 });
+  for (const home of [world.home, ...world.homes]) {
+    try {
+      const st = await batonJson(null, ['daemon', 'status'], { ok: false, home });
+      pids.push(...[st.daemon_pid, st.supervisor_pid].filter((p) => p > 0));
+    } catch {}
+    await exec(BATON, ['daemon', 'stop', '--kill-tasks'], { env: envFor(null, home), timeout: 30_000 });
+  }
   const deadline = Date.now() + 5_000;
   while (pids.some(pidAlive) && Date.now() < deadline) await sleep(50);
   for (const pid of pids) if (pidAlive(pid)) process.kill(pid, 'SIGKILL');
@@ -472,6 +483,30 @@ async function badModelFlow(cli) {
   assert.equal((await batonJson(cli, ['ls', '--all'])).tasks.length, before, 'no task was started');
 }
 
+// batond stops while the agent asks (tasks outlive it); the answer starts a new batond,
+// which re-adopts the task, rebuilds its adapter from the stream and delivers the answer.
+async function restartFlow(cli) {
+  const name = `${cli}-restart`;
+  const home = join(world.root, `bh-${cli}`);
+  world.homes.push(home);
+  const cwd = await workdir(name);
+  const r = await baton(cli, ['delegate', '--agent', cli, '--cwd', cwd, `SCEN_ASK ask me [flow:${name}]`], { home });
+  const id = r.out.trim().split('\n')[0];
+  const asked = await waitTask(cli, id, 60, home);
+  assert.equal(asked.status, 'waiting', JSON.stringify(asked));
+  const { daemon_pid: daemonPid } = await batonJson(cli, ['daemon', 'status'], { home });
+  await baton(cli, ['daemon', 'stop'], { home });
+  assert.ok(!pidAlive(daemonPid), 'batond stopped');
+  assert.ok(pidAlive(asked.pid), `the agent (${asked.pid}) outlived batond`);
+  await baton(cli, ['answer', id, 'Postgres'], { home });
+  const task = await waitTask(cli, id, 60, home);
+  assert.equal(task.status, 'completed', JSON.stringify(task));
+  const list = await events(cli, id, home);
+  assert.match(lastResult(list).text, /mock final answer: .*Postgres/);
+  for (const type of ['session', 'question', 'answer', 'result'])
+    assert.equal(byType(list, type).length, 1, `one ${type} event after the replay: ${JSON.stringify(list)}`);
+}
+
 // Through MCP: delegate, task_output waits and returns at the question, task_answer,
 // task_output waits for the end, task_status shows the last text and the tools used.
 async function mcpFlow(cli, { scenario, answer, tool, resume = false }) {
@@ -543,6 +578,8 @@ describe('real agent CLIs through baton', { concurrency: 6 }, () => {
   flow('gemini-interrupt', () => interruptFlow('gemini', { permission: true }));
   flow('claude-resume', () => resumeFlow('claude'));
   flow('codex-resume', () => resumeFlow('codex'));
+  flow('claude-restart', () => restartFlow('claude'));
+  flow('codex-restart', () => restartFlow('codex'));
   flow('bad-model', async () => {
     for (const cli of CLIS) await badModelFlow(cli);
   });
