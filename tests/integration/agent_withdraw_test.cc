@@ -1,0 +1,33 @@
+// A question Claude Code withdraws itself (control_cancel_request when it
+// is interrupted while asking, transcript claude-interrupt-asking), end to
+// end through batond with the scripted claude (tests/agents/fakes/claude).
+// The codex and ACP cases are in agent_codex_test.cc and agent_acp_test.cc.
+#include "tests/integration/fake_agent_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+class ClaudeWithdrawTest : public FakeAgentTest {};
+
+TEST_F(ClaudeWithdrawTest, KillWhileAskingWithdrawsTheQuestion) {
+  std::string id = Delegate({"--agent", "claude", "please ASK me"});
+  auto question = WaitForEvent(id, "question");
+  ASSERT_TRUE(question.is_object());
+  EXPECT_EQ(Status(id, env_)["status"], "waiting");
+  Baton({"kill", "--grace", "5s", id}, env_);
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "killed");
+  auto withdrawn = EventsOfType(id, "question_withdrawn");
+  ASSERT_EQ(withdrawn.size(), 1u) << Events(id).dump();
+  EXPECT_EQ(withdrawn[0]["ref"], question["ref"]);
+  EXPECT_EQ(withdrawn[0]["question"], question["seq"]);
+  EXPECT_EQ(withdrawn[0]["reason"], "claude withdrew its request");
+  auto output = Baton({"output", id}, env_).out;
+  EXPECT_NE(output.find("= withdrawn: claude withdrew its request"),
+            std::string::npos)
+      << output;
+  EXPECT_TRUE(EventsOfType(id, "answer").empty());
+}
+
+}  // namespace
+}  // namespace baton::testing
