@@ -75,7 +75,15 @@ TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
   EXPECT_EQ(doc["ended"][0]["id"], fast);
   EXPECT_EQ(doc["ended"][0]["detail"], "exit code: 4");
   ASSERT_EQ(doc["still_running"].size(), 2u);
+  EXPECT_EQ(doc["still_running"][0]["id"], slow);
   EXPECT_EQ(doc["timed_out"], false);
+  // The text form asks for ids only and names the rest in order.
+  std::string quick = Run("exit 0");
+  auto text = Baton({"wait", slow, quick, slower});
+  EXPECT_EQ(text.exit_code, 0) << text.err;
+  EXPECT_NE(text.out.find("still running: " + slow + " " + slower),
+            std::string::npos)
+      << text.out;
 }
 
 TEST_F(CliTest, WaitAllAndTimeout) {

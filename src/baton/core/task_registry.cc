@@ -454,15 +454,15 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
         break;
       }
     }
+    if (waiter.pending.contains(task_id)) {
+      result.still_running.push_back(task_id);
+      continue;
+    }
     auto task = Lookup(task_id);
     if (!task)
       continue;
-    if (EndedOrWaiting(task->status)) {
-      MarkEndSeen(*task, waiter.session);
-      result.ended.push_back(std::move(*task));
-    } else {
-      result.still_running.push_back(std::move(*task));
-    }
+    MarkEndSeen(*task, waiter.session);
+    result.ended.push_back(std::move(*task));
   }
   // A listener that fails must not starve the others; ours cannot throw,
   // and each waiter is completed on its own.

@@ -44,7 +44,9 @@ enum class KillOutcome { kRequested, kAlreadyTerminal };
 
 struct WaitResult {
   std::vector<TaskRecord> ended;  // Terminal (or asking a question).
-  std::vector<TaskRecord> still_running;
+  // Only ids: a wait over a thousand tasks must not copy a thousand
+  // records to say which still run (FindLive has them).
+  std::vector<TaskId> still_running;
   bool timed_out = false;
 };
 
