@@ -145,7 +145,8 @@ ToolDefinition DelegateToolDefinition() {
            {"agent",
             {{"type", "string"},
              {"description",
-              "The agent profile: claude (default), codex, gemini, "
+              "The agent profile: claude (default), codex, codex-exec "
+              "(codex exec, for a codex without app-server), gemini, "
               "opencode, qwen, dsh, or one from baton's config"}}},
            {"model",
             {{"type", "string"},
