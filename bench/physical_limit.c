@@ -9,6 +9,10 @@
  *   spawn-seq N             posix_spawn + waitpid of /bin/true, N times one after
  *                           the other; prints the elapsed ns.
  *   spawn-par N K           the same with K children in flight; prints elapsed ns.
+ *   spawn-par-files N K DIR the same, but each child first gets a folder
+ *                           DIR/<i> and its stdout in a new file there: the
+ *                           floor of a runtime that keeps each task's output
+ *                           in a file of its own.
  *   stamp-fifo FIFO OUT     a task: blocks until a byte arrives on FIFO, then, as
  *                           its last act, writes the monotonic time to OUT and
  *                           exits 0.
@@ -22,6 +26,10 @@
  *                           on FIFO, waits for the waiter to exit; prints
  *                           (time waiter was reaped) - (task's stamp), then the
  *                           waiter's exit status on a second line.
+ *   pidfd-waiter PID        the least a waiter process can do: blocks in poll()
+ *                           on PID's pidfd (PID need not be its child), then
+ *                           exits 0.  Run under `wake`, it gives the floor of
+ *                           any CLI waiter: one wake-up plus a process exit.
  *   time N -- ARGV...       runs ARGV N times (stdout to /dev/null); prints each
  *                           run's duration; fails if a run exits non-zero.
  *   submit N OUT -- ARGV... runs ARGV N times one after the other, each run's
@@ -170,6 +178,35 @@ int main(int argc, char **argv) {
     printf("%lld\n", (long long)(now_ns() - t0));
     return 0;
   }
+  if (!strcmp(mode, "spawn-par-files") && argc == 5) {
+    long n = atol(argv[2]), k = atol(argv[3]), started = 0, done = 0, running = 0;
+    char path[4096];
+    int64_t t0 = now_ns();
+    while (done < n) {
+      while (running < k && started < n) {
+        snprintf(path, sizeof path, "%s/%ld", argv[4], started);
+        if (mkdir(path, 0700) != 0) die(path);
+        snprintf(path, sizeof path, "%s/%ld/output.log", argv[4], started);
+        int out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (out < 0) die(path);
+        spawn(true_argv, out);
+        close(out);
+        started++;
+        running++;
+      }
+      int st;
+      pid_t p = wait(&st);
+      if (p < 0) {
+        if (errno == EINTR) continue;
+        die("wait");
+      }
+      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("/bin/true failed");
+      running--;
+      done++;
+    }
+    printf("%lld\n", (long long)(now_ns() - t0));
+    return 0;
+  }
   if (!strcmp(mode, "stamp-fifo") && argc == 4) return mode_stamp_fifo(argv[2], argv[3]);
   if (!strcmp(mode, "pidfd-wake") && argc == 5) {
     long gap = atol(argv[2]);
@@ -191,6 +228,15 @@ int main(int argc, char **argv) {
     int64_t t = now_ns();
     if (wait_status(pid) != 0) die("stamp task failed");
     printf("%lld\n", (long long)(t - read_stamp(argv[4])));
+    return 0;
+  }
+  if (!strcmp(mode, "pidfd-waiter") && argc == 3) {
+    int pfd = (int)syscall(SYS_pidfd_open, (pid_t)atol(argv[2]), 0);
+    if (pfd < 0) die("pidfd_open");
+    struct pollfd p = {pfd, POLLIN, 0};
+    while (poll(&p, 1, -1) < 0) {
+      if (errno != EINTR) die("poll");
+    }
     return 0;
   }
   if (!strcmp(mode, "wake") && argc >= 7 && !strcmp(argv[5], "--")) {

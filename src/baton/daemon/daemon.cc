@@ -284,10 +284,13 @@ void Daemon::BeforeSleep() {
       }
     }
   }
-  if (flushed)
-    executor_->Flush();
+  // Replies before the supervisor's requests: a client waits on its reply,
+  // while writing to the supervisor wakes it, and on a busy machine the
+  // kernel may run it (and the spawn) before we get the CPU back.
   for (auto& [id, connection] : connections_)
     connection.channel->Flush();
+  if (flushed)
+    executor_->Flush();
   for (uint64_t id : closed_connections_)
     connections_.erase(id);
   closed_connections_.clear();
