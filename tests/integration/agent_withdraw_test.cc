@@ -27,6 +27,12 @@ TEST_F(ClaudeWithdrawTest, KillWhileAskingWithdrawsTheQuestion) {
             std::string::npos)
       << output;
   EXPECT_TRUE(EventsOfType(id, "answer").empty());
+  auto events = Baton({"events", id}, env_).out;
+  EXPECT_NE(events.find("question_withdrawn question " +
+                        std::to_string(question["seq"].get<int>()) +
+                        ": claude withdrew its request"),
+            std::string::npos)
+      << events;
 }
 
 }  // namespace

@@ -834,6 +834,9 @@ std::string EventText(const Json& event) {
                                             : " — " + event.value("text", ""));
   else if (type == "error")
     body = event.value("message", "");
+  else if (type == "question_withdrawn")
+    body = fmt::format("question {}: {}", event.value("question", 0),
+                       event.value("reason", ""));
   else if (type == "question") {
     for (const auto& item : event.value("items", Json::array())) {
       body += item.value("prompt", "");
