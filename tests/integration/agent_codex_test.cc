@@ -82,7 +82,7 @@ TEST_F(CodexAgentTest, SteerGoesIntoTheTurnAndAFollowUpWaits) {
 
 TEST_F(CodexAgentTest, CodexResolvingItsOwnQuestionWithdrawsIt) {
   // The fake resolves its requestUserInput itself after 1 s, then works
-  // 2 s more: the question closes, the task runs again, a wait waits for
+  // 4 s more: the question closes, the task runs again, a wait waits for
   // the end, and a late answer is told the question was withdrawn.
   std::string id = Delegate({"--agent", "codex", "ASK AUTORESOLVE pick"});
   ASSERT_TRUE(WaitForEvent(id, "question").is_object());
