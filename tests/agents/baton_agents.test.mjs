@@ -261,6 +261,9 @@ after(async () => {
   for (const client of world.mcp) await client.close().catch(() => {});
   let pids = [];
   for (const home of [world.home, ...world.homes]) {
+    // A batond that is not running (a restart flow failed halfway) is started first: it
+    // re-adopts the supervisor's tasks, so the stop below kills them.
+    await exec(BATON, ['daemon', 'start'], { env: envFor(null, home), timeout: 30_000 });
     try {
       const st = await batonJson(null, ['daemon', 'status'], { ok: false, home });
       pids.push(...[st.daemon_pid, st.supervisor_pid].filter((p) => p > 0));
