@@ -312,8 +312,10 @@ TEST_F(LocalExecutorTest, SupervisorDeathReportsLiveTasksLost) {
   executor_ = MakeExecutor();
   executor_->Start(Shell(1, "sleep 100"));
   executor_->Start(Shell(2, "exit 5"));
-  ASSERT_TRUE(Exited("shell-2"));
-  ASSERT_TRUE(spawned_.contains("shell-1"));
+  // Spawns run in parallel: shell-2 may be over before shell-1 started.
+  ASSERT_TRUE(RunUntil([&] {
+    return spawned_.contains("shell-1") && exited_.contains("shell-2");
+  }));
   pid_t first = static_cast<pid_t>(executor_->supervisor_pid());
   ::kill(first, SIGKILL);
   ASSERT_TRUE(WaitGone(first, 5s));
