@@ -34,7 +34,7 @@ const SKIP = missing.length
 if (SKIP) console.log(`# skipped: ${SKIP}`);
 
 const ONLY = process.env.BATON_AGENTS_ONLY ? new RegExp(process.env.BATON_AGENTS_ONLY) : null;
-const SLOW_SECONDS = 5; // SCEN_SLOW's `sleep`: long enough to steer or interrupt in.
+const SLOW_SECONDS = 8; // SCEN_SLOW's `sleep`: room to steer, or to interrupt (a kill gives the CLI 3 s to end by itself).
 const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
 // ---- processes ----------------------------------------------------------------------------

@@ -3,6 +3,8 @@
 // which speaks the lines the real CLI printed in tests/agents/transcripts/).
 #include <chrono>
 #include <cstdlib>
+#include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "tests/support/baton_fixture.h"
@@ -153,6 +155,42 @@ TEST_F(AgentTest, KillInterruptsThenStops) {
   Baton({"kill", "--grace", "1s", id}, env_);
   Baton({"wait", "--timeout", "20s", id}, env_);
   EXPECT_EQ(Status(id, env_)["status"], "killed");
+}
+
+std::string StderrOf(const std::string& home, const std::string& id) {
+  std::ifstream in(home + "/tasks/" + id + "/stderr.log");
+  return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A kill asks the agent to end its turn and gives it time to exit by
+// itself before any signal; one that does not listen is signalled after
+// the window.
+TEST_F(AgentTest, KillLetsTheAgentEndItsTurnBeforeSignals) {
+  std::string asking = Delegate({"please ASK me"});
+  auto asked = Baton({"--json", "wait", "--timeout", "20s", asking}, env_);
+  ASSERT_EQ(asked.json()["ended"][0]["status"], "waiting") << asked.out;
+  auto start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Baton({"kill", asking}, env_).exit_code, 0);
+  Baton({"wait", "--timeout", "20s", asking}, env_);
+  auto status = Status(asking, env_);
+  EXPECT_EQ(status["status"], "killed") << status.dump();
+  EXPECT_EQ(status["detail"], "killed: by request");
+  EXPECT_EQ(status["exit_code"], 0) << status.dump();  // Ended by itself.
+  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  EXPECT_EQ(StderrOf(home_, asking).find("SIGTERM"), std::string::npos);
+  auto events = Baton({"--json", "events", asking}, env_).out;
+  EXPECT_NE(events.find("\"question_withdrawn\""), std::string::npos) << events;
+
+  std::string deaf = Delegate({"HANG"});
+  WaitStarted(deaf, env_);
+  start = std::chrono::steady_clock::now();
+  EXPECT_EQ(Baton({"kill", "--grace", "1s", deaf}, env_).exit_code, 0);
+  Baton({"wait", "--timeout", "20s", deaf}, env_);
+  EXPECT_EQ(Status(deaf, env_)["status"], "killed");
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_GE(took, std::chrono::milliseconds(2900));  // The window held.
+  EXPECT_LT(took, std::chrono::seconds(10));
+  EXPECT_NE(StderrOf(home_, deaf).find("SIGTERM"), std::string::npos);
 }
 
 }  // namespace

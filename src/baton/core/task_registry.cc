@@ -188,9 +188,12 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   if (it == live_.end())
     return;
   TaskRecord task = it->second;
+  // Our signal got there first even if the executor did not see it sent;
+  // or an agent ended by itself once asked to stop its turn (a kill waits
+  // for that before it signals).
   if (!task.kill_reason.empty() && exit.cause == ExitCause::kNatural &&
-      task.status == TaskStatus::kStopping && exit.signal) {
-    // Our signal got there first even if the executor did not see it sent.
+      task.status == TaskStatus::kStopping &&
+      (exit.signal || task.spec.agent)) {
     ExitInfo killed = exit;
     killed.cause = ExitCause::kKilled;
     ApplyExit(killed, task);
@@ -350,7 +353,8 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
 
 Result<KillOutcome> TaskRegistry::Kill(
     std::string_view id, const std::string& session, std::string reason,
-    std::optional<std::chrono::milliseconds> grace) {
+    std::optional<std::chrono::milliseconds> grace,
+    std::chrono::milliseconds stop_delay) {
   auto task = Resolve(id, session);
   if (!task)
     return std::unexpected(task.error());
@@ -362,12 +366,13 @@ Result<KillOutcome> TaskRegistry::Kill(
   if (!task->spec.owner.empty() && task->spec.owner == session) {
     task->end_seen = true;
   }
-  RequestKill(*task, std::move(reason), grace);
+  RequestKill(*task, std::move(reason), grace, stop_delay);
   return KillOutcome::kRequested;
 }
 
 void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
-                               std::optional<std::chrono::milliseconds> grace) {
+                               std::optional<std::chrono::milliseconds> grace,
+                               std::chrono::milliseconds stop_delay) {
   if (task.status == TaskStatus::kStopping) {
     Save(task);  // Already on its way down.
     return;
@@ -376,8 +381,19 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
   Save(task);
-  if (spawned)
-    executor_->Kill(task.id, grace.value_or(options_.default_grace));
+  if (!spawned)
+    return;
+  auto signal_grace = grace.value_or(options_.default_grace);
+  if (stop_delay <= std::chrono::milliseconds(0)) {
+    executor_->Kill(task.id, signal_grace);
+    return;
+  }
+  timers_->Schedule(clock_->Now() + stop_delay,
+                    [this, id = task.id, signal_grace] {
+                      // Still there: it did not end by itself.
+                      if (live_.contains(id))
+                        executor_->Kill(id, signal_grace);
+                    });
 }
 
 Result<WaitId> TaskRegistry::Wait(

@@ -95,10 +95,14 @@ class TaskRegistry : public ExecutorListener {
                            ReadMode mode, uint64_t offset = 0);
 
   // Asks the executor to stop the task (SIGTERM, then SIGKILL after
-  // `grace`, default Options::default_grace).
-  Result<KillOutcome> Kill(std::string_view id, const std::string& session,
-                           std::string reason,
-                           std::optional<std::chrono::milliseconds> grace);
+  // `grace`, default Options::default_grace). With `stop_delay`, the task
+  // is `stopping` at once but the signals wait that long: an agent that was
+  // asked to end its turn gets the time to end by itself. An exit in that
+  // time still counts as killed.
+  Result<KillOutcome> Kill(
+      std::string_view id, const std::string& session, std::string reason,
+      std::optional<std::chrono::milliseconds> grace,
+      std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
 
   // Calls `done` once, as soon as any of `ids` ends (all of them, when
   // `all`), or when `timeout` passes. If that already holds, `done` runs
@@ -175,8 +179,10 @@ class TaskRegistry : public ExecutorListener {
   // Marks the end of a terminal task seen when `session` owns it.
   void MarkEndSeen(TaskRecord& task, const std::string& session);
   void Finish(TaskRecord task);
-  void RequestKill(TaskRecord& task, std::string reason,
-                   std::optional<std::chrono::milliseconds> grace);
+  void RequestKill(
+      TaskRecord& task, std::string reason,
+      std::optional<std::chrono::milliseconds> grace,
+      std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
   void WakeWaiters(const TaskId& id);
   static bool WaiterReady(const Waiter& waiter);
   void CompleteWait(WaitId id, bool timed_out);

@@ -167,6 +167,17 @@ class AgentRuntime::Worker : public AdapterSink {
   AgentAdapter& adapter() { return *adapter_; }
   bool turn_ended() const { return turn_ended_; }
   bool stdin_closed() const { return stdin_closed_; }
+
+  // A kill: asks the CLI to end its turn, after which stdin closes (no
+  // queued follow-up starts another) and the CLI exits by itself. False
+  // when no turn runs, so there is nothing to wait for.
+  bool Stop() {
+    stopping_ = true;
+    if (turn_ended_ || stdin_closed_ || !adapter_->interactive())
+      return false;
+    adapter_->Interrupt(*this);
+    return true;
+  }
   bool has_open_question() const { return !open_questions_.empty(); }
 
   // Opens the files and starts tailing. With `replay`, feeds the whole
@@ -409,7 +420,7 @@ class AgentRuntime::Worker : public AdapterSink {
   // after the write to the FIFO, so a restarted batond does not send it
   // again.
   void DeliverNextOrClose() {
-    if (!followups_.empty()) {
+    if (!followups_.empty() && !stopping_) {
       Followup next = std::move(followups_.front());
       followups_.pop_front();
       int64_t at = adapter_emits_;
@@ -533,6 +544,7 @@ class AgentRuntime::Worker : public AdapterSink {
   bool replaying_ = false;
   bool turn_ended_ = false;
   bool stdin_closed_ = false;
+  bool stopping_ = false;  // Killed: the turn ends, nothing follows.
   int64_t last_seq_ = 0;
   int64_t adapter_emits_ = 0;
   int64_t skip_emits_ = 0;
@@ -680,9 +692,9 @@ Result<Json> AgentRuntime::Answer(const TaskRecord& task,
   return answered;
 }
 
-void AgentRuntime::Interrupt(const TaskId& id) {
-  if (Worker* worker = Find(id))
-    worker->adapter().Interrupt(*worker);
+bool AgentRuntime::Interrupt(const TaskId& id) {
+  Worker* worker = Find(id);
+  return worker && worker->Stop();
 }
 
 Result<Json> AgentRuntime::Events(const TaskRecord& task, int64_t after) const {

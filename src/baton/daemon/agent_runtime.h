@@ -10,6 +10,7 @@
 #ifndef BATON_DAEMON_AGENT_RUNTIME_H_
 #define BATON_DAEMON_AGENT_RUNTIME_H_
 
+#include <chrono>
 #include <deque>
 #include <map>
 #include <memory>
@@ -22,6 +23,11 @@
 #include "baton/loop/event_loop.h"
 
 namespace baton {
+
+// How long a kill lets an agent that was asked to end its turn exit by
+// itself before the signals: the CLIs end an interrupted turn in under
+// 0.2 s (Claude, Codex) to 1.3 s (Gemini's cancel), doc/agent-testing.md.
+inline constexpr std::chrono::milliseconds kAgentStopWindow{3000};
 
 class AgentRuntime : public ExecutorListener {
  public:
@@ -44,8 +50,10 @@ class AgentRuntime : public ExecutorListener {
   // kAlreadyExists when nothing is open (the first answer won).
   Result<Json> Answer(const TaskRecord& task,
                       const std::vector<std::string>& answers);
-  // Asks the CLI to stop its turn; the kill that follows stops the process.
-  void Interrupt(const TaskId& id);
+  // Asks the CLI to stop its turn, and to end (stdin closes once the turn
+  // is over; no queued follow-up starts). True when a turn was running: the
+  // kill then gives the CLI kAgentStopWindow to exit before signalling.
+  bool Interrupt(const TaskId& id);
   // Events with seq > `after`, from the task's events file.
   Result<Json> Events(const TaskRecord& task, int64_t after) const;
 

@@ -207,14 +207,15 @@ void Daemon::HandleKill(Connection&, const Json& request,
     }
   }
   std::string reason = request.value("reason", "");
-  // An agent is asked to stop its turn first; the kill stops the process.
-  for (const auto& id : *ids) {
-    if (auto parsed = TaskId::Parse(id))
-      agents_->Interrupt(*parsed);
-  }
   Json results = Json::array();
   for (const auto& id : *ids) {
-    auto outcome = registry_->Kill(id, session, reason, *grace);
+    // An agent is asked to end its turn first; the signals wait a moment
+    // for it to exit by itself.
+    auto parsed = TaskId::Parse(id);
+    bool interrupted = parsed && agents_->Interrupt(*parsed);
+    auto outcome = registry_->Kill(
+        id, session, reason, *grace,
+        interrupted ? kAgentStopWindow : std::chrono::milliseconds(0));
     if (!outcome)
       return reply(std::unexpected(outcome.error()));
     results.push_back({{"id", id},
