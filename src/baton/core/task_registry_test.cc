@@ -203,6 +203,33 @@ TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
   EXPECT_EQ(executor_.kills.size(), 1u);
 }
 
+// An agent asked to end its turn gets `stop_delay` to exit by itself; it
+// is killed all the same, and signalled only if it is still there.
+TEST_F(TaskRegistryTest, AStopDelayHoldsTheSignalsBack) {
+  TaskSpec agent = Shell("an-agent");
+  agent.agent = AgentSpec{};
+  std::string a, b;
+  registry_->Start(agent, [&](auto r) { a = r->id.ToString(); });
+  registry_->Start(agent, [&](auto r) { b = r->id.ToString(); });
+  executor_.Spawn(Id(a));
+  executor_.Spawn(Id(b));
+  for (const auto& id : {a, b}) {
+    EXPECT_EQ(*registry_->Kill(id, "", "", std::nullopt, milliseconds(3000)),
+              KillOutcome::kRequested);
+    EXPECT_EQ(registry_->Get(id, "")->status, TaskStatus::kStopping);
+  }
+  EXPECT_TRUE(executor_.kills.empty());
+  executor_.Exit(Id(a), 0);  // Ended its turn and exited by itself.
+  EXPECT_EQ(registry_->Get(a, "")->status, TaskStatus::kKilled);
+  EXPECT_EQ(registry_->Get(a, "")->detail, "killed: by request");
+  EXPECT_EQ(registry_->Get(a, "")->exit_code, 0);
+  time_.Advance(milliseconds(2999));
+  EXPECT_TRUE(executor_.kills.empty());
+  time_.Advance(milliseconds(1));
+  ASSERT_EQ(executor_.kills.size(), 1u);  // Only the one still there.
+  EXPECT_EQ(executor_.kills[0].first, Id(b));
+}
+
 TEST_F(TaskRegistryTest, KillBeforeTheSpawnLandsKillsRightAfter) {
   std::optional<Result<TaskRecord>> started;
   registry_->Start(Shell("sleep 9"), [&](auto r) { started = r; });
