@@ -142,6 +142,43 @@ static int mode_stamp_fifo(const char *fifo, const char *out) {
   _exit(0);
 }
 
+/* spawn-par and spawn-par-files: N runs of /bin/true, K in flight; with
+ * `dir`, each child first gets the folder dir/<i> and its stdout in a new
+ * file there.  Prints the elapsed ns. */
+static int spawn_par(long n, long k, const char *dir) {
+  char *true_argv[] = {"/bin/true", NULL};
+  long started = 0, done = 0, running = 0;
+  char path[4096];
+  int64_t t0 = now_ns();
+  while (done < n) {
+    while (running < k && started < n) {
+      int out = -1;
+      if (dir) {
+        snprintf(path, sizeof path, "%s/%ld", dir, started);
+        if (mkdir(path, 0700) != 0) die(path);
+        snprintf(path, sizeof path, "%s/%ld/output.log", dir, started);
+        out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+        if (out < 0) die(path);
+      }
+      spawn(true_argv, out);
+      if (out >= 0) close(out);
+      started++;
+      running++;
+    }
+    int st;
+    pid_t p = wait(&st);
+    if (p < 0) {
+      if (errno == EINTR) continue;
+      die("wait");
+    }
+    if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("/bin/true failed");
+    running--;
+    done++;
+  }
+  printf("%lld\n", (long long)(now_ns() - t0));
+  return 0;
+}
+
 int main(int argc, char **argv) {
   if (argc < 2) usage();
   const char *mode = argv[1];
@@ -156,57 +193,8 @@ int main(int argc, char **argv) {
     printf("%lld\n", (long long)(now_ns() - t0));
     return 0;
   }
-  if (!strcmp(mode, "spawn-par") && argc == 4) {
-    long n = atol(argv[2]), k = atol(argv[3]), started = 0, done = 0, running = 0;
-    int64_t t0 = now_ns();
-    while (done < n) {
-      while (running < k && started < n) {
-        spawn(true_argv, -1);
-        started++;
-        running++;
-      }
-      int st;
-      pid_t p = wait(&st);
-      if (p < 0) {
-        if (errno == EINTR) continue;
-        die("wait");
-      }
-      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("/bin/true failed");
-      running--;
-      done++;
-    }
-    printf("%lld\n", (long long)(now_ns() - t0));
-    return 0;
-  }
-  if (!strcmp(mode, "spawn-par-files") && argc == 5) {
-    long n = atol(argv[2]), k = atol(argv[3]), started = 0, done = 0, running = 0;
-    char path[4096];
-    int64_t t0 = now_ns();
-    while (done < n) {
-      while (running < k && started < n) {
-        snprintf(path, sizeof path, "%s/%ld", argv[4], started);
-        if (mkdir(path, 0700) != 0) die(path);
-        snprintf(path, sizeof path, "%s/%ld/output.log", argv[4], started);
-        int out = open(path, O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
-        if (out < 0) die(path);
-        spawn(true_argv, out);
-        close(out);
-        started++;
-        running++;
-      }
-      int st;
-      pid_t p = wait(&st);
-      if (p < 0) {
-        if (errno == EINTR) continue;
-        die("wait");
-      }
-      if (!WIFEXITED(st) || WEXITSTATUS(st) != 0) die("/bin/true failed");
-      running--;
-      done++;
-    }
-    printf("%lld\n", (long long)(now_ns() - t0));
-    return 0;
-  }
+  if (!strcmp(mode, "spawn-par") && argc == 4) return spawn_par(atol(argv[2]), atol(argv[3]), NULL);
+  if (!strcmp(mode, "spawn-par-files") && argc == 5) return spawn_par(atol(argv[2]), atol(argv[3]), argv[4]);
   if (!strcmp(mode, "stamp-fifo") && argc == 4) return mode_stamp_fifo(argv[2], argv[3]);
   if (!strcmp(mode, "pidfd-wake") && argc == 5) {
     long gap = atol(argv[2]);

@@ -13,6 +13,7 @@
 #include <nlohmann/json.hpp>
 #include <set>
 
+#include "baton/util/clean_spawn.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
 
@@ -138,24 +139,11 @@ Status CheckRunner::Spawn(const std::vector<std::string>& argv,
   posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
                                    O_WRONLY | O_CREAT | O_TRUNC, 0600);
   posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> args;
-  std::vector<std::string> copy = argv;
-  for (auto& arg : copy)
-    args.push_back(arg.data());
-  args.push_back(nullptr);
+  CleanSpawnAttributes attr;
+  std::vector<char*> args = CStringArray(argv);
   pid_t pid = -1;
   int err =
-      ::posix_spawnp(&pid, args[0], &actions, &attr, args.data(), environ);
-  posix_spawnattr_destroy(&attr);
+      ::posix_spawnp(&pid, args[0], &actions, attr.get(), args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0)
     return std::unexpected(ErrnoError("spawn " + argv[0], err));
