@@ -2,7 +2,10 @@
 // stand-in of `codex app-server` and `codex exec --json`
 // (tests/agents/fakes/codex, which speaks the lines of
 // tests/agents/transcripts/codex-*.jsonl).
+#include <atomic>
 #include <filesystem>
+#include <fstream>
+#include <thread>
 
 #include "tests/integration/fake_agent_fixture.h"
 
@@ -164,14 +167,104 @@ TEST_F(CodexAgentTest, CrashFailureGarbageAndNoCli) {
   EXPECT_TRUE(Has(missing.err, "command not found: codex")) << missing.err;
 }
 
-TEST_F(CodexAgentTest, CodexWithoutAppServerPointsAtCodexExec) {
-  std::string id = Delegate({"--agent", "codex", "hello"},
-                            {{"FAKE_CODEX_NO_APP_SERVER", "1"}});
+// How many times batond asked the fake `codex app-server --help`.
+int Probes(const std::string& codex_home) {
+  std::ifstream log(codex_home + "/fake-probes.log");
+  int lines = 0;
+  for (std::string line; std::getline(log, line);)
+    ++lines;
+  return lines;
+}
+
+TEST_F(CodexAgentTest, CodexWithoutAppServerRunsThroughExec) {
+  std::map<std::string, std::string> no_app_server = {
+      {"FAKE_CODEX_NO_APP_SERVER", "1"}};
+  auto env = env_;
+  env.insert(no_app_server.begin(), no_app_server.end());
+  auto delegated =
+      Baton({"delegate", "--cwd", work_, "--agent", "codex", "hello"}, env);
+  ASSERT_EQ(delegated.exit_code, 0) << delegated.err;
+  std::string id = delegated.out.substr(0, delegated.out.find('\n'));
+  // The CLI says it on stderr.
+  EXPECT_TRUE(
+      Has(delegated.err, "baton: " + id + ": this codex has no app-server"))
+      << delegated.err;
   auto task = WaitEnd(id);
-  EXPECT_EQ(task["status"], "failed");
-  EXPECT_TRUE(Has(task.value("detail", ""), "this codex has no app-server"))
-      << task.dump();
-  EXPECT_TRUE(Has(task.value("detail", ""), "--agent codex-exec"));
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["agent"]["profile"], "codex");
+  EXPECT_EQ(task["agent"]["adapter"], "codex-exec");
+  std::string note = task["agent"].value("note", "");
+  EXPECT_TRUE(Has(note,
+                  "this codex has no app-server (app-server --help: "
+                  "exit code 2: error: unrecognized subcommand "
+                  "'app-server'); running it through codex exec"))
+      << note;
+  // The note is the task's first event, and in its transcript.
+  auto events = Events(id);
+  ASSERT_FALSE(events.empty());
+  EXPECT_EQ(events[0]["type"], "note");
+  EXPECT_EQ(events[0]["seq"], 1);
+  EXPECT_EQ(events[0]["text"], note);
+  auto transcript = Baton({"output", id}, env_);
+  EXPECT_TRUE(Has(transcript.out, "[note] this codex has no app-server"))
+      << transcript.out;
+  EXPECT_TRUE(Has(Texts(id), "mock final answer")) << Texts(id);
+  std::string thread = task.value("agent_session", "");
+  EXPECT_FALSE(thread.empty());
+  // exec reads one prompt: a message is refused, saying how to go on.
+  std::string slow = Delegate({"--agent", "codex", "SLOW work"}, no_app_server);
+  ASSERT_TRUE(WaitForEvent(slow, "tool").is_object());
+  auto refused = Baton({"send", slow, "more"}, env_);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_TRUE(Has(refused.err, "codex exec runs one prompt per process"))
+      << refused.err;
+  EXPECT_EQ(WaitEnd(slow)["status"], "completed");
+  // A resume goes on through exec, with the same thread, without asking.
+  std::string next = Delegate({"--resume", id, "and then"}, no_app_server);
+  auto resumed = WaitEnd(next);
+  EXPECT_EQ(resumed["status"], "completed") << resumed.dump();
+  EXPECT_EQ(resumed["agent"]["adapter"], "codex-exec");
+  EXPECT_TRUE(Has(resumed["agent"].value("note", ""),
+                  "resumes " + id + " through codex exec"))
+      << resumed.dump();
+  EXPECT_EQ(resumed["agent_session"], thread);
+  EXPECT_TRUE(Has(Texts(next), "[history: 1 earlier prompts]")) << Texts(next);
+  // Asked once: the answer is kept for this codex file.
+  EXPECT_EQ(Probes(env_["CODEX_HOME"]), 1);
+}
+
+TEST_F(CodexAgentTest, DelegatesDuringTheProbeWaitForItAndItRunsOnce) {
+  // A slow `app-server --help` (2 s): three delegates at once all wait
+  // for the one probe, and batond answers other requests meanwhile.
+  std::map<std::string, std::string> slow_probe = {
+      {"FAKE_CODEX_PROBE_SLEEP", "2"}};
+  std::vector<std::string> ids(3);
+  std::atomic<int> answered = 0;
+  std::vector<std::thread> clients;
+  for (int i = 0; i < 3; ++i) {
+    clients.emplace_back([&, i] {
+      ids[i] = Delegate({"--agent", "codex", "hello " + std::to_string(i)},
+                        slow_probe);
+      ++answered;
+    });
+  }
+  std::this_thread::sleep_for(milliseconds(300));
+  auto status = Baton({"--json", "daemon", "status"}, env_);
+  EXPECT_EQ(status.exit_code, 0) << status.err;
+  EXPECT_EQ(answered, 0);  // Still waiting for the probe.
+  for (auto& client : clients)
+    client.join();
+  for (const auto& id : ids) {
+    auto task = WaitEnd(id);
+    EXPECT_EQ(task["status"], "completed") << task.dump();
+    EXPECT_EQ(task["agent"]["adapter"], "codex");
+    EXPECT_FALSE(task["agent"].contains("note")) << task.dump();
+  }
+  EXPECT_EQ(Probes(env_["CODEX_HOME"]), 1);
+  // Later delegates take the kept answer.
+  EXPECT_EQ(WaitEnd(Delegate({"--agent", "codex", "again"}))["status"],
+            "completed");
+  EXPECT_EQ(Probes(env_["CODEX_HOME"]), 1);
 }
 
 TEST_F(CodexAgentTest, ExecRunsOnePromptAndResumesInANewTask) {

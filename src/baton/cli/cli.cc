@@ -97,6 +97,12 @@ std::string PrintStarted(const Context& ctx, DaemonClient& client,
   if (task.value("status", "") == "failed") {
     std::fprintf(stderr, "baton: %s\n", TaskSummaryLine(task).c_str());
   }
+  // batond ran another adapter than the profile's (doc/agents.md).
+  if (auto agent = task.find("agent");
+      agent != task.end() && agent->is_object() && agent->contains("note")) {
+    std::fprintf(stderr, "baton: %s: %s\n", id.c_str(),
+                 agent->value("note", "").c_str());
+  }
   return id;
 }
 
@@ -834,6 +840,8 @@ std::string EventText(const Json& event) {
                                             : " — " + event.value("text", ""));
   else if (type == "error")
     body = event.value("message", "");
+  else if (type == "note")
+    body = event.value("text", "");
   else if (type == "question_withdrawn")
     body = fmt::format("question {}: {}", event.value("question", 0),
                        event.value("reason", ""));

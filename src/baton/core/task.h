@@ -54,11 +54,15 @@ inline bool IsTerminal(TaskStatus status) {
 // What an agent task runs: an agent CLI through an adapter (DESIGN.md §4).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
-  std::string adapter;  // "claude", "codex", "acp" or "command".
+  std::string adapter;  // "claude", "codex", "codex-exec", "acp", "command".
   std::string brief;    // The director's instructions.
   std::string model;    // A validated <provider>/<model>[:<effort>], or "".
   std::string resume_session;  // The CLI's own session id to resume, or "".
   std::string resume_from;     // The task id that session came from, or "".
+  // Why batond chose this adapter over the profile's, for people (a codex
+  // without app-server runs through codex exec, doc/agents.md); "" when it
+  // did not. The task's first event too.
+  std::string note;
 };
 
 // What a client asks to run. For a shell task exactly one of

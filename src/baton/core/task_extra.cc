@@ -5,12 +5,15 @@ namespace baton {
 using Json = nlohmann::json;
 
 Json AgentSpecToJson(const AgentSpec& agent) {
-  return {{"profile", agent.profile},
-          {"adapter", agent.adapter},
-          {"brief", agent.brief},
-          {"model", agent.model},
-          {"resume_session", agent.resume_session},
-          {"resume_from", agent.resume_from}};
+  Json json = {{"profile", agent.profile},
+               {"adapter", agent.adapter},
+               {"brief", agent.brief},
+               {"model", agent.model},
+               {"resume_session", agent.resume_session},
+               {"resume_from", agent.resume_from}};
+  if (!agent.note.empty())
+    json["note"] = agent.note;
+  return json;
 }
 
 Json EvidenceToJson(const Evidence& evidence) {
@@ -53,6 +56,7 @@ Status DecodeTaskExtra(std::string_view text, TaskRecord& task) {
       agent.model = it->value("model", "");
       agent.resume_session = it->value("resume_session", "");
       agent.resume_from = it->value("resume_from", "");
+      agent.note = it->value("note", "");
       task.spec.agent = std::move(agent);
     }
     if (auto it = extra.find("checks"); it != extra.end()) {

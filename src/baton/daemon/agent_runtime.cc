@@ -140,6 +140,8 @@ std::string TranscriptLine(const Json& event) {
   if (type == "error") {
     return fmt::format("[error] {}\n", event.value("message", ""));
   }
+  if (type == "note")
+    return fmt::format("[note] {}\n", event.value("text", ""));
   return "";
 }
 
@@ -196,6 +198,10 @@ class AgentRuntime::Worker : public AdapterSink {
                           O_WRONLY | O_NONBLOCK | O_CLOEXEC));
     }
     replaying_ = replay;
+    // Why batond ran another adapter than the profile's (a codex without
+    // app-server), first: not an adapter event, so written once.
+    if (!replay && last_seq_ == 0 && !task_.spec.agent->note.empty())
+      Record({{"type", "note"}, {"text", task_.spec.agent->note}});
     adapter_->Begin(*task_.spec.agent, task_.spec.cwd, *this);
     Drain();
     replaying_ = false;

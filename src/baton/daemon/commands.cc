@@ -407,6 +407,17 @@ void ApplyProfileEnv(const std::map<std::string, std::string>& env,
     base_env.push_back(name + "=" + value);
 }
 
+// A codex without app-server: the same profile through `codex exec --json`,
+// the brief on stdin (doc/agents.md, "Codex: app-server or exec").
+void UseCodexExec(TaskSpec& spec, const std::vector<std::string>& prefix,
+                  std::string note) {
+  spec.agent->adapter = "codex-exec";
+  spec.agent->note = std::move(note);
+  spec.argv = MakeAdapter("codex-exec")->Argv(prefix, *spec.agent);
+  spec.stdin_pipe = false;
+  spec.stdin_text = spec.agent->brief;
+}
+
 }  // namespace
 
 void Daemon::HandleDelegate(Connection&, const Json& request,
@@ -422,10 +433,12 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
   std::string agent_name = request.value("agent", "");
   // Resuming an agent task continues with its agent unless one is named.
   std::string resume_from = request.value("resume_from", "");
+  std::string resumed_adapter;  // The adapter a resumed task ran with.
   if (TaskId::Parse(resume_from) && agent_name.empty()) {
     if (auto task = registry_->Get(resume_from, session);
         task && task->spec.agent) {
       agent_name = task->spec.agent->profile;
+      resumed_adapter = task->spec.agent->adapter;
     }
   }
   auto profile =
@@ -435,6 +448,15 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
   AgentSpec agent;
   agent.profile = profile->name;
   agent.adapter = profile->adapter;
+  // A codex task that ran through exec (its codex had no app-server)
+  // resumes through exec: its thread is an exec thread.
+  if (agent.adapter == "codex" && resumed_adapter == "codex-exec") {
+    agent.adapter = resumed_adapter;
+    agent.note = fmt::format(
+        "resumes {} through codex exec, as it ran (its thread is an exec "
+        "thread)",
+        resume_from);
+  }
   agent.brief = brief;
   agent.model = request.value("model", profile->default_model);
   if (!agent.model.empty()) {
@@ -521,12 +543,41 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
       return reply(std::unexpected(ok.error()));
     }
   }
-  registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
-    if (!task)
-      return reply(std::unexpected(task.error()));
-    checks_->Snapshot(*task);
-    reply(Json{{"task", TaskJson(*task)}});
-  });
+  auto start = [this, reply](TaskSpec spec) {
+    registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
+      if (!task)
+        return reply(std::unexpected(task.error()));
+      checks_->Snapshot(*task);
+      reply(Json{{"task", TaskJson(*task)}});
+    });
+  };
+  if (spec.agent->adapter != "codex")
+    return start(std::move(spec));
+  // Does this codex have app-server? Asked once per codex install, by a
+  // probe the loop watches; the reply waits for it (doc/agents.md).
+  std::vector<std::string> prefix = profile->ArgvPrefix();
+  std::vector<std::string> env = spec.base_env;
+  std::string cwd = spec.cwd;
+  codex_probe_->Check(
+      prefix, env, cwd,
+      [start, prefix,
+       spec = std::move(spec)](const ProbeVerdict& verdict) mutable {
+        if (verdict.mode == CodexMode::kExec) {
+          UseCodexExec(
+              spec, prefix,
+              fmt::format("this codex has no app-server (app-server --help: "
+                          "{}); running it through codex exec: it cannot be "
+                          "steered or asked, a follow-up is a new task "
+                          "(baton delegate --resume)",
+                          verdict.reason));
+        } else if (verdict.mode == CodexMode::kUnknown) {
+          spec.agent->note = fmt::format(
+              "could not tell whether this codex has app-server ({}); "
+              "running app-server",
+              verdict.reason);
+        }
+        start(std::move(spec));
+      });
 }
 
 void Daemon::HandleAgents(Connection&, const Json& request, const std::string&,

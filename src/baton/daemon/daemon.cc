@@ -128,6 +128,7 @@ Status Daemon::Start() {
       std::make_unique<CheckRunner>(&loop_, executor_.get(), registry_.get());
   agents_ = std::make_unique<AgentRuntime>(&loop_, executor_.get(),
                                            registry_.get(), checks_.get());
+  codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
   executor_->SetListener(agents_.get());
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +

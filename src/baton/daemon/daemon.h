@@ -14,6 +14,7 @@
 
 #include "baton/core/task_registry.h"
 #include "baton/daemon/agent_runtime.h"
+#include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/ipc/line_channel.h"
@@ -106,6 +107,8 @@ class Daemon {
   std::unique_ptr<TaskRegistry> registry_;
   std::unique_ptr<CheckRunner> checks_;
   std::unique_ptr<AgentRuntime> agents_;
+  // Whether a codex has app-server (doc/agents.md).
+  std::unique_ptr<AppServerProbe> codex_probe_;
   UniqueFd listen_fd_;
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.

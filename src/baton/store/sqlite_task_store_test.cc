@@ -61,9 +61,11 @@ TaskRecord FullTask() {
   task.end_seen = true;
   task.notice_delivered = true;
   task.output_path = "/state/tasks/agent-7/output.log";
-  task.spec.agent = AgentSpec{"claude",      "claude",
-                              "fix the bug", "anthropic/claude-sonnet-4-5:high",
-                              "sess-1",      "agent-3"};
+  task.spec.agent =
+      AgentSpec{"claude",          "claude",
+                "fix the bug",     "anthropic/claude-sonnet-4-5:high",
+                "sess-1",          "agent-3",
+                "why this adapter"};
   task.spec.checks = {"make test", "git diff --stat"};
   task.agent_session = "sess-9";
   task.evidence =

@@ -13,6 +13,7 @@
 #include <expected>
 
 #include "baton/util/log.h"
+#include "baton/util/program_path.h"
 
 namespace baton {
 namespace {
@@ -23,37 +24,6 @@ std::vector<char*> CStrings(const std::vector<std::string>& strings) {
     out.push_back(const_cast<char*>(s.data()));
   out.push_back(nullptr);
   return out;
-}
-
-// Finds `program` as execvp would, but on the task's PATH rather than ours.
-// Returns an errno value on failure.
-std::expected<std::string, int> ResolveProgram(
-    const std::string& program, const std::vector<std::string>& env,
-    const std::string& cwd) {
-  if (program.find('/') != std::string::npos)
-    return program;
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
-  for (const std::string& entry : env) {
-    if (entry.starts_with("PATH="))
-      path = entry.substr(5);
-  }
-  int err = ENOENT;
-  for (size_t start = 0;;) {
-    size_t end = path.find(':', start);
-    std::string dir = path.substr(start, end - start);
-    if (dir.empty() || dir[0] != '/')
-      dir = cwd + "/" + dir;
-    std::string candidate = dir + "/" + program;
-    struct stat st {};
-    if (::stat(candidate.c_str(), &st) == 0 && S_ISREG(st.st_mode)) {
-      if (::access(candidate.c_str(), X_OK) == 0)
-        return candidate;
-      err = EACCES;
-    }
-    if (end == std::string::npos)
-      return std::unexpected(err);
-    start = end + 1;
-  }
 }
 
 // The fds the task's stdin, stdout and stderr are made from.

@@ -113,6 +113,14 @@ void HandleDelegate(const ToolCallPtr& call) {
               "(mode steer or followup).\n"
               "To be woken from a background shell instead: {}\n",
               agent, TaskName(task), status, id, wait_command);
+          // batond ran another adapter than the profile's (a codex without
+          // app-server runs codex exec, which cannot be steered or asked).
+          std::string note =
+              StringField(task.value("agent", Json::object()), "note");
+          if (!note.empty()) {
+            text += "Note: " + note + "\n";
+            structured["note"] = note;
+          }
         }
         call->Finish({std::move(text), std::move(structured), false});
       });
@@ -191,6 +199,12 @@ ToolDefinition DelegateToolDefinition() {
       {"type", "string"},
       {"description", "the model asked for (\"\": the default)"}};
   output["properties"]["cwd"] = {{"type", "string"}};
+  output["properties"]["note"] = {
+      {"type", "string"},
+      {"description",
+       "Why batond ran another adapter than the profile's, e.g. a codex "
+       "without app-server runs through codex exec (no steering, no "
+       "questions)"}};
   output["properties"]["wait_command"] = {
       {"type", "string"},
       {"description",
