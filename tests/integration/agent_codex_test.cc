@@ -233,6 +233,21 @@ TEST_F(CodexAgentTest, CodexWithoutAppServerRunsThroughExec) {
   EXPECT_EQ(Probes(env_["CODEX_HOME"]), 1);
 }
 
+TEST_F(CodexAgentTest, CodexTakingAppServerForAPromptRunsThroughExec) {
+  // Like codex 0.171.0 for any word that is not a subcommand: the word is
+  // the prompt, and `--help` prints the top-level help with exit 0.
+  std::string id = Delegate({"--agent", "codex", "hello"},
+                            {{"FAKE_CODEX_NO_APP_SERVER", "prompt"}});
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["agent"]["adapter"], "codex-exec");
+  EXPECT_TRUE(Has(task["agent"].value("note", ""),
+                  "exit code 0, but with the top-level help (Usage: codex "
+                  "[OPTIONS] [PROMPT]): app-server was taken for a prompt"))
+      << task.dump();
+  EXPECT_TRUE(Has(Texts(id), "mock final answer")) << Texts(id);
+}
+
 TEST_F(CodexAgentTest, DelegatesDuringTheProbeWaitForItAndItRunsOnce) {
   // A slow `app-server --help` (2 s): three delegates at once all wait
   // for the one probe, and batond answers other requests meanwhile.

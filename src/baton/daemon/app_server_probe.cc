@@ -25,7 +25,7 @@ extern char** environ;
 namespace baton {
 namespace {
 
-constexpr size_t kMaxStderr = 4096;
+constexpr size_t kMaxOutput = 16384;
 constexpr size_t kMaxReasonLine = 200;
 
 // The line of `text` that says what went wrong: the first "error:" line
@@ -54,6 +54,25 @@ std::string TellingLine(const std::string& text) {
   return last;
 }
 
+// The first "Usage:" line of a clap help, trimmed; "" when there is none.
+std::string UsageLine(const std::string& text) {
+  size_t at = 0;
+  while ((at = text.find("Usage:", at)) != std::string::npos) {
+    if (at == 0 || text[at - 1] == '\n') {
+      size_t nl = text.find('\n', at);
+      std::string line = text.substr(
+          at, nl == std::string::npos ? std::string::npos : nl - at);
+      while (!line.empty() && (line.back() == '\r' || line.back() == ' '))
+        line.pop_back();
+      return line.size() > kMaxReasonLine
+                 ? line.substr(0, kMaxReasonLine) + "..."
+                 : line;
+    }
+    at += 6;
+  }
+  return "";
+}
+
 }  // namespace
 
 ProbeVerdict JudgeProbe(const ProbeRun& run,
@@ -62,17 +81,30 @@ ProbeVerdict JudgeProbe(const ProbeRun& run,
   switch (run.end) {
     case ProbeRun::End::kExited: {
       if (run.code == 0) {
-        verdict.mode = CodexMode::kAppServer;
-        verdict.reason = "exit code 0";
+        // A codex whose top level takes a [PROMPT] (0.171.0 does) reads an
+        // unknown word as the prompt: `app-server --help` then prints the
+        // top-level help and exits 0. Only app-server's own usage says yes.
+        std::string usage = UsageLine(run.output);
         verdict.lasting = true;
+        if (usage.empty() || usage.find(" app-server") != std::string::npos) {
+          verdict.mode = CodexMode::kAppServer;
+          verdict.reason =
+              usage.empty() ? "exit code 0" : "exit code 0: " + usage;
+        } else {
+          verdict.mode = CodexMode::kExec;
+          verdict.reason = fmt::format(
+              "exit code 0, but with the top-level help ({}): app-server "
+              "was taken for a prompt",
+              usage);
+        }
         break;
       }
       verdict.mode = CodexMode::kExec;
-      std::string line = TellingLine(run.stderr_text);
+      std::string line = TellingLine(run.output);
       verdict.reason = fmt::format("exit code {}{}", run.code,
                                    line.empty() ? "" : ": " + line);
       verdict.lasting =
-          run.stderr_text.find("unrecognized subcommand") != std::string::npos;
+          run.output.find("unrecognized subcommand") != std::string::npos;
       break;
     }
     case ProbeRun::End::kSignaled:
@@ -94,14 +126,14 @@ ProbeVerdict JudgeProbe(const ProbeRun& run,
 struct AppServerProbe::Probe {
   pid_t pid = 0;
   UniqueFd pidfd;
-  UniqueFd err;  // The read end of its stderr; closed at EOF.
-  std::string stderr_text;
+  UniqueFd err;  // The read end of its stdout and stderr; closed at EOF.
+  std::string output;
   TimerId timer = 0;
   bool timed_out = false;
   std::vector<Done> waiters;
 
-  // Reads what stderr holds now (the fd is non-blocking); keeps the first
-  // kMaxStderr bytes. False at EOF or on an error.
+  // Reads what the pipe holds now (the fd is non-blocking); keeps the first
+  // kMaxOutput bytes. False at EOF or on an error.
   bool Drain() {
     char buf[4096];
     for (;;) {
@@ -112,8 +144,8 @@ struct AppServerProbe::Probe {
         return errno == EAGAIN;
       if (n == 0)
         return false;
-      size_t room = kMaxStderr - std::min(kMaxStderr, stderr_text.size());
-      stderr_text.append(buf, std::min(room, static_cast<size_t>(n)));
+      size_t room = kMaxOutput - std::min(kMaxOutput, output.size());
+      output.append(buf, std::min(room, static_cast<size_t>(n)));
     }
   }
 };
@@ -190,7 +222,7 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
   posix_spawn_file_actions_init(&actions);
   posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
   posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, "/dev/null", O_WRONLY, 0);
+  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
   posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
   CleanSpawnAttributes attr;  // Its own session: pid == pgid, to kill.
   std::vector<char*> args = CStringArray(argv);
@@ -201,7 +233,7 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0)
     return fail(err);
-  write_end.reset();  // EOF on stderr once the probe (and its children) end.
+  write_end.reset();  // EOF once the probe (and its children) end.
   ++probes_started_;
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
@@ -240,7 +272,7 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
         }
         if (p->err)
           p->Drain();
-        run.stderr_text = std::move(p->stderr_text);
+        run.output = std::move(p->output);
         Finish(key, std::move(run));
       });
   if (!watched) {
@@ -256,7 +288,7 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
           p->err.reset();
         }
       })) {
-    p->err.reset();  // The exit still decides; stderr is only the reason.
+    p->err.reset();  // Read once at the exit instead (its help is small).
   }
   p->timer = loop_->Schedule(std::chrono::steady_clock::now() + timeout_, [p] {
     p->timer = 0;

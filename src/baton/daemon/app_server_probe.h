@@ -3,7 +3,7 @@
 // codex without app-server runs through `codex exec --json` instead.
 //
 // The question is `<codex> app-server --help`, run as batond's own child in
-// its own session (stdin and stdout /dev/null, stderr kept), watched by a
+// its own session (stdin /dev/null, stdout and stderr kept), watched by a
 // pidfd on the EventLoop and killed (its process group, by its own pid)
 // after a deadline: the loop never waits for it. Answers are cached by the
 // program file the PATH names (path, device, inode, size, mtime, ctime)
@@ -39,8 +39,8 @@ struct ProbeVerdict {
   // 'app-server'", "timed out after 5 s".
   std::string reason;
   // Worth remembering for this program file: an answer that does not
-  // change until the file does (app-server present, or clap's
-  // "unrecognized subcommand").
+  // change until the file does (exit 0, or clap's "unrecognized
+  // subcommand").
   bool lasting = false;
 };
 
@@ -48,13 +48,15 @@ struct ProbeVerdict {
 struct ProbeRun {
   enum class End { kExited, kSignaled, kTimedOut, kSpawnFailed };
   End end = End::kSpawnFailed;
-  int code = 0;  // The exit code, the signal, or the spawn's errno.
-  std::string stderr_text;
+  int code = 0;        // The exit code, the signal, or the spawn's errno.
+  std::string output;  // Its stdout and stderr, the first 16 KiB.
 };
 
-// The decision, without I/O: exit 0 -> app-server (lasting); another exit
-// code -> exec (lasting only when stderr has clap's "unrecognized
-// subcommand"); anything else -> unknown.
+// The decision, without I/O. Exit 0 -> app-server, unless the help's
+// "Usage:" line is not app-server's (a codex that took the word for its
+// [PROMPT] and printed the top-level help) -> exec; both lasting. Another
+// exit code -> exec (lasting only with clap's "unrecognized subcommand").
+// Anything else -> unknown.
 ProbeVerdict JudgeProbe(const ProbeRun& run, std::chrono::milliseconds timeout);
 
 class AppServerProbe {

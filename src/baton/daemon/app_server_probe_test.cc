@@ -23,10 +23,32 @@ TEST(JudgeProbe, ExitCodesSignalsTimeoutsAndSpawnFailures) {
   ProbeVerdict yes = JudgeProbe(run, milliseconds(5000));
   EXPECT_EQ(yes.mode, CodexMode::kAppServer);
   EXPECT_TRUE(yes.lasting);
+  // What codex 0.171.0 prints.
+  run.output =
+      "WARNING: proceeding, even though we could not create PATH aliases\n"
+      "[experimental] Run the app server or related tooling\n\n"
+      "Usage: codex app-server [OPTIONS] [COMMAND]\n\nCommands:\n";
+  yes = JudgeProbe(run, milliseconds(5000));
+  EXPECT_EQ(yes.mode, CodexMode::kAppServer);
+  EXPECT_EQ(yes.reason,
+            "exit code 0: Usage: codex app-server [OPTIONS] "
+            "[COMMAND]");
+  // A codex whose top level takes a [PROMPT] and has no app-server: the
+  // word is its prompt, and --help the top-level help (exit 0).
+  run.output =
+      "Codex CLI\n\nUsage: codex [OPTIONS] [PROMPT]\n"
+      "       codex [OPTIONS] <COMMAND> [ARGS]\n\nCommands:\n"
+      "  exec        Run Codex non-interactively\n";
+  ProbeVerdict prompt = JudgeProbe(run, milliseconds(5000));
+  EXPECT_EQ(prompt.mode, CodexMode::kExec);
+  EXPECT_EQ(prompt.reason,
+            "exit code 0, but with the top-level help (Usage: codex "
+            "[OPTIONS] [PROMPT]): app-server was taken for a prompt");
+  EXPECT_TRUE(prompt.lasting);
 
   // clap's answer on a codex without the subcommand: exec, for good.
   run.code = 2;
-  run.stderr_text =
+  run.output =
       "WARNING: proceeding, even though we could not create PATH aliases\n"
       "error: unrecognized subcommand 'app-server'\n\nUsage: codex [OPTIONS] "
       "[PROMPT]\n\nFor more information, try '--help'.\n";
@@ -39,7 +61,7 @@ TEST(JudgeProbe, ExitCodesSignalsTimeoutsAndSpawnFailures) {
 
   // Another failure: exec this time, but asked again next time.
   run.code = 1;
-  run.stderr_text = "something\nnode: cannot open codex.js\n";
+  run.output = "something\nnode: cannot open codex.js\n";
   ProbeVerdict other = JudgeProbe(run, milliseconds(5000));
   EXPECT_EQ(other.mode, CodexMode::kExec);
   EXPECT_EQ(other.reason, "exit code 1: node: cannot open codex.js");
@@ -112,8 +134,16 @@ class AppServerProbeTest : public ::testing::Test {
 // Exits 0 only for `app-server --help`, after its options.
 constexpr char kWithAppServer[] = R"(
 while [ "$1" = -c ]; do shift 2; done
-[ "$1" = app-server ] && [ "$2" = --help ] && exit 0
+[ "$1" = app-server ] && [ "$2" = --help ] &&
+  echo "Usage: codex app-server [OPTIONS]" && exit 0
 exit 9)";
+
+// Takes an unknown word for its prompt, as codex 0.171.0 does.
+constexpr char kPromptNoAppServer[] = R"(
+echo "Codex CLI"
+echo
+echo "Usage: codex [OPTIONS] [PROMPT]"
+exit 0)";
 
 constexpr char kWithoutAppServer[] = R"(
 while [ "$1" = -c ]; do shift 2; done
@@ -153,6 +183,18 @@ TEST_F(AppServerProbeTest, AnswerIsCachedUntilTheProgramChanges) {
   EXPECT_EQ(CheckAndWait(probe, {"fakecodex", "-c", "x=1"}).mode,
             CodexMode::kExec);
   EXPECT_EQ(probe.probes_started(), 3);
+}
+
+TEST_F(AppServerProbeTest, TopLevelHelpMeansNoAppServer) {
+  Script("fakecodex", kPromptNoAppServer);
+  AppServerProbe probe(&loop_);
+  ProbeVerdict v = CheckAndWait(probe, {"fakecodex"});
+  EXPECT_EQ(v.mode, CodexMode::kExec);
+  EXPECT_TRUE(v.reason.find("app-server was taken for a prompt") !=
+              std::string::npos)
+      << v.reason;
+  CheckAndWait(probe, {"fakecodex"});
+  EXPECT_EQ(probe.probes_started(), 1);  // Kept.
 }
 
 TEST_F(AppServerProbeTest, ConcurrentChecksShareOneProbe) {
