@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
@@ -12,19 +11,12 @@
 #include <cstring>
 #include <expected>
 
+#include "baton/util/clean_spawn.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
 
 namespace baton {
 namespace {
-
-std::vector<char*> CStrings(const std::vector<std::string>& strings) {
-  std::vector<char*> out;
-  for (const std::string& s : strings)
-    out.push_back(const_cast<char*>(s.data()));
-  out.push_back(nullptr);
-  return out;
-}
 
 // The fds the task's stdin, stdout and stderr are made from.
 struct Stdio {
@@ -48,24 +40,14 @@ std::expected<pid_t, int> SpawnProcess(const std::string& program,
   }
   posix_spawn_file_actions_adddup2(&actions, stdio.out, 1);
   posix_spawn_file_actions_adddup2(&actions, stdio.err, 2);
-  posix_spawnattr_t attr;
-  posix_spawnattr_init(&attr);
   // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
-  // and SIGINT; a task must start with none of that. Its own session keeps
-  // it away from any terminal and makes pid == pgid the handle to kill.
-  sigset_t none, all;
-  sigemptyset(&none);
-  sigfillset(&all);
-  posix_spawnattr_setsigmask(&attr, &none);
-  posix_spawnattr_setsigdefault(&attr, &all);
-  posix_spawnattr_setflags(&attr, POSIX_SPAWN_SETSID | POSIX_SPAWN_SETSIGMASK |
-                                      POSIX_SPAWN_SETSIGDEF);
-  std::vector<char*> argv = CStrings(request.argv);
-  std::vector<char*> envp = CStrings(request.env);
+  // and SIGINT; a task starts with none of that, in its own session.
+  CleanSpawnAttributes attr;
+  std::vector<char*> argv = CStringArray(request.argv);
+  std::vector<char*> envp = CStringArray(request.env);
   pid_t pid = -1;
-  int err = ::posix_spawn(&pid, program.c_str(), &actions, &attr, argv.data(),
-                          envp.data());
-  posix_spawnattr_destroy(&attr);
+  int err = ::posix_spawn(&pid, program.c_str(), &actions, attr.get(),
+                          argv.data(), envp.data());
   posix_spawn_file_actions_destroy(&actions);
   if (err != 0)
     return std::unexpected(err);
