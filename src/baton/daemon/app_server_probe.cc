@@ -254,6 +254,13 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
 
   Status watched =
       loop_->AddFd(p->pidfd.get(), EPOLLIN, [this, key, p](uint32_t) {
+        // Ended and not reaped yet, its group id is still its own:
+        // whatever it left behind goes with it.
+        siginfo_t info{};
+        if (::waitid(P_PID, p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+            info.si_pid == p->pid) {
+          ::kill(-p->pid, SIGKILL);
+        }
         int status = 0;
         pid_t reaped = ::waitpid(p->pid, &status, WNOHANG);
         if (reaped == 0 || (reaped < 0 && errno == EINTR))

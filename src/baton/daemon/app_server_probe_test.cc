@@ -87,6 +87,20 @@ TEST(JudgeProbe, ExitCodesSignalsTimeoutsAndSpawnFailures) {
   EXPECT_EQ(denied.reason, "cannot run it: Permission denied");
 }
 
+// Waits (at most 5 s) until `pid` is gone or a zombie waiting for init.
+bool GoneOrZombie(pid_t pid) {
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
+  for (;;) {
+    std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+    std::string number, comm, state;
+    if (!(stat >> number >> comm >> state) || state == "Z")
+      return true;
+    if (std::chrono::steady_clock::now() > deadline)
+      return false;
+    std::this_thread::sleep_for(milliseconds(20));
+  }
+}
+
 class AppServerProbeTest : public ::testing::Test {
  protected:
   void SetUp() override {
@@ -239,20 +253,26 @@ TEST_F(AppServerProbeTest, TimeoutKillsTheProbesProcessGroup) {
   std::ifstream pid_file(dir_ + "/child.pid");
   pid_t child = 0;
   ASSERT_TRUE(pid_file >> child);
-  // Gone, or a zombie waiting for init.
-  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(5);
-  bool gone = false;
-  while (!gone && std::chrono::steady_clock::now() < deadline) {
-    std::ifstream stat("/proc/" + std::to_string(child) + "/stat");
-    std::string pid, comm, state;
-    gone = !(stat >> pid >> comm >> state) || state == "Z";
-    if (!gone)
-      std::this_thread::sleep_for(milliseconds(20));
-  }
-  EXPECT_TRUE(gone) << "the probe's child " << child << " still runs";
+  EXPECT_TRUE(GoneOrZombie(child)) << "the probe's child " << child;
   EXPECT_EQ(probe.probes_started(), 1);
   CheckAndWait(probe, {"fakecodex"});  // Not cached.
   EXPECT_EQ(probe.probes_started(), 2);
+}
+
+TEST_F(AppServerProbeTest, WhatAProbeLeavesBehindIsKilled) {
+  // It exits at once, but a child of its own keeps the output pipe open.
+  Script("fakecodex", "sleep 30 & echo $! > " + dir_ +
+                          "/child.pid\necho 'error: unrecognized subcommand "
+                          "app-server' >&2\nexit 2");
+  AppServerProbe probe(&loop_);
+  auto started = std::chrono::steady_clock::now();
+  EXPECT_EQ(CheckAndWait(probe, {"fakecodex"}).mode, CodexMode::kExec);
+  EXPECT_LT(std::chrono::steady_clock::now() - started,
+            std::chrono::seconds(3));
+  std::ifstream pid_file(dir_ + "/child.pid");
+  pid_t child = 0;
+  ASSERT_TRUE(pid_file >> child);
+  EXPECT_TRUE(GoneOrZombie(child)) << "the probe's child " << child;
 }
 
 TEST_F(AppServerProbeTest, ProgramNotFoundIsUnknownAtOnce) {
