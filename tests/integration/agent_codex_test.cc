@@ -248,6 +248,21 @@ TEST_F(CodexAgentTest, CodexTakingAppServerForAPromptRunsThroughExec) {
   EXPECT_TRUE(Has(Texts(id), "mock final answer")) << Texts(id);
 }
 
+TEST_F(CodexAgentTest, AProbeWithoutAnswerKeepsAppServerAndSaysSo) {
+  // `app-server --help` hangs past the probe's 5 s: killed, codex stays.
+  auto started = std::chrono::steady_clock::now();
+  std::string id = Delegate({"--agent", "codex", "hello"},
+                            {{"FAKE_CODEX_PROBE_SLEEP", "30"}});
+  EXPECT_LT(std::chrono::steady_clock::now() - started,
+            std::chrono::seconds(15));
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["agent"]["adapter"], "codex");
+  EXPECT_EQ(task["agent"].value("note", ""),
+            "could not tell whether this codex has app-server (no answer "
+            "within 5 s); running app-server");
+}
+
 TEST_F(CodexAgentTest, DelegatesDuringTheProbeWaitForItAndItRunsOnce) {
   // A slow `app-server --help` (2 s): three delegates at once all wait
   // for the one probe, and batond answers other requests meanwhile.
