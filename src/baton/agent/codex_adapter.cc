@@ -5,36 +5,11 @@
 #include <algorithm>
 #include <random>
 
+#include "baton/agent/codex_config.h"
 #include "baton/agent/json_rpc_util.h"
-#include "baton/core/model_spec.h"
 
 namespace baton {
 namespace {
-
-// Codex's ReasoningEffort: none, minimal, low, medium, high, xhigh. "max"
-// becomes its highest; anything else has no setting.
-std::optional<std::string> CodexEffort(const std::string& effort) {
-  if (effort == "off")
-    return "none";
-  if (effort == "max")
-    return "xhigh";
-  if (effort == "minimal" || effort == "low" || effort == "medium" ||
-      effort == "high" || effort == "xhigh") {
-    return effort;
-  }
-  return std::nullopt;
-}
-
-// A TOML basic string, for `-c key=value`.
-std::string TomlString(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
 
 Json TextInput(std::string_view text) {
   return Json::array(
@@ -60,12 +35,6 @@ std::string MethodOfResult(const Json& result) {
 std::string ErrorText(const Json& error) {
   std::string message = StringAt(error, "message");
   return message.empty() ? error.dump() : message;
-}
-
-std::string StripCwd(std::string path, const std::string& cwd) {
-  if (!cwd.empty() && path.starts_with(cwd + "/"))
-    path.erase(0, cwd.size() + 1);
-  return path;
 }
 
 // A tool event for an item, or null for items that are not tools.
@@ -129,19 +98,8 @@ CodexAdapter::CodexAdapter() {
 std::vector<std::string> CodexAdapter::Argv(
     const std::vector<std::string>& command, const AgentSpec& spec) const {
   std::vector<std::string> argv = command;
-  // Root-level `-c` overrides, which every codex subcommand reads.
-  if (!spec.model.empty()) {
-    if (auto model = ParseModelSpec(spec.model)) {
-      argv.push_back("-c");
-      argv.push_back("model=" + TomlString(model->model));
-      if (model->effort) {
-        if (auto effort = CodexEffort(*model->effort)) {
-          argv.push_back("-c");
-          argv.push_back("model_reasoning_effort=" + TomlString(*effort));
-        }
-      }
-    }
-  }
+  for (std::string& arg : CodexModelOverrides(spec.model))
+    argv.push_back(std::move(arg));
   // Lets codex ask the director (request_user_input, a question in baton)
   // outside plan mode; without it the tool answers "request_user_input is
   // unavailable in Default mode" (seen with codex 0.171.0).

@@ -2,8 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "baton/agent/codex_config.h"
 #include "baton/agent/json_rpc_util.h"
-#include "baton/core/model_spec.h"
 
 namespace baton {
 namespace {
@@ -34,53 +34,13 @@ std::string UnwrapShell(std::string command) {
   return command;
 }
 
-std::string StripCwd(std::string path, const std::string& cwd) {
-  if (!cwd.empty() && path.starts_with(cwd + "/"))
-    path.erase(0, cwd.size() + 1);
-  return path;
-}
-
-// Codex's ReasoningEffort, as in the app-server adapter: none, minimal,
-// low, medium, high, xhigh; "max" becomes its highest.
-std::optional<std::string> CodexEffort(const std::string& effort) {
-  if (effort == "off")
-    return "none";
-  if (effort == "max")
-    return "xhigh";
-  if (effort == "minimal" || effort == "low" || effort == "medium" ||
-      effort == "high" || effort == "xhigh") {
-    return effort;
-  }
-  return std::nullopt;
-}
-
-// A TOML basic string, for `-c key=value`.
-std::string TomlString(std::string_view text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\')
-      out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 }  // namespace
 
 std::vector<std::string> CodexExecAdapter::Argv(
     const std::vector<std::string>& command, const AgentSpec& spec) const {
   std::vector<std::string> argv = command;
-  // Root-level `-c` overrides, as the app-server adapter gives them.
-  if (auto model = ParseModelSpec(spec.model); !spec.model.empty() && model) {
-    argv.push_back("-c");
-    argv.push_back("model=" + TomlString(model->model));
-    if (model->effort) {
-      if (auto effort = CodexEffort(*model->effort)) {
-        argv.push_back("-c");
-        argv.push_back("model_reasoning_effort=" + TomlString(*effort));
-      }
-    }
-  }
+  for (std::string& arg : CodexModelOverrides(spec.model))
+    argv.push_back(std::move(arg));
   argv.push_back("exec");
   if (!spec.resume_session.empty()) {
     argv.push_back("resume");
