@@ -125,13 +125,10 @@ void AcpAdapter::Begin(const AgentSpec& spec, const std::string& cwd,
 }
 
 void AcpAdapter::OnLine(std::string_view line, AdapterSink& sink) {
-  Json message = Json::parse(line, nullptr, false);
-  if (message.is_discarded() || !message.is_object()) {
-    sink.Emit({{"type", "error"},
-               {"message", fmt::format("unreadable line from the agent: {}",
-                                       line.substr(0, 200))}});
+  auto parsed = ParseStreamLine(line, "the agent", sink);
+  if (!parsed)
     return;
-  }
+  Json& message = *parsed;
   bool has_id = message.contains("id") && !message["id"].is_null();
   if (message.contains("method") && message["method"].is_string()) {
     if (has_id) {

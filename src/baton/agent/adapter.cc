@@ -1,5 +1,7 @@
 #include "baton/agent/adapter.h"
 
+#include <fmt/format.h>
+
 #include "baton/agent/acp_adapter.h"
 #include "baton/agent/claude_adapter.h"
 #include "baton/agent/codex_adapter.h"
@@ -7,6 +9,18 @@
 #include "baton/agent/command_adapter.h"
 
 namespace baton {
+
+std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
+                                    AdapterSink& sink) {
+  Json message = Json::parse(line, nullptr, false);
+  if (message.is_discarded() || !message.is_object()) {
+    sink.Emit({{"type", "error"},
+               {"message", fmt::format("unreadable line from {}: {}", who,
+                                       line.substr(0, 200))}});
+    return std::nullopt;
+  }
+  return message;
+}
 
 std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
   if (name == "claude")

@@ -98,6 +98,12 @@ class AgentAdapter {
 // else.
 std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name);
 
+// One line of a CLI's stdout as a JSON object. Anything else becomes an
+// "error" event naming `who` and the line's start (never fatal), and
+// nullopt.
+std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
+                                    AdapterSink& sink);
+
 // The short form of a tool input for a "tool" event: a command line, a
 // path, or compact JSON, at most `max` characters.
 std::string ShortToolInput(const Json& input, size_t max = 160);

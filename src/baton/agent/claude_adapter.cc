@@ -53,13 +53,10 @@ void ClaudeAdapter::Begin(const AgentSpec& spec, const std::string&,
 }
 
 void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
-  Json message = Json::parse(line, nullptr, false);
-  if (message.is_discarded() || !message.is_object()) {
-    sink.Emit({{"type", "error"},
-               {"message", fmt::format("unreadable line from claude: {}",
-                                       line.substr(0, 200))}});
+  auto parsed = ParseStreamLine(line, "claude", sink);
+  if (!parsed)
     return;
-  }
+  Json& message = *parsed;
   std::string type = message.value("type", "");
   if (auto sid = message.find("session_id");
       sid != message.end() && sid->is_string() && !sid->empty() &&

@@ -133,13 +133,10 @@ void CodexAdapter::Begin(const AgentSpec& spec, const std::string& cwd,
 }
 
 void CodexAdapter::OnLine(std::string_view line, AdapterSink& sink) {
-  Json message = Json::parse(line, nullptr, false);
-  if (message.is_discarded() || !message.is_object()) {
-    sink.Emit({{"type", "error"},
-               {"message", fmt::format("unreadable line from codex: {}",
-                                       line.substr(0, 200))}});
+  auto parsed = ParseStreamLine(line, "codex", sink);
+  if (!parsed)
     return;
-  }
+  Json& message = *parsed;
   bool has_id = message.contains("id") && !message["id"].is_null();
   if (message.contains("method") && message["method"].is_string()) {
     if (has_id) {

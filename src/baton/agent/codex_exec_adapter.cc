@@ -57,13 +57,10 @@ void CodexExecAdapter::Begin(const AgentSpec&, const std::string& cwd,
 }
 
 void CodexExecAdapter::OnLine(std::string_view line, AdapterSink& sink) {
-  Json message = Json::parse(line, nullptr, false);
-  if (message.is_discarded() || !message.is_object()) {
-    sink.Emit({{"type", "error"},
-               {"message", fmt::format("unreadable line from codex exec: {}",
-                                       line.substr(0, 200))}});
+  auto parsed = ParseStreamLine(line, "codex exec", sink);
+  if (!parsed)
     return;
-  }
+  Json& message = *parsed;
   std::string type = StringAt(message, "type");
   if (type == "thread.started") {
     std::string id = StringAt(message, "thread_id");
