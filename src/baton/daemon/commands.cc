@@ -269,15 +269,16 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
         out += "],\"still_running\":[";
         bool first = true;
         for (const TaskId& id : result.still_running) {
-          const TaskRecord* task = registry_->FindLive(id);
+          const TaskRecord* task =
+              running_ids ? nullptr : registry_->FindLive(id);
           if (!running_ids && !task)
             continue;
           if (!std::exchange(first, false))
             out += ',';
-          if (running_ids) {
-            AppendJsonString(out, id.ToString());
-          } else {
+          if (task) {
             AppendTaskBriefJson(out, *task);
+          } else {
+            AppendJsonString(out, id.ToString());
           }
         }
         out += "],\"timed_out\":";
