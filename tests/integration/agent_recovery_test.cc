@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <thread>
 
+#include "tests/integration/fake_agent_fixture.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -18,12 +19,8 @@ class AgentRecoveryTest : public BatonTest {
  protected:
   void SetUp() override {
     BatonTest::SetUp();
-    if (std::system("command -v python3 >/dev/null") != 0) {
-      GTEST_SKIP() << "python3 (for the fake agent CLI) is not installed";
-    }
-    const char* path = std::getenv("PATH");
-    env_["PATH"] = std::string(BATON_SOURCE_DIR) +
-                   "/tests/agents/fakes:" + (path ? path : "/usr/bin:/bin");
+    if (!PutFakeAgentsOnPath(env_))
+      GTEST_SKIP() << "python3 (for the fake agent CLIs) is not installed";
   }
 
   nlohmann::json Events(const std::string& id) {

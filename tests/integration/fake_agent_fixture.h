@@ -11,25 +11,34 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <string>
 #include <thread>
 
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
 
+// Puts tests/agents/fakes first on `env`'s PATH (from this process's
+// PATH); false when python3, which runs the fakes, is missing.
+inline bool PutFakeAgentsOnPath(std::map<std::string, std::string>& env) {
+  if (std::system("command -v python3 >/dev/null") != 0)
+    return false;
+  const char* path = std::getenv("PATH");
+  env["PATH"] = std::string(BATON_SOURCE_DIR) +
+                "/tests/agents/fakes:" + (path ? path : "/usr/bin:/bin");
+  return true;
+}
+
 class FakeAgentTest : public BatonTest {
  protected:
   void SetUp() override {
     BatonTest::SetUp();
-    if (std::system("command -v python3 >/dev/null") != 0) {
+    if (!PutFakeAgentsOnPath(env_))
       GTEST_SKIP() << "python3 (for the fake agent CLIs) is not installed";
-    }
     work_ = home_ + "/work";
     std::filesystem::create_directories(work_);
     std::filesystem::create_directories(home_ + "/agent-home");
-    const char* path = std::getenv("PATH");
-    env_["PATH"] = std::string(BATON_SOURCE_DIR) +
-                   "/tests/agents/fakes:" + (path ? path : "/usr/bin:/bin");
     env_["HOME"] = home_ + "/agent-home";
     env_["CODEX_HOME"] = home_ + "/agent-home/.codex";
   }
