@@ -186,6 +186,24 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
                   const std::vector<std::string>& ids, bool all,
                   std::optional<milliseconds> timeout, bool exit_like_task);
 
+// Sends `op` ("run" or "delegate"), prints the started task, then, with
+// `wait_for_end`, waits for it: true = until it ends, exiting with its own
+// code; false = until it ends or asks something.
+int StartTask(const Context& ctx, const char* op, const Json& request,
+              std::optional<bool> wait_for_end) {
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  auto result = client->Call(op, request);
+  if (!result)
+    return ReportError(ctx, result.error());
+  std::string id = PrintStarted(ctx, *client, *result);
+  if (!wait_for_end)
+    return kExitOk;
+  return WaitAndReport(ctx, *client, {id}, *wait_for_end, std::nullopt,
+                       *wait_for_end);
+}
+
 int DoRun(const Context& ctx, const RunArgs& args) {
   Json request;
   if (args.command.empty()) {
@@ -220,16 +238,9 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     return ReportError(ctx, placed.error());
   }
 
-  auto client = ctx.Connect();
-  if (!client)
-    return ConnectError(ctx, client.error());
-  auto result = client->Call("run", request);
-  if (!result)
-    return ReportError(ctx, result.error());
-  std::string id = PrintStarted(ctx, *client, *result);
-  if (!args.wait)
-    return kExitOk;
-  return WaitAndReport(ctx, *client, {id}, true, std::nullopt, true);
+  // --wait: until it ends, then exit with the command's own code.
+  return StartTask(ctx, "run", request,
+                   args.wait ? std::optional(true) : std::nullopt);
 }
 
 // ---- wait -----------------------------------------------------------------
@@ -713,16 +724,9 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
   // (batond takes the ended task's folder when none is sent).
   if (args.cwd.empty() && IsTaskIdText(args.resume))
     request.erase("cwd");
-  auto client = ctx.Connect();
-  if (!client)
-    return ConnectError(ctx, client.error());
-  auto result = client->Call("delegate", request);
-  if (!result)
-    return ReportError(ctx, result.error());
-  std::string id = PrintStarted(ctx, *client, *result);
-  if (!args.wait)
-    return kExitOk;
-  return WaitAndReport(ctx, *client, {id}, false, std::nullopt, false);
+  // --wait: until it ends or asks something.
+  return StartTask(ctx, "delegate", request,
+                   args.wait ? std::optional(false) : std::nullopt);
 }
 
 // The effective agent profiles (built-in and from the config file) and
