@@ -188,12 +188,13 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   if (it == live_.end())
     return;
   TaskRecord task = it->second;
-  // Our signal got there first even if the executor did not see it sent;
-  // or an agent ended by itself once asked to stop its turn (a kill waits
-  // for that before it signals).
+  // A task that ends while it is being stopped was killed, however it
+  // went: our signal got there before the executor saw it sent, the task
+  // ended by itself once asked to (an agent ending its turn: a kill may
+  // hold its signals back for that), or it ended just before the signal.
+  // Its exit code and signal stay on the record.
   if (!task.kill_reason.empty() && exit.cause == ExitCause::kNatural &&
-      task.status == TaskStatus::kStopping &&
-      (exit.signal || task.spec.agent)) {
+      task.status == TaskStatus::kStopping) {
     ExitInfo killed = exit;
     killed.cause = ExitCause::kKilled;
     ApplyExit(killed, task);

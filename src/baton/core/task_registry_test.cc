@@ -203,14 +203,13 @@ TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
   EXPECT_EQ(executor_.kills.size(), 1u);
 }
 
-// An agent asked to end its turn gets `stop_delay` to exit by itself; it
-// is killed all the same, and signalled only if it is still there.
+// A task asked to stop by itself (an agent ending its turn) gets
+// `stop_delay` to exit; it is killed all the same, and signalled only if it
+// is still there.
 TEST_F(TaskRegistryTest, AStopDelayHoldsTheSignalsBack) {
-  TaskSpec agent = Shell("an-agent");
-  agent.agent = AgentSpec{};
   std::string a, b;
-  registry_->Start(agent, [&](auto r) { a = r->id.ToString(); });
-  registry_->Start(agent, [&](auto r) { b = r->id.ToString(); });
+  registry_->Start(Shell("an-agent"), [&](auto r) { a = r->id.ToString(); });
+  registry_->Start(Shell("an-agent"), [&](auto r) { b = r->id.ToString(); });
   executor_.Spawn(Id(a));
   executor_.Spawn(Id(b));
   for (const auto& id : {a, b}) {
