@@ -167,8 +167,6 @@ class AgentRuntime::Worker : public AdapterSink {
 
   const TaskRecord& task() const { return task_; }
   AgentAdapter& adapter() { return *adapter_; }
-  bool turn_ended() const { return turn_ended_; }
-  bool stdin_closed() const { return stdin_closed_; }
 
   // A kill: asks the CLI to end its turn, after which stdin closes (no
   // queued follow-up starts another) and the CLI exits by itself. False
