@@ -125,6 +125,8 @@ class TaskRegistry : public ExecutorListener {
   void Detach(const std::string& session);
 
   size_t live_count() const { return live_.size(); }
+  // False once the task is terminal (its end saved to the store).
+  bool IsLive(const TaskId& id) const { return live_.contains(id); }
 
   // Agent tasks: a question is open (kWaiting) or answered (kRunning).
   // Waiting wakes waits, as an end does. No-op unless the task is live.

@@ -290,8 +290,12 @@ void Daemon::BeforeSleep() {
   // kernel may run it (and the spawn) before we get the CPU back.
   for (auto& [id, connection] : connections_)
     connection.channel->Flush();
-  if (flushed)
+  if (flushed) {
+    // The ends just committed need no exit files any more.
+    executor_->AcknowledgeExits(
+        [this](const TaskId& id) { return !registry_->IsLive(id); });
     executor_->Flush();
+  }
   for (uint64_t id : closed_connections_)
     connections_.erase(id);
   closed_connections_.clear();

@@ -82,6 +82,8 @@ Result<SupervisorRequest> RequestFromJson(const Json& json,
   }
   if (op == "close_stdin")
     return CloseStdinRequest{json.at("task").get<std::string>()};
+  if (op == "ack")
+    return AckRequest{json.at("tasks").get<std::vector<std::string>>()};
   if (op == "kill") {
     return KillRequest{json.at("task").get<std::string>(),
                        Millis(json, "grace_ms")};
@@ -152,6 +154,10 @@ std::string EncodeMessage(const SpawnRequest& m) {
 
 std::string EncodeMessage(const CloseStdinRequest& m) {
   return Dump({{"op", "close_stdin"}, {"task", m.task}});
+}
+
+std::string EncodeMessage(const AckRequest& m) {
+  return Dump({{"op", "ack"}, {"tasks", m.tasks}});
 }
 
 std::string EncodeMessage(const KillRequest& m) {

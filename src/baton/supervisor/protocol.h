@@ -50,8 +50,14 @@ struct KillRequest {
   std::chrono::milliseconds grace{5000};
 };
 
-using SupervisorRequest =
-    std::variant<HelloRequest, SpawnRequest, KillRequest, CloseStdinRequest>;
+// batond has committed these tasks' ends: the supervisor forgets their exit
+// records instead of writing them to the exit files.
+struct AckRequest {
+  std::vector<std::string> tasks;
+};
+
+using SupervisorRequest = std::variant<HelloRequest, SpawnRequest, KillRequest,
+                                       CloseStdinRequest, AckRequest>;
 
 // supervisor -> batond.
 struct LiveTask {
@@ -94,6 +100,7 @@ std::string EncodeMessage(const HelloRequest& message);
 std::string EncodeMessage(const SpawnRequest& message);
 std::string EncodeMessage(const KillRequest& message);
 std::string EncodeMessage(const CloseStdinRequest& message);
+std::string EncodeMessage(const AckRequest& message);
 std::string EncodeMessage(const HelloReply& message);
 std::string EncodeMessage(const SpawnedReply& message);
 std::string EncodeMessage(const SpawnFailedReply& message);

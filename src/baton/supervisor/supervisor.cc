@@ -67,6 +67,9 @@ class Supervisor {
   void Stop(Task& task, milliseconds grace, ExitCause cause);
   void ReapChildren();
   void Finish(std::map<std::string, Task>::iterator it, int status);
+  // Writes the exit records batond has not acknowledged to their files: it
+  // went away, so the files are now their only record.
+  void WriteUnackedExits();
   Task* FindByPid(pid_t pid);
 
   StatePaths paths_;
@@ -93,6 +96,9 @@ class Supervisor {
   std::unique_ptr<SpawnPool> pool_;
   // Pending SIGKILLs by process group, also of groups whose leader is gone.
   std::map<pid_t, TimerId> escalations_;
+  // Exit records sent to batond and not yet acknowledged (it acknowledges
+  // once it has committed the task's end): task -> {exit file, record}.
+  std::map<std::string, std::pair<std::string, std::string>> unacked_exits_;
   // Exiting when idle waits until a client came or the start-up grace ran
   // out.
   bool idle_exit_armed_ = false;
@@ -152,6 +158,7 @@ int Supervisor::Run(UniqueFd ready) {
       client_->Flush();
     if (client_ && client_->closed()) {
       client_.reset();
+      WriteUnackedExits();
       BATON_LOG_INFO("batond disconnected; {} tasks live", tasks_.size());
     }
     if (tasks_.empty() && escalations_.empty() && starting_.empty() &&
@@ -164,6 +171,7 @@ int Supervisor::Run(UniqueFd ready) {
       break;
     }
   }
+  WriteUnackedExits();
   // We still hold the lock, so the socket file is ours to remove.
   loop_.RemoveFd(listen_fd_.get());
   ::unlink(paths_.supervisor_socket().c_str());
@@ -208,8 +216,12 @@ void Supervisor::OnAccept() {
         continue;
       return;
     }
-    if (client_)
+    if (client_) {
       BATON_LOG_INFO("a new batond connection replaces the old");
+      // Before the new batond's hello: a task missing from its live list
+      // must have its exit file.
+      WriteUnackedExits();
+    }
     client_ = std::make_unique<LineChannel>(
         &loop_, std::move(*fd), [this](std::string_view line) { OnLine(line); },
         [] {});
@@ -241,6 +253,9 @@ void Supervisor::OnLine(std::string_view line) {
       it->second.stdin_holder.reset();
     if (auto it = starting_.find(close->task); it != starting_.end())
       it->second.close_stdin = true;
+  } else if (auto* ack = std::get_if<AckRequest>(&*request)) {
+    for (const std::string& task : ack->tasks)
+      unacked_exits_.erase(task);
   } else if (auto* kill = std::get_if<KillRequest>(&*request)) {
     if (auto it = tasks_.find(kill->task); it != tasks_.end())
       Stop(it->second, kill->grace, ExitCause::kKilled);
@@ -388,14 +403,15 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
   exited.disk_full =
       ::fstatvfs(task.log_fd.get(), &vfs) == 0 && vfs.f_bavail == 0;
   std::string record = EncodeMessage(exited);
-  // Tell batond first: a waiter is woken without paying for the file. The
-  // exit file still comes before the task leaves the live set (and so the
-  // hello list): for a batond that is away, the file is the only record.
-  if (client_said_hello_ && client_) {
+  // A batond that is here gets the record and keeps it in its store; until
+  // it acknowledges that, we keep it too, and write the exit file only if
+  // batond goes away first. A batond that is away finds the file: it is
+  // written before the task leaves the live set (and so the hello list).
+  if (client_said_hello_ && client_ && !client_->closed()) {
     Send(record);
     client_->Flush();
-  }
-  if (auto written = WriteFileAtomic(task.exit_file, record); !written) {
+    unacked_exits_[task.id] = {task.exit_file, record};
+  } else if (auto written = WriteFileAtomic(task.exit_file, record); !written) {
     BATON_LOG_ERROR("{}: exit record lost: {}", task.id,
                     written.error().message);
   }
@@ -411,6 +427,21 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
   BATON_LOG_INFO("{}: pid {} ended: {}", task.id, task.pid, record);
   ids_by_pid_.erase(task.pid);
   tasks_.erase(it);
+}
+
+void Supervisor::WriteUnackedExits() {
+  for (const auto& [task, file_and_record] : unacked_exits_) {
+    const auto& [file, record] = file_and_record;
+    if (auto written = WriteFileAtomic(file, record); !written) {
+      BATON_LOG_ERROR("{}: exit record lost: {}", task,
+                      written.error().message);
+    }
+  }
+  if (!unacked_exits_.empty()) {
+    BATON_LOG_INFO("wrote {} exit records batond had not acknowledged",
+                   unacked_exits_.size());
+  }
+  unacked_exits_.clear();
 }
 
 }  // namespace

@@ -307,9 +307,20 @@ void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
       }
       continue;
     }
-    // Not live at the supervisor. It writes the exit file before it drops
-    // a task from its live set, so the file is there if the task ended.
+    // Not live at the supervisor. Either its exit came on this connection
+    // after the hello, or the supervisor wrote the exit file before it
+    // dropped the task from its live set.
+    if (auto node = unclaimed_exits_.extract(name)) {
+      unacked_exits_[name] = task.id;
+      listener_->OnTaskExited(task.id, node.mapped());
+      continue;
+    }
     listener_->OnTaskExited(task.id, RecordedExit(task.id));
+  }
+  // Ends of tasks the store does not know: nobody needs their records.
+  for (auto& [name, exit] : std::exchange(unclaimed_exits_, {})) {
+    if (auto id = TaskId::Parse(name))
+      unacked_exits_[name] = *id;
   }
   for (const auto& [name, pid] : unknown) {
     BATON_LOG_WARN(
@@ -350,12 +361,32 @@ void LocalExecutor::OnLine(std::string_view line) {
           node.mapped(), Error{ErrorCode::kSpawnFailed, failed->error});
     }
   } else if (auto* exited = std::get_if<ExitedEvent>(&*event)) {
-    // Ended before Adopt() claimed it: Adopt() then finds its exit file.
     hello_live_.erase(exited->task);
     if (auto node = live_.extract(exited->task)) {
+      unacked_exits_[exited->task] = node.mapped();
       listener_->OnTaskExited(node.mapped(), ToExitInfo(*exited));
+    } else {
+      // Ended before Adopt() claimed it (or a task batond does not know).
+      unclaimed_exits_[exited->task] = ToExitInfo(*exited);
     }
   }
+}
+
+void LocalExecutor::AcknowledgeExits(
+    const std::function<bool(const TaskId&)>& is_settled) {
+  if (unacked_exits_.empty() || !connected())
+    return;
+  AckRequest ack;
+  for (auto it = unacked_exits_.begin(); it != unacked_exits_.end();) {
+    if (is_settled(it->second)) {
+      ack.tasks.push_back(it->first);
+      it = unacked_exits_.erase(it);
+    } else {
+      ++it;
+    }
+  }
+  if (!ack.tasks.empty())
+    outbox_.push_back(EncodeMessage(ack));
 }
 
 void LocalExecutor::OnSupervisorLost() {
@@ -365,6 +396,10 @@ void LocalExecutor::OnSupervisorLost() {
       supervisor_pid_, live_.size());
   outbox_.clear();
   hello_live_.clear();
+  // A supervisor that died wrote no file for these; their ends were
+  // reported already, so only the store's commit matters now.
+  unacked_exits_.clear();
+  unclaimed_exits_.clear();
   // Moved out first: a listener may Start() again, which reconnects.
   auto lost = std::exchange(live_, {});
   for (const auto& [name, id] : lost) {

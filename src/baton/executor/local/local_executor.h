@@ -74,6 +74,12 @@ class LocalExecutor : public Executor {
   // in its exit file is reported lost).
   void Adopt(const std::vector<TaskRecord>& live) override;
 
+  // Called after a store commit. For each exit reported since that
+  // `is_settled` says is now terminal in the store, tells the supervisor it
+  // may forget the record rather than write the task's exit file. Until
+  // then the supervisor keeps it, and writes the file if batond goes away.
+  void AcknowledgeExits(const std::function<bool(const TaskId&)>& is_settled);
+
  private:
   std::string ExitFilePath(const TaskId& id) const;
   // Says hello on a fresh connection and hands it to a LineChannel.
@@ -107,6 +113,11 @@ class LocalExecutor : public Executor {
   // Tasks sent to (or adopted from) the supervisor whose end we have not
   // reported yet.
   std::map<std::string, TaskId> live_;
+  // Exits reported to the listener and not yet acknowledged.
+  std::map<std::string, TaskId> unacked_exits_;
+  // Exits that came between the hello and Adopt() for tasks not yet
+  // claimed: Adopt() takes them (the supervisor wrote no file for them).
+  std::map<std::string, ExitInfo> unclaimed_exits_;
   std::vector<std::pair<TaskId, Error>> failures_;  // For FailLater().
   TimerId failure_timer_ = 0;                       // 0 = none.
 };

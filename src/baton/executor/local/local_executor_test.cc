@@ -135,17 +135,46 @@ TEST_F(LocalExecutorTest, RunsTaskAndReportsExitCode) {
   EXPECT_FALSE(exit.signal);
   EXPECT_GT(exit.ended_ms, 0);
   EXPECT_EQ(Output(task), "shell-1 bar\n" + root_ + "\n");
-  // The durable record has the same content as the event; it is written
-  // right after the event is sent.
-  auto record = ReadFile(paths_.tasks_dir() + "/shell-1/exit.json");
-  for (int i = 0; i < 200 && !record; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    record = ReadFile(paths_.tasks_dir() + "/shell-1/exit.json");
-  }
-  ASSERT_TRUE(record);
+
+  // The supervisor keeps each exit record until batond says the task's end
+  // is committed, and writes the exit file only if batond goes away first.
+  executor_->Start(Shell(2, "exit 4"));
+  ASSERT_TRUE(Exited("shell-2"));
+  executor_->AcknowledgeExits(
+      [](const TaskId& id) { return id.ToString() == "shell-1"; });
+  executor_->Flush();
+  auto supervisor = static_cast<pid_t>(executor_->supervisor_pid());
+  executor_.reset();
+  ASSERT_TRUE(WaitGone(supervisor, 5s));
+  EXPECT_FALSE(
+      std::filesystem::exists(paths_.tasks_dir() + "/shell-1/exit.json"));
+  auto record = ReadFile(paths_.tasks_dir() + "/shell-2/exit.json");
+  ASSERT_TRUE(record) << "the unacknowledged exit has no file";
   auto event = ParseSupervisorEvent(*record);
   ASSERT_TRUE(event);
-  EXPECT_EQ(std::get<ExitedEvent>(*event).exit_code, 3);
+  EXPECT_EQ(std::get<ExitedEvent>(*event).exit_code, 4);
+}
+
+// A re-adopted task that ends after the hello but before Adopt() gets no
+// exit file (batond is connected): Adopt() takes the event it kept.
+TEST_F(LocalExecutorTest, AnExitBetweenHelloAndAdoptIsKept) {
+  executor_ = MakeExecutor();
+  TaskRecord task = Shell(1, "while [ ! -e go ]; do sleep 0.01; done; exit 9");
+  executor_->Start(task);
+  ASSERT_TRUE(RunUntil([&] { return spawned_.contains("shell-1"); }));
+  auto pid = static_cast<pid_t>(spawned_["shell-1"]);
+  executor_.reset();           // batond dies.
+  executor_ = MakeExecutor();  // Its hello lists shell-1.
+  Touch("go");
+  ASSERT_TRUE(WaitGone(pid, 5s));
+  for (int i = 0; i < 10; ++i)  // Read the exited event.
+    ASSERT_TRUE(loop_.RunOnce(20ms));
+  EXPECT_FALSE(exited_.contains("shell-1"));
+  executor_->Adopt({task});
+  ASSERT_TRUE(exited_.contains("shell-1"));
+  EXPECT_EQ(exited_["shell-1"].exit_code, 9);
+  EXPECT_FALSE(
+      std::filesystem::exists(paths_.tasks_dir() + "/shell-1/exit.json"));
 }
 
 TEST_F(LocalExecutorTest, TaskStartsWithCleanSignalsAndFds) {
