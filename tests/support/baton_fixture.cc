@@ -9,7 +9,10 @@
 #include <cerrno>
 #include <cstdlib>
 #include <filesystem>
+#include <iostream>
 #include <thread>
+
+#include "baton/util/file_util.h"
 
 extern char** environ;
 
@@ -133,6 +136,15 @@ void BatonTest::SetUp() {
 }
 
 void BatonTest::TearDown() {
+  // A failure is easier to read with what batond and the supervisor said.
+  if (HasFailure()) {
+    for (const char* log : {"/batond.log", "/supervisor.log"}) {
+      std::string text = ReadFile(home_ + log).value_or("");
+      if (text.size() > 8000)
+        text = "..." + text.substr(text.size() - 8000);
+      std::cerr << "---- " << home_ << log << " ----\n" << text;
+    }
+  }
   auto [daemon_pid, supervisor_pid] = DaemonPids();
   Baton({"daemon", "stop", "--kill-tasks"}, {}, std::chrono::seconds(20));
   for (int pid : {daemon_pid, supervisor_pid}) {
