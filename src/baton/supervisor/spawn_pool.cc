@@ -68,6 +68,19 @@ SpawnOutcome StartTask(SpawnRequest request) {
   };
   if (req.argv.empty())
     return fail("empty argv");
+  // The task's folder, unless batond made it already; its parent too, in
+  // case someone removed the tasks folder under a running batond.
+  std::string folder = req.log.substr(0, req.log.rfind('/'));
+  if (!folder.empty() && ::mkdir(folder.c_str(), 0700) != 0 &&
+      errno != EEXIST) {
+    std::string parent = folder.substr(0, folder.rfind('/'));
+    if (errno != ENOENT || parent.empty() ||
+        (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) ||
+        ::mkdir(folder.c_str(), 0700) != 0) {
+      return fail(fmt::format("create task folder {}: {}", folder,
+                              std::strerror(errno)));
+    }
+  }
   // Both stdout and stderr write to this one description (O_APPEND), so the
   // output lands merged, in order and without passing through us.
   out.log_fd.reset(

@@ -227,11 +227,23 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   SpawnRequest bad_log;
   bad_log.task = "shell-9";
   bad_log.argv = {"/bin/true"};
-  bad_log.log = root_ + "/missing/output.log";
+  Touch("afile");  // In the way of the log's folder.
+  bad_log.log = root_ + "/afile/output.log";
   bad_log.exit_file = root_ + "/exit";
   Send(EncodeMessage(bad_log));
   EXPECT_EQ(ReceiveAs<SpawnFailedReply>().error,
-            "open output log " + bad_log.log + ": No such file or directory");
+            "open output log " + bad_log.log + ": Not a directory");
+  // The log's missing folder, and its parent, are made: batond leaves the
+  // task's folder to the spawn thread.
+  SpawnRequest fresh;
+  fresh.task = "shell-8";
+  fresh.argv = {"/bin/sh", "-c", "echo made"};
+  fresh.log = root_ + "/tasks/shell-8/output.log";
+  fresh.exit_file = root_ + "/tasks/shell-8/exit.json";
+  Send(EncodeMessage(fresh));
+  EXPECT_EQ(ReceiveAs<SpawnedReply>().task, "shell-8");
+  EXPECT_EQ(ReceiveAs<ExitedEvent>().task, "shell-8");
+  EXPECT_EQ(ReadFile(fresh.log).value_or(""), "made\n");
 
   auto spawned = SpawnGated("shell-1", "go", "echo hi; exit 3");
   EXPECT_GT(spawned.started_ms, 0);

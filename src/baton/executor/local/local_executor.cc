@@ -256,7 +256,13 @@ void LocalExecutor::Start(const TaskRecord& task) {
   request.exit_file = ExitFilePath(task.id);
   request.timeout = spec.timeout;
   request.grace = grace_;
+  // The supervisor creates the folder in its spawn thread, off our loop
+  // and after the client's reply, unless we write there first.
+  bool batond_writes_first =
+      spec.agent || spec.stdin_pipe || spec.stdin_text || !spec.checks.empty();
   for (const std::string& made_dir : {paths_.tasks_dir(), dir}) {
+    if (!batond_writes_first)
+      break;
     if (auto made = MakeDir(made_dir); !made) {
       return FailLater(task.id, made.error());
     }
