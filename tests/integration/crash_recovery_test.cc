@@ -3,8 +3,10 @@
 #include <signal.h>
 
 #include <chrono>
+#include <fstream>
 #include <thread>
 
+#include "baton/ipc/daemon_client.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -63,6 +65,36 @@ TEST_F(CrashRecoveryTest, TasksSurviveAndAreReportedTruthfully) {
   EXPECT_EQ(Baton({"output", long_ok}).out, expected_long);
   EXPECT_EQ(Baton({"output", long_bad}).out, "failing\n");
   EXPECT_EQ(Run("true"), "shell-6");  // Numbering went on.
+}
+
+// A waiter may hear of a plain task's end before batond has committed it
+// (doc/supervisor.md, "Exit records"). batond killed the moment the reply
+// is read, before or after its commit: the restarted batond must report
+// the same end.
+TEST_F(CrashRecoveryTest, AnEndToldToAWaiterSurvivesAKillRightAfter) {
+  for (int code = 1; code <= 6; ++code) {
+    std::string gate = home_ + "/gate" + std::to_string(code);
+    std::string id =
+        Run("while [ ! -e " + gate + " ]; do sleep 0.005; done; exit " +
+            std::to_string(code));
+    ASSERT_EQ(WaitStarted(id)["status"], "running");
+    int daemon_pid = DaemonPids().first;
+    auto client = DaemonClient::Connect({StatePaths{home_, home_}, "", false});
+    ASSERT_TRUE(client) << client.error().message;
+    ASSERT_TRUE(client->Send("wait", {{"tasks", {id}}}));
+    std::ofstream{gate};
+    auto reply = client->ReadReply(seconds(10));
+    ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
+    ASSERT_TRUE(reply) << reply.error().message;
+    auto told = (*reply)["result"]["ended"][0];
+    ASSERT_EQ(told["detail"], "exit code: " + std::to_string(code))
+        << reply->dump();
+    ASSERT_TRUE(WaitForPidGone(daemon_pid, seconds(5)));
+    auto task = Status(id);  // Starts a new batond, which re-adopts.
+    EXPECT_EQ(task["status"], told["status"]) << task.dump();
+    EXPECT_EQ(task["detail"], told["detail"]) << task.dump();
+    EXPECT_EQ(task["ended_at"], told["ended_at"]) << task.dump();
+  }
 }
 
 TEST_F(CrashRecoveryTest, KillAfterRestartStillReachesTheGroup) {

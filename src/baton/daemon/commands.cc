@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <utility>
 
 #include "baton/core/model_spec.h"
@@ -103,6 +104,11 @@ const std::map<std::string, Daemon::Handler, std::less<>>& Daemon::Handlers() {
 Json Daemon::TaskJson(const TaskRecord& task) {
   auto size = executor_->OutputSize(task);
   return TaskToJson(task, size ? std::optional(*size) : std::nullopt);
+}
+
+bool Daemon::EndSurvivesACrash(const TaskRecord& task) const {
+  return task.spec.checks.empty() && !task.spec.agent &&
+         executor_->HoldsExitRecord(task.id);
 }
 
 void Daemon::AppendTask(std::string& out, const TaskRecord& task) {
@@ -283,7 +289,14 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
         }
         out += "],\"timed_out\":";
         out += result.timed_out ? "true}" : "false}";
-        reply.Raw(std::move(out));
+        bool reproducible = std::ranges::all_of(
+            result.ended,
+            [this](const TaskRecord& task) { return EndSurvivesACrash(task); });
+        if (reproducible) {
+          reply.RawBeforeCommit(std::move(out));
+        } else {
+          reply.Raw(std::move(out));
+        }
       });
   if (!wait)
     return reply(std::unexpected(wait.error()));

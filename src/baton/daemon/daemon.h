@@ -54,16 +54,28 @@ class Daemon {
     std::unique_ptr<LineChannel> channel;
     std::string attached_session;  // Set by "attach".
     std::set<WaitId> waits;
+    // What the channel holds: replies that must wait for the store's
+    // commit, or only replies that may go before it.
+    bool holds_replies_after_commit = false;
+    bool holds_replies_before_commit = false;
   };
   // Sends the reply of one request, with the session's notices; the
   // connection may be gone by then. A result is a JSON tree, or (Raw) JSON
   // text already written, for the replies that carry many tasks.
   class Reply {
    public:
-    using Sender = std::function<void(Result<std::string>)>;
+    // The flag: the reply may go before the commit of this loop iteration.
+    using Sender = std::function<void(Result<std::string>, bool)>;
     explicit Reply(Sender send) : send_(std::move(send)) {}
     void operator()(Result<Json> result) const;
-    void Raw(std::string result_json) const { send_(std::move(result_json)); }
+    void Raw(std::string result_json) const {
+      send_(std::move(result_json), false);
+    }
+    // For a reply whose every fact would come out the same after a crash
+    // before the commit (see BeforeSleep).
+    void RawBeforeCommit(std::string result_json) const {
+      send_(std::move(result_json), true);
+    }
 
    private:
     Sender send_;
@@ -78,6 +90,11 @@ class Daemon {
   Reply MakeReplier(uint64_t connection_id, Json request_id,
                     std::string session);
   Json TaskJson(const TaskRecord& task);
+  // True when a crash before this iteration's commit would bring a
+  // restarted batond to the same end of `task`: the supervisor still keeps
+  // its exit record, and batond adds nothing of its own to the end (no
+  // checks, no agent verdict).
+  bool EndSurvivesACrash(const TaskRecord& task) const;
   void AppendTask(std::string& out, const TaskRecord& task);
 
   // Request handlers (commands.cc), one per op of doc/protocol.md.

@@ -79,6 +79,11 @@ class LocalExecutor : public Executor {
   // may forget the record rather than write the task's exit file. Until
   // then the supervisor keeps it, and writes the file if batond goes away.
   void AcknowledgeExits(const std::function<bool(const TaskId&)>& is_settled);
+  // True while the supervisor keeps the task's exit record for us: if
+  // batond died now, the record would reach its exit file.
+  bool HoldsExitRecord(const TaskId& id) const {
+    return unacked_exits_.contains(id.ToString());
+  }
 
  private:
   std::string ExitFilePath(const TaskId& id) const;
