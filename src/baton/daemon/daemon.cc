@@ -214,6 +214,8 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
     if (!session.empty()) {
       auto notices = registry_->TakeNotices(session);
       if (!notices.empty()) {
+        // They report other ends, which EndSurvivesACrash did not check.
+        before_commit = false;
         line += ",\"notices\":[";
         for (size_t i = 0; i < notices.size(); ++i) {
           if (i)
