@@ -84,6 +84,30 @@ TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
   EXPECT_NE(text.out.find("still running: " + slow + " " + slower),
             std::string::npos)
       << text.out;
+  // The daemon sends the text form no list: it names the rest itself, each
+  // once, in the order asked.
+  auto twice = Baton({"wait", slower, quick, slower, slow});
+  EXPECT_NE(twice.out.find("still running: " + slower + " " + slow + "\n"),
+            std::string::npos)
+      << twice.out;
+
+  // The forms of still_running over the protocol.
+  auto client = DaemonClient::Connect({StatePaths{home_, home_}, "", false});
+  ASSERT_TRUE(client) << client.error().message;
+  auto counted = client->Call(
+      "wait", {{"tasks", {slow, quick}}, {"still_running", "none"}});
+  ASSERT_TRUE(counted) << counted.error().message;
+  EXPECT_EQ((*counted)["still_running_count"], 1) << counted->dump();
+  EXPECT_FALSE(counted->contains("still_running")) << counted->dump();
+  auto ids = client->Call("wait",
+                          {{"tasks", {slow, quick}}, {"still_running", "ids"}});
+  ASSERT_TRUE(ids) << ids.error().message;
+  EXPECT_EQ((*ids)["still_running"], nlohmann::json::array({slow}));
+  auto bad =
+      client->Call("wait", {{"tasks", {slow}}, {"still_running", "all"}});
+  ASSERT_FALSE(bad);
+  EXPECT_NE(bad.error().message.find("\"none\""), std::string::npos)
+      << bad.error().message;
 }
 
 TEST_F(CliTest, WaitAllAndTimeout) {

@@ -293,10 +293,11 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   bool stepwise = all && live.enabled();
   while (!remaining.empty()) {
     Json request = {{"tasks", remaining}, {"all", all && !stepwise}};
-    // The text output names still-running tasks by id only; asking for
-    // ids keeps a wait over a thousand tasks as quick as over one.
+    // The text output names still-running tasks by id only, and we know
+    // which we asked for: without the list, a wait over a thousand tasks
+    // is as quick as over one.
     if (!ctx.json)
-      request["still_running"] = "ids";
+      request["still_running"] = "none";
     if (timeout) {
       auto left = std::chrono::duration_cast<milliseconds>(
           deadline - std::chrono::steady_clock::now());
@@ -325,7 +326,8 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       ended.push_back(task);
       std::erase(remaining, task.value("id", ""));
     }
-    still_running = result["still_running"];
+    if (ctx.json)
+      still_running = result["still_running"];
     timed_out = result.value("timed_out", false);
     if (timed_out || !stepwise)
       break;
@@ -340,10 +342,18 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
     for (const auto& task : ended) {
       std::printf("%s\n", TaskSummaryLine(task).c_str());
     }
-    if (!still_running.empty()) {
-      std::string ids_text;
-      for (const auto& id : still_running)
-        ids_text += " " + id.get<std::string>();
+    // The ids asked for that did not end, each once, as the daemon names
+    // them.
+    std::set<std::string> named;
+    for (const auto& task : ended)
+      named.insert(task.value("id", ""));
+    std::string ids_text;
+    for (const std::string& text : ids) {
+      auto id = TaskId::Parse(text);
+      if (id && named.insert(id->ToString()).second)
+        ids_text += " " + id->ToString();
+    }
+    if (!ids_text.empty()) {
       std::printf("%s:%s\n",
                   timed_out ? "timed out; still running" : "still running",
                   ids_text.c_str());

@@ -247,47 +247,60 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
     WaitId id = 0;
     bool done = false;
   };
-  // "ids" answers still-running tasks by id alone: a wait over a thousand
-  // ids is then as quick to read as a wait over one.
+  // "ids" answers still-running tasks by id alone, "none" by their count
+  // (the client knows which it asked for): a wait over a thousand ids is
+  // then as quick to read as a wait over one.
   std::string running_form = request.value("still_running", "brief");
-  if (running_form != "brief" && running_form != "ids") {
-    return reply(MakeError(ErrorCode::kInvalidArgument,
-                           "still_running must be \"brief\" or \"ids\""));
+  if (running_form != "brief" && running_form != "ids" &&
+      running_form != "none") {
+    return reply(
+        MakeError(ErrorCode::kInvalidArgument,
+                  "still_running must be \"brief\", \"ids\" or \"none\""));
   }
   bool running_ids = running_form == "ids";
+  bool running_count = running_form == "none";
   auto cell = std::make_shared<Cell>();
   auto wait = registry_->Wait(
       *ids, session, request.value("all", false), *timeout,
-      [this, reply, connection_id, cell, running_ids](WaitResult result) {
+      [this, reply, connection_id, cell, running_ids,
+       running_count](WaitResult result) {
         cell->done = true;
         if (auto it = connections_.find(connection_id);
             it != connections_.end()) {
           it->second.waits.erase(cell->id);
         }
-        // Tasks still running go in their short form (or as ids): a wait
-        // on a thousand ids must not pay for a thousand full records.
+        // Tasks still running go in their short form (or as ids, or only
+        // counted): a wait on a thousand ids must not pay for a thousand
+        // full records.
         std::string out = "{\"ended\":[";
         for (size_t i = 0; i < result.ended.size(); ++i) {
           if (i)
             out += ',';
           AppendTask(out, result.ended[i]);
         }
-        out += "],\"still_running\":[";
-        bool first = true;
-        for (const TaskId& id : result.still_running) {
-          const TaskRecord* task =
-              running_ids ? nullptr : registry_->FindLive(id);
-          if (!running_ids && !task)
-            continue;
-          if (!std::exchange(first, false))
-            out += ',';
-          if (task) {
-            AppendTaskBriefJson(out, *task);
-          } else {
-            AppendJsonString(out, id.ToString());
+        out += ']';
+        if (running_count) {
+          out += ",\"still_running_count\":" +
+                 std::to_string(result.still_running.size());
+        } else {
+          out += ",\"still_running\":[";
+          bool first = true;
+          for (const TaskId& id : result.still_running) {
+            const TaskRecord* task =
+                running_ids ? nullptr : registry_->FindLive(id);
+            if (!running_ids && !task)
+              continue;
+            if (!std::exchange(first, false))
+              out += ',';
+            if (task) {
+              AppendTaskBriefJson(out, *task);
+            } else {
+              AppendJsonString(out, id.ToString());
+            }
           }
+          out += ']';
         }
-        out += "],\"timed_out\":";
+        out += ",\"timed_out\":";
         out += result.timed_out ? "true}" : "false}";
         bool reproducible = std::ranges::all_of(
             result.ended,
