@@ -12,6 +12,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <set>
+#include <unordered_set>
 
 #include "baton/cli/format.h"
 #include "baton/ipc/daemon_client.h"
@@ -284,7 +285,16 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   // maybe-uninitialized.
   auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
                           : std::chrono::steady_clock::time_point::max();
-  std::vector<std::string> remaining = ids;
+  // Each id once, in the order given: what is left of it after the ends
+  // is what still runs.
+  std::vector<std::string> remaining;
+  {
+    std::unordered_set<std::string_view> seen;
+    for (const std::string& id : ids) {
+      if (seen.insert(id).second)
+        remaining.push_back(id);
+    }
+  }
   Json ended = Json::array();
   Json still_running = Json::array();
   bool timed_out = false;
@@ -292,20 +302,23 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   // live; otherwise one request does it all.
   bool stepwise = all && live.enabled();
   while (!remaining.empty()) {
-    Json request = {{"tasks", remaining}, {"all", all && !stepwise}};
-    // The text output names still-running tasks by id only, and we know
-    // which we asked for: without the list, a wait over a thousand tasks
-    // is as quick as over one.
-    if (!ctx.json)
-      request["still_running"] = "none";
-    if (timeout) {
-      auto left = std::chrono::duration_cast<milliseconds>(
-          deadline - std::chrono::steady_clock::now());
-      request["timeout_ms"] = std::max<int64_t>(0, left.count());
+    {
+      // Freed before the reply comes: a thousand ids take a while to free.
+      Json request = {{"tasks", remaining}, {"all", all && !stepwise}};
+      // The text output names still-running tasks by id only, and we know
+      // which we asked for: without the list, a wait over a thousand tasks
+      // is as quick as over one.
+      if (!ctx.json)
+        request["still_running"] = "none";
+      if (timeout) {
+        auto left = std::chrono::duration_cast<milliseconds>(
+            deadline - std::chrono::steady_clock::now());
+        request["timeout_ms"] = std::max<int64_t>(0, left.count());
+      }
+      auto sent = client.Send("wait", request);
+      if (!sent)
+        return ReportError(ctx, sent.error());
     }
-    auto sent = client.Send("wait", request);
-    if (!sent)
-      return ReportError(ctx, sent.error());
     Result<Json> reply;
     for (;;) {
       live.Show(remaining.size(), ended.size());
@@ -322,10 +335,14 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       return ReportError(ctx, ErrorFromJson(reply->value("error", Json())));
     }
     const Json& result = (*reply)["result"];
+    std::unordered_set<std::string> ended_now;
     for (const auto& task : result["ended"]) {
       ended.push_back(task);
-      std::erase(remaining, task.value("id", ""));
+      ended_now.insert(task.value("id", ""));
     }
+    std::erase_if(remaining, [&](const std::string& id) {
+      return ended_now.contains(id);
+    });
     if (ctx.json)
       still_running = result["still_running"];
     timed_out = result.value("timed_out", false);
@@ -342,17 +359,10 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
     for (const auto& task : ended) {
       std::printf("%s\n", TaskSummaryLine(task).c_str());
     }
-    // The ids asked for that did not end, each once, as the daemon names
-    // them.
-    std::set<std::string> named;
-    for (const auto& task : ended)
-      named.insert(task.value("id", ""));
+    // The daemon accepted the ids, so each is spelled as it spells them.
     std::string ids_text;
-    for (const std::string& text : ids) {
-      auto id = TaskId::Parse(text);
-      if (id && named.insert(id->ToString()).second)
-        ids_text += " " + id->ToString();
-    }
+    for (const std::string& id : remaining)
+      ids_text += " " + id;
     if (!ids_text.empty()) {
       std::printf("%s:%s\n",
                   timed_out ? "timed out; still running" : "still running",

@@ -24,7 +24,12 @@ Result<TaskKind> ParseTaskKind(std::string_view name) {
 }
 
 std::string TaskId::ToString() const {
-  return fmt::format("{}-{}", TaskKindName(kind), number);
+  // Not fmt::format: batond and the CLI call this once per id of a wait
+  // over a thousand tasks.
+  std::string text(TaskKindName(kind));
+  text += '-';
+  text += std::to_string(number);
+  return text;
 }
 
 Result<TaskId> TaskId::Parse(std::string_view text) {

@@ -243,14 +243,22 @@ Result<TaskRecord> TaskRegistry::Resolve(std::string_view id_text,
   auto task = Lookup(*id);
   if (!task)
     return task;
-  if (!task->spec.owner.empty() && task->spec.owner != session) {
+  if (auto allowed = CheckOwner(*task, id_text, session); !allowed)
+    return std::unexpected(allowed.error());
+  return task;
+}
+
+Status TaskRegistry::CheckOwner(const TaskRecord& task,
+                                std::string_view id_text,
+                                const std::string& session) {
+  if (!task.spec.owner.empty() && task.spec.owner != session) {
     return MakeError(
         ErrorCode::kPermissionDenied,
         fmt::format("task {} belongs to another session; use the session "
                     "that started it (--session NAME or BATON_SESSION)",
                     id_text));
   }
-  return task;
+  return {};
 }
 
 void TaskRegistry::MarkEndSeen(TaskRecord& task, const std::string& session) {
@@ -408,21 +416,31 @@ Result<WaitId> TaskRegistry::Wait(
   waiter.session = session;
   waiter.all = all;
   waiter.done = std::move(done);
+  std::set<TaskId> seen;
   for (const auto& text : ids) {
-    auto task = Resolve(text, session);
-    if (!task)
-      return std::unexpected(task.error());
-    if (std::find(waiter.ids.begin(), waiter.ids.end(), task->id) ==
-        waiter.ids.end()) {
-      waiter.ids.push_back(task->id);
+    // A live task is checked in place: a wait over a thousand running
+    // tasks must not copy a thousand records.
+    auto parsed = TaskId::Parse(text);
+    const TaskRecord* live = parsed ? FindLive(*parsed) : nullptr;
+    std::optional<TaskRecord> stored;
+    if (!live) {
+      auto task = Resolve(text, session);
+      if (!task)
+        return std::unexpected(task.error());
+      stored = std::move(*task);
+    } else if (auto allowed = CheckOwner(*live, text, session); !allowed) {
+      return std::unexpected(allowed.error());
     }
+    const TaskRecord& task = live ? *live : *stored;
+    if (!seen.insert(task.id).second)
+      continue;
+    waiter.ids.push_back(task.id);
+    if (!EndedOrWaiting(task.status))
+      waiter.pending.insert(task.id);
   }
   WaitId id = next_wait_id_++;
-  for (const auto& task_id : waiter.ids) {
+  for (const auto& task_id : waiter.ids)
     waiters_by_task_.emplace(task_id, id);
-    if (auto task = Lookup(task_id); task && !EndedOrWaiting(task->status))
-      waiter.pending.insert(task_id);
-  }
   bool ready = WaiterReady(waiter);
   waiters_.emplace(id, std::move(waiter));
   if (ready) {

@@ -175,6 +175,9 @@ class TaskRegistry : public ExecutorListener {
 
   // The task, if `session` may see it.
   Result<TaskRecord> Resolve(std::string_view id, const std::string& session);
+  // kPermissionDenied unless `session` may see `task`.
+  static Status CheckOwner(const TaskRecord& task, std::string_view id_text,
+                           const std::string& session);
   Result<TaskRecord> Lookup(const TaskId& id);
   Status Validate(const TaskSpec& spec) const;
   void Save(const TaskRecord& task);
