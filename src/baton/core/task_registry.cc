@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <utility>
 
 #include "baton/util/log.h"
 
@@ -412,6 +413,7 @@ Result<WaitId> TaskRegistry::Wait(
     return MakeError(ErrorCode::kInvalidArgument,
                      "nothing to wait for; name one or more task ids");
   }
+  ReleaseAnsweredWaits();
   Waiter waiter;
   waiter.session = session;
   waiter.all = all;
@@ -482,13 +484,6 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
   WaitResult result;
   result.timed_out = timed_out;
   for (const auto& task_id : waiter.ids) {
-    auto [first, last] = waiters_by_task_.equal_range(task_id);
-    for (auto it = first; it != last; ++it) {
-      if (it->second == id) {
-        waiters_by_task_.erase(it);
-        break;
-      }
-    }
     if (waiter.pending.contains(task_id)) {
       result.still_running.push_back(task_id);
       continue;
@@ -501,7 +496,23 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out) {
   }
   // A listener that fails must not starve the others; ours cannot throw,
   // and each waiter is completed on its own.
-  waiter.done(std::move(result));
+  WaitCallback done = std::move(waiter.done);
+  answered_.emplace_back(id, std::move(waiter));
+  done(std::move(result));
+}
+
+void TaskRegistry::ReleaseAnsweredWaits() {
+  for (auto& [id, waiter] : std::exchange(answered_, {})) {
+    for (const auto& task_id : waiter.ids) {
+      auto [first, last] = waiters_by_task_.equal_range(task_id);
+      for (auto it = first; it != last; ++it) {
+        if (it->second == id) {
+          waiters_by_task_.erase(it);
+          break;
+        }
+      }
+    }
+  }
 }
 
 void TaskRegistry::CancelWait(WaitId id) {

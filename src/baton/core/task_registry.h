@@ -114,6 +114,11 @@ class TaskRegistry : public ExecutorListener {
                       WaitCallback done);
   // Drops a wait whose client went away; `done` is not called.
   void CancelWait(WaitId id);
+  // Drops the bookkeeping of the waits answered since the last call (their
+  // index entries, their sets of ids). Left out of the answer itself, so
+  // that a wait over a thousand ids is answered as soon as one over one;
+  // batond calls this once its replies are out (Wait() does too).
+  void ReleaseAnsweredWaits();
 
   // Tasks of `session` that ended and whose end it has not seen, each
   // returned once; marks them delivered.
@@ -203,6 +208,8 @@ class TaskRegistry : public ExecutorListener {
   std::map<TaskId, TaskRecord> live_;  // Every non-terminal task.
   std::map<WaitId, Waiter> waiters_;
   std::multimap<TaskId, WaitId> waiters_by_task_;
+  // Answered, and still in waiters_by_task_ (see ReleaseAnsweredWaits).
+  std::vector<std::pair<WaitId, Waiter>> answered_;
   WaitId next_wait_id_ = 1;
   // Per owner, tasks that ended unseen and not yet noticed, in end order.
   std::map<std::string, std::vector<TaskId>> unnoticed_;

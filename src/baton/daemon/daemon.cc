@@ -322,6 +322,7 @@ void Daemon::BeforeSleep() {
   for (uint64_t id : closed_connections_)
     connections_.erase(id);
   closed_connections_.clear();
+  registry_->ReleaseAnsweredWaits();
 }
 
 }  // namespace baton
