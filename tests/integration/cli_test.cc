@@ -8,7 +8,6 @@
 #include <fstream>
 #include <thread>
 
-#include "baton/ipc/daemon_client.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -92,7 +91,7 @@ TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
       << twice.out;
 
   // The forms of still_running over the protocol.
-  auto client = DaemonClient::Connect({StatePaths{home_, home_}, "", false});
+  auto client = ConnectToDaemon();
   ASSERT_TRUE(client) << client.error().message;
   auto counted = client->Call(
       "wait", {{"tasks", {slow, quick}}, {"still_running", "none"}});

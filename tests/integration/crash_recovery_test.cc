@@ -6,7 +6,6 @@
 #include <fstream>
 #include <thread>
 
-#include "baton/ipc/daemon_client.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -79,7 +78,7 @@ TEST_F(CrashRecoveryTest, AnEndToldToAWaiterSurvivesAKillRightAfter) {
             std::to_string(code));
     ASSERT_EQ(WaitStarted(id)["status"], "running");
     int daemon_pid = DaemonPids().first;
-    auto client = DaemonClient::Connect({StatePaths{home_, home_}, "", false});
+    auto client = ConnectToDaemon();
     ASSERT_TRUE(client) << client.error().message;
     ASSERT_TRUE(client->Send("wait", {{"tasks", {id}}}));
     std::ofstream{gate};

@@ -210,6 +210,13 @@ std::pair<int, int> BatonTest::DaemonPids() {
   return {doc.value("daemon_pid", 0), doc.value("supervisor_pid", 0)};
 }
 
+Result<DaemonClient> BatonTest::ConnectToDaemon() {
+  DaemonClient::Options options;
+  options.paths = StatePaths{home_, home_};
+  options.autostart = false;
+  return DaemonClient::Connect(options);
+}
+
 void BatonTest::KillDaemonHard() {
   auto [daemon_pid, supervisor_pid] = DaemonPids();
   ASSERT_GT(daemon_pid, 0);

@@ -13,6 +13,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/ipc/daemon_client.h"
+
 namespace baton::testing {
 
 struct CommandResult {
@@ -55,6 +57,8 @@ class BatonTest : public ::testing::Test {
   std::pair<int, int> DaemonPids();
   // SIGKILLs batond (not the supervisor) and waits until it is gone.
   void KillDaemonHard();
+  // A protocol client of this test's running batond (none is started).
+  Result<DaemonClient> ConnectToDaemon();
 
   std::string home_;
   std::string binary_ = BATON_BINARY;
