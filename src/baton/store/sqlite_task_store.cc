@@ -297,6 +297,7 @@ Status SqliteTaskStore::Load() {
         // A kind this build does not know cannot be used by it either.
         if (auto kind = ParseTaskKind(s.ColumnText(0))) {
           last_numbers_[*kind] = s.ColumnInt(1);
+          stored_numbers_[*kind] = s.ColumnInt(1);
         }
         return {};
       },
@@ -319,7 +320,12 @@ Status SqliteTaskStore::PutTask(const TaskRecord& task) {
   }
   auto pending = pending_tasks_.find(task.id);
   if (pending == pending_tasks_.end()) {
-    auto seq = StoredSeq(task.id);
+    Result<std::optional<int64_t>> seq = std::nullopt;  // A new task.
+    if (auto live = live_seqs_.find(task.id); live != live_seqs_.end()) {
+      seq = live->second;
+    } else if (task.id.number <= stored_numbers_[task.id.kind]) {
+      seq = StoredSeq(task.id);
+    }
     if (!seq)
       return std::unexpected(std::move(seq.error()));
     // A new task takes the next seq now, so reads can order it among the
@@ -504,6 +510,17 @@ Status SqliteTaskStore::Flush() {
                     "failed; they stay in memory and the next flush retries",
                     pending_tasks_.size(), pending_cursors_.size(),
                     pending_sessions_.size())));
+  }
+  for (const auto& [id, row] : pending_tasks_) {
+    if (IsTerminal(row.record.status)) {
+      live_seqs_.erase(id);
+    } else {
+      live_seqs_[id] = row.seq;
+    }
+  }
+  for (const auto& [kind, number] : pending_counters_) {
+    int64_t& stored = stored_numbers_[kind];
+    stored = std::max(stored, number);
   }
   pending_tasks_.clear();
   pending_counters_.clear();
