@@ -95,7 +95,7 @@ class SqliteTaskStore : public TaskStore {
   std::map<TaskKind, int64_t> last_numbers_;
   int64_t next_seq_ = 1;
   // What saves of a task can know without reading the database (a read
-  // transaction per save was a tenth of batond's time per task): the
+  // transaction per save was half of batond's fcntl calls per task): the
   // highest number per kind that any row may have (the counters move with
   // the rows, in one transaction), and the seqs of the tasks last written
   // live.
