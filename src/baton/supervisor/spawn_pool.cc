@@ -12,6 +12,7 @@
 #include <expected>
 
 #include "baton/util/clean_spawn.h"
+#include "baton/util/file_util.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
 
@@ -71,15 +72,14 @@ SpawnOutcome StartTask(SpawnRequest request) {
   // The task's folder, unless batond made it already; its parent too, in
   // case someone removed the tasks folder under a running batond.
   std::string folder = req.log.substr(0, req.log.rfind('/'));
-  if (!folder.empty() && ::mkdir(folder.c_str(), 0700) != 0 &&
-      errno != EEXIST) {
-    std::string parent = folder.substr(0, folder.rfind('/'));
-    if (errno != ENOENT || parent.empty() ||
-        (::mkdir(parent.c_str(), 0700) != 0 && errno != EEXIST) ||
-        ::mkdir(folder.c_str(), 0700) != 0) {
-      return fail(fmt::format("create task folder {}: {}", folder,
-                              std::strerror(errno)));
-    }
+  Status made = MakeDir(folder);
+  if (!made && made.error().sys_errno == ENOENT) {
+    (void)MakeDir(folder.substr(0, folder.rfind('/')));
+    made = MakeDir(folder);
+  }
+  if (!made) {
+    return fail(fmt::format("create task folder {}: {}", folder,
+                            std::strerror(made.error().sys_errno)));
   }
   // Both stdout and stderr write to this one description (O_APPEND), so the
   // output lands merged, in order and without passing through us.
