@@ -422,23 +422,24 @@ Result<WaitId> TaskRegistry::Wait(
   for (const auto& text : ids) {
     // A live task is checked in place: a wait over a thousand running
     // tasks must not copy a thousand records.
-    auto parsed = TaskId::Parse(text);
-    const TaskRecord* live = parsed ? FindLive(*parsed) : nullptr;
+    auto id = TaskId::Parse(text);
+    if (!id)
+      return std::unexpected(id.error());
+    const TaskRecord* task = FindLive(*id);
     std::optional<TaskRecord> stored;
-    if (!live) {
-      auto task = Resolve(text, session);
-      if (!task)
-        return std::unexpected(task.error());
-      stored = std::move(*task);
-    } else if (auto allowed = CheckOwner(*live, text, session); !allowed) {
-      return std::unexpected(allowed.error());
+    if (!task) {
+      auto found = Lookup(*id);
+      if (!found)
+        return std::unexpected(found.error());
+      task = &stored.emplace(std::move(*found));
     }
-    const TaskRecord& task = live ? *live : *stored;
-    if (!seen.insert(task.id).second)
+    if (auto allowed = CheckOwner(*task, text, session); !allowed)
+      return std::unexpected(allowed.error());
+    if (!seen.insert(*id).second)
       continue;
-    waiter.ids.push_back(task.id);
-    if (!EndedOrWaiting(task.status))
-      waiter.pending.insert(task.id);
+    waiter.ids.push_back(*id);
+    if (!EndedOrWaiting(task->status))
+      waiter.pending.insert(*id);
   }
   WaitId id = next_wait_id_++;
   for (const auto& task_id : waiter.ids)
