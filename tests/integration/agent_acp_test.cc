@@ -99,12 +99,9 @@ TEST_F(AcpAgentTest, KillWhileAskingCancelsAndWithdrawsTheQuestion) {
   std::string id = Delegate({"--agent", "fakeacp", "WRITE a file"});
   ASSERT_TRUE(WaitForEvent(id, "question").is_object());
   EXPECT_EQ(Status(id, env_)["status"], "waiting");
-  Baton({"kill", "--grace", "5s", id}, env_);
-  auto task = WaitEnd(id);
-  EXPECT_EQ(task["status"], "killed");
-  auto withdrawn = EventsOfType(id, "question_withdrawn");
-  ASSERT_EQ(withdrawn.size(), 1u) << Events(id).dump();
-  EXPECT_EQ(withdrawn[0]["reason"], "the turn ended (cancelled)");
+  auto withdrawn = KillWhileAsking(id);
+  ASSERT_TRUE(withdrawn.is_object());
+  EXPECT_EQ(withdrawn["reason"], "the turn ended (cancelled)");
   auto results = EventsOfType(id, "result");
   ASSERT_EQ(results.size(), 1u);
   EXPECT_EQ(results[0]["detail"], "cancelled");

@@ -14,14 +14,11 @@ TEST_F(ClaudeWithdrawTest, KillWhileAskingWithdrawsTheQuestion) {
   auto question = WaitForEvent(id, "question");
   ASSERT_TRUE(question.is_object());
   EXPECT_EQ(Status(id, env_)["status"], "waiting");
-  Baton({"kill", "--grace", "5s", id}, env_);
-  auto task = WaitEnd(id);
-  EXPECT_EQ(task["status"], "killed");
-  auto withdrawn = EventsOfType(id, "question_withdrawn");
-  ASSERT_EQ(withdrawn.size(), 1u) << Events(id).dump();
-  EXPECT_EQ(withdrawn[0]["ref"], question["ref"]);
-  EXPECT_EQ(withdrawn[0]["question"], question["seq"]);
-  EXPECT_EQ(withdrawn[0]["reason"], "claude withdrew its request");
+  auto withdrawn = KillWhileAsking(id);
+  ASSERT_TRUE(withdrawn.is_object());
+  EXPECT_EQ(withdrawn["ref"], question["ref"]);
+  EXPECT_EQ(withdrawn["question"], question["seq"]);
+  EXPECT_EQ(withdrawn["reason"], "claude withdrew its request");
   auto output = Baton({"output", id}, env_).out;
   EXPECT_NE(output.find("= withdrawn: claude withdrew its request"),
             std::string::npos)

@@ -117,6 +117,16 @@ class FakeAgentTest : public BatonTest {
     return Status(id, env_);
   }
 
+  // `baton kill` of an agent that is asking. Checks that the task ends
+  // killed with exactly one question_withdrawn event; that event, or null.
+  nlohmann::json KillWhileAsking(const std::string& id) {
+    Baton({"kill", "--grace", "5s", id}, env_);
+    EXPECT_EQ(WaitEnd(id)["status"], "killed");
+    auto withdrawn = EventsOfType(id, "question_withdrawn");
+    EXPECT_EQ(withdrawn.size(), 1u) << Events(id).dump();
+    return withdrawn.size() == 1 ? withdrawn[0] : nlohmann::json();
+  }
+
   // Every text and result text of the task, one per line.
   std::string Texts(const std::string& id) {
     std::string all;
