@@ -44,10 +44,27 @@ enum class KillOutcome { kRequested, kAlreadyTerminal };
 
 struct WaitResult {
   std::vector<TaskRecord> ended;  // Terminal (or asking a question).
-  // Only ids: a wait over a thousand tasks must not copy a thousand
-  // records to say which still run (FindLive has them).
-  std::vector<TaskId> still_running;
   bool timed_out = false;
+
+  // The tasks still running, in the order asked: only ids (FindLive has
+  // the records), and only listed on demand. A wait over a thousand ids is
+  // answered by a count as quickly as a wait over one.
+  size_t still_running_count() const { return still_running_count_; }
+  std::vector<TaskId> StillRunning() const {
+    std::vector<TaskId> ids;
+    ids.reserve(still_running_count_);
+    for (size_t i = 0; i < asked_.size(); ++i) {
+      if (running_[i])
+        ids.push_back(asked_[i]);
+    }
+    return ids;
+  }
+
+ private:
+  friend class TaskRegistry;
+  std::vector<TaskId> asked_;  // Each once, in the order asked.
+  std::vector<bool> running_;  // Per entry of asked_.
+  size_t still_running_count_ = 0;
 };
 
 using WaitId = uint64_t;
@@ -114,11 +131,6 @@ class TaskRegistry : public ExecutorListener {
                       WaitCallback done);
   // Drops a wait whose client went away; `done` is not called.
   void CancelWait(WaitId id);
-  // Drops the bookkeeping of the waits answered since the last call (their
-  // index entries, their sets of ids). Left out of the answer itself, so
-  // that a wait over a thousand ids is answered as soon as one over one;
-  // batond calls this once its replies are out (Wait() does too).
-  void ReleaseAnsweredWaits();
 
   // Tasks of `session` that ended and whose end it has not seen, each
   // returned once; marks them delivered.
@@ -164,14 +176,29 @@ class TaskRegistry : public ExecutorListener {
  private:
   struct Waiter {
     std::string session;
-    std::vector<TaskId> ids;
-    // The ids neither ended nor waiting, kept up to date on each change of
-    // one of them, so that a task's end costs O(1) per waiter, not a
-    // look-up of every id (a wait over 1,000 ids would be quadratic).
-    std::set<TaskId> pending;
+    std::vector<TaskId> ids;  // Each once, in the order asked.
+    // Per entry of `ids`: neither ended nor waiting. Kept up to date on
+    // each change of one of them, so that a task's end costs O(1) per
+    // waiter; flat, so that answering a wait over 1,000 ids walks two
+    // arrays instead of chasing a thousand tree nodes.
+    std::vector<bool> pending;
+    size_t pending_count = 0;
+    // The places in `ids` of live tasks, for AddWait to index.
+    std::vector<size_t> live;
     bool all = false;
     TimerId timer = 0;
     WaitCallback done;
+  };
+  // Where a wait names a task: the wait, and the task's place in its ids.
+  struct WaitRef {
+    WaitId wait;
+    size_t index;
+  };
+  struct TaskIdHash {
+    size_t operator()(const TaskId& id) const {
+      return std::hash<int64_t>()(id.number * 2 +
+                                  static_cast<int64_t>(id.kind));
+    }
   };
   struct SessionState {
     int attached = 0;
@@ -193,9 +220,16 @@ class TaskRegistry : public ExecutorListener {
       TaskRecord& task, std::string reason,
       std::optional<std::chrono::milliseconds> grace,
       std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
-  void WakeWaiters(const TaskId& id);
+  // Registers `waiter` under a new id; answers it at once if it is ready.
+  WaitId AddWait(Waiter waiter,
+                 std::optional<std::chrono::milliseconds> timeout);
+  // Wakes the waits naming a task that ended (`ended`) or now asks a
+  // question (`ended` null).
+  void WakeWaiters(const TaskId& id, TaskRecord* ended);
   static bool WaiterReady(const Waiter& waiter);
-  void CompleteWait(WaitId id, bool timed_out);
+  // `ended`, when given, is the record of a task that just ended: the
+  // answer takes it from there instead of reading it back.
+  void CompleteWait(WaitId id, bool timed_out, TaskRecord* ended = nullptr);
   void StartLease(const std::string& session);
   void ExpireLease(const std::string& session);
 
@@ -206,10 +240,12 @@ class TaskRegistry : public ExecutorListener {
   Options options_;
 
   std::map<TaskId, TaskRecord> live_;  // Every non-terminal task.
-  std::map<WaitId, Waiter> waiters_;
-  std::multimap<TaskId, WaitId> waiters_by_task_;
-  // Answered, and still in waiters_by_task_ (see ReleaseAnsweredWaits).
-  std::vector<std::pair<WaitId, Waiter>> answered_;
+  std::unordered_map<WaitId, Waiter> waiters_;
+  // Per live task, the waits naming it. An answered or cancelled wait
+  // leaves its entries behind: they are skipped, and dropped when the task
+  // ends or a new wait names it. Removing them at once would cost a wait
+  // over 1,000 ids a thousand look-ups right when it is answered.
+  std::unordered_map<TaskId, std::vector<WaitRef>, TaskIdHash> waits_by_task_;
   WaitId next_wait_id_ = 1;
   // Per owner, tasks that ended unseen and not yet noticed, in end order.
   std::map<std::string, std::vector<TaskId>> unnoticed_;

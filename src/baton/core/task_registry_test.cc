@@ -136,7 +136,7 @@ TEST_F(TaskRegistryTest, WaitAnyReturnsAtTheFirstEndWithTheRestRunning) {
   ASSERT_TRUE(result);
   ASSERT_EQ(result->ended.size(), 1u);
   EXPECT_EQ(result->ended[0].id.ToString(), b);
-  EXPECT_EQ(result->still_running.size(), 2u);
+  EXPECT_EQ(result->still_running_count(), 2u);
   EXPECT_FALSE(result->timed_out);
 }
 
@@ -172,7 +172,7 @@ TEST_F(TaskRegistryTest, WaitTimesOutWithTheStateOnly) {
   time_.Advance(milliseconds(1));
   ASSERT_TRUE(result);
   EXPECT_TRUE(result->timed_out);
-  EXPECT_EQ(result->still_running.size(), 1u);
+  EXPECT_EQ(result->still_running_count(), 1u);
   executor_.Exit(Id(a), 0);  // Must not call the finished wait again.
 }
 
@@ -185,6 +185,66 @@ TEST_F(TaskRegistryTest, CancelledWaitIsNeverCalled) {
   executor_.Exit(Id(a), 0);
   time_.Advance(seconds(2));
   EXPECT_FALSE(called);
+}
+
+TEST_F(TaskRegistryTest, AnsweredAndCancelledWaitsLeaveNothingBehind) {
+  std::string a = StartRunning(), b = StartRunning(), c = StartRunning();
+  int any_calls = 0;
+  std::optional<WaitResult> any;
+  ASSERT_TRUE(
+      registry_->Wait({a, b, c, b}, "", false, std::nullopt, [&](WaitResult r) {
+        ++any_calls;
+        any = std::move(r);
+      }));
+  bool cancelled_called = false;
+  auto cancelled =
+      registry_->Wait({b, c}, "", true, std::nullopt,
+                      [&](WaitResult) { cancelled_called = true; });
+  registry_->CancelWait(*cancelled);
+  executor_.Exit(Id(a), 0);
+  ASSERT_TRUE(any);
+  ASSERT_EQ(any->ended.size(), 1u);
+  EXPECT_EQ(any->ended[0].id.ToString(), a);
+  // Each id once, in the order asked.
+  ASSERT_EQ(any->still_running_count(), 2u);
+  std::vector<TaskId> running = any->StillRunning();
+  ASSERT_EQ(running.size(), 2u);
+  EXPECT_EQ(running[0].ToString(), b);
+  EXPECT_EQ(running[1].ToString(), c);
+
+  // A new wait on a task the old ones named sees only itself.
+  std::optional<WaitResult> later;
+  ASSERT_TRUE(registry_->Wait({c, b}, "", true, std::nullopt,
+                              [&](WaitResult r) { later = std::move(r); }));
+  executor_.Exit(Id(b), 0);
+  EXPECT_FALSE(later);
+  executor_.Exit(Id(c), 1);
+  ASSERT_TRUE(later);
+  ASSERT_EQ(later->ended.size(), 2u);
+  EXPECT_EQ(later->ended[0].id.ToString(), c);
+  EXPECT_EQ(later->ended[0].status, TaskStatus::kFailed);
+  EXPECT_EQ(later->ended[1].id.ToString(), b);
+  EXPECT_EQ(later->still_running_count(), 0u);
+  EXPECT_TRUE(later->StillRunning().empty());
+  EXPECT_EQ(any_calls, 1);
+  EXPECT_FALSE(cancelled_called);
+}
+
+TEST_F(TaskRegistryTest, WaitForAllAnswersWhenTheLastTaskEnds) {
+  std::string a = StartRunning(), b = StartRunning(), c = StartRunning();
+  executor_.Exit(Id(c), 0);
+  std::vector<TaskId> killed = registry_->KillAll("daemon stopped");
+  ASSERT_EQ(killed.size(), 2u);
+  bool done = false;
+  registry_->WaitForAll({Id(a), Id(b), Id(c)}, [&] { done = true; });
+  executor_.Exit(Id(a), 0, ExitCause::kKilled);
+  EXPECT_FALSE(done);
+  executor_.Exit(Id(b), 0, ExitCause::kKilled);
+  EXPECT_TRUE(done);
+
+  bool none_live = false;
+  registry_->WaitForAll({Id(a)}, [&] { none_live = true; });
+  EXPECT_TRUE(none_live);
 }
 
 TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {

@@ -281,11 +281,11 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
         out += ']';
         if (running_count) {
           out += ",\"still_running_count\":" +
-                 std::to_string(result.still_running.size());
+                 std::to_string(result.still_running_count());
         } else {
           out += ",\"still_running\":[";
           bool first = true;
-          for (const TaskId& id : result.still_running) {
+          for (const TaskId& id : result.StillRunning()) {
             const TaskRecord* task =
                 running_ids ? nullptr : registry_->FindLive(id);
             if (!running_ids && !task)

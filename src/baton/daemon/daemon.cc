@@ -322,7 +322,6 @@ void Daemon::BeforeSleep() {
   for (uint64_t id : closed_connections_)
     connections_.erase(id);
   closed_connections_.clear();
-  registry_->ReleaseAnsweredWaits();
 }
 
 }  // namespace baton
