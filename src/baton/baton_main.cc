@@ -8,6 +8,7 @@
 
 #include "baton/cli/cli.h"
 #include "baton/daemon/daemon.h"
+#include "baton/daemon/malloc_tuning.h"
 #include "baton/mcp/mcp_server.h"
 #include "baton/supervisor/supervisor.h"
 #include "baton/util/detached_process.h"
@@ -26,6 +27,7 @@ const char* Flag(int argc, char** argv, const char* name) {
 }
 
 int DaemonMain(int argc, char** argv) {
+  baton::ReexecWithMallocTunables(argv);
   auto paths = baton::StatePaths::FromEnvironment("");
   int ready_fd = -1;
   if (const char* fd = Flag(argc, argv, "--ready-fd"))

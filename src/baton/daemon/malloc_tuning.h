@@ -1,0 +1,28 @@
+// batond's allocator settings. glibc reads its tunables once, when a process
+// starts, so batond re-executes itself once with them set (doc/benchmarks.md,
+// "Wait-any and the allocator").
+#ifndef BATON_DAEMON_MALLOC_TUNING_H_
+#define BATON_DAEMON_MALLOC_TUNING_H_
+
+namespace baton {
+
+// The tunables batond runs with: glibc's per-thread cache of freed small
+// chunks holds up to 65,535 per size instead of 7. Freeing a request of
+// a thousand ids frees thousands of small chunks; beyond the cache, glibc
+// merges and sorts them at the next larger allocation, which is the one
+// answering the wait (0.2 ms on this machine). Cached chunks are reused
+// as they are.
+inline constexpr char kDaemonMallocTunables[] =
+    "glibc.malloc.tcache_count=65535";
+
+// Call first thing in batond's main. In a process started without the
+// tunables, adds them to GLIBC_TUNABLES (before the user's own, which win)
+// and re-executes /proc/self/exe with the same `argv`; returns only if that
+// exec fails, and batond then runs untuned. In the re-executed process,
+// puts GLIBC_TUNABLES back as the user had it, so tasks started with
+// batond's environment do not inherit ours.
+void ReexecWithMallocTunables(char** argv);
+
+}  // namespace baton
+
+#endif  // BATON_DAEMON_MALLOC_TUNING_H_
