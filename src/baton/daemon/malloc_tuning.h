@@ -1,6 +1,6 @@
 // batond's allocator settings. glibc reads its tunables once, when a process
-// starts, so batond re-executes itself once with them set (doc/benchmarks.md,
-// "Wait-any and the allocator").
+// starts, so batond re-executes itself once with them set (ARCHITECTURE.md;
+// the measurement is in doc/benchmarks.md, "Profiles of the misses").
 #ifndef BATON_DAEMON_MALLOC_TUNING_H_
 #define BATON_DAEMON_MALLOC_TUNING_H_
 
