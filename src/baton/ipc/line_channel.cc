@@ -24,6 +24,10 @@ LineChannel::~LineChannel() {
 }
 
 void LineChannel::Close() {
+  if (resume_timer_) {
+    loop_->Cancel(resume_timer_);
+    resume_timer_ = 0;
+  }
   if (!fd_)
     return;
   loop_->RemoveFd(fd_.get());
@@ -69,11 +73,12 @@ void LineChannel::HandleClose() {
 void LineChannel::OnEvents(uint32_t events) {
   if (events & EPOLLOUT)
     Flush();
-  if (!fd_)
+  // With lines still to serve, the resume timer serves them; the socket
+  // (and a close) waits until they are done.
+  if (!fd_ || resume_timer_ || eof_)
     return;
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
     char buf[65536];
-    bool eof = false;
     for (;;) {
       ssize_t n = ::read(fd_.get(), buf, sizeof buf);
       if (n < 0) {
@@ -85,28 +90,42 @@ void LineChannel::OnEvents(uint32_t events) {
         return;
       }
       if (n == 0) {
-        eof = true;  // Serve complete lines before reporting the close.
+        eof_ = true;  // Serve complete lines before reporting the close.
         break;
       }
       in_.append(buf, static_cast<size_t>(n));
       if (static_cast<size_t>(n) < sizeof buf)
         break;
     }
-    size_t start = 0;
-    for (size_t nl; fd_ && (nl = in_.find('\n', start)) != std::string::npos;
-         start = nl + 1) {
-      std::string_view line(in_.data() + start, nl - start);
-      if (!line.empty())
-        on_line_(line);
-    }
-    in_.erase(0, start);
-    if (fd_ && in_.size() > kMaxLine) {
-      HandleClose();
+    if (events & EPOLLERR)
+      eof_ = true;
+    ServeLines();
+  }
+}
+
+void LineChannel::ServeLines() {
+  size_t served = 0;
+  for (size_t nl; fd_ && (nl = in_.find('\n', served_)) != std::string::npos;
+       served_ = nl + 1) {
+    if (served == kLinesPerTurn) {
+      resume_timer_ = loop_->Schedule(MonoTime::clock::now(), [this] {
+        resume_timer_ = 0;
+        ServeLines();
+      });
       return;
     }
-    if (fd_ && (eof || (events & EPOLLERR)))
-      HandleClose();
+    std::string_view line(in_.data() + served_, nl - served_);
+    if (!line.empty()) {
+      on_line_(line);
+      ++served;
+    }
   }
+  if (!fd_)
+    return;
+  in_.erase(0, served_);
+  served_ = 0;
+  if (in_.size() > kMaxLine || eof_)
+    HandleClose();
 }
 
 }  // namespace baton

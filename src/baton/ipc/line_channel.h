@@ -21,6 +21,13 @@ class LineChannel {
 
   // Lines longer than this close the channel (a broken or hostile peer).
   static constexpr size_t kMaxLine = 64 << 20;
+  // Lines served per loop turn. The rest wait for the next turn, after the
+  // loop's before-sleep hooks: batond commits and sends what the first
+  // lines asked for (their replies, their spawns) while it parses the next
+  // ones, instead of keeping the supervisor idle through a thousand
+  // pipelined requests. Nothing more is read from the socket meanwhile, so
+  // a fast peer is held back by the kernel's buffer, not by our memory.
+  static constexpr size_t kLinesPerTurn = 64;
 
   // Takes `fd` (non-blocking) and registers it with `loop`. The callbacks
   // must not destroy the channel; defer that (e.g. to a before-sleep hook).
@@ -43,6 +50,9 @@ class LineChannel {
 
  private:
   void OnEvents(uint32_t events);
+  // Serves up to kLinesPerTurn complete lines; schedules the rest for the
+  // next turn, and reports a close seen at EOF once every line is served.
+  void ServeLines();
   void HandleClose();
 
   EventLoop* loop_;
@@ -50,6 +60,9 @@ class LineChannel {
   LineCallback on_line_;
   CloseCallback on_close_;
   std::string in_;
+  size_t served_ = 0;  // in_[0, served_) is served.
+  bool eof_ = false;   // The peer closed; served lines come first.
+  TimerId resume_timer_ = 0;
   std::string out_;
   bool want_write_ = false;
 };

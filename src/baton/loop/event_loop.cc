@@ -106,8 +106,7 @@ int EventLoop::NextTimeoutMs(std::chrono::milliseconds cap) const {
   return static_cast<int>(std::min(wait, cap).count());
 }
 
-void EventLoop::RunDueTimers() {
-  auto now = std::chrono::steady_clock::now();
+void EventLoop::RunDueTimers(MonoTime now) {
   // Collect first: a callback may schedule or cancel timers.
   std::vector<TimerEntry> due;
   while (!timers_.empty() && timers_.begin()->first <= now) {
@@ -124,6 +123,9 @@ Status EventLoop::RunOnce(std::chrono::milliseconds max_wait) {
     hook();
   epoll_event events[64];
   int n = ::epoll_wait(epoll_fd_.get(), events, 64, NextTimeoutMs(max_wait));
+  // Timers due when the loop woke: one scheduled for "now" by a callback
+  // below runs in the next iteration, after the before-sleep hooks.
+  MonoTime woke = std::chrono::steady_clock::now();
   if (n < 0) {
     if (errno == EINTR)
       return {};
@@ -136,7 +138,7 @@ Status EventLoop::RunOnce(std::chrono::milliseconds max_wait) {
     auto callback = it->second;  // Keeps it alive if it removes itself.
     (*callback)(events[i].events);
   }
-  RunDueTimers();
+  RunDueTimers(woke);
   return {};
 }
 

@@ -39,6 +39,9 @@ class EventLoop : public Timers {
   // Safe to call from inside a callback, also for the fd being served.
   void RemoveFd(int fd);
 
+  // A timer runs in the first iteration that wakes at or after `when`; one
+  // scheduled from a callback for now or earlier runs in the next
+  // iteration, after the before-sleep hooks, without blocking.
   TimerId Schedule(MonoTime when, std::function<void()> callback) override;
   void Cancel(TimerId id) override;
 
@@ -56,7 +59,7 @@ class EventLoop : public Timers {
   Status RunOnce(std::chrono::milliseconds max_wait);
 
  private:
-  void RunDueTimers();
+  void RunDueTimers(MonoTime now);
   void OnSignalFd();
   int NextTimeoutMs(std::chrono::milliseconds cap) const;
 
