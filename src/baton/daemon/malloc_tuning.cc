@@ -5,6 +5,8 @@
 #include <cstdlib>
 #include <string>
 
+#include "baton/util/detached_process.h"
+
 namespace baton {
 namespace {
 
@@ -35,6 +37,10 @@ void ReexecWithMallocTunables(char** argv) {
     tunables += std::string(":") + user;
   setenv(kSavedVariable, saved.c_str(), 1);
   setenv("GLIBC_TUNABLES", tunables.c_str(), 1);
+  // By its path, so that the process keeps its name ("baton", not "exe");
+  // through /proc/self/exe if the file was replaced since.
+  std::string self = SelfExecutable();
+  ::execv(self.c_str(), argv);
   ::execv("/proc/self/exe", argv);
   RestoreUserTunables(saved.c_str());
 }

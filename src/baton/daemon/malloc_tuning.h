@@ -17,7 +17,7 @@ inline constexpr char kDaemonMallocTunables[] =
 
 // Call first thing in batond's main. In a process started without the
 // tunables, adds them to GLIBC_TUNABLES (before the user's own, which win)
-// and re-executes /proc/self/exe with the same `argv`; returns only if that
+// and re-executes itself with the same `argv`; returns only if that
 // exec fails, and batond then runs untuned. In the re-executed process,
 // puts GLIBC_TUNABLES back as the user had it, so tasks started with
 // batond's environment do not inherit ours.
