@@ -132,7 +132,7 @@ void Daemon::HandleRun(Connection&, const Json& request,
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
   if (!spec->cwd.empty() && spec->cwd[0] == '/') {
-    if (auto ok = PreflightTask(*spec); !ok) {
+    if (auto ok = PreflightTask(*spec, &command_cache_); !ok) {
       return reply(std::unexpected(ok.error()));
     }
   }
@@ -140,7 +140,8 @@ void Daemon::HandleRun(Connection&, const Json& request,
     if (!task)
       return reply(std::unexpected(task.error()));
     checks_->Snapshot(*task);
-    reply(Json{{"task", TaskJson(*task)}});
+    // No output yet: the spawn thread makes the file after this reply.
+    reply(Json{{"task", TaskToJson(*task, std::nullopt)}});
   });
 }
 
@@ -566,7 +567,7 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
                      : profile->timeout.value_or(config->agent_timeout);
   spec.agent = std::move(agent);
   if (!spec.cwd.empty() && spec.cwd[0] == '/') {
-    if (auto ok = PreflightTask(spec); !ok) {
+    if (auto ok = PreflightTask(spec, &command_cache_); !ok) {
       return reply(std::unexpected(ok.error()));
     }
   }

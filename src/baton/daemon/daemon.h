@@ -16,6 +16,7 @@
 #include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
+#include "baton/daemon/preflight.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/ipc/line_channel.h"
 #include "baton/ipc/protocol.h"
@@ -126,6 +127,7 @@ class Daemon {
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;
+  CommandCache command_cache_;  // For the preflight's PATH searches.
   UniqueFd listen_fd_;
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.

@@ -35,7 +35,24 @@ bool IsExecutableFile(const std::string& path) {
 
 }  // namespace
 
-Status PreflightTask(const TaskSpec& spec) {
+const std::string* CommandCache::Find(const std::string& key) {
+  auto it = files_.find(key);
+  if (it == files_.end())
+    return nullptr;
+  if (!IsExecutableFile(it->second)) {
+    files_.erase(it);
+    return nullptr;
+  }
+  return &it->second;
+}
+
+void CommandCache::Add(std::string key, std::string file) {
+  if (files_.size() >= kMaxEntries)
+    files_.clear();
+  files_.insert_or_assign(std::move(key), std::move(file));
+}
+
+Status PreflightTask(const TaskSpec& spec, CommandCache* cache) {
   struct stat st {};
   if (::stat(spec.cwd.c_str(), &st) != 0) {
     int err = errno;
@@ -70,6 +87,12 @@ Status PreflightTask(const TaskSpec& spec) {
     return {};
   }
   std::string path = TaskPath(spec);
+  std::string key;
+  if (cache) {
+    key = path + '\0' + spec.cwd + '\0' + program;
+    if (cache->Find(key))
+      return {};
+  }
   size_t start = 0;
   for (;;) {
     size_t colon = path.find(':', start);
@@ -78,8 +101,12 @@ Status PreflightTask(const TaskSpec& spec) {
       dir = spec.cwd;
     else if (dir[0] != '/')
       dir = spec.cwd + "/" + dir;
-    if (IsExecutableFile(dir + "/" + program))
+    std::string file = dir + "/" + program;
+    if (IsExecutableFile(file)) {
+      if (cache)
+        cache->Add(std::move(key), std::move(file));
       return {};
+    }
     if (colon == std::string::npos)
       break;
     start = colon + 1;

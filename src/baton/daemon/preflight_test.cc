@@ -1,0 +1,73 @@
+#include "baton/daemon/preflight.h"
+
+#include <gtest/gtest.h>
+#include <stdlib.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+
+namespace baton {
+namespace {
+
+class PreflightTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char tmpl[] = "/tmp/baton-preflight.XXXXXX";
+    ASSERT_NE(::mkdtemp(tmpl), nullptr);
+    root_ = tmpl;
+    ASSERT_EQ(::mkdir((root_ + "/a").c_str(), 0700), 0);
+    ASSERT_EQ(::mkdir((root_ + "/b").c_str(), 0700), 0);
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  void MakeTool(const std::string& dir, mode_t mode = 0700) {
+    std::string file = root_ + "/" + dir + "/tool";
+    std::ofstream{file} << "#!/bin/sh\n";
+    ASSERT_EQ(::chmod(file.c_str(), mode), 0);
+  }
+  void RemoveTool(const std::string& dir) {
+    ASSERT_EQ(::unlink((root_ + "/" + dir + "/tool").c_str()), 0);
+  }
+  TaskSpec Spec() {
+    TaskSpec spec;
+    spec.argv = {"tool"};
+    spec.cwd = root_;
+    spec.base_env = {"PATH=" + root_ + "/a:" + root_ + "/b"};
+    return spec;
+  }
+
+  std::string root_;
+  CommandCache cache_;
+};
+
+TEST_F(PreflightTest, ACachedCommandIsCheckedAgainOnEachUse) {
+  MakeTool("b");
+  EXPECT_TRUE(PreflightTask(Spec(), &cache_));
+  // Gone from b, now in a: the cached file fails its check, the search
+  // finds the new one.
+  RemoveTool("b");
+  MakeTool("a");
+  EXPECT_TRUE(PreflightTask(Spec(), &cache_));
+  // No longer executable: never a yes from the cache.
+  ASSERT_EQ(::chmod((root_ + "/a/tool").c_str(), 0600), 0);
+  auto missing = PreflightTask(Spec(), &cache_);
+  ASSERT_FALSE(missing);
+  EXPECT_NE(missing.error().message.find("command not found: tool"),
+            std::string::npos)
+      << missing.error().message;
+  RemoveTool("a");
+  EXPECT_FALSE(PreflightTask(Spec(), &cache_));
+}
+
+TEST_F(PreflightTest, TheCacheIsPerPath) {
+  MakeTool("b");
+  EXPECT_TRUE(PreflightTask(Spec(), &cache_));
+  TaskSpec other = Spec();
+  other.base_env = {"PATH=" + root_ + "/a"};
+  EXPECT_FALSE(PreflightTask(other, &cache_));
+}
+
+}  // namespace
+}  // namespace baton
