@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <nlohmann/json.hpp>
 
 namespace baton {
@@ -68,6 +69,7 @@ Result<SupervisorRequest> RequestFromJson(const Json& json,
     spawn.task = json.at("task").get<std::string>();
     spawn.argv = json.at("argv").get<std::vector<std::string>>();
     spawn.env = json.at("env").get<std::vector<std::string>>();
+    spawn.env_id = OptionalField<uint64_t>(json, "env_id");
     spawn.cwd = json.value("cwd", "");
     spawn.log = json.at("log").get<std::string>();
     spawn.exit_file = json.at("exit_file").get<std::string>();
@@ -84,6 +86,10 @@ Result<SupervisorRequest> RequestFromJson(const Json& json,
     return CloseStdinRequest{json.at("task").get<std::string>()};
   if (op == "ack")
     return AckRequest{json.at("tasks").get<std::vector<std::string>>()};
+  if (op == "env") {
+    return EnvRequest{json.at("id").get<uint64_t>(),
+                      json.at("env").get<std::vector<std::string>>()};
+  }
   if (op == "kill") {
     return KillRequest{json.at("task").get<std::string>(),
                        Millis(json, "grace_ms")};
@@ -141,6 +147,8 @@ std::string EncodeMessage(const SpawnRequest& m) {
                {"log", m.log},
                {"exit_file", m.exit_file},
                {"grace_ms", m.grace.count()}};
+  if (m.env_id)
+    json["env_id"] = *m.env_id;
   if (m.timeout)
     json["timeout_ms"] = m.timeout->count();
   if (!m.stderr_path.empty())
@@ -158,6 +166,28 @@ std::string EncodeMessage(const CloseStdinRequest& m) {
 
 std::string EncodeMessage(const AckRequest& m) {
   return Dump({{"op", "ack"}, {"tasks", m.tasks}});
+}
+
+std::string EncodeMessage(const EnvRequest& m) {
+  return Dump({{"op", "env"}, {"id", m.id}, {"env", m.env}});
+}
+
+std::vector<std::string> SpawnEnvironment(const SpawnRequest& request) {
+  if (!request.base_env)
+    return request.env;
+  auto name = [](std::string_view entry) {
+    return entry.substr(0, entry.find('='));
+  };
+  std::vector<std::string> env;
+  env.reserve(request.base_env->size() + request.env.size());
+  for (const std::string& entry : *request.base_env) {
+    bool replaced = std::ranges::any_of(
+        request.env, [&](const auto& set) { return name(set) == name(entry); });
+    if (!replaced)
+      env.push_back(entry);
+  }
+  env.insert(env.end(), request.env.begin(), request.env.end());
+  return env;
 }
 
 std::string EncodeMessage(const KillRequest& m) {

@@ -6,6 +6,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -22,13 +23,26 @@ inline constexpr int kSupervisorProtocolVersion = 1;
 // batond -> supervisor.
 struct HelloRequest {};
 
+// Defines environment `id` for the spawns that follow on this connection
+// (or replaces it). batond sends each distinct environment once, not the
+// kilobytes of it with every spawn; ids are slots it reuses.
+struct EnvRequest {
+  uint64_t id = 0;
+  std::vector<std::string> env;  // "K=V" entries.
+};
+
 struct SpawnRequest {
   std::string task;               // "shell-1"
   std::vector<std::string> argv;  // Exact; argv[0] is looked up in env PATH.
-  std::vector<std::string> env;   // Exact "K=V" entries.
-  std::string cwd;                // Absolute; empty = "/".
-  std::string log;                // Output log (stdout + stderr), appended.
-  std::string exit_file;          // Where the exit record is written.
+  // "K=V" entries: the whole environment, or with `env_id`, the entries
+  // set over that environment (replacing those of the same name).
+  std::vector<std::string> env;
+  std::optional<uint64_t> env_id;
+  // Not sent: the supervisor's own copy of environment `env_id`.
+  std::shared_ptr<const std::vector<std::string>> base_env;
+  std::string cwd;        // Absolute; empty = "/".
+  std::string log;        // Output log (stdout + stderr), appended.
+  std::string exit_file;  // Where the exit record is written.
   std::optional<std::chrono::milliseconds> timeout;
   std::chrono::milliseconds grace{5000};  // Used when the timeout fires.
   // Agent tasks: stderr apart from stdout (empty = into `log` too), and
@@ -56,8 +70,13 @@ struct AckRequest {
   std::vector<std::string> tasks;
 };
 
-using SupervisorRequest = std::variant<HelloRequest, SpawnRequest, KillRequest,
-                                       CloseStdinRequest, AckRequest>;
+using SupervisorRequest =
+    std::variant<HelloRequest, SpawnRequest, KillRequest, CloseStdinRequest,
+                 AckRequest, EnvRequest>;
+
+// The environment a spawn runs with: `request.env` alone, or over
+// `request.base_env` when it has one.
+std::vector<std::string> SpawnEnvironment(const SpawnRequest& request);
 
 // supervisor -> batond.
 struct LiveTask {
@@ -101,6 +120,7 @@ std::string EncodeMessage(const SpawnRequest& message);
 std::string EncodeMessage(const KillRequest& message);
 std::string EncodeMessage(const CloseStdinRequest& message);
 std::string EncodeMessage(const AckRequest& message);
+std::string EncodeMessage(const EnvRequest& message);
 std::string EncodeMessage(const HelloReply& message);
 std::string EncodeMessage(const SpawnedReply& message);
 std::string EncodeMessage(const SpawnFailedReply& message);

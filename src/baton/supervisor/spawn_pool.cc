@@ -30,6 +30,7 @@ struct Stdio {
 // mask. Returns the pid, or an errno value.
 std::expected<pid_t, int> SpawnProcess(const std::string& program,
                                        const SpawnRequest& request,
+                                       const std::vector<std::string>& env,
                                        const std::string& cwd, Stdio stdio) {
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -45,7 +46,7 @@ std::expected<pid_t, int> SpawnProcess(const std::string& program,
   // and SIGINT; a task starts with none of that, in its own session.
   CleanSpawnAttributes attr;
   std::vector<char*> argv = CStringArray(request.argv);
-  std::vector<char*> envp = CStringArray(request.env);
+  std::vector<char*> envp = CStringArray(env);
   pid_t pid = -1;
   int err = ::posix_spawn(&pid, program.c_str(), &actions, attr.get(),
                           argv.data(), envp.data());
@@ -133,10 +134,11 @@ SpawnOutcome StartTask(SpawnRequest request) {
   ::unlink(req.exit_file.c_str());
   Stdio stdio{stdin_file ? stdin_file.get() : -1, out.log_fd.get(),
               err_file ? err_file.get() : out.log_fd.get()};
-  auto program = ResolveProgram(req.argv[0], req.env, cwd);
+  std::vector<std::string> env = SpawnEnvironment(req);
+  auto program = ResolveProgram(req.argv[0], env, cwd);
   std::expected<pid_t, int> pid = std::unexpected(ENOENT);
   if (program) {
-    pid = SpawnProcess(*program, req, cwd, stdio);
+    pid = SpawnProcess(*program, req, env, cwd, stdio);
   } else {
     pid = std::unexpected(program.error());
   }

@@ -59,7 +59,7 @@ class Supervisor {
   void OnAccept();
   void OnLine(std::string_view line);
   void Send(const std::string& line);
-  void Spawn(const SpawnRequest& request);
+  void Spawn(SpawnRequest request);
   void OnSpawned(SpawnOutcome outcome);
   // Answers a hello once no spawn is under way, so that its live list is
   // complete.
@@ -99,6 +99,10 @@ class Supervisor {
   // Exit records sent to batond and not yet acknowledged (it acknowledges
   // once it has committed the task's end): task -> {exit file, record}.
   std::map<std::string, std::pair<std::string, std::string>> unacked_exits_;
+  // Environments batond defined on this connection (EnvRequest), by id.
+  static constexpr size_t kMaxEnvironments = 256;
+  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>>
+      environments_;
   // Exiting when idle waits until a client came or the start-up grace ran
   // out.
   bool idle_exit_armed_ = false;
@@ -228,6 +232,7 @@ void Supervisor::OnAccept() {
     client_said_hello_ = false;
     hello_pending_ = false;
     idle_exit_armed_ = true;
+    environments_.clear();
   }
 }
 
@@ -247,12 +252,21 @@ void Supervisor::OnLine(std::string_view line) {
     hello_pending_ = true;
     MaybeAnswerHello();
   } else if (auto* spawn = std::get_if<SpawnRequest>(&*request)) {
-    Spawn(*spawn);
+    Spawn(std::move(*spawn));
   } else if (auto* close = std::get_if<CloseStdinRequest>(&*request)) {
     if (auto it = tasks_.find(close->task); it != tasks_.end())
       it->second.stdin_holder.reset();
     if (auto it = starting_.find(close->task); it != starting_.end())
       it->second.close_stdin = true;
+  } else if (auto* env = std::get_if<EnvRequest>(&*request)) {
+    if (environments_.size() >= kMaxEnvironments &&
+        !environments_.contains(env->id)) {
+      BATON_LOG_WARN("ignored environment {}: {} are defined already", env->id,
+                     kMaxEnvironments);
+      return;
+    }
+    environments_[env->id] =
+        std::make_shared<const std::vector<std::string>>(std::move(env->env));
   } else if (auto* ack = std::get_if<AckRequest>(&*request)) {
     for (const std::string& task : ack->tasks)
       unacked_exits_.erase(task);
@@ -277,15 +291,27 @@ void Supervisor::MaybeAnswerHello() {
   Send(EncodeMessage(hello));
 }
 
-void Supervisor::Spawn(const SpawnRequest& request) {
+void Supervisor::Spawn(SpawnRequest request) {
   if (tasks_.contains(request.task) || starting_.contains(request.task)) {
     std::string error = fmt::format("task {} is already live", request.task);
     BATON_LOG_WARN("{}: spawn failed: {}", request.task, error);
     Send(EncodeMessage(SpawnFailedReply{request.task, std::move(error)}));
     return;
   }
+  if (request.env_id) {
+    auto env = environments_.find(*request.env_id);
+    if (env == environments_.end()) {
+      std::string error =
+          fmt::format("environment {} was never defined on this connection",
+                      *request.env_id);
+      BATON_LOG_WARN("{}: spawn failed: {}", request.task, error);
+      Send(EncodeMessage(SpawnFailedReply{request.task, std::move(error)}));
+      return;
+    }
+    request.base_env = env->second;
+  }
   starting_[request.task] = {};
-  pool_->Submit(request);
+  pool_->Submit(std::move(request));
 }
 
 void Supervisor::OnSpawned(SpawnOutcome outcome) {

@@ -341,6 +341,68 @@ TEST_F(SupervisorTest, OutlivesBatondWhileTasksLive) {
   EXPECT_EQ(std::get<ExitedEvent>(*record).exit_code, 0);
 }
 
+TEST(SupervisorProtocol, EnvironmentsAreSentOnceAndSetOver) {
+  EnvRequest env{3, {"PATH=/bin", "HOME=/root", "A=base"}};
+  auto parsed = ParseSupervisorRequest(EncodeMessage(env));
+  ASSERT_TRUE(parsed);
+  EXPECT_EQ(std::get<EnvRequest>(*parsed).id, 3u);
+  EXPECT_EQ(std::get<EnvRequest>(*parsed).env, env.env);
+
+  SpawnRequest spawn;
+  spawn.task = "shell-1";
+  spawn.argv = {"/bin/true"};
+  spawn.env = {"A=set", "BATON_TASK_ID=shell-1"};
+  spawn.env_id = 3;
+  spawn.log = "/tmp/o.log";
+  spawn.exit_file = "/tmp/exit.json";
+  auto request = ParseSupervisorRequest(EncodeMessage(spawn));
+  ASSERT_TRUE(request);
+  SpawnRequest got = std::get<SpawnRequest>(*request);
+  EXPECT_EQ(got.env_id, 3u);
+  EXPECT_EQ(SpawnEnvironment(got), got.env);  // No base known: exact.
+  got.base_env = std::make_shared<const std::vector<std::string>>(env.env);
+  EXPECT_EQ(SpawnEnvironment(got),
+            (std::vector<std::string>{"PATH=/bin", "HOME=/root", "A=set",
+                                      "BATON_TASK_ID=shell-1"}));
+}
+
+TEST_F(SupervisorTest, SpawnsOverADefinedEnvironmentPerConnection) {
+  auto [pid, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  Connect();
+  Send(EncodeMessage(HelloRequest{}));
+  ReceiveAs<HelloReply>();
+  Send(EncodeMessage(EnvRequest{5, {"PATH=/usr/bin:/bin", "A=base", "B=b"}}));
+  SpawnRequest spawn;
+  spawn.task = "shell-1";
+  spawn.argv = {"sh", "-c", "echo $A $B $C"};  // Found through the base PATH.
+  spawn.env = {"A=set", "C=c"};
+  spawn.env_id = 5;
+  spawn.cwd = root_;
+  spawn.log = root_ + "/shell-1.log";
+  spawn.exit_file = root_ + "/shell-1.exit";
+  Send(EncodeMessage(spawn));
+  task_pids_.push_back(static_cast<pid_t>(ReceiveAs<SpawnedReply>().pid));
+  EXPECT_EQ(ReceiveAs<ExitedEvent>().exit_code, 0);
+  EXPECT_EQ(ReadFile(spawn.log).value_or(""), "set b c\n");
+
+  spawn.task = "shell-2";
+  spawn.env_id = 6;
+  Send(EncodeMessage(spawn));
+  EXPECT_EQ(ReceiveAs<SpawnFailedReply>().error,
+            "environment 6 was never defined on this connection");
+
+  // A new connection starts with none.
+  Connect();
+  Send(EncodeMessage(HelloRequest{}));
+  ReceiveAs<HelloReply>();
+  spawn.task = "shell-3";
+  spawn.env_id = 5;
+  Send(EncodeMessage(spawn));
+  EXPECT_EQ(ReceiveAs<SpawnFailedReply>().error,
+            "environment 5 was never defined on this connection");
+}
+
 TEST_F(SupervisorTest, EventsWaitForHello) {
   auto [pid, ready] = Fork();
   ASSERT_EQ(ready, 'R');

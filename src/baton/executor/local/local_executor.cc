@@ -96,21 +96,14 @@ Status SendAll(int fd, std::string_view data) {
   return {};
 }
 
-std::vector<std::string> TaskEnv(const TaskRecord& task) {
-  std::vector<std::string> env = task.spec.base_env;
-  if (env.empty()) {
-    for (char** entry = environ; *entry != nullptr; ++entry) {
-      env.emplace_back(*entry);
-    }
-  }
+// What a task sets over its base environment: its overrides and its id.
+std::vector<std::string> TaskEnvOverrides(const TaskRecord& task) {
   std::map<std::string, std::string> overrides = task.spec.env_overrides;
   overrides["BATON_TASK_ID"] = task.id.ToString();
-  std::erase_if(env, [&](const std::string& entry) {
-    return overrides.contains(entry.substr(0, entry.find('=')));
-  });
+  std::vector<std::string> entries;
   for (const auto& [key, value] : overrides)
-    env.push_back(key + "=" + value);
-  return env;
+    entries.push_back(key + "=" + value);
+  return entries;
 }
 
 }  // namespace
@@ -198,6 +191,7 @@ Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
   channel_ = std::make_unique<LineChannel>(
       loop_, std::move(fd), [this](std::string_view l) { OnLine(l); },
       [this] { OnSupervisorLost(); });
+  environment_ids_.clear();  // A connection starts with none defined.
   BATON_LOG_INFO("connected to supervisor pid {} ({} live tasks)",
                  supervisor_pid_, hello_live_.size());
   return {};
@@ -244,7 +238,6 @@ void LocalExecutor::Start(const TaskRecord& task) {
     return FailLater(task.id, Error{ErrorCode::kInvalidArgument,
                                     "nothing to run: the command is empty"});
   }
-  request.env = TaskEnv(task);
   request.cwd = spec.cwd;
   request.log = OutputPath(task.id);
   std::string dir = TaskDir(task.id);
@@ -285,8 +278,31 @@ void LocalExecutor::Start(const TaskRecord& task) {
       return FailLater(task.id, connected.error());
     }
   }
+  // Once connected: environments are defined per connection.
+  if (!spec.base_env.empty()) {
+    request.env_id = EnvironmentId(spec.base_env);
+  } else {
+    if (own_env_.empty()) {
+      for (char** entry = environ; *entry != nullptr; ++entry)
+        own_env_.emplace_back(*entry);
+    }
+    request.env_id = EnvironmentId(own_env_);
+  }
+  request.env = TaskEnvOverrides(task);
   live_[request.task] = task.id;
   outbox_.push_back(EncodeMessage(request));
+}
+
+uint64_t LocalExecutor::EnvironmentId(const std::vector<std::string>& env) {
+  if (auto it = environment_ids_.find(env); it != environment_ids_.end())
+    return it->second;
+  // Slots are reused in turn, so the supervisor holds at most kEnvironments.
+  uint64_t id = next_environment_++ % kEnvironments;
+  std::erase_if(environment_ids_,
+                [id](const auto& entry) { return entry.second == id; });
+  environment_ids_.emplace(env, id);
+  outbox_.push_back(EncodeMessage(EnvRequest{id, env}));
+  return id;
 }
 
 void LocalExecutor::CloseStdin(const TaskId& id) {
@@ -402,6 +418,7 @@ void LocalExecutor::OnSupervisorLost() {
       supervisor_pid_, live_.size());
   outbox_.clear();
   hello_live_.clear();
+  environment_ids_.clear();
   // A supervisor that died wrote no file for these; their ends were
   // reported already, so only the store's commit matters now.
   unacked_exits_.clear();

@@ -99,6 +99,8 @@ class LocalExecutor : public Executor {
   // or kLost.
   ExitInfo RecordedExit(const TaskId& id) const;
   void FailLater(const TaskId& id, Error error);
+  // The id of `env` on this connection; defines it first if it is new.
+  uint64_t EnvironmentId(const std::vector<std::string>& env);
   bool connected() const { return channel_ && !channel_->closed(); }
 
   EventLoop* loop_;
@@ -123,6 +125,12 @@ class LocalExecutor : public Executor {
   // Exits that came between the hello and Adopt() for tasks not yet
   // claimed: Adopt() takes them (the supervisor wrote no file for them).
   std::map<std::string, ExitInfo> unclaimed_exits_;
+  // Environments sent to the supervisor on this connection (EnvRequest),
+  // so that a spawn names one instead of carrying its kilobytes.
+  static constexpr uint64_t kEnvironments = 16;
+  std::map<std::vector<std::string>, uint64_t> environment_ids_;
+  uint64_t next_environment_ = 0;
+  std::vector<std::string> own_env_;  // batond's, for requests without one.
   std::vector<std::pair<TaskId, Error>> failures_;  // For FailLater().
   TimerId failure_timer_ = 0;                       // 0 = none.
 };

@@ -337,6 +337,31 @@ TEST_F(LocalExecutorTest, ReadoptsTasksAfterBatondDies) {
   EXPECT_EQ(exited_["shell-2"].exit_code, 4);
 }
 
+// Environments go to the supervisor once per connection, in a few slots
+// reused in turn: with more distinct ones than slots, and one coming back
+// after its slot was taken, each task still runs with its own.
+TEST_F(LocalExecutorTest, EachTaskRunsWithItsOwnEnvironment) {
+  executor_ = MakeExecutor();
+  std::vector<TaskRecord> tasks;
+  for (int64_t n = 1; n <= 24; ++n) {
+    TaskRecord task = Shell(n, "echo $WHICH $BATON_TASK_ID $SET");
+    int64_t which = n == 24 ? 1 : n;  // The first one's again, at the end.
+    task.spec.base_env = {"PATH=/usr/bin:/bin", "SET=base",
+                          "WHICH=" + std::to_string(which)};
+    if (n % 2 == 0)
+      task.spec.env_overrides["SET"] = "over";
+    executor_->Start(task);
+    tasks.push_back(task);
+  }
+  for (const TaskRecord& task : tasks) {
+    std::string id = task.id.ToString();
+    ASSERT_TRUE(Exited(id)) << id;
+    int64_t which = task.id.number == 24 ? 1 : task.id.number;
+    EXPECT_EQ(Output(task), std::to_string(which) + " " + id + " " +
+                                (task.id.number % 2 ? "base" : "over") + "\n");
+  }
+}
+
 TEST_F(LocalExecutorTest, SupervisorDeathReportsLiveTasksLost) {
   executor_ = MakeExecutor();
   executor_->Start(Shell(1, "sleep 100"));
