@@ -99,7 +99,9 @@ Result<SupervisorRequest> RequestFromJson(const Json& json,
 
 Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
   if (op == "hello") {
-    HelloReply hello{json.at("pid").get<int64_t>(), {}};
+    HelloReply hello;
+    hello.pid = json.at("pid").get<int64_t>();
+    hello.version = json.value("version", 1);
     for (const Json& live : json.at("live")) {
       hello.live.push_back(
           {live.at("task").get<std::string>(), live.at("pid").get<int64_t>()});
@@ -201,7 +203,7 @@ std::string EncodeMessage(const HelloReply& m) {
     live.push_back({{"task", task.task}, {"pid", task.pid}});
   }
   return Dump({{"op", "hello"},
-               {"version", kSupervisorProtocolVersion},
+               {"version", m.version},
                {"pid", m.pid},
                {"live", live}});
 }

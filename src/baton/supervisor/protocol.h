@@ -18,7 +18,11 @@
 
 namespace baton {
 
-inline constexpr int kSupervisorProtocolVersion = 1;
+// 2: `env` requests and `env_id` in spawns. A supervisor outlives batond
+// across an upgrade, so batond checks the version the hello reply names
+// before it uses them.
+inline constexpr int kSupervisorProtocolVersion = 2;
+inline constexpr int kFirstVersionWithEnvironments = 2;
 
 // batond -> supervisor.
 struct HelloRequest {};
@@ -87,6 +91,7 @@ struct LiveTask {
 struct HelloReply {
   int64_t pid = 0;  // The supervisor's.
   std::vector<LiveTask> live;
+  int version = kSupervisorProtocolVersion;  // The supervisor's protocol.
 };
 
 struct SpawnedReply {

@@ -285,7 +285,8 @@ void Supervisor::MaybeAnswerHello() {
     return;
   hello_pending_ = false;
   client_said_hello_ = true;
-  HelloReply hello{::getpid(), {}};
+  HelloReply hello;
+  hello.pid = ::getpid();
   for (const auto& [id, task] : tasks_)
     hello.live.push_back({id, task.pid});
   Send(EncodeMessage(hello));

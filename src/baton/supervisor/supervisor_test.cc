@@ -66,9 +66,17 @@ TEST(SupervisorProtocol, RoundTrips) {
   EXPECT_EQ(info.signal, 9);
   EXPECT_TRUE(info.output_disk_full);
 
-  auto hello = ParseSupervisorEvent(EncodeMessage(HelloReply{7, {{"a", 8}}}));
+  HelloReply sent;
+  sent.pid = 7;
+  sent.live = {{"a", 8}};
+  auto hello = ParseSupervisorEvent(EncodeMessage(sent));
   ASSERT_TRUE(hello);
   EXPECT_EQ(std::get<HelloReply>(*hello).live[0].pid, 8);
+  EXPECT_EQ(std::get<HelloReply>(*hello).version, kSupervisorProtocolVersion);
+  // A supervisor from before versions were told apart says version 1.
+  auto old = ParseSupervisorEvent(R"({"op":"hello","pid":7,"live":[]})");
+  ASSERT_TRUE(old);
+  EXPECT_EQ(std::get<HelloReply>(*old).version, 1);
 
   auto ack = ParseSupervisorRequest(EncodeMessage(AckRequest{{"a", "b"}}));
   ASSERT_TRUE(ack);

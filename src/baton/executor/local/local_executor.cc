@@ -185,6 +185,7 @@ Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
   if (auto ok = SetNonBlocking(fd.get(), true); !ok)
     return ok;
   supervisor_pid_ = hello->pid;
+  supervisor_version_ = hello->version;
   hello_live_.clear();
   for (const LiveTask& task : hello->live)
     hello_live_[task.task] = task.pid;
@@ -279,16 +280,21 @@ void LocalExecutor::Start(const TaskRecord& task) {
     }
   }
   // Once connected: environments are defined per connection.
-  if (!spec.base_env.empty()) {
-    request.env_id = EnvironmentId(spec.base_env);
-  } else {
-    if (own_env_.empty()) {
-      for (char** entry = environ; *entry != nullptr; ++entry)
-        own_env_.emplace_back(*entry);
-    }
-    request.env_id = EnvironmentId(own_env_);
+  if (own_env_.empty()) {
+    for (char** entry = environ; *entry != nullptr; ++entry)
+      own_env_.emplace_back(*entry);
   }
+  const std::vector<std::string>& base =
+      spec.base_env.empty() ? own_env_ : spec.base_env;
   request.env = TaskEnvOverrides(task);
+  if (supervisor_version_ >= kFirstVersionWithEnvironments) {
+    request.env_id = EnvironmentId(base);
+  } else {
+    // A supervisor from before the upgrade takes whole environments only.
+    request.base_env = std::make_shared<const std::vector<std::string>>(base);
+    request.env = SpawnEnvironment(request);
+    request.base_env.reset();
+  }
   live_[request.task] = task.id;
   outbox_.push_back(EncodeMessage(request));
 }

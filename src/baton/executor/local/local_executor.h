@@ -116,6 +116,7 @@ class LocalExecutor : public Executor {
   std::unique_ptr<LineChannel> retired_channel_;
   std::vector<std::string> outbox_;  // Lines waiting for Flush().
   int64_t supervisor_pid_ = 0;
+  int supervisor_version_ = 0;  // Its protocol, from the hello reply.
   std::map<std::string, int64_t> hello_live_;  // Task -> pid, at hello.
   // Tasks sent to (or adopted from) the supervisor whose end we have not
   // reported yet.
