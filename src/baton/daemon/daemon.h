@@ -127,7 +127,7 @@ class Daemon {
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;
-  CommandCache command_cache_;  // For the preflight's PATH searches.
+  ProgramCache command_cache_;  // For the preflight's PATH searches.
   UniqueFd listen_fd_;
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.

@@ -27,32 +27,9 @@ std::string TaskPath(const TaskSpec& spec) {
   return path ? path : "/usr/bin:/bin";
 }
 
-bool IsExecutableFile(const std::string& path) {
-  struct stat st {};
-  return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode) &&
-         ::access(path.c_str(), X_OK) == 0;
-}
-
 }  // namespace
 
-const std::string* CommandCache::Find(const std::string& key) {
-  auto it = files_.find(key);
-  if (it == files_.end())
-    return nullptr;
-  if (!IsExecutableFile(it->second)) {
-    files_.erase(it);
-    return nullptr;
-  }
-  return &it->second;
-}
-
-void CommandCache::Add(std::string key, std::string file) {
-  if (files_.size() >= kMaxEntries)
-    files_.clear();
-  files_.insert_or_assign(std::move(key), std::move(file));
-}
-
-Status PreflightTask(const TaskSpec& spec, CommandCache* cache) {
+Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
   struct stat st {};
   if (::stat(spec.cwd.c_str(), &st) != 0) {
     int err = errno;
@@ -89,7 +66,7 @@ Status PreflightTask(const TaskSpec& spec, CommandCache* cache) {
   std::string path = TaskPath(spec);
   std::string key;
   if (cache) {
-    key = path + '\0' + spec.cwd + '\0' + program;
+    key = ProgramCache::Key(path, spec.cwd, program);
     if (cache->Find(key))
       return {};
   }

@@ -39,7 +39,7 @@ class PreflightTest : public ::testing::Test {
   }
 
   std::string root_;
-  CommandCache cache_;
+  ProgramCache cache_;
 };
 
 TEST_F(PreflightTest, ACachedCommandIsCheckedAgainOnEachUse) {
@@ -59,14 +59,6 @@ TEST_F(PreflightTest, ACachedCommandIsCheckedAgainOnEachUse) {
       << missing.error().message;
   RemoveTool("a");
   EXPECT_FALSE(PreflightTask(Spec(), &cache_));
-}
-
-TEST_F(PreflightTest, TheCacheIsPerPath) {
-  MakeTool("b");
-  EXPECT_TRUE(PreflightTask(Spec(), &cache_));
-  TaskSpec other = Spec();
-  other.base_env = {"PATH=" + root_ + "/a"};
-  EXPECT_FALSE(PreflightTask(other, &cache_));
 }
 
 }  // namespace

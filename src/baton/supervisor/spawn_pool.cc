@@ -58,7 +58,7 @@ std::expected<pid_t, int> SpawnProcess(const std::string& program,
 
 }  // namespace
 
-SpawnOutcome StartTask(SpawnRequest request) {
+SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
   SpawnOutcome out;
   out.request = std::move(request);
   const SpawnRequest& req = out.request;
@@ -135,7 +135,7 @@ SpawnOutcome StartTask(SpawnRequest request) {
   Stdio stdio{stdin_file ? stdin_file.get() : -1, out.log_fd.get(),
               err_file ? err_file.get() : out.log_fd.get()};
   std::vector<std::string> env = SpawnEnvironment(req);
-  auto program = ResolveProgram(req.argv[0], env, cwd);
+  auto program = ResolveProgram(req.argv[0], env, cwd, programs);
   std::expected<pid_t, int> pid = std::unexpected(ENOENT);
   if (program) {
     pid = SpawnProcess(*program, req, env, cwd, stdio);
@@ -176,7 +176,7 @@ void SpawnPool::Submit(SpawnRequest request) {
   ++in_flight_;
   if (!wake_fd_) {
     // No eventfd (fd limit): spawn inline rather than not at all.
-    on_done_(StartTask(std::move(request)));
+    on_done_(StartTask(std::move(request), &programs_));
     --in_flight_;
     return;
   }
@@ -202,7 +202,7 @@ void SpawnPool::Work() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    SpawnOutcome outcome = StartTask(std::move(job));
+    SpawnOutcome outcome = StartTask(std::move(job), &programs_);
     {
       std::lock_guard lock(mu_);
       results_.push_back(std::move(outcome));

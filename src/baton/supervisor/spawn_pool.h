@@ -23,6 +23,7 @@
 
 #include "baton/loop/event_loop.h"
 #include "baton/supervisor/protocol.h"
+#include "baton/util/program_path.h"
 #include "baton/util/unique_fd.h"
 
 namespace baton {
@@ -37,9 +38,10 @@ struct SpawnOutcome {
 };
 
 // Opens the task's files, checks its folder and spawns it in its own
-// session. Thread-safe: touches nothing but the request's paths. Exposed
-// for tests.
-SpawnOutcome StartTask(SpawnRequest request);
+// session, finding argv[0] through `programs` when given. Thread-safe:
+// touches nothing but the request's paths (and the cache, which locks).
+// Exposed for tests.
+SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs = nullptr);
 
 class SpawnPool {
  public:
@@ -73,6 +75,7 @@ class SpawnPool {
   std::deque<SpawnOutcome> results_;  // Guarded by mu_.
   bool stopping_ = false;             // Guarded by mu_.
   std::vector<std::thread> threads_;
+  ProgramCache programs_;  // Where the spawns found their argv[0].
 };
 
 }  // namespace baton

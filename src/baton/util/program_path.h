@@ -6,19 +6,48 @@
 #define BATON_UTIL_PROGRAM_PATH_H_
 
 #include <expected>
+#include <mutex>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <unordered_map>
 #include <vector>
 
 namespace baton {
+
+// Where PATH searches found their programs, by (PATH, cwd, program). A long
+// PATH costs a failed stat per entry before the one that holds the program,
+// for every task; a remembered file is checked again on each use, so the
+// cache never names a program that is gone or no longer executable (it may
+// name an earlier find where a new file now comes first in PATH).
+// Thread-safe.
+class ProgramCache {
+ public:
+  static constexpr size_t kMaxEntries = 256;
+
+  static std::string Key(std::string_view path, std::string_view cwd,
+                         std::string_view program);
+  // The file remembered under `key`, if it still is an executable file.
+  std::optional<std::string> Find(const std::string& key);
+  void Add(std::string key, std::string file);
+
+ private:
+  std::mutex mu_;
+  std::unordered_map<std::string, std::string> files_;
+};
+
+// An executable regular file (stat and access(X_OK)).
+bool IsExecutableFile(const std::string& path);
 
 // `program` itself when it holds a '/'; else the first executable regular
 // file named `program` in the PATH of `env` ("NAME=value" entries; without
 // a PATH: /usr/local/bin:/usr/bin:/bin), relative entries taken from `cwd`.
 // Returns an errno value on failure: ENOENT, or EACCES when a match was not
 // executable.
+// With `cache`, a find is remembered for the next call.
 std::expected<std::string, int> ResolveProgram(
     const std::string& program, const std::vector<std::string>& env,
-    const std::string& cwd);
+    const std::string& cwd, ProgramCache* cache = nullptr);
 
 }  // namespace baton
 
