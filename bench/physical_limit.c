@@ -35,6 +35,12 @@
  *   submit N OUT -- ARGV... runs ARGV N times one after the other, each run's
  *                           stdout appended to OUT; prints the elapsed ns; fails
  *                           if a run exits non-zero.
+ *   run-client SOCKET       the least a CLI submission to batond can do: connects
+ *                           to SOCKET, sends {"op":"run","argv":["true"],"cwd":"/"}
+ *                           and prints batond's reply line; exits 0 if it says
+ *                           ok.  Run under `submit`, it gives the floor of any
+ *                           `baton run` process: a small C program's exec plus
+ *                           the round trip through batond (its commit included).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -46,7 +52,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/socket.h>
 #include <sys/syscall.h>
+#include <sys/un.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -267,6 +275,27 @@ int main(int argc, char **argv) {
     }
     printf("%lld\n", (long long)(now_ns() - t0));
     return 0;
+  }
+  if (!strcmp(mode, "run-client") && argc == 3) {
+    int fd = socket(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0);
+    if (fd < 0) die("socket");
+    struct sockaddr_un addr = {.sun_family = AF_UNIX};
+    if (strlen(argv[2]) >= sizeof addr.sun_path) usage();
+    strcpy(addr.sun_path, argv[2]);
+    if (connect(fd, (struct sockaddr *)&addr, sizeof addr) != 0) die(argv[2]);
+    static const char request[] = "{\"op\":\"run\",\"argv\":[\"true\"],\"cwd\":\"/\",\"id\":1}\n";
+    if (write(fd, request, sizeof request - 1) != (ssize_t)(sizeof request - 1)) die("write");
+    char reply[65536];
+    size_t len = 0;
+    while (len < sizeof reply - 1 && !memchr(reply, '\n', len)) {
+      ssize_t n = read(fd, reply + len, sizeof reply - 1 - len);
+      if (n < 0 && errno == EINTR) continue;
+      if (n <= 0) die("read");
+      len += (size_t)n;
+    }
+    reply[len] = 0;
+    fputs(reply, stdout);
+    return strstr(reply, "\"ok\":true") ? 0 : 1;
   }
   usage();
   return 2;
