@@ -1,12 +1,12 @@
 #include "baton/daemon/preflight.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
-#include <filesystem>
 #include <fstream>
+
+#include "tests/support/temp_dir.h"
 
 namespace baton {
 namespace {
@@ -14,13 +14,9 @@ namespace {
 class PreflightTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/baton-preflight.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    ASSERT_EQ(::mkdir((root_ + "/a").c_str(), 0700), 0);
-    ASSERT_EQ(::mkdir((root_ + "/b").c_str(), 0700), 0);
+    tmp_.MakeDir("a");
+    tmp_.MakeDir("b");
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   void MakeTool(const std::string& dir, mode_t mode = 0700) {
     std::string file = root_ + "/" + dir + "/tool";
@@ -38,7 +34,8 @@ class PreflightTest : public ::testing::Test {
     return spec;
   }
 
-  std::string root_;
+  testing::TempDir tmp_;
+  const std::string& root_ = tmp_.path();
   ProgramCache cache_;
 };
 

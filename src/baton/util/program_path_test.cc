@@ -1,13 +1,13 @@
 #include "baton/util/program_path.h"
 
 #include <gtest/gtest.h>
-#include <stdlib.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
-#include <filesystem>
 #include <fstream>
+
+#include "tests/support/temp_dir.h"
 
 namespace baton {
 namespace {
@@ -15,14 +15,8 @@ namespace {
 class ProgramPathTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    char tmpl[] = "/tmp/baton-program-path.XXXXXX";
-    ASSERT_NE(::mkdtemp(tmpl), nullptr);
-    root_ = tmpl;
-    ASSERT_EQ(::mkdir((root_ + "/a").c_str(), 0700), 0);
-    ASSERT_EQ(::mkdir((root_ + "/b").c_str(), 0700), 0);
-    env_ = {"HOME=/", "PATH=" + root_ + "/a:" + root_ + "/b"};
+    env_ = {"HOME=/", "PATH=" + tmp_.MakeDir("a") + ":" + tmp_.MakeDir("b")};
   }
-  void TearDown() override { std::filesystem::remove_all(root_); }
 
   std::string Tool(const std::string& dir) {
     return root_ + "/" + dir + "/tool";
@@ -32,7 +26,8 @@ class ProgramPathTest : public ::testing::Test {
     ASSERT_EQ(::chmod(Tool(dir).c_str(), 0700), 0);
   }
 
-  std::string root_;
+  testing::TempDir tmp_;
+  const std::string& root_ = tmp_.path();
   std::vector<std::string> env_;
   ProgramCache cache_;
 };
