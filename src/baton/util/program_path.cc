@@ -22,7 +22,11 @@ std::optional<std::string> ProgramCache::Find(const std::string& key) {
     auto it = files_.find(key);
     if (it == files_.end())
       return std::nullopt;
-    file = it->second;
+    if (std::chrono::steady_clock::now() - it->second.when > max_age_) {
+      files_.erase(it);
+      return std::nullopt;
+    }
+    file = it->second.file;
   }
   if (IsExecutableFile(file))
     return file;
@@ -35,7 +39,8 @@ void ProgramCache::Add(std::string key, std::string file) {
   std::lock_guard lock(mu_);
   if (files_.size() >= kMaxEntries)
     files_.clear();
-  files_.insert_or_assign(std::move(key), std::move(file));
+  files_.insert_or_assign(
+      std::move(key), Found{std::move(file), std::chrono::steady_clock::now()});
 }
 
 bool IsExecutableFile(const std::string& path) {

@@ -5,6 +5,7 @@
 #ifndef BATON_UTIL_PROGRAM_PATH_H_
 #define BATON_UTIL_PROGRAM_PATH_H_
 
+#include <chrono>
 #include <expected>
 #include <mutex>
 #include <optional>
@@ -17,13 +18,18 @@ namespace baton {
 
 // Where PATH searches found their programs, by (PATH, cwd, program). A long
 // PATH costs a failed stat per entry before the one that holds the program,
-// for every task; a remembered file is checked again on each use, so the
-// cache never names a program that is gone or no longer executable (it may
-// name an earlier find where a new file now comes first in PATH).
-// Thread-safe.
+// for every task of a burst. A remembered file is checked again on each use,
+// so the cache never names a program that is gone or no longer executable,
+// and a find is used for `max_age` only: a program installed earlier in
+// PATH is seen within that time (a shell's command hash keeps it until
+// `hash -r`). Thread-safe.
 class ProgramCache {
  public:
   static constexpr size_t kMaxEntries = 256;
+
+  explicit ProgramCache(
+      std::chrono::steady_clock::duration max_age = std::chrono::seconds(1))
+      : max_age_(max_age) {}
 
   static std::string Key(std::string_view path, std::string_view cwd,
                          std::string_view program);
@@ -32,8 +38,13 @@ class ProgramCache {
   void Add(std::string key, std::string file);
 
  private:
+  struct Found {
+    std::string file;
+    std::chrono::steady_clock::time_point when;
+  };
+  std::chrono::steady_clock::duration max_age_;
   std::mutex mu_;
-  std::unordered_map<std::string, std::string> files_;
+  std::unordered_map<std::string, Found> files_;
 };
 
 // An executable regular file (stat and access(X_OK)).

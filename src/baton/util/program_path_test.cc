@@ -49,6 +49,18 @@ TEST_F(ProgramPathTest, ACachedFindIsCheckedAgainOnEachUse) {
             std::unexpected(ENOENT));
 }
 
+TEST_F(ProgramPathTest, AFindIsUsedForItsMaxAgeOnly) {
+  ProgramCache expiring(std::chrono::seconds(0));
+  MakeTool("b");
+  EXPECT_EQ(ResolveProgram("tool", env_, "/", &cache_), Tool("b"));
+  EXPECT_EQ(ResolveProgram("tool", env_, "/", &expiring), Tool("b"));
+  // Installed earlier in PATH: a find within its max age still holds, an
+  // expired one is searched again.
+  MakeTool("a");
+  EXPECT_EQ(ResolveProgram("tool", env_, "/", &cache_), Tool("b"));
+  EXPECT_EQ(ResolveProgram("tool", env_, "/", &expiring), Tool("a"));
+}
+
 TEST_F(ProgramPathTest, FindsAreRememberedPerPath) {
   MakeTool("b");
   EXPECT_EQ(ResolveProgram("tool", env_, "/", &cache_), Tool("b"));
