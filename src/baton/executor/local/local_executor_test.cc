@@ -6,14 +6,17 @@
 #include <sys/syscall.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
 
+#include "baton/ipc/unix_socket.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/supervisor/supervisor.h"
+#include "baton/util/detached_process.h"
 #include "baton/util/file_util.h"
 
 namespace baton {
@@ -360,6 +363,74 @@ TEST_F(LocalExecutorTest, EachTaskRunsWithItsOwnEnvironment) {
     EXPECT_EQ(Output(task), std::to_string(which) + " " + id + " " +
                                 (task.id.number % 2 ? "base" : "over") + "\n");
   }
+}
+
+// A supervisor still running from before an upgrade speaks protocol 1: it
+// would ignore env_id and run the task with only its own entries, so it
+// gets whole environments.
+TEST_F(LocalExecutorTest, ASupervisorOfProtocolOneGetsWholeEnvironments) {
+  std::string record = root_ + "/requests";
+  auto executor =
+      std::make_unique<LocalExecutor>(&loop_, paths_, "/nonexistent", 200ms);
+  // A stand-in: answers hello as version 1, writes down every other line,
+  // and leaves after the first spawn.
+  executor->set_supervisor_entry_for_testing(
+      [paths = paths_, record](int ready) {
+        auto listen = ListenUnix(paths.supervisor_socket());
+        if (!listen)
+          ::_exit(1);
+        ReportReady(ready);
+        pollfd pfd{listen->get(), POLLIN, 0};
+        if (::poll(&pfd, 1, 5000) != 1)
+          ::_exit(1);
+        auto client = AcceptSameUid(listen->get());
+        if (!client || !SetNonBlocking(client->get(), false))
+          ::_exit(1);
+        std::ofstream out(record);
+        std::string in;
+        char chunk[65536];
+        for (;;) {
+          ssize_t n = ::read(client->get(), chunk, sizeof chunk);
+          if (n <= 0)
+            ::_exit(0);
+          in.append(chunk, static_cast<size_t>(n));
+          for (size_t nl; (nl = in.find('\n')) != std::string::npos;
+               in.erase(0, nl + 1)) {
+            std::string line = in.substr(0, nl);
+            if (line.find(R"("op":"hello")") != std::string::npos) {
+              std::string hello = R"({"op":"hello","version":1,"pid":)" +
+                                  std::to_string(::getpid()) +
+                                  R"(,"live":[]})" + "\n";
+              (void)!::write(client->get(), hello.data(), hello.size());
+              continue;
+            }
+            out << line << "\n" << std::flush;
+            if (line.find(R"("op":"spawn")") != std::string::npos)
+              ::_exit(0);
+          }
+        }
+      });
+  executor->SetListener(this);
+  auto connected = executor->Connect();
+  ASSERT_TRUE(connected) << connected.error().message;
+  supervisor_pids_.insert(static_cast<pid_t>(executor->supervisor_pid()));
+
+  TaskRecord task = Shell(1, "true");
+  task.spec.base_env = {"PATH=/usr/bin:/bin", "WHICH=1", "SET=base"};
+  task.spec.env_overrides["SET"] = "over";
+  executor->Start(task);
+  executor->Flush();
+  ASSERT_TRUE(WaitGone(static_cast<pid_t>(executor->supervisor_pid()), 5s));
+  std::string lines = ReadFile(record).value_or("");
+  ASSERT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << lines;
+  auto request = ParseSupervisorRequest(lines.substr(0, lines.size() - 1));
+  ASSERT_TRUE(request && std::holds_alternative<SpawnRequest>(*request))
+      << lines;
+  const auto& spawn = std::get<SpawnRequest>(*request);
+  EXPECT_FALSE(spawn.env_id);
+  EXPECT_EQ(spawn.env,
+            (std::vector<std::string>{"PATH=/usr/bin:/bin", "WHICH=1",
+                                      "BATON_TASK_ID=shell-1", "SET=over"}));
 }
 
 TEST_F(LocalExecutorTest, SupervisorDeathReportsLiveTasksLost) {
