@@ -475,15 +475,18 @@ async function resumeFlow(cli) {
   assert.ok(requests(`[flow:${name}]`).some((req) => JSON.stringify(req.body).includes(`[flow:${cli}-tool]`)));
 }
 
-// A malformed model spec is refused before anything starts.
+// A malformed model spec is refused before anything starts. Other flows start
+// tasks in the same home meanwhile, so the check looks for this flow's brief.
 async function badModelFlow(cli) {
-  const before = (await batonJson(cli, ['ls', '--all'])).tasks.length;
+  const brief = `SCEN_TEXT x [flow:${cli}-bad-model]`;
   for (const model of ['anthropic/', 'no-provider', 'openai/gpt-5:']) {
-    const r = await baton(cli, ['--json', 'delegate', '--agent', cli, '--model', model, 'SCEN_TEXT x'], { ok: false });
+    const r = await baton(cli, ['--json', 'delegate', '--agent', cli, '--model', model, brief], { ok: false });
     assert.equal(r.code, 1, `${model}: ${r.out}`);
     assert.equal(JSON.parse(r.out).error.code, 'invalid_model', r.out);
   }
-  assert.equal((await batonJson(cli, ['ls', '--all'])).tasks.length, before, 'no task was started');
+  const tasks = (await batonJson(cli, ['ls', '--all'])).tasks;
+  assert.ok(tasks.some((t) => t.agent?.brief), 'ls --all shows the briefs of the other flows');
+  assert.deepEqual(tasks.filter((t) => t.agent?.brief === brief), [], 'no task was started');
 }
 
 // batond stops while the agent asks (tasks outlive it); the answer starts a new batond,
