@@ -17,9 +17,8 @@
 #include "baton/cli/format.h"
 #include "baton/ipc/daemon_client.h"
 #include "baton/util/duration.h"
+#include "baton/util/environment.h"
 #include "baton/util/file_util.h"
-
-extern char** environ;
 
 namespace baton {
 namespace {
@@ -168,10 +167,7 @@ Status AddTaskPlacement(Json& request, const std::string& cwd_flag,
     request["timeout_ms"] = (*timeout)->count();
   if (!checks.empty())
     request["checks"] = checks;
-  std::vector<std::string> base_env;
-  for (char** e = environ; *e; ++e)
-    base_env.emplace_back(*e);
-  request["base_env"] = base_env;
+  request["base_env"] = ProcessEnvironment();
   return {};
 }
 
@@ -753,10 +749,8 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
 // where each came from.
 int DoAgents(const Context& ctx) {
   Json request = Json::object();
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    env.emplace_back(*e);
-  request["base_env"] = env;  // Names the config file (BATON_CONFIG, ...).
+  // Names the config file (BATON_CONFIG, ...).
+  request["base_env"] = ProcessEnvironment();
   auto client = ctx.Connect();
   if (!client)
     return ConnectError(ctx, client.error());

@@ -16,11 +16,10 @@
 
 #include "baton/core/task.h"
 #include "baton/util/clean_spawn.h"
+#include "baton/util/environment.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
 #include "baton/util/unique_fd.h"
-
-extern char** environ;
 
 namespace baton {
 namespace {
@@ -173,11 +172,7 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
   if (command.empty())
     return done({CodexMode::kUnknown, "no command", false});
   std::string dir = cwd.empty() ? "/" : cwd;
-  std::vector<std::string> task_env = env;
-  if (task_env.empty()) {
-    for (char** entry = environ; *entry != nullptr; ++entry)
-      task_env.emplace_back(*entry);
-  }
+  std::vector<std::string> task_env = env.empty() ? ProcessEnvironment() : env;
   auto program = ResolveProgram(command[0], task_env, dir);
   struct stat st {};
   if (program && ::stat(program->c_str(), &st) != 0)

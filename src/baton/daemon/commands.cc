@@ -11,6 +11,7 @@
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/preflight.h"
+#include "baton/util/environment.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -424,15 +425,11 @@ void ApplyProfileEnv(const std::map<std::string, std::string>& env,
                      std::vector<std::string>& base_env) {
   if (env.empty())
     return;
-  if (base_env.empty()) {
-    for (char** entry = environ; *entry != nullptr; ++entry)
-      base_env.emplace_back(*entry);
-  }
-  std::erase_if(base_env, [&](const std::string& entry) {
-    return env.contains(entry.substr(0, entry.find('=')));
-  });
+  std::vector<std::string> entries;
   for (const auto& [name, value] : env)
-    base_env.push_back(name + "=" + value);
+    entries.push_back(name + "=" + value);
+  base_env = SetEnvironmentEntries(
+      base_env.empty() ? ProcessEnvironment() : base_env, entries);
 }
 
 // A codex without app-server: the same profile through `codex exec --json`,

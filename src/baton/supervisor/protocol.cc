@@ -2,8 +2,9 @@
 
 #include <fmt/format.h>
 
-#include <algorithm>
 #include <nlohmann/json.hpp>
+
+#include "baton/util/environment.h"
 
 namespace baton {
 namespace {
@@ -177,19 +178,7 @@ std::string EncodeMessage(const EnvRequest& m) {
 std::vector<std::string> SpawnEnvironment(const SpawnRequest& request) {
   if (!request.base_env)
     return request.env;
-  auto name = [](std::string_view entry) {
-    return entry.substr(0, entry.find('='));
-  };
-  std::vector<std::string> env;
-  env.reserve(request.base_env->size() + request.env.size());
-  for (const std::string& entry : *request.base_env) {
-    bool replaced = std::ranges::any_of(
-        request.env, [&](const auto& set) { return name(set) == name(entry); });
-    if (!replaced)
-      env.push_back(entry);
-  }
-  env.insert(env.end(), request.env.begin(), request.env.end());
-  return env;
+  return SetEnvironmentEntries(*request.base_env, request.env);
 }
 
 std::string EncodeMessage(const KillRequest& m) {

@@ -16,6 +16,7 @@
 #include "baton/ipc/unix_socket.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/util/detached_process.h"
+#include "baton/util/environment.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
 
@@ -113,7 +114,8 @@ LocalExecutor::LocalExecutor(EventLoop* loop, StatePaths paths,
     : loop_(loop),
       paths_(std::move(paths)),
       baton_binary_(std::move(baton_binary)),
-      grace_(grace) {}
+      grace_(grace),
+      own_env_(ProcessEnvironment()) {}
 
 LocalExecutor::~LocalExecutor() {
   if (failure_timer_)
@@ -280,10 +282,6 @@ void LocalExecutor::Start(const TaskRecord& task) {
     }
   }
   // Once connected: environments are defined per connection.
-  if (own_env_.empty()) {
-    for (char** entry = environ; *entry != nullptr; ++entry)
-      own_env_.emplace_back(*entry);
-  }
   const std::vector<std::string>& base =
       spec.base_env.empty() ? own_env_ : spec.base_env;
   request.env = TaskEnvOverrides(task);
@@ -291,9 +289,7 @@ void LocalExecutor::Start(const TaskRecord& task) {
     request.env_id = EnvironmentId(base);
   } else {
     // A supervisor from before the upgrade takes whole environments only.
-    request.base_env = std::make_shared<const std::vector<std::string>>(base);
-    request.env = SpawnEnvironment(request);
-    request.base_env.reset();
+    request.env = SetEnvironmentEntries(base, request.env);
   }
   live_[request.task] = task.id;
   outbox_.push_back(EncodeMessage(request));

@@ -131,7 +131,8 @@ class LocalExecutor : public Executor {
   static constexpr uint64_t kEnvironments = 16;
   std::map<std::vector<std::string>, uint64_t> environment_ids_;
   uint64_t next_environment_ = 0;
-  std::vector<std::string> own_env_;  // batond's, for requests without one.
+  // batond's own environment, for requests that bring none.
+  const std::vector<std::string> own_env_;
   std::vector<std::pair<TaskId, Error>> failures_;  // For FailLater().
   TimerId failure_timer_ = 0;                       // 0 = none.
 };

@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/environment.h"
 
 namespace baton::mcp {
 namespace {
@@ -66,7 +67,7 @@ void HandleDelegate(const ToolCallPtr& call) {
     request["timeout_ms"] =
         static_cast<int64_t>(std::llround(**timeout * 1000.0));
   }
-  request["base_env"] = ServerEnvironment();
+  request["base_env"] = ProcessEnvironment();
   std::string agent = request.value("agent", "claude");
   std::string model = request.value("model", "");
 

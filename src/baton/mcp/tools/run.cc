@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/environment.h"
 
 namespace baton::mcp {
 namespace {
@@ -66,7 +67,7 @@ void HandleRun(const ToolCallPtr& call) {
   }
   // The task inherits the environment the client gave the server (PATH,
   // virtualenvs, ...), as a command the client ran itself would.
-  request["base_env"] = ServerEnvironment();
+  request["base_env"] = ProcessEnvironment();
 
   call->Daemon("run", std::move(request), [call](Result<Json> reply) {
     if (!reply)

@@ -2,8 +2,6 @@
 
 #include <fmt/format.h>
 
-extern char** environ;
-
 namespace baton::mcp {
 
 namespace {
@@ -34,13 +32,6 @@ std::string WaitCommand(const ServerFacts& facts, const std::string& id) {
   line += fmt::format("{} --session {} wait {}", ShellWord(facts.baton_binary),
                       ShellWord(facts.session), ShellWord(id));
   return line;
-}
-
-std::vector<std::string> ServerEnvironment() {
-  std::vector<std::string> env;
-  for (char** e = environ; *e; ++e)
-    env.emplace_back(*e);
-  return env;
 }
 
 const std::vector<ToolDefinition>& AllTools() {

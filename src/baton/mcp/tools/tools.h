@@ -38,9 +38,6 @@ std::string TaskName(const Json& task);
 // A `baton wait` command line for `id` in this session (with BATON_HOME
 // when set), for a background shell to be woken by.
 std::string WaitCommand(const ServerFacts& facts, const std::string& id);
-// The server's environment (what the client gave it), as NAME=value
-// strings, for a task's base_env.
-std::vector<std::string> ServerEnvironment();
 
 // The daemon's error as a message for the model ("not_found: ...").
 std::string DaemonErrorText(const Error& error);
