@@ -63,31 +63,8 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
     }
     return {};
   }
-  std::string path = TaskPath(spec);
-  std::string key;
-  if (cache) {
-    key = ProgramCache::Key(path, spec.cwd, program);
-    if (cache->Find(key))
-      return {};
-  }
-  size_t start = 0;
-  for (;;) {
-    size_t colon = path.find(':', start);
-    std::string dir = path.substr(start, colon - start);
-    if (dir.empty())
-      dir = spec.cwd;
-    else if (dir[0] != '/')
-      dir = spec.cwd + "/" + dir;
-    std::string file = dir + "/" + program;
-    if (IsExecutableFile(file)) {
-      if (cache)
-        cache->Add(std::move(key), std::move(file));
-      return {};
-    }
-    if (colon == std::string::npos)
-      break;
-    start = colon + 1;
-  }
+  if (ResolveProgram(program, {"PATH=" + TaskPath(spec)}, spec.cwd, cache))
+    return {};
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("command not found: {} (searched PATH); check "
                                "the name, give a full path, or run a shell "

@@ -1,7 +1,8 @@
 // Finding a program as execvp would, but on a given environment's PATH
 // rather than the caller's: the supervisor resolves a task's argv[0] on the
-// task's PATH, and batond resolves an agent CLI the same way before it
-// probes it (daemon/app_server_probe.h).
+// task's PATH, and batond resolves it the same way to refuse a command that
+// is not there (daemon/preflight.h) and an agent CLI before it probes it
+// (daemon/app_server_probe.h).
 #ifndef BATON_UTIL_PROGRAM_PATH_H_
 #define BATON_UTIL_PROGRAM_PATH_H_
 
