@@ -422,7 +422,8 @@ Result<WaitId> TaskRegistry::Wait(
   waiter.session = session;
   waiter.all = all;
   waiter.done = std::move(done);
-  std::unordered_set<TaskId, TaskIdHash> seen;
+  std::vector<WaitEntry> entries;
+  entries.reserve(ids.size());
   for (const auto& text : ids) {
     // A live task is checked in place: a wait over a thousand running
     // tasks must not copy a thousand records.
@@ -439,24 +440,28 @@ Result<WaitId> TaskRegistry::Wait(
     }
     if (auto allowed = CheckOwner(*task, text, session); !allowed)
       return std::unexpected(allowed.error());
-    if (!seen.insert(*id).second)
-      continue;
-    waiter.ids.push_back(*id);
-    waiter.pending.push_back(!EndedOrWaiting(task->status));
-    // A task that has ended changes no more: only live ones are indexed.
-    if (!IsTerminal(task->status))
-      waiter.live.push_back(waiter.ids.size() - 1);
+    entries.push_back(
+        {*id, !EndedOrWaiting(task->status), !IsTerminal(task->status)});
   }
-  return AddWait(std::move(waiter), timeout);
+  return AddWait(std::move(waiter), entries, timeout);
 }
 
 WaitId TaskRegistry::AddWait(Waiter waiter,
+                             const std::vector<WaitEntry>& entries,
                              std::optional<std::chrono::milliseconds> timeout) {
   WaitId id = next_wait_id_++;
-  waiter.pending_count = static_cast<size_t>(
-      std::count(waiter.pending.begin(), waiter.pending.end(), true));
-  for (size_t index : std::exchange(waiter.live, {})) {
-    std::vector<WaitRef>& refs = waits_by_task_[waiter.ids[index]];
+  std::unordered_set<TaskId, TaskIdHash> seen;
+  for (const WaitEntry& entry : entries) {
+    if (!seen.insert(entry.id).second)
+      continue;
+    size_t index = waiter.ids.size();
+    waiter.ids.push_back(entry.id);
+    waiter.pending.push_back(entry.pending);
+    waiter.pending_count += entry.pending;
+    // A task that has ended changes no more: only live ones are indexed.
+    if (!entry.live)
+      continue;
+    std::vector<WaitRef>& refs = waits_by_task_[entry.id];
     // The entries of waits answered or cancelled since are dropped here,
     // so a task's list never outgrows the waits open at once.
     std::erase_if(
@@ -642,18 +647,13 @@ void TaskRegistry::WaitForAll(const std::vector<TaskId>& ids,
   Waiter waiter;
   waiter.all = true;
   waiter.done = [done = std::move(done)](WaitResult) { done(); };
-  std::unordered_set<TaskId, TaskIdHash> seen;
+  std::vector<WaitEntry> entries;
   for (const TaskId& id : ids) {
-    if (!seen.insert(id).second)
-      continue;
-    waiter.ids.push_back(id);
     // Until it ends: a task asking a question is still to be stopped.
     bool live = live_.contains(id);
-    waiter.pending.push_back(live);
-    if (live)
-      waiter.live.push_back(waiter.ids.size() - 1);
+    entries.push_back({id, live, live});
   }
-  AddWait(std::move(waiter), std::nullopt);
+  AddWait(std::move(waiter), entries, std::nullopt);
 }
 
 void TaskRegistry::Attach(const std::string& session) {

@@ -183,11 +183,16 @@ class TaskRegistry : public ExecutorListener {
     // arrays instead of chasing a thousand tree nodes.
     std::vector<bool> pending;
     size_t pending_count = 0;
-    // The places in `ids` of live tasks, for AddWait to index.
-    std::vector<size_t> live;
     bool all = false;
     TimerId timer = 0;
     WaitCallback done;
+  };
+  // A task a new wait names: whether the wait counts it as pending, and
+  // whether it is live (a task that has ended changes no more).
+  struct WaitEntry {
+    TaskId id;
+    bool pending;
+    bool live;
   };
   // Where a wait names a task: the wait, and the task's place in its ids.
   struct WaitRef {
@@ -220,8 +225,9 @@ class TaskRegistry : public ExecutorListener {
       TaskRecord& task, std::string reason,
       std::optional<std::chrono::milliseconds> grace,
       std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
-  // Registers `waiter` under a new id; answers it at once if it is ready.
-  WaitId AddWait(Waiter waiter,
+  // Registers `waiter` over `entries` (each task once, in order) under a
+  // new id; answers it at once if it is ready.
+  WaitId AddWait(Waiter waiter, const std::vector<WaitEntry>& entries,
                  std::optional<std::chrono::milliseconds> timeout);
   // Wakes the waits naming a task that ended (`ended`) or now asks a
   // question (`ended` null).
