@@ -70,6 +70,8 @@ class Supervisor {
   // Writes the exit records batond has not acknowledged to their files: it
   // went away, so the files are now their only record.
   void WriteUnackedExits();
+  static void WriteExitFile(const std::string& task, const std::string& file,
+                            const std::string& record);
   Task* FindByPid(pid_t pid);
 
   StatePaths paths_;
@@ -438,9 +440,8 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
     Send(record);
     client_->Flush();
     unacked_exits_[task.id] = {task.exit_file, record};
-  } else if (auto written = WriteFileAtomic(task.exit_file, record); !written) {
-    BATON_LOG_ERROR("{}: exit record lost: {}", task.id,
-                    written.error().message);
+  } else {
+    WriteExitFile(task.id, task.exit_file, record);
   }
   if (task.deadline)
     loop_.Cancel(task.deadline);
@@ -456,14 +457,16 @@ void Supervisor::Finish(std::map<std::string, Task>::iterator it, int status) {
   tasks_.erase(it);
 }
 
-void Supervisor::WriteUnackedExits() {
-  for (const auto& [task, file_and_record] : unacked_exits_) {
-    const auto& [file, record] = file_and_record;
-    if (auto written = WriteFileAtomic(file, record); !written) {
-      BATON_LOG_ERROR("{}: exit record lost: {}", task,
-                      written.error().message);
-    }
+void Supervisor::WriteExitFile(const std::string& task, const std::string& file,
+                               const std::string& record) {
+  if (auto written = WriteFileAtomic(file, record); !written) {
+    BATON_LOG_ERROR("{}: exit record lost: {}", task, written.error().message);
   }
+}
+
+void Supervisor::WriteUnackedExits() {
+  for (const auto& [task, file_and_record] : unacked_exits_)
+    WriteExitFile(task, file_and_record.first, file_and_record.second);
   if (!unacked_exits_.empty()) {
     BATON_LOG_INFO("wrote {} exit records batond had not acknowledged",
                    unacked_exits_.size());

@@ -156,6 +156,12 @@ class SupervisorTest : public ::testing::Test {
     ASSERT_TRUE(fd) << fd.error().message;
     client_ = std::move(*fd);
   }
+  // Connects (again) and says hello, as batond does; the reply.
+  HelloReply ConnectAndGreet() {
+    Connect();
+    Send(EncodeMessage(HelloRequest{}));
+    return ReceiveAs<HelloReply>();
+  }
   void Send(const std::string& line) {
     std::string data = line + "\n";
     ASSERT_EQ(::send(client_.get(), data.data(), data.size(), MSG_NOSIGNAL),
@@ -287,9 +293,7 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
 TEST_F(SupervisorTest, WritesTheExitFilesBatondDidNotAcknowledge) {
   auto [pid, ready] = Fork();
   ASSERT_EQ(ready, 'R');
-  Connect();
-  Send(EncodeMessage(HelloRequest{}));
-  ReceiveAs<HelloReply>();
+  ConnectAndGreet();
   SpawnGated("shell-1", "go1", "exit 5");
   SpawnGated("shell-2", "go2", "exit 6");
   SpawnGated("shell-3", "go3", "exit 7");
@@ -307,9 +311,7 @@ TEST_F(SupervisorTest, WritesTheExitFilesBatondDidNotAcknowledge) {
   // A new batond connects: the old one's unacknowledged exit goes to its
   // file before the new hello is answered.
   UniqueFd old_client = std::move(client_);
-  Connect();
-  Send(EncodeMessage(HelloRequest{}));
-  auto hello = ReceiveAs<HelloReply>();
+  auto hello = ConnectAndGreet();
   ASSERT_EQ(hello.live.size(), 1u);
   EXPECT_EQ(hello.live[0].task, "shell-3");
   auto record =
@@ -333,9 +335,7 @@ TEST_F(SupervisorTest, WritesTheExitFilesBatondDidNotAcknowledge) {
 TEST_F(SupervisorTest, OutlivesBatondWhileTasksLive) {
   auto [pid, ready] = Fork();
   ASSERT_EQ(ready, 'R');
-  Connect();
-  Send(EncodeMessage(HelloRequest{}));
-  ReceiveAs<HelloReply>();
+  ConnectAndGreet();
   SpawnGated("shell-1", "go", "exit 0");
   // Neither SIGTERM nor batond's death stops it while a task lives.
   ::kill(pid, SIGTERM);
@@ -377,9 +377,7 @@ TEST(SupervisorProtocol, EnvironmentsAreSentOnceAndSetOver) {
 TEST_F(SupervisorTest, SpawnsOverADefinedEnvironmentPerConnection) {
   auto [pid, ready] = Fork();
   ASSERT_EQ(ready, 'R');
-  Connect();
-  Send(EncodeMessage(HelloRequest{}));
-  ReceiveAs<HelloReply>();
+  ConnectAndGreet();
   Send(EncodeMessage(EnvRequest{5, {"PATH=/usr/bin:/bin", "A=base", "B=b"}}));
   SpawnRequest spawn;
   spawn.task = "shell-1";
@@ -401,9 +399,7 @@ TEST_F(SupervisorTest, SpawnsOverADefinedEnvironmentPerConnection) {
             "environment 6 was never defined on this connection");
 
   // A new connection starts with none.
-  Connect();
-  Send(EncodeMessage(HelloRequest{}));
-  ReceiveAs<HelloReply>();
+  ConnectAndGreet();
   spawn.task = "shell-3";
   spawn.env_id = 5;
   Send(EncodeMessage(spawn));
@@ -432,9 +428,7 @@ TEST_F(SupervisorTest, EventsWaitForHello) {
 TEST_F(SupervisorTest, ABurstOfSpawnsKeepsOrderKillsAndHello) {
   auto [pid, ready] = Fork();
   ASSERT_EQ(ready, 'R');
-  Connect();
-  Send(EncodeMessage(HelloRequest{}));
-  ReceiveAs<HelloReply>();
+  ConnectAndGreet();
   constexpr int kTasks = 60;
   std::string burst;
   for (int i = 0; i < kTasks; ++i) {
