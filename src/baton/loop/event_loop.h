@@ -57,6 +57,8 @@ class EventLoop : public Timers {
   void Stop() { running_ = false; }
   // One iteration: waits at most `max_wait` for events. For tests.
   Status RunOnce(std::chrono::milliseconds max_wait);
+  // Timers scheduled and not yet run or cancelled. For tests.
+  size_t pending_timers() const { return timers_.size(); }
 
  private:
   void RunDueTimers(MonoTime now);
