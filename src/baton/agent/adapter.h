@@ -47,8 +47,6 @@ class AdapterSink {
   virtual void TurnEnded() = 0;
 };
 
-enum class SendMode { kFollowup, kSteer };
-
 // One item's answer, already matched against the question's options.
 struct ItemAnswer {
   bool skipped = false;

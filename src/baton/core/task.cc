@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cctype>
 #include <charconv>
 #include <csignal>
 #include <cstring>
@@ -80,6 +81,68 @@ std::string SignalName(int signal) {
   if (abbrev == nullptr)
     return fmt::format("signal {}", signal);
   return fmt::format("SIG{}", abbrev);
+}
+
+std::optional<int> SignalFromName(std::string_view name) {
+  for (int signal = 1; signal < 65; ++signal) {
+    if (SignalName(signal) == name)
+      return signal;
+  }
+  int number = 0;
+  if (name.starts_with("signal ")) {
+    std::string_view digits = name.substr(7);
+    auto [end, ec] =
+        std::from_chars(digits.data(), digits.data() + digits.size(), number);
+    if (ec == std::errc() && end == digits.data() + digits.size())
+      return number;
+  }
+  return std::nullopt;
+}
+
+namespace {
+
+// Quotes an argument for a POSIX shell only when it needs it.
+std::string ShellQuote(const std::string& arg) {
+  if (!arg.empty() &&
+      arg.find_first_not_of("abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTU"
+                            "VWXYZ0123456789-_./=:,+@%") == std::string::npos) {
+    return arg;
+  }
+  std::string quoted = "'";
+  for (char c : arg) {
+    if (c == '\'') {
+      quoted += "'\\''";
+    } else {
+      quoted += c;
+    }
+  }
+  return quoted + "'";
+}
+
+}  // namespace
+
+std::string CommandText(const TaskSpec& spec) {
+  if (spec.shell_command)
+    return *spec.shell_command;
+  std::string text;
+  for (const auto& arg : spec.argv) {
+    if (!text.empty())
+      text += ' ';
+    text += ShellQuote(arg);
+  }
+  return text;
+}
+
+bool LooksSecret(std::string_view name) {
+  std::string upper(name);
+  for (char& c : upper)
+    c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  for (std::string_view word :
+       {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
+    if (upper.find(word) != std::string::npos)
+      return true;
+  }
+  return false;
 }
 
 void ApplyExit(const ExitInfo& exit, TaskRecord& task) {

@@ -51,6 +51,18 @@ inline bool IsTerminal(TaskStatus status) {
   return status >= TaskStatus::kCompleted;
 }
 
+// How a read of a task's output starts (doc/protocol.md, "Reading output").
+enum class ReadMode {
+  kAll,     // [0, size): the whole output, consumes nothing.
+  kNew,     // [cursor, size): what came since this session's last kNew read.
+  kOffset,  // [offset, size): consumes nothing.
+};
+
+enum class KillOutcome { kRequested, kAlreadyTerminal };
+
+// How a message reaches an agent worker: after its turn, or into it.
+enum class SendMode { kFollowup, kSteer };
+
 // What an agent task runs: an agent CLI through an adapter (DESIGN.md §4).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
@@ -63,6 +75,18 @@ struct AgentSpec {
   // without app-server runs through codex exec, doc/agents.md); "" when it
   // did not. The task's first event too.
   std::string note;
+
+  // The fields as stored and sent (util/json_fields.h).
+  template <class V>
+  void Fields(V& v) {
+    v("profile", profile);
+    v("adapter", adapter);
+    v("brief", brief);
+    v("model", model);
+    v("resume_session", resume_session);
+    v("resume_from", resume_from);
+    v("note", note, {.omit_when_empty = true});
+  }
 };
 
 // What a client asks to run. For a shell task exactly one of
@@ -104,6 +128,13 @@ struct CheckResult {
   std::string command;
   int exit_code = -1;  // 128+N for a death by signal N.
   std::string tail;    // The last lines of its output.
+
+  template <class V>
+  void Fields(V& v) {
+    v("command", command);
+    v("exit_code", exit_code);
+    v("tail", tail);
+  }
 };
 struct Evidence {
   std::string source;  // "git" or "scan": how changed files were found.
@@ -111,6 +142,14 @@ struct Evidence {
   std::vector<CheckResult> checks;
   // Other tasks that worked in the same folder while this one ran.
   std::vector<std::string> overlapping_tasks;
+
+  template <class V>
+  void Fields(V& v) {
+    v("source", source);
+    v("changed_files", changed_files);
+    v("checks", checks);
+    v("overlapping_tasks", overlapping_tasks);
+  }
 };
 
 // Why a process ended, as the executor saw it.
@@ -151,6 +190,17 @@ struct TaskRecord {
 
 // "SIGTERM" for 15; "signal 77" for unknown numbers.
 std::string SignalName(int signal);
+// The number of a name SignalName gives; nullopt for anything else.
+std::optional<int> SignalFromName(std::string_view name);
+
+// The command line as one string, for people ("make -j4"): the shell line,
+// or the arguments quoted for a POSIX shell where they need it.
+std::string CommandText(const TaskSpec& spec);
+
+// Whether an environment variable's name looks like it holds a secret
+// (*KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*, case-insensitive):
+// listings show its value as "***" (doc/security.md).
+bool LooksSecret(std::string_view name);
 
 // The status and detail that `exit` means for `task` (DESIGN.md §1):
 // completed only for exit code 0 without a kill; killed only when baton

@@ -1,18 +1,37 @@
 // The parts of a task record that only some tasks have (agent spec, checks,
 // agent session, evidence), as one JSON object: how the store keeps them in
-// one column and how clients see them.
+// one column. Clients see the same fields in the task object
+// (ipc/codec.h), written from the same definitions.
 #ifndef BATON_CORE_TASK_EXTRA_H_
 #define BATON_CORE_TASK_EXTRA_H_
 
-#include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "baton/core/task.h"
 
 namespace baton {
 
-nlohmann::json AgentSpecToJson(const AgentSpec& agent);
-nlohmann::json EvidenceToJson(const Evidence& evidence);
+// The optional parts of a task, each left out when empty.
+struct TaskExtra {
+  std::optional<AgentSpec> agent;
+  std::string agent_session;
+  std::vector<std::string> checks;
+  std::optional<Evidence> evidence;
+
+  template <class V>
+  void Fields(V& v) {
+    v("agent", agent, {.omit_when_empty = true});
+    v("agent_session", agent_session, {.omit_when_empty = true});
+    v("checks", checks, {.omit_when_empty = true});
+    v("evidence", evidence, {.omit_when_empty = true});
+  }
+};
+
+TaskExtra ExtraOf(const TaskRecord& task);
+void ApplyExtra(TaskExtra extra, TaskRecord& task);
 
 // "{}" for a task with none of them.
 std::string EncodeTaskExtra(const TaskRecord& task);

@@ -25,12 +25,6 @@
 
 namespace baton {
 
-enum class ReadMode {
-  kAll,     // [0, size): the whole output, consumes nothing.
-  kNew,     // [cursor, size): what came since this session's last kNew read.
-  kOffset,  // [offset, size): consumes nothing.
-};
-
 // A byte range of a task's output log, for the client to copy itself.
 struct OutputRange {
   TaskRecord task;
@@ -39,8 +33,6 @@ struct OutputRange {
   uint64_t to = 0;
   bool at_end = false;  // The task is terminal and the range reaches its end.
 };
-
-enum class KillOutcome { kRequested, kAlreadyTerminal };
 
 struct WaitResult {
   std::vector<TaskRecord> ended;  // Terminal (or asking a question).

@@ -186,52 +186,32 @@ void Daemon::OnClose(uint64_t connection_id) {
   closed_connections_.insert(connection_id);
 }
 
-void Daemon::Reply::operator()(Result<Json> result) const {
-  if (!result)
-    return send_(std::unexpected(result.error()), false);
-  send_(result->dump(-1, ' ', false, Json::error_handler_t::replace), false);
-}
-
-Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
+Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
+                                  std::string request_id_json,
                                   std::string session) {
-  return Reply([this, connection_id, request_id = std::move(request_id),
+  return Reply([this, connection_id, id_json = std::move(request_id_json),
                 session = std::move(session)](Result<std::string> result,
                                               bool before_commit) {
     auto it = connections_.find(connection_id);
     if (it == connections_.end() || it->second.channel->closed())
       return;
-    // Written by hand around the result text, so a large result is never
-    // parsed back into a tree.
-    std::string line = "{\"id\":" + request_id.dump() +
-                       ",\"version\":" + std::to_string(kProtocolVersion);
-    if (result) {
-      line += ",\"ok\":true,\"result\":" + *result;
-    } else {
-      line += ",\"ok\":false,\"error\":" +
-              ErrorToJson(result.error())
-                  .dump(-1, ' ', false, Json::error_handler_t::replace);
-    }
+    std::string notices_json;
     if (!session.empty()) {
       auto notices = registry_->TakeNotices(session);
       if (!notices.empty()) {
         // They report other ends, which EndSurvivesACrash did not check.
         before_commit = false;
-        line += ",\"notices\":[";
-        for (size_t i = 0; i < notices.size(); ++i) {
-          if (i)
-            line += ',';
-          line += "{\"task\":";
-          AppendTask(line, notices[i]);
-          line += ",\"text\":";
-          AppendJsonString(line, NoticeText(notices[i]));
-          line += '}';
+        std::vector<Notice> typed;
+        typed.reserve(notices.size());
+        for (auto& task : notices) {
+          std::string text = NoticeText(task);
+          typed.push_back({View(std::move(task)), std::move(text)});
         }
-        line += ']';
+        EncodeValue(notices_json, typed);
       }
     }
-    line += '}';
     Connection& connection = it->second;
-    connection.channel->Send(line);
+    connection.channel->Send(EncodeReplyLine(id_json, result, notices_json));
     if (before_commit) {
       connection.holds_replies_before_commit = true;
     } else {
@@ -245,38 +225,21 @@ void Daemon::OnLine(uint64_t connection_id, std::string_view line) {
   if (it == connections_.end())
     return;
   Connection& connection = it->second;
-  Json request = Json::parse(line, nullptr, false);
-  if (request.is_discarded() || !request.is_object()) {
-    connection.channel->Send(
-        MakeErrorReply(nullptr, Error{ErrorCode::kInvalidArgument,
-                                      "malformed request: not a JSON object"})
-            .dump());
+  auto request = DecodeRequestLine(line);
+  if (!request) {
+    // Nothing was done: the error goes out with the next flush.
+    connection.channel->Send(EncodeReplyLine(
+        request.error().id_json, std::unexpected(request.error().error), ""));
+    connection.holds_replies_after_commit = true;
     return;
   }
-  Json request_id = request.contains("id") ? request["id"] : Json(nullptr);
-  std::string session;
-  if (auto s = request.find("session"); s != request.end() && s->is_string()) {
-    session = s->get<std::string>();
-  }
-  Reply reply = MakeReplier(connection_id, request_id, session);
-  std::string op = request.value("op", "");
-  auto handler = Handlers().find(op);
-  if (handler == Handlers().end()) {
-    reply(MakeError(ErrorCode::kInvalidArgument,
-                    fmt::format("unknown request '{}'; this batond speaks "
-                                "protocol {} (upgrade baton or restart the "
-                                "daemon: baton daemon stop)",
-                                op, kProtocolVersion)));
-    return;
-  }
-  // One bad request must not kill the daemon: a JSON type error in a
-  // handler becomes an error reply (watchman's dispatchCommand).
-  try {
-    (this->*(handler->second))(connection, request, session, reply);
-  } catch (const std::exception& e) {
-    reply(MakeError(ErrorCode::kInvalidArgument,
-                    fmt::format("bad '{}' request: {}", op, e.what())));
-  }
+  Reply reply = MakeReplier(connection_id, std::move(request->id_json),
+                            request->session);
+  std::visit(
+      [&](const auto& typed) {
+        Handle(connection, typed, request->session, reply);
+      },
+      request->request);
 }
 
 void Daemon::BeforeSleep() {

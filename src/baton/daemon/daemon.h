@@ -19,7 +19,7 @@
 #include "baton/daemon/preflight.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/ipc/line_channel.h"
-#include "baton/ipc/protocol.h"
+#include "baton/ipc/codec.h"
 #include "baton/loop/event_loop.h"
 #include "baton/store/sqlite_task_store.h"
 #include "baton/util/state_paths.h"
@@ -61,61 +61,77 @@ class Daemon {
     bool holds_replies_before_commit = false;
   };
   // Sends the reply of one request, with the session's notices; the
-  // connection may be gone by then. A result is a JSON tree, or (Raw) JSON
-  // text already written, for the replies that carry many tasks.
+  // connection may be gone by then. Called with the op's typed reply, or
+  // an error.
   class Reply {
    public:
     // The flag: the reply may go before the commit of this loop iteration.
     using Sender = std::function<void(Result<std::string>, bool)>;
     explicit Reply(Sender send) : send_(std::move(send)) {}
-    void operator()(Result<Json> result) const;
-    void Raw(std::string result_json) const {
-      send_(std::move(result_json), false);
+    template <class R>
+    void operator()(const R& result) const {
+      send_(EncodeObject(result), false);
+    }
+    template <class R>
+    void operator()(const Result<R>& result) const {
+      if (!result)
+        return send_(std::unexpected(result.error()), false);
+      send_(EncodeObject(*result), false);
+    }
+    void operator()(std::unexpected<Error> error) const {
+      send_(std::move(error), false);
     }
     // For a reply whose every fact would come out the same after a crash
     // before the commit (see BeforeSleep).
-    void RawBeforeCommit(std::string result_json) const {
-      send_(std::move(result_json), true);
+    template <class R>
+    void BeforeCommit(const R& result) const {
+      send_(EncodeObject(result), true);
     }
 
    private:
     Sender send_;
   };
-  using Handler = void (Daemon::*)(Connection&, const Json&,
-                                   const std::string& session, Reply);
 
   void OnAccept();
   void OnLine(uint64_t connection_id, std::string_view line);
   void OnClose(uint64_t connection_id);
   void BeforeSleep();
-  Reply MakeReplier(uint64_t connection_id, Json request_id,
+  Reply MakeReplier(uint64_t connection_id, std::string request_id_json,
                     std::string session);
-  Json TaskJson(const TaskRecord& task);
+  // The task as clients see it, with its output's size.
+  TaskView View(TaskRecord task);
   // True when a crash before this iteration's commit would bring a
   // restarted batond to the same end of `task`: the supervisor still keeps
   // its exit record, and batond adds nothing of its own to the end (no
   // checks, no agent verdict).
   bool EndSurvivesACrash(const TaskRecord& task) const;
-  void AppendTask(std::string& out, const TaskRecord& task);
 
-  // Request handlers (commands.cc), one per op of doc/protocol.md.
-  void HandleHello(Connection&, const Json&, const std::string&, Reply);
-  void HandleRun(Connection&, const Json&, const std::string&, Reply);
-  void HandleGet(Connection&, const Json&, const std::string&, Reply);
-  void HandleList(Connection&, const Json&, const std::string&, Reply);
-  void HandleRead(Connection&, const Json&, const std::string&, Reply);
-  void HandleKill(Connection&, const Json&, const std::string&, Reply);
-  void HandleWait(Connection&, const Json&, const std::string&, Reply);
-  void HandleAttach(Connection&, const Json&, const std::string&, Reply);
-  void HandleDelegate(Connection&, const Json&, const std::string&, Reply);
-  void HandleSend(Connection&, const Json&, const std::string&, Reply);
-  void HandleAnswer(Connection&, const Json&, const std::string&, Reply);
-  void HandleEvents(Connection&, const Json&, const std::string&, Reply);
-  void HandleAgents(Connection&, const Json&, const std::string&, Reply);
-  void HandleNotices(Connection&, const Json&, const std::string&, Reply);
-  void HandleDaemonStatus(Connection&, const Json&, const std::string&, Reply);
-  void HandleShutdown(Connection&, const Json&, const std::string&, Reply);
-  static const std::map<std::string, Handler, std::less<>>& Handlers();
+  // Request handlers (daemon/commands/), one per request of ipc/messages.h.
+  using Session = const std::string&;
+  void Handle(Connection&, const HelloRequest&, Session, Reply);
+  void Handle(Connection&, const RunRequest&, Session, Reply);
+  void Handle(Connection&, const DelegateRequest&, Session, Reply);
+  void Handle(Connection&, const SendRequest&, Session, Reply);
+  void Handle(Connection&, const AnswerRequest&, Session, Reply);
+  void Handle(Connection&, const EventsRequest&, Session, Reply);
+  void Handle(Connection&, const AgentsRequest&, Session, Reply);
+  void Handle(Connection&, const GetRequest&, Session, Reply);
+  void Handle(Connection&, const ListRequest&, Session, Reply);
+  void Handle(Connection&, const ReadRequest&, Session, Reply);
+  void Handle(Connection&, const KillRequest&, Session, Reply);
+  void Handle(Connection&, const WaitRequest&, Session, Reply);
+  void Handle(Connection&, const AttachRequest&, Session, Reply);
+  void Handle(Connection&, const NoticesRequest&, Session, Reply);
+  void Handle(Connection&, const DaemonStatusRequest&, Session, Reply);
+  void Handle(Connection&, const ShutdownRequest&, Session, Reply);
+
+  // The spec of a new task from what `run` and `delegate` share (owner,
+  // folder, label, environment, deadline, checks), then its own parts.
+  template <class R>
+  TaskSpec CommonSpec(const R& request, TaskKind kind, Session session);
+  Result<TaskSpec> ShellSpec(const RunRequest& request, Session session);
+  // Stores and starts `spec`; replies with the task.
+  void StartTask(TaskSpec spec, Reply reply);
 
   DaemonOptions options_;
   EventLoop loop_;

@@ -42,39 +42,30 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
   return DaemonClient(std::move(*fd), options.session);
 }
 
-Result<int64_t> DaemonClient::Send(std::string_view op, Json args) {
-  int64_t id = next_id_++;
-  args["id"] = id;
-  args["op"] = op;
-  if (!session_.empty())
-    args["session"] = session_;
-  std::string line = args.dump(-1, ' ', false, Json::error_handler_t::replace);
+Status DaemonClient::WriteLine(std::string line) {
   line.push_back('\n');
   if (auto written = WriteAll(fd_.get(), line); !written) {
     return MakeError(
         ErrorCode::kUnavailable,
         "lost the connection to batond: " + written.error().message);
   }
-  return id;
+  return {};
 }
 
-Result<Json> DaemonClient::ReadReply(
+Result<ReplyLine> DaemonClient::ReadReply(
     std::optional<std::chrono::milliseconds> timeout) {
   auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
                           : std::chrono::steady_clock::time_point::max();
   for (;;) {
     size_t nl = in_.find('\n');
     if (nl != std::string::npos) {
-      Json reply = Json::parse(in_.begin(), in_.begin() + nl, nullptr, false);
+      auto reply = DecodeReplyLine(std::string_view(in_).substr(0, nl));
       in_.erase(0, nl + 1);
-      if (reply.is_discarded() || !reply.is_object()) {
-        return MakeError(ErrorCode::kInternal, "batond sent a malformed reply");
-      }
-      if (auto notices = reply.find("notices");
-          notices != reply.end() && notices->is_array()) {
-        for (auto& notice : *notices)
-          notices_.push_back(notice);
-      }
+      if (!reply)
+        return reply;
+      for (auto& notice : reply->notices)
+        notices_.push_back(std::move(notice));
+      reply->notices.clear();
       return reply;
     }
     int wait_ms = -1;
@@ -105,24 +96,15 @@ Result<Json> DaemonClient::ReadReply(
   }
 }
 
-Result<Json> DaemonClient::Call(std::string_view op, Json args) {
-  auto id = Send(op, std::move(args));
-  if (!id)
-    return std::unexpected(id.error());
+Result<ReplyLine> DaemonClient::ReadReplyTo(int64_t id) {
   for (;;) {
     auto reply = ReadReply();
-    if (!reply)
+    if (!reply || reply->id == id)
       return reply;
-    if (reply->value("id", int64_t{-1}) != *id)
-      continue;
-    if (!reply->value("ok", false)) {
-      return std::unexpected(ErrorFromJson(reply->value("error", Json())));
-    }
-    return reply->value("result", Json::object());
   }
 }
 
-std::vector<Json> DaemonClient::TakeNotices() {
+std::vector<Notice> DaemonClient::TakeNotices() {
   return std::exchange(notices_, {});
 }
 

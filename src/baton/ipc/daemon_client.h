@@ -1,6 +1,7 @@
-// The client side of the batond protocol, blocking, for the CLI and the MCP
-// server: connects (starting batond when none runs), sends requests, reads
-// replies. Not thread-safe.
+// The client side of the batond protocol, blocking, for the CLI (and
+// tests): connects (starting batond when none runs), sends typed requests,
+// reads replies. The same codec (ipc/codec.h) frames them as for the
+// asynchronous client (ipc/async_daemon_client.h). Not thread-safe.
 #ifndef BATON_IPC_DAEMON_CLIENT_H_
 #define BATON_IPC_DAEMON_CLIENT_H_
 
@@ -10,7 +11,7 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/ipc/protocol.h"
+#include "baton/ipc/codec.h"
 #include "baton/util/result.h"
 #include "baton/util/state_paths.h"
 #include "baton/util/unique_fd.h"
@@ -34,16 +35,32 @@ class DaemonClient {
   DaemonClient& operator=(DaemonClient&&) = default;
 
   // Sends one request and returns its id; the reply comes from ReadReply.
-  Result<int64_t> Send(std::string_view op, Json args = Json::object());
-  // The next reply (any id), as the whole object. kTimeout if none came
-  // within `timeout`; kUnavailable if the daemon hung up.
-  Result<Json> ReadReply(
+  template <class R>
+  Result<int64_t> Send(const R& request) {
+    int64_t id = next_id_++;
+    if (auto ok = WriteLine(EncodeRequestLine(id, session_, request)); !ok)
+      return std::unexpected(ok.error());
+    return id;
+  }
+  // The next reply (any id). kTimeout if none came within `timeout`;
+  // kUnavailable if the daemon hung up. Its notices are kept for
+  // TakeNotices.
+  Result<ReplyLine> ReadReply(
       std::optional<std::chrono::milliseconds> timeout = std::nullopt);
-  // Send + ReadReply for that id: the "result", or the daemon's error.
-  Result<Json> Call(std::string_view op, Json args = Json::object());
+  // Send + ReadReply for that id: the typed result, or the daemon's error.
+  template <class R>
+  Result<typename R::Reply> Call(const R& request) {
+    auto id = Send(request);
+    if (!id)
+      return std::unexpected(id.error());
+    auto reply = ReadReplyTo(*id);
+    if (!reply)
+      return std::unexpected(reply.error());
+    return DecodeResult<typename R::Reply>(*reply, R::kOp);
+  }
 
   // Notices the replies carried so far; clears them.
-  std::vector<Json> TakeNotices();
+  std::vector<Notice> TakeNotices();
 
   int fd() const { return fd_.get(); }
   const std::string& session() const { return session_; }
@@ -51,12 +68,14 @@ class DaemonClient {
  private:
   DaemonClient(UniqueFd fd, std::string session)
       : fd_(std::move(fd)), session_(std::move(session)) {}
+  Status WriteLine(std::string line);
+  Result<ReplyLine> ReadReplyTo(int64_t id);
 
   UniqueFd fd_;
   std::string session_;
   int64_t next_id_ = 1;
   std::string in_;
-  std::vector<Json> notices_;
+  std::vector<Notice> notices_;
 };
 
 // How long a client waits for a daemon it started to become ready.

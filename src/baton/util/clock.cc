@@ -1,5 +1,7 @@
 #include "baton/util/clock.h"
 
+#include <charconv>
+
 #include <cstdio>
 #include <ctime>
 
@@ -20,6 +22,47 @@ std::string FormatIsoTime(int64_t wall_ms) {
   std::snprintf(buf + n, sizeof buf - n, ".%03dZ",
                 static_cast<int>(wall_ms % 1000));
   return buf;
+}
+
+std::optional<int64_t> ParseIsoTime(std::string_view text) {
+  // YYYY-MM-DDTHH:MM:SS[.mmm]Z
+  auto number = [&](size_t at, size_t digits) -> std::optional<int> {
+    if (at + digits > text.size())
+      return std::nullopt;
+    int value = 0;
+    auto [end, ec] =
+        std::from_chars(text.data() + at, text.data() + at + digits, value);
+    if (ec != std::errc() || end != text.data() + at + digits)
+      return std::nullopt;
+    return value;
+  };
+  auto at = [&](size_t i, char c) { return i < text.size() && text[i] == c; };
+  auto year = number(0, 4), month = number(5, 2), day = number(8, 2);
+  auto hour = number(11, 2), minute = number(14, 2), second = number(17, 2);
+  if (!year || !month || !day || !hour || !minute || !second || !at(4, '-') ||
+      !at(7, '-') || !at(10, 'T') || !at(13, ':') || !at(16, ':')) {
+    return std::nullopt;
+  }
+  int millis = 0;
+  size_t z = 19;
+  if (at(19, '.')) {
+    auto ms = number(20, 3);
+    if (!ms)
+      return std::nullopt;
+    millis = *ms;
+    z = 23;
+  }
+  if (!at(z, 'Z') || z + 1 != text.size())
+    return std::nullopt;
+  tm utc{};
+  utc.tm_year = *year - 1900;
+  utc.tm_mon = *month - 1;
+  utc.tm_mday = *day;
+  utc.tm_hour = *hour;
+  utc.tm_min = *minute;
+  utc.tm_sec = *second;
+  time_t seconds = timegm(&utc);
+  return static_cast<int64_t>(seconds) * 1000 + millis;
 }
 
 }  // namespace baton

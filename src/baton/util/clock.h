@@ -6,7 +6,9 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
+#include <string_view>
 
 namespace baton {
 
@@ -17,6 +19,9 @@ int64_t WallMillis();
 
 // "2026-11-29T13:40:01.123Z" (UTC, milliseconds).
 std::string FormatIsoTime(int64_t wall_ms);
+// The inverse of FormatIsoTime (milliseconds optional); nullopt for any
+// other form.
+std::optional<int64_t> ParseIsoTime(std::string_view text);
 
 class Clock {
  public:

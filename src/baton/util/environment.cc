@@ -1,5 +1,8 @@
 #include "baton/util/environment.h"
 
+#include <pwd.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <string_view>
 
@@ -34,6 +37,24 @@ std::vector<std::string> SetEnvironmentEntries(
       env.push_back(entry);
   }
   env.insert(env.end(), entries.begin(), entries.end());
+  return env;
+}
+
+std::vector<std::string> CleanEnvironment() {
+  std::vector<std::string> env = {"PATH=/usr/local/bin:/usr/bin:/bin",
+                                  "LANG=C.UTF-8"};
+  passwd entry{};
+  passwd* found = nullptr;
+  char buf[4096];
+  if (::getpwuid_r(::getuid(), &entry, buf, sizeof buf, &found) == 0 &&
+      found != nullptr) {
+    env.push_back(std::string("HOME=") + found->pw_dir);
+    env.push_back(std::string("USER=") + found->pw_name);
+    env.push_back(std::string("LOGNAME=") + found->pw_name);
+    env.push_back(std::string("SHELL=") +
+                  (found->pw_shell && *found->pw_shell ? found->pw_shell
+                                                       : "/bin/sh"));
+  }
   return env;
 }
 

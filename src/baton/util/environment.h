@@ -17,6 +17,12 @@ std::vector<std::string> SetEnvironmentEntries(
     const std::vector<std::string>& base,
     const std::vector<std::string>& entries);
 
+// The environment of a task whose client sent none (a raw socket client):
+// PATH (the fallback PATH), HOME, USER, LOGNAME and SHELL from the user's
+// passwd entry, LANG=C.UTF-8. Never batond's own environment, which is
+// whatever client first started batond (doc/protocol.md, "Environment").
+std::vector<std::string> CleanEnvironment();
+
 }  // namespace baton
 
 #endif  // BATON_UTIL_ENVIRONMENT_H_

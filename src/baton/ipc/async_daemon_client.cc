@@ -1,18 +1,15 @@
-#include "baton/mcp/daemon_connection.h"
+#include "baton/ipc/async_daemon_client.h"
 
 #include <fcntl.h>
 #include <unistd.h>
 
 #include <cerrno>
 
-#include "baton/ipc/protocol.h"
 #include "baton/ipc/unix_socket.h"
 
-namespace baton::mcp {
+namespace baton {
 
-using nlohmann::json;
-
-Result<std::unique_ptr<DaemonConnection>> DaemonConnection::Open(
+Result<std::unique_ptr<AsyncDaemonClient>> AsyncDaemonClient::Open(
     EventLoop* loop, const DaemonClient::Options& options, NoticeSink notices) {
   auto client = DaemonClient::Connect(options);
   if (!client)
@@ -24,9 +21,9 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::Open(
     return std::unexpected(ErrnoError("dup of the batond socket", errno));
   if (auto ok = SetNonBlocking(fd.get(), true); !ok)
     return std::unexpected(ok.error());
-  std::unique_ptr<DaemonConnection> connection(
-      new DaemonConnection(loop, options.session, std::move(notices)));
-  DaemonConnection* self = connection.get();
+  std::unique_ptr<AsyncDaemonClient> connection(
+      new AsyncDaemonClient(loop, options.session, std::move(notices)));
+  AsyncDaemonClient* self = connection.get();
   connection->channel_ = std::make_unique<LineChannel>(
       loop, std::move(fd),
       [self](std::string_view line) { self->OnLine(line); },
@@ -38,16 +35,16 @@ Result<std::unique_ptr<DaemonConnection>> DaemonConnection::Open(
   return connection;
 }
 
-DaemonConnection::DaemonConnection(EventLoop* loop, std::string session,
-                                   NoticeSink notices)
+AsyncDaemonClient::AsyncDaemonClient(EventLoop* loop, std::string session,
+                                     NoticeSink notices)
     : loop_(loop), session_(std::move(session)), notices_(std::move(notices)) {}
 
-DaemonConnection::~DaemonConnection() {
+AsyncDaemonClient::~AsyncDaemonClient() {
   Close();
 }
 
-void DaemonConnection::Call(std::string_view op, json args,
-                            ReplyCallback done) {
+void AsyncDaemonClient::Send(std::string line, LineCallback done) {
+  int64_t id = next_id_++;
   if (closed()) {
     // Answer from the loop, as a reply would come, so callers never see
     // their callback run inside Call.
@@ -57,48 +54,37 @@ void DaemonConnection::Call(std::string_view op, json args,
     });
     return;
   }
-  int64_t id = next_id_++;
-  args["id"] = id;
-  args["op"] = op;
-  if (!session_.empty())
-    args["session"] = session_;
   pending_.emplace(id, std::move(done));
-  channel_->Send(args.dump(-1, ' ', false, json::error_handler_t::replace));
+  channel_->Send(line);
   channel_->Flush();
 }
 
-void DaemonConnection::Close() {
+void AsyncDaemonClient::Close() {
   pending_.clear();
   if (channel_)
     channel_->Close();
 }
 
-void DaemonConnection::OnLine(std::string_view line) {
-  json reply = json::parse(line.begin(), line.end(), nullptr, false);
-  if (reply.is_discarded() || !reply.is_object())
-    return;  // Not ours to answer; the daemon never sends this.
-  if (auto notices = reply.find("notices");
-      notices != reply.end() && notices->is_array() && notices_) {
-    for (const auto& notice : *notices)
-      notices_(notice);
+void AsyncDaemonClient::OnLine(std::string_view line) {
+  auto reply = DecodeReplyLine(line);
+  if (!reply)
+    return;  // Not ours to answer; batond never sends this.
+  if (notices_) {
+    for (auto& notice : reply->notices)
+      notices_(std::move(notice));
   }
-  auto id = reply.find("id");
-  if (id == reply.end() || !id->is_number_integer())
+  reply->notices.clear();
+  if (!reply->id)
     return;
-  auto it = pending_.find(id->get<int64_t>());
+  auto it = pending_.find(*reply->id);
   if (it == pending_.end())
     return;
-  ReplyCallback done = std::move(it->second);
+  LineCallback done = std::move(it->second);
   pending_.erase(it);
-  if (reply.value("ok", false)) {
-    auto result = reply.find("result");
-    done(result != reply.end() ? *result : json::object());
-  } else {
-    done(std::unexpected(ErrorFromJson(reply.value("error", json()))));
-  }
+  done(std::move(*reply));
 }
 
-void DaemonConnection::OnClose() {
+void AsyncDaemonClient::OnClose() {
   // Fail what is pending; a callback may Close or drop us, so take them
   // all out first.
   auto pending = std::exchange(pending_, {});
@@ -109,4 +95,4 @@ void DaemonConnection::OnClose() {
   }
 }
 
-}  // namespace baton::mcp
+}  // namespace baton

@@ -1,0 +1,224 @@
+// The handlers that start tasks: `run` (a shell command) and `delegate`
+// (an agent worker). Both build the spec's common part in one place
+// (CommonSpec), preflight it, store it, and answer once it is stored.
+#include <fmt/format.h>
+
+#include "baton/core/model_spec.h"
+#include "baton/daemon/agent_profiles.h"
+#include "baton/daemon/commands/client_env.h"
+#include "baton/daemon/daemon.h"
+#include "baton/daemon/preflight.h"
+#include "baton/util/environment.h"
+
+namespace baton {
+namespace {
+
+// `env` set over the task's environment.
+void ApplyProfileEnv(const std::map<std::string, std::string>& env,
+                     std::vector<std::string>& base_env) {
+  if (env.empty())
+    return;
+  std::vector<std::string> entries;
+  for (const auto& [name, value] : env)
+    entries.push_back(name + "=" + value);
+  base_env = SetEnvironmentEntries(base_env, entries);
+}
+
+// A codex without app-server: the same profile through `codex exec --json`,
+// the brief on stdin (doc/agents.md, "Codex: app-server or exec").
+void UseCodexExec(TaskSpec& spec, const std::vector<std::string>& prefix,
+                  std::string note) {
+  spec.agent->adapter = "codex-exec";
+  spec.agent->note = std::move(note);
+  spec.argv = MakeAdapter("codex-exec")->Argv(prefix, *spec.agent);
+  spec.stdin_pipe = false;
+  spec.stdin_text = spec.agent->brief;
+}
+
+// gemini-cli (0.61.0, and qwen, its fork) names a session's file by the
+// UTC minute: a session/load in the minute the session was written
+// re-creates that file and the history is lost (doc/agent-testing.md).
+Status CheckResumeMinute(const TaskRecord& from, int64_t now_ms) {
+  const std::string& program =
+      from.spec.argv.empty() ? from.id.ToString() : from.spec.argv[0];
+  std::string name = program.substr(program.rfind('/') + 1);
+  if (from.spec.agent->adapter != "acp" ||
+      (name != "gemini" && name != "qwen") ||
+      now_ms / 60000 != from.ended_ms / 60000) {
+    return {};
+  }
+  return MakeError(
+      ErrorCode::kInvalidArgument,
+      fmt::format("{} cannot load a session in the UTC minute it was last "
+                  "written in (it would lose its history); resume {} in {} s",
+                  name, from.id.ToString(), 60 - (now_ms / 1000) % 60));
+}
+
+}  // namespace
+
+template <class R>
+TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
+  TaskSpec spec;
+  spec.kind = kind;
+  spec.owner = request.unowned ? "" : session;
+  spec.label = request.label;
+  spec.cwd = request.cwd;
+  spec.base_env = ClientEnvironment(request.base_env);
+  spec.timeout = request.timeout;
+  spec.checks = request.checks;
+  return spec;
+}
+
+Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request,
+                                   Session session) {
+  TaskSpec spec = CommonSpec(request, TaskKind::kShell, session);
+  if (request.command) {
+    spec.shell_command = *request.command;
+  } else {
+    spec.argv = request.argv;
+  }
+  spec.env_overrides = request.env;
+  // The file-system checks live here, not in the registry, which makes no
+  // system calls; they too run before anything is stored or spawned.
+  if (auto ok = PreflightTask(spec, &command_cache_); !ok)
+    return std::unexpected(ok.error());
+  return spec;
+}
+
+void Daemon::StartTask(TaskSpec spec, Reply reply) {
+  registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
+    if (!task)
+      return reply(std::unexpected(task.error()));
+    checks_->Snapshot(*task);
+    // No output yet: the spawn thread makes the file after this reply.
+    reply(TaskReply{{std::move(*task), std::nullopt}});
+  });
+}
+
+void Daemon::Handle(Connection&, const RunRequest& request, Session session,
+                    Reply reply) {
+  auto spec = ShellSpec(request, session);
+  if (!spec)
+    return reply(std::unexpected(spec.error()));
+  StartTask(std::move(*spec), reply);
+}
+
+void Daemon::Handle(Connection&, const DelegateRequest& request,
+                    Session session, Reply reply) {
+  auto config = LoadAgentConfig(
+      FindConfigFile(ClientEnvLookup(request.base_env)));
+  if (!config)
+    return reply(std::unexpected(config.error()));
+  // The task a resume continues, read once: it gives the agent (unless one
+  // is named), the session to resume and the folder.
+  std::optional<TaskRecord> resumed;
+  if (TaskId::Parse(request.resume_from)) {
+    auto task = registry_->Get(request.resume_from, session);
+    if (!task)
+      return reply(std::unexpected(task.error()));
+    if (!IsTerminal(task->status)) {
+      return reply(MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("{} is still {}; send it a message instead (baton "
+                      "send), or resume it once it ended",
+                      request.resume_from, TaskStatusName(task->status))));
+    }
+    if (task->agent_session.empty() || !task->spec.agent) {
+      return reply(
+          MakeError(ErrorCode::kResumeNotFound,
+                    fmt::format("{} has no agent session to resume (it never "
+                                "started one)",
+                                request.resume_from)));
+    }
+    if (auto ok = CheckResumeMinute(*task, clock_.WallNowMillis()); !ok)
+      return reply(std::unexpected(ok.error()));
+    resumed = std::move(*task);
+  }
+  std::string agent_name = request.agent;
+  if (agent_name.empty())
+    agent_name = resumed ? resumed->spec.agent->profile : config->default_agent;
+  auto profile = config->Find(agent_name);
+  if (!profile)
+    return reply(std::unexpected(profile.error()));
+
+  AgentSpec agent;
+  agent.profile = profile->name;
+  agent.adapter = profile->adapter;
+  agent.brief = request.brief;
+  agent.model = request.model.empty() ? profile->default_model : request.model;
+  if (!agent.model.empty()) {
+    if (auto model = ParseModelSpec(agent.model); !model)
+      return reply(std::unexpected(model.error()));
+  }
+  TaskSpec spec = CommonSpec(request, TaskKind::kAgent, session);
+  if (!spec.timeout)
+    spec.timeout = profile->timeout.value_or(config->agent_timeout);
+  ApplyProfileEnv(profile->env, spec.base_env);
+  if (resumed) {
+    // A codex task that ran through exec (its codex had no app-server)
+    // resumes through exec: its thread is an exec thread.
+    if (agent.adapter == "codex" &&
+        resumed->spec.agent->adapter == "codex-exec") {
+      agent.adapter = "codex-exec";
+      agent.note = fmt::format(
+          "resumes {} through codex exec, as it ran (its thread is an exec "
+          "thread)",
+          request.resume_from);
+    }
+    agent.resume_session = resumed->agent_session;
+    agent.resume_from = request.resume_from;
+    // A session is resumed where it ran (Claude keys sessions by folder).
+    if (spec.cwd.empty())
+      spec.cwd = resumed->spec.cwd;
+  } else {
+    agent.resume_session = request.resume_from;  // A CLI session id, or "".
+  }
+  auto adapter = MakeAdapter(agent.adapter);
+  if (!adapter) {
+    return reply(
+        MakeError(ErrorCode::kInternal, "no adapter named " + agent.adapter));
+  }
+  spec.argv = adapter->Argv(profile->ArgvPrefix(), agent);
+  if (adapter->interactive()) {
+    spec.stdin_pipe = true;
+  } else {
+    spec.stdin_text = request.brief;
+  }
+  spec.agent = std::move(agent);
+  if (spec.cwd.empty()) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "delegate request: give 'cwd', the agent's "
+                           "folder (an absolute path)"));
+  }
+  if (auto ok = PreflightTask(spec, &command_cache_); !ok)
+    return reply(std::unexpected(ok.error()));
+  if (spec.agent->adapter != "codex")
+    return StartTask(std::move(spec), reply);
+  // Does this codex have app-server? Asked once per codex install, by a
+  // probe the loop watches; the reply waits for it (doc/agents.md).
+  std::vector<std::string> prefix = profile->ArgvPrefix();
+  std::vector<std::string> env = spec.base_env;
+  std::string cwd = spec.cwd;
+  codex_probe_->Check(
+      prefix, env, cwd,
+      [this, reply, prefix,
+       spec = std::move(spec)](const ProbeVerdict& verdict) mutable {
+        if (verdict.mode == CodexMode::kExec) {
+          UseCodexExec(
+              spec, prefix,
+              fmt::format("this codex has no app-server (app-server --help: "
+                          "{}); running it through codex exec: it cannot be "
+                          "steered or asked, a follow-up is a new task "
+                          "(baton delegate --resume)",
+                          verdict.reason));
+        } else if (verdict.mode == CodexMode::kUnknown) {
+          spec.agent->note = fmt::format(
+              "could not tell whether this codex has app-server ({}); "
+              "running app-server",
+              verdict.reason);
+        }
+        StartTask(std::move(spec), reply);
+      });
+}
+
+}  // namespace baton

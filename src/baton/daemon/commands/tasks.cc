@@ -1,0 +1,147 @@
+// Handlers of the requests about tasks and about batond itself: hello,
+// get, list, read, kill, attach, notices, daemon_status, shutdown. Each
+// takes its typed request (ipc/messages.h), calls the registry, and
+// answers through `reply`.
+#include <unistd.h>
+
+#include "baton/daemon/daemon.h"
+#include "baton/util/log.h"
+
+namespace baton {
+
+TaskView Daemon::View(TaskRecord task) {
+  auto size = executor_->OutputSize(task);
+  return {std::move(task), size ? std::optional(*size) : std::nullopt};
+}
+
+bool Daemon::EndSurvivesACrash(const TaskRecord& task) const {
+  return task.spec.checks.empty() && !task.spec.agent &&
+         executor_->HoldsExitRecord(task.id);
+}
+
+void Daemon::Handle(Connection&, const HelloRequest&, Session session,
+                    Reply reply) {
+  reply(HelloReply{.daemon_pid = getpid(),
+                   .protocol = kProtocolVersion,
+                   .home = options_.paths.home,
+                   .session = session});
+}
+
+void Daemon::Handle(Connection&, const GetRequest& request, Session session,
+                    Reply reply) {
+  auto task = registry_->Get(request.task, session);
+  if (!task)
+    return reply(std::unexpected(task.error()));
+  reply(TaskReply{View(std::move(*task))});
+}
+
+void Daemon::Handle(Connection&, const ListRequest& request, Session session,
+                    Reply reply) {
+  size_t hidden = 0;
+  auto tasks = registry_->List(session, request.all, &hidden);
+  if (!tasks)
+    return reply(std::unexpected(tasks.error()));
+  ListReply list;
+  list.tasks.reserve(tasks->size());
+  for (auto& task : *tasks)
+    list.tasks.push_back(View(std::move(task)));
+  list.hidden = static_cast<int64_t>(hidden);
+  reply(list);
+}
+
+void Daemon::Handle(Connection&, const ReadRequest& request, Session session,
+                    Reply reply) {
+  auto range =
+      registry_->Read(request.task, session, request.mode,
+                      static_cast<uint64_t>(request.offset));
+  if (!range)
+    return reply(std::unexpected(range.error()));
+  reply(ReadReply{.task = View(std::move(range->task)),
+                  .path = range->path,
+                  .from = static_cast<int64_t>(range->from),
+                  .to = static_cast<int64_t>(range->to),
+                  .at_end = range->at_end});
+}
+
+void Daemon::Handle(Connection&, const KillRequest& request, Session session,
+                    Reply reply) {
+  // All or nothing: a bad id refuses the whole request before any kill.
+  for (const auto& id : request.tasks) {
+    if (auto task = registry_->Get(id, session); !task)
+      return reply(std::unexpected(task.error()));
+  }
+  KillReply results;
+  for (const auto& id : request.tasks) {
+    // An agent is asked to end its turn first; the signals wait a moment
+    // for it to exit by itself.
+    auto parsed = TaskId::Parse(id);
+    bool interrupted = parsed && agents_->Interrupt(*parsed);
+    auto outcome = registry_->Kill(
+        id, session, request.reason, request.grace,
+        interrupted ? kAgentStopWindow : std::chrono::milliseconds(0));
+    if (!outcome)
+      return reply(std::unexpected(outcome.error()));
+    results.results.push_back({id, *outcome});
+  }
+  reply(results);
+}
+
+void Daemon::Handle(Connection& connection, const AttachRequest&,
+                    Session session, Reply reply) {
+  if (session.empty()) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "attach needs a session name (BATON_SESSION)"));
+  }
+  if (!connection.attached_session.empty() &&
+      connection.attached_session != session) {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           "this connection is attached to another session"));
+  }
+  if (connection.attached_session.empty()) {
+    connection.attached_session = session;
+    registry_->Attach(session);
+  }
+  reply(AttachReply{session, options_.lease.count()});
+}
+
+void Daemon::Handle(Connection&, const NoticesRequest&, Session, Reply reply) {
+  reply(EmptyReply{});  // The reply itself carries the notices.
+}
+
+void Daemon::Handle(Connection&, const DaemonStatusRequest&, Session,
+                    Reply reply) {
+  reply(DaemonStatusReply{
+      .daemon_pid = getpid(),
+      .supervisor_pid = executor_->supervisor_pid(),
+      .protocol = kProtocolVersion,
+      .home = options_.paths.home,
+      .socket = options_.paths.daemon_socket(),
+      .live_tasks = static_cast<int64_t>(registry_->live_count()),
+      .connections = static_cast<int64_t>(connections_.size()),
+      .uptime_ms = clock_.WallNowMillis() - started_ms_});
+}
+
+void Daemon::Handle(Connection&, const ShutdownRequest& request, Session,
+                    Reply reply) {
+  ShutdownReply stopping{.daemon_pid = getpid()};
+  if (!request.kill_tasks) {
+    stopping.live_tasks = static_cast<int64_t>(registry_->live_count());
+    reply(stopping);
+    loop_.Stop();
+    return;
+  }
+  std::vector<TaskId> ids = registry_->KillAll("daemon stopped");
+  if (ids.empty()) {
+    reply(stopping);
+    loop_.Stop();
+    return;
+  }
+  BATON_LOG_INFO("stopping after killing {} tasks", ids.size());
+  stopping.killed = static_cast<int64_t>(ids.size());
+  registry_->WaitForAll(ids, [this, reply, stopping] {
+    reply(stopping);
+    loop_.Stop();
+  });
+}
+
+}  // namespace baton

@@ -1,0 +1,499 @@
+#include "baton/ipc/codec.h"
+
+#include <fmt/format.h>
+
+#include <numeric>
+
+#include "baton/util/clock.h"
+
+namespace baton {
+namespace {
+
+Status Invalid(std::string message) {
+  return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+}
+
+std::optional<std::string> TimeOrNull(int64_t wall_ms) {
+  if (wall_ms == 0)
+    return std::nullopt;
+  return FormatIsoTime(wall_ms);
+}
+
+std::optional<std::string> TextOrNull(const std::string& text) {
+  if (text.empty())
+    return std::nullopt;
+  return text;
+}
+
+Result<int64_t> TimeFromWire(const std::optional<std::string>& text,
+                             std::string_view name) {
+  if (!text)
+    return 0;
+  auto ms = ParseIsoTime(*text);
+  if (!ms) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("task.{} '{}' is not an ISO 8601 UTC time",
+                                 name, *text));
+  }
+  return *ms;
+}
+
+// The entries of a client's environment: each NAME=value with a name.
+Status CheckEnvironment(const std::vector<std::string>& entries,
+                        std::string_view field) {
+  size_t bytes = 0;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    size_t eq = entries[i].find('=');
+    if (eq == std::string::npos || eq == 0) {
+      return Invalid(fmt::format(
+          "'{}[{}]' must be NAME=value with a non-empty NAME, not '{}'", field,
+          i, entries[i].substr(0, 64)));
+    }
+    bytes += entries[i].size() + 1;
+  }
+  if (bytes > kMaxEnvBytes) {
+    return Invalid(fmt::format("'{}' holds {} bytes; at most {} are allowed",
+                               field, bytes, kMaxEnvBytes));
+  }
+  return {};
+}
+
+Status CheckEnvOverrides(const std::map<std::string, std::string>& env) {
+  size_t bytes = 0;
+  for (const auto& [name, value] : env) {
+    if (name.empty() || name.find('=') != std::string::npos) {
+      return Invalid(fmt::format(
+          "'env' names a variable '{}': a name must be non-empty and "
+          "without '='",
+          name));
+    }
+    bytes += name.size() + value.size() + 2;
+  }
+  if (bytes > kMaxEnvBytes) {
+    return Invalid(fmt::format("'env' holds {} bytes; at most {} are allowed",
+                               bytes, kMaxEnvBytes));
+  }
+  return {};
+}
+
+Status CheckAbsolute(const std::string& path, std::string_view field) {
+  if (!path.empty() && path[0] != '/') {
+    return Invalid(fmt::format("'{}' must be an absolute path, not '{}'",
+                               field, path));
+  }
+  return {};
+}
+
+}  // namespace
+
+// ---- the task object ---------------------------------------------------------
+
+TaskWire ToWire(const TaskView& view) {
+  const TaskRecord& task = view.task;
+  TaskWire wire;
+  wire.id = task.id.ToString();
+  wire.kind = TaskKindName(task.id.kind);
+  wire.status = TaskStatusName(task.status);
+  wire.detail = task.detail;
+  if (task.exit_code)
+    wire.exit_code = *task.exit_code;
+  if (task.signal)
+    wire.signal = SignalName(*task.signal);
+  wire.label = task.spec.label;
+  wire.command = CommandText(task.spec);
+  if (!task.spec.shell_command)
+    wire.argv = task.spec.argv;
+  wire.cwd = task.spec.cwd;
+  wire.env = task.spec.env_overrides;
+  for (auto& [name, value] : wire.env) {
+    if (LooksSecret(name))
+      value = "***";
+  }
+  wire.owner = TextOrNull(task.spec.owner);
+  if (task.pid)
+    wire.pid = task.pid;
+  if (task.spec.timeout)
+    wire.timeout_ms = task.spec.timeout->count();
+  wire.created_at = TimeOrNull(task.created_ms);
+  wire.started_at = TimeOrNull(task.started_ms);
+  wire.ended_at = TimeOrNull(task.ended_ms);
+  if (task.started_ms && task.ended_ms)
+    wire.duration_ms = task.ended_ms - task.started_ms;
+  wire.kill_reason = TextOrNull(task.kill_reason);
+  wire.output_path = task.output_path;
+  if (view.output_bytes)
+    wire.output_bytes = static_cast<int64_t>(*view.output_bytes);
+  wire.agent = task.spec.agent;
+  wire.agent_session = task.agent_session;
+  wire.checks = task.spec.checks;
+  wire.evidence = task.evidence;
+  wire.questions = view.questions;
+  return wire;
+}
+
+Result<TaskView> FromWire(TaskWire wire) {
+  TaskView view;
+  TaskRecord& task = view.task;
+  auto id = TaskId::Parse(wire.id);
+  if (!id)
+    return std::unexpected(id.error());
+  task.id = *id;
+  auto status = ParseTaskStatus(wire.status);
+  if (!status)
+    return std::unexpected(status.error());
+  task.status = *status;
+  task.detail = std::move(wire.detail);
+  if (wire.exit_code)
+    task.exit_code = static_cast<int>(*wire.exit_code);
+  if (wire.signal) {
+    task.signal = SignalFromName(*wire.signal);
+    if (!task.signal) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("task.signal '{}' is not a signal's name",
+                                   *wire.signal));
+    }
+  }
+  task.spec.kind = task.id.kind;
+  task.spec.label = std::move(wire.label);
+  if (wire.argv) {
+    task.spec.argv = std::move(*wire.argv);
+  } else {
+    task.spec.shell_command = std::move(wire.command);
+  }
+  task.spec.cwd = std::move(wire.cwd);
+  task.spec.env_overrides = std::move(wire.env);
+  task.spec.owner = wire.owner.value_or("");
+  task.pid = wire.pid.value_or(0);
+  if (wire.timeout_ms)
+    task.spec.timeout = std::chrono::milliseconds(*wire.timeout_ms);
+  for (auto [field, name, out] :
+       {std::tuple(&wire.created_at, "created_at", &task.created_ms),
+        std::tuple(&wire.started_at, "started_at", &task.started_ms),
+        std::tuple(&wire.ended_at, "ended_at", &task.ended_ms)}) {
+    auto ms = TimeFromWire(*field, name);
+    if (!ms)
+      return std::unexpected(ms.error());
+    *out = *ms;
+  }
+  task.kill_reason = wire.kill_reason.value_or("");
+  task.output_path = std::move(wire.output_path);
+  if (wire.output_bytes && *wire.output_bytes >= 0)
+    view.output_bytes = static_cast<uint64_t>(*wire.output_bytes);
+  task.spec.agent = std::move(wire.agent);
+  task.agent_session = std::move(wire.agent_session);
+  task.spec.checks = std::move(wire.checks);
+  task.evidence = std::move(wire.evidence);
+  view.questions = std::move(wire.questions);
+  return view;
+}
+
+Status DecodeValue(const Json& in, TaskView& out, const FieldRules& rules,
+                   std::string_view path) {
+  TaskWire wire;
+  if (auto ok = DecodeValue(in, wire, rules, path); !ok)
+    return ok;
+  auto view = FromWire(std::move(wire));
+  if (!view) {
+    return Invalid(fmt::format("'{}': {}", path, view.error().message));
+  }
+  out = std::move(*view);
+  return {};
+}
+
+void EncodeValue(std::string& out, const TaskView& value) {
+  EncodeValue(out, ToWire(value));
+}
+
+Status DecodeValue(const Json& in, TaskBrief& out, const FieldRules& rules,
+                   std::string_view path) {
+  if (in.is_string()) {
+    auto id = TaskId::Parse(in.get_ref<const std::string&>());
+    if (!id)
+      return Invalid(fmt::format("'{}': {}", path, id.error().message));
+    out.task = TaskRecord{};
+    out.task.id = *id;
+    out.id_only = true;
+    return {};
+  }
+  TaskView view;
+  if (auto ok = DecodeValue(in, view, rules, path); !ok)
+    return ok;
+  out.task = std::move(view.task);
+  out.id_only = false;
+  return {};
+}
+
+void EncodeValue(std::string& out, const TaskBrief& value) {
+  const TaskRecord& task = value.task;
+  if (value.id_only)
+    return AppendJsonString(out, task.id.ToString());
+  // The first eight fields of the task object, without building the rest:
+  // a wait over a thousand running tasks lists each of them.
+  JsonEncoder encoder(out);
+  encoder("id", task.id.ToString());
+  encoder("kind", TaskKindName(task.id.kind));
+  encoder("status", TaskStatusName(task.status));
+  encoder("detail", task.detail);
+  encoder("exit_code", task.exit_code);
+  encoder("signal", task.signal ? std::optional(SignalName(*task.signal))
+                                : std::nullopt);
+  encoder("label", task.spec.label);
+  encoder("command", CommandText(task.spec));
+  encoder.Finish();
+}
+
+void EncodeValue(std::string& out, const WaitReply& value) {
+  JsonEncoder encoder(out);
+  encoder("ended", value.ended);
+  if (value.still_running_count) {
+    encoder("still_running_count", *value.still_running_count);
+  } else {
+    encoder("still_running", value.still_running);
+  }
+  encoder("timed_out", value.timed_out);
+  encoder.Finish();
+}
+
+// ---- errors ---------------------------------------------------------------
+
+WireError ToWire(const Error& error) {
+  return {std::string(ErrorCodeName(error.code)), error.message};
+}
+
+Error FromWire(const WireError& error) {
+  return {ErrorCodeFromName(error.code), error.message};
+}
+
+// ---- requests --------------------------------------------------------------
+
+Status RunRequest::Validate() const {
+  if (command && !argv.empty()) {
+    return Invalid(
+        "run request: give either 'command' (a shell line) or 'argv' (a "
+        "list), not both");
+  }
+  if ((!command || command->empty()) && argv.empty()) {
+    return Invalid(
+        "run request: empty command; give 'command' (a shell line) or "
+        "'argv', e.g. baton run -- make");
+  }
+  size_t argv_bytes = std::accumulate(
+      argv.begin(), argv.end(), size_t{0},
+      [](size_t sum, const std::string& arg) { return sum + arg.size() + 1; });
+  if (argv_bytes > kMaxArgvBytes) {
+    return Invalid(fmt::format(
+        "run request: 'argv' holds {} bytes; at most {} are allowed",
+        argv_bytes, kMaxArgvBytes));
+  }
+  if (cwd.empty())
+    return Invalid("run request: 'cwd' must not be empty");
+  for (const Status& ok :
+       {CheckAbsolute(cwd, "cwd"), CheckEnvOverrides(env),
+        base_env ? CheckEnvironment(*base_env, "base_env") : Status()}) {
+    if (!ok)
+      return Invalid("run request: " + ok.error().message);
+  }
+  return {};
+}
+
+Status DelegateRequest::Validate() const {
+  if (brief.find_first_not_of(" \t\r\n") == std::string::npos)
+    return Invalid("delegate request: empty brief; say what the agent should do");
+  for (const Status& ok :
+       {CheckAbsolute(cwd, "cwd"),
+        base_env ? CheckEnvironment(*base_env, "base_env") : Status()}) {
+    if (!ok)
+      return Invalid("delegate request: " + ok.error().message);
+  }
+  return {};
+}
+
+namespace {
+
+template <class R>
+Status ValidateRequest(const R& request) {
+  if constexpr (requires { request.Validate(); }) {
+    return request.Validate();
+  } else {
+    return {};
+  }
+}
+
+template <size_t I = 0>
+Result<Request> DecodeOp(std::string_view op, const Json& object) {
+  if constexpr (I == std::variant_size_v<Request>) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("unknown request '{}'; this batond speaks protocol {} "
+                    "(upgrade baton, or restart the daemon: baton daemon "
+                    "stop)",
+                    op.substr(0, 64), kProtocolVersion));
+  } else {
+    using R = std::variant_alternative_t<I, Request>;
+    if (R::kOp != op)
+      return DecodeOp<I + 1>(op, object);
+    R request{};
+    JsonDecoder decoder(object, fmt::format("{} request", R::kOp));
+    decoder.Known("id");
+    decoder.Known("op");
+    decoder.Known("session");
+    request.Fields(decoder);
+    if (auto ok = decoder.Finish(/*reject_unknown=*/true); !ok)
+      return std::unexpected(ok.error());
+    if (auto ok = ValidateRequest(request); !ok)
+      return std::unexpected(ok.error());
+    return Request(std::move(request));
+  }
+}
+
+// The id as JSON text, exactly as it came; nullopt for an id that is not
+// a number, a string or null.
+std::optional<std::string> IdJson(const ParsedJson& parsed) {
+  auto it = parsed.value.find("id");
+  if (it == parsed.value.end() || it->is_null())
+    return "null";
+  if (it->is_number_float()) {
+    // Beyond 64 bits, or a fraction: the text as sent, never a rounding.
+    if (auto raw = parsed.raw_numbers.find("id");
+        raw != parsed.raw_numbers.end()) {
+      return raw->second;
+    }
+  }
+  if (it->is_number()) {
+    return it->dump();
+  }
+  if (it->is_string()) {
+    std::string text;
+    AppendJsonString(text, it->get_ref<const std::string&>());
+    return text;
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+std::expected<RequestLine, BadRequest> DecodeRequestLine(
+    std::string_view line) {
+  auto bad = [](std::string id_json, std::string message) {
+    return std::unexpected(BadRequest{
+        std::move(id_json), {ErrorCode::kInvalidArgument, std::move(message)}});
+  };
+  auto parsed = ParseJson(line);
+  if (!parsed)
+    return bad("null", "malformed request: " + parsed.error().message);
+  if (!parsed->value.is_object())
+    return bad("null", "malformed request: not a JSON object");
+  auto id = IdJson(*parsed);
+  if (!id) {
+    return bad("null",
+               "malformed request: 'id' must be a number, a string or null");
+  }
+  const Json& object = parsed->value;
+  auto op = object.find("op");
+  if (op == object.end() || !op->is_string()) {
+    return bad(*id,
+               "malformed request: 'op' must be a string naming the request, "
+               "e.g. \"run\" (doc/protocol.md)");
+  }
+  RequestLine out;
+  out.id_json = std::move(*id);
+  if (auto session = object.find("session");
+      session != object.end() && !session->is_null()) {
+    if (auto ok = DecodeValue(*session, out.session,
+                              {.max_bytes = kMaxNameBytes}, "session");
+        !ok) {
+      return bad(out.id_json, ok.error().message);
+    }
+  }
+  auto request = DecodeOp(op->get_ref<const std::string&>(), object);
+  if (!request)
+    return bad(out.id_json, request.error().message);
+  out.request = std::move(*request);
+  return out;
+}
+
+std::string_view OpOf(const Request& request) {
+  return std::visit([](const auto& r) { return r.kOp; }, request);
+}
+
+// ---- replies ----------------------------------------------------------------
+
+std::string EncodeReplyLine(std::string_view id_json,
+                            const Result<std::string>& result_json,
+                            std::string_view notices_json) {
+  std::string line = "{\"id\":";
+  line += id_json;
+  line += ",\"version\":";
+  line += std::to_string(kProtocolVersion);
+  if (result_json) {
+    line += ",\"ok\":true,\"result\":";
+    line += *result_json;
+  } else {
+    line += ",\"ok\":false,\"error\":";
+    EncodeValue(line, ToWire(result_json.error()));
+  }
+  if (!notices_json.empty()) {
+    line += ",\"notices\":";
+    line += notices_json;
+  }
+  line += '}';
+  return line;
+}
+
+Result<ReplyLine> DecodeReplyLine(std::string_view line) {
+  auto parsed = ParseJson(line, {.max_depth = 128});
+  auto malformed = [](std::string why) {
+    return MakeError(ErrorCode::kIncompatible,
+                     "batond sent a reply this baton cannot read (" + why +
+                         "); is batond of another version? restart it: "
+                         "baton daemon stop");
+  };
+  if (!parsed)
+    return malformed(parsed.error().message);
+  Json& object = parsed->value;
+  if (!object.is_object())
+    return malformed("not an object");
+  ReplyLine reply;
+  if (auto id = object.find("id"); id != object.end() && id->is_number_integer())
+    reply.id = id->get<int64_t>();
+  auto ok = object.find("ok");
+  if (ok == object.end() || !ok->is_boolean())
+    return malformed("no 'ok'");
+  reply.ok = ok->get<bool>();
+  if (reply.ok) {
+    if (auto result = object.find("result"); result != object.end())
+      reply.result = std::move(*result);
+    else
+      reply.result = Json::object();
+  } else {
+    WireError error;
+    auto it = object.find("error");
+    if (it == object.end())
+      return malformed("an error reply without 'error'");
+    if (auto decoded = DecodeValue(*it, error, {}, "error"); !decoded)
+      return malformed(decoded.error().message);
+    reply.error = FromWire(error);
+  }
+  if (auto notices = object.find("notices"); notices != object.end()) {
+    if (auto decoded = DecodeValue(*notices, reply.notices, {}, "notices");
+        !decoded) {
+      return malformed(decoded.error().message);
+    }
+  }
+  return reply;
+}
+
+std::string WithNotices(std::string object_json,
+                        const std::vector<Notice>& notices) {
+  if (notices.empty() || object_json.size() < 2 || object_json.back() != '}')
+    return object_json;
+  object_json.pop_back();
+  if (object_json.size() > 1)
+    object_json += ',';
+  object_json += "\"notices\":";
+  EncodeValue(object_json, notices);
+  object_json += '}';
+  return object_json;
+}
+
+}  // namespace baton

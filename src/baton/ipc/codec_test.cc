@@ -1,0 +1,261 @@
+#include "baton/ipc/codec.h"
+
+#include <gtest/gtest.h>
+
+#include "tests/support/request_cases.h"
+
+namespace baton {
+namespace {
+
+TaskRecord FullTask() {
+  TaskRecord task;
+  task.id = TaskId{TaskKind::kShell, 42};
+  task.spec.label = "tab\there \"quoted\" back\\slash \x01 ünïcødé";
+  task.spec.argv = {"printf", "%s\n", "a b"};
+  task.spec.cwd = "/tmp/x";
+  task.spec.env_overrides = {{"A", "1"}, {"B", "line\nbreak"}};
+  task.spec.owner = "alice";
+  task.spec.timeout = std::chrono::milliseconds(30'000);
+  task.spec.checks = {"make test"};
+  task.status = TaskStatus::kKilled;
+  task.detail = "killed: by request";
+  task.signal = 9;
+  task.pid = 1234;
+  task.created_ms = 1'795'960'000'000;
+  task.started_ms = 1'795'960'000'123;
+  task.ended_ms = 1'795'960'005'000;
+  task.kill_reason = "by request";
+  task.output_path = "/state/tasks/shell-42/output.log";
+  task.evidence = Evidence{"git", {"a.cc"}, {{"make test", 2, "FAIL"}}, {}};
+  return task;
+}
+
+TaskView RoundTrip(const TaskView& view) {
+  std::string text;
+  EncodeValue(text, view);
+  auto parsed = ParseJson(text);
+  EXPECT_TRUE(parsed) << text;
+  TaskView back;
+  auto ok = DecodeValue(parsed->value, back, {}, "task");
+  EXPECT_TRUE(ok) << (ok ? "" : ok.error().message);
+  return back;
+}
+
+TEST(CodecTest, ATaskComesBackAsItWent) {
+  TaskView full{FullTask(), 77, {}};
+  full.questions.push_back(
+      {7, {{"Which?", "", {{"red", ""}, {"blue", "the sky"}}, false}}});
+  TaskRecord plain;
+  plain.id = TaskId{TaskKind::kAgent, 1};
+  plain.spec.shell_command = "echo hi";
+  plain.spec.cwd = "/";
+  plain.exit_code = 0;
+  plain.spec.agent = AgentSpec{.profile = "claude", .brief = "do it"};
+  for (const TaskView& view : {full, TaskView{plain, std::nullopt, {}}}) {
+    TaskView back = RoundTrip(view);
+    std::string first, second;
+    EncodeValue(first, view);
+    EncodeValue(second, back);
+    EXPECT_EQ(first, second);
+    EXPECT_EQ(back.task.status, view.task.status);
+    EXPECT_EQ(back.task.signal, view.task.signal);
+    EXPECT_EQ(back.task.ended_ms, view.task.ended_ms);
+    EXPECT_EQ(back.output_bytes, view.output_bytes);
+  }
+}
+
+TEST(CodecTest, SecretLookingVariablesAreMaskedInTheTaskObject) {
+  TaskRecord task = FullTask();
+  task.spec.env_overrides = {{"GITHUB_TOKEN", "ghp_x"}, {"MODE", "fast"}};
+  std::string text;
+  EncodeValue(text, TaskView{task, {}, {}});
+  EXPECT_EQ(text.find("ghp_x"), std::string::npos) << text;
+  EXPECT_NE(text.find("\"GITHUB_TOKEN\":\"***\""), std::string::npos);
+  EXPECT_NE(text.find("\"MODE\":\"fast\""), std::string::npos);
+}
+
+TEST(CodecTest, TheBriefFormHasTheFirstFieldsOfTheFullOne) {
+  TaskRecord task = FullTask();
+  std::string brief_text, full_text;
+  EncodeValue(brief_text, TaskBrief{task, false});
+  EncodeValue(full_text, TaskView{task, {}, {}});
+  Json brief = Json::parse(brief_text);
+  Json full = Json::parse(full_text);
+  ASSERT_EQ(brief.size(), 8u);
+  for (auto& [key, value] : brief.items())
+    EXPECT_EQ(value, full[key]) << key;
+}
+
+TEST(CodecTest, ARequestLineDecodesToItsType) {
+  std::string line = EncodeRequestLine(
+      7, "alice", KillRequest{.tasks = {"shell-1", "shell-2"}, .reason = "r"});
+  auto decoded = DecodeRequestLine(line);
+  ASSERT_TRUE(decoded) << decoded.error().error.message;
+  EXPECT_EQ(decoded->id_json, "7");
+  EXPECT_EQ(decoded->session, "alice");
+  auto* kill = std::get_if<KillRequest>(&decoded->request);
+  ASSERT_NE(kill, nullptr);
+  EXPECT_EQ(kill->tasks, (std::vector<std::string>{"shell-1", "shell-2"}));
+  EXPECT_EQ(kill->reason, "r");
+}
+
+TEST(CodecTest, EveryValidSampleDecodes) {
+  for (const auto& sample : testing::ValidRequests()) {
+    auto decoded = DecodeRequestLine(sample.line);
+    EXPECT_TRUE(decoded) << sample.line << ": "
+                         << (decoded ? "" : decoded.error().error.message);
+    if (decoded)
+      EXPECT_EQ(OpOf(decoded->request), sample.op);
+  }
+}
+
+// Each field of each request type, missing, mistyped, oversized, out of
+// range or holding a NUL: a clear error that names the field, never a
+// crash (the same lines go to a real batond in the integration tests).
+TEST(CodecTest, EveryBrokenFieldIsRefusedByName) {
+  auto cases = testing::BrokenRequests();
+  ASSERT_GT(cases.size(), 150u);
+  for (const auto& c : cases) {
+    auto decoded = DecodeRequestLine(c.line);
+    std::string what = c.op + "." + c.field + " " + c.how;
+    if (c.valid) {
+      EXPECT_TRUE(decoded) << what << ": "
+                           << (decoded ? "" : decoded.error().error.message);
+      continue;
+    }
+    ASSERT_FALSE(decoded) << what << " was accepted";
+    const Error& error = decoded.error().error;
+    EXPECT_EQ(error.code, ErrorCode::kInvalidArgument) << what;
+    EXPECT_NE(error.message.find("'" + c.field), std::string::npos)
+        << what << ": " << error.message;
+    EXPECT_EQ(decoded.error().id_json, "1") << what;
+  }
+}
+
+TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
+  auto check = [](auto request) {
+    for (const FieldDoc& field : DocumentFields<decltype(request)>()) {
+      bool text = field.type.find("string") != std::string::npos;
+      bool list = field.type.starts_with("list") ||
+                  field.type.starts_with("object");
+      if (text)
+        EXPECT_GT(field.rules.max_bytes, 0u) << request.kOp << "." << field.name;
+      if (list)
+        EXPECT_GT(field.rules.max_items, 0u) << request.kOp << "." << field.name;
+    }
+  };
+  std::apply([&](auto... requests) { (check(requests), ...); },
+             std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
+                        AnswerRequest, EventsRequest, AgentsRequest,
+                        GetRequest, ListRequest, ReadRequest, KillRequest,
+                        WaitRequest, AttachRequest, NoticesRequest,
+                        DaemonStatusRequest, ShutdownRequest>());
+}
+
+TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {
+  struct Case {
+    std::string line;
+    std::string id_json;
+    std::string says;
+  } cases[] = {
+      {R"({"id":1,"op":1})", "1", "'op' must be a string"},
+      {R"({"id":2})", "2", "'op' must be a string"},
+      {R"({"id":"x","op":"nope"})", "\"x\"", "unknown request 'nope'"},
+      {R"([1,2])", "null", "not a JSON object"},
+      {R"({"id":3,"op":"get","task":"shell-1","extra":1})", "3",
+       "unknown field 'extra'"},
+      {R"({"id":{"a":1},"op":"list"})", "null", "'id' must be a number"},
+      {"{\"id\":4,\"op\":\"list\"", "null", "not valid JSON"},
+      {"\xff\xfe", "null", "not valid JSON"},
+      {R"({"id":5,"op":"run","argv":["a"],"command":"b","cwd":"/"})", "5",
+       "not both"},
+      {R"({"id":6,"op":"run","argv":["a"],"cwd":"relative"})", "6",
+       "absolute"},
+      {R"({"id":7,"op":"run","argv":["a"],"cwd":"/","base_env":["NOEQ"]})",
+       "7", "'base_env[0]' must be NAME=value"},
+      {R"({"id":8,"op":"run","argv":["a"],"cwd":"/","base_env":["=x"]})", "8",
+       "'base_env[0]' must be NAME=value"},
+      {R"({"id":9,"op":"run","argv":["a"],"cwd":"/","timeout_ms":1e13})", "9",
+       "'timeout_ms'"},
+      {R"({"id":10,"op":"run","argv":["a"],"cwd":"/","timeout_ms":0})", "10",
+       "'timeout_ms'"},
+      {R"({"id":11,"op":"get","task":"shell-1","session":5})", "11",
+       "'session'"},
+  };
+  for (const auto& c : cases) {
+    auto decoded = DecodeRequestLine(c.line);
+    ASSERT_FALSE(decoded) << c.line;
+    EXPECT_EQ(decoded.error().id_json, c.id_json) << c.line;
+    EXPECT_NE(decoded.error().error.message.find(c.says), std::string::npos)
+        << c.line << ": " << decoded.error().error.message;
+  }
+}
+
+TEST(CodecTest, IdsAreEchoedExactlyAsTheyCame) {
+  for (std::string id : {"18446744073709551616", "-9223372036854775809",
+                         "1e400", "1.50", "12", "\"abc\"", "null"}) {
+    auto decoded =
+        DecodeRequestLine(R"({"id":)" + id + R"(,"op":"notices"})");
+    ASSERT_TRUE(decoded) << id;
+    EXPECT_EQ(decoded->id_json, id);
+  }
+}
+
+TEST(CodecTest, DeepNestingIsRefusedWithoutRecursion) {
+  std::string deep(60'000, '[');
+  deep += std::string(60'000, ']');
+  auto decoded = DecodeRequestLine(R"({"id":)" + deep + R"(,"op":"list"})");
+  ASSERT_FALSE(decoded);
+  EXPECT_NE(decoded.error().error.message.find("nested deeper"),
+            std::string::npos)
+      << decoded.error().error.message;
+}
+
+TEST(CodecTest, AReplyLineComesBackWithItsNotices) {
+  TaskRecord task = FullTask();
+  std::string notices;
+  EncodeValue(notices, std::vector<Notice>{{{task, 5, {}}, "shell-42 killed"}});
+  std::string line = EncodeReplyLine(
+      "3", EncodeObject(TaskReply{{task, std::nullopt, {}}}), notices);
+  auto reply = DecodeReplyLine(line);
+  ASSERT_TRUE(reply) << reply.error().message;
+  EXPECT_EQ(reply->id, 3);
+  ASSERT_EQ(reply->notices.size(), 1u);
+  EXPECT_EQ(reply->notices[0].text, "shell-42 killed");
+  auto result = DecodeResult<TaskReply>(*reply, "get");
+  ASSERT_TRUE(result) << result.error().message;
+  EXPECT_EQ(result->task.task.id.ToString(), "shell-42");
+
+  auto error = DecodeReplyLine(EncodeReplyLine(
+      "4", MakeError(ErrorCode::kNotFound, "no task shell-9"), ""));
+  ASSERT_TRUE(error);
+  auto failed = DecodeResult<TaskReply>(*error, "get");
+  ASSERT_FALSE(failed);
+  EXPECT_EQ(failed.error().code, ErrorCode::kNotFound);
+  EXPECT_EQ(failed.error().message, "no task shell-9");
+}
+
+TEST(CodecTest, AWaitReplyListsWhatStillRunsInTheFormAskedFor) {
+  TaskRecord task = FullTask();
+  WaitReply counted{.still_running_count = 3};
+  EXPECT_EQ(EncodeObject(counted),
+            R"({"ended":[],"still_running_count":3,"timed_out":false})");
+  WaitReply ids;
+  ids.still_running.push_back({task, true});
+  auto back = DecodeObject<WaitReply>(Json::parse(EncodeObject(ids)), "wait",
+                                      false);
+  ASSERT_TRUE(back) << back.error().message;
+  ASSERT_EQ(back->still_running.size(), 1u);
+  EXPECT_TRUE(back->still_running[0].id_only);
+  EXPECT_EQ(back->still_running[0].task.id, task.id);
+}
+
+TEST(CodecTest, InvalidUtf8IsReplacedInWhatWeWrite) {
+  std::string out;
+  AppendJsonString(out, "ok\xff\xc3\xa9\xed\xa0\x80");
+  EXPECT_EQ(out, "\"ok\xEF\xBF\xBD\xc3\xa9\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_TRUE(ParseJson(out));
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,683 @@
+// The messages of batond's client protocol (doc/protocol.md): one struct
+// per request and per reply. Each lists its fields once (`Fields`), which
+// gives the checked decoder batond uses, the encoder clients use, and the
+// table of doc/protocol.md. A request names its op (`kOp`) and its reply
+// type (`Reply`); ipc/codec.h frames them in lines.
+#ifndef BATON_IPC_MESSAGES_H_
+#define BATON_IPC_MESSAGES_H_
+
+#include <chrono>
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <variant>
+#include <vector>
+
+#include "baton/core/task.h"
+#include "baton/util/json_fields.h"
+
+namespace baton {
+
+// Bumped on incompatible changes; every reply carries it.
+inline constexpr int kProtocolVersion = 1;
+
+// ---- limits (doc/protocol.md, "Limits") ----------------------------------
+
+// One argument, or a shell line (passed as one argument to sh -c): Linux
+// refuses longer ones at exec (MAX_ARG_STRLEN).
+inline constexpr size_t kMaxArgBytes = 128 << 10;
+// A command's arguments together, and a task's environment together: well
+// under what exec takes (ARG_MAX, 2 MiB with the default stack).
+inline constexpr size_t kMaxArgvBytes = 1 << 20;
+inline constexpr size_t kMaxEnvBytes = 1 << 20;
+inline constexpr size_t kMaxArgs = 8192;
+inline constexpr size_t kMaxEnvEntries = 8192;
+// A brief, a follow-up message, an answer.
+inline constexpr size_t kMaxTextBytes = 1 << 20;
+inline constexpr size_t kMaxLabelBytes = 1024;
+inline constexpr size_t kMaxPathBytes = 4096;
+inline constexpr size_t kMaxNameBytes = 256;  // Sessions, ids, profiles.
+inline constexpr size_t kMaxChecks = 64;
+inline constexpr size_t kMaxTaskIds = 100'000;  // One wait or kill.
+inline constexpr size_t kMaxAnswers = 64;
+// The longest deadline or wait: a year and a day. Longer ones are refused,
+// never wrapped.
+inline constexpr int64_t kMaxTimeoutMs = 366LL * 24 * 3600 * 1000;
+
+// ---- the task as clients see it ------------------------------------------
+
+// An agent worker's question that is still open (doc/agents.md): batond
+// decides which are open, so every client shows the same ones.
+struct QuestionOption {
+  std::string label;
+  std::string description;
+  template <class V>
+  void Fields(V& v) {
+    v("label", label);
+    v("description", description, {.omit_when_empty = true});
+  }
+};
+struct QuestionItem {
+  std::string prompt;
+  std::string header;
+  std::vector<QuestionOption> options;
+  bool multi_select = false;
+  template <class V>
+  void Fields(V& v) {
+    v("prompt", prompt);
+    v("header", header, {.omit_when_empty = true});
+    v("options", options, {.doc = "answered by number (from 1) or label"});
+    v("multi_select", multi_select);
+  }
+};
+struct OpenQuestion {
+  int64_t seq = 0;  // The question event's seq.
+  std::vector<QuestionItem> items;
+  template <class V>
+  void Fields(V& v) {
+    v("seq", seq);
+    v("items", items, {.doc = "one answer per item"});
+  }
+};
+
+// A task record with what batond adds for clients: its output's size, when
+// known, and an agent's open questions. On the wire it is the task object
+// of doc/protocol.md (TaskWire in ipc/codec.h).
+struct TaskView {
+  TaskRecord task;
+  std::optional<uint64_t> output_bytes;
+  std::vector<OpenQuestion> questions;
+};
+Status DecodeValue(const Json& in, TaskView& out, const FieldRules& rules,
+                   std::string_view path);
+void EncodeValue(std::string& out, const TaskView& value);
+
+// The short form of a task that a wait still waits on (id, kind, status,
+// detail, label, command, exit_code, signal), or only its id.
+struct TaskBrief {
+  TaskRecord task;
+  bool id_only = false;
+};
+Status DecodeValue(const Json& in, TaskBrief& out, const FieldRules& rules,
+                   std::string_view path);
+void EncodeValue(std::string& out, const TaskBrief& value);
+
+// A notice: a task of the session that ended (or asks) unseen.
+struct Notice {
+  TaskView task;
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true});
+    v("text", text, {.doc = "one line for people"});
+  }
+};
+
+// ---- enums on the wire ---------------------------------------------------
+
+template <>
+struct JsonEnum<ReadMode> {
+  static constexpr std::pair<ReadMode, std::string_view> kNames[] = {
+      {ReadMode::kAll, "all"},
+      {ReadMode::kNew, "new"},
+      {ReadMode::kOffset, "offset"}};
+};
+template <>
+struct JsonEnum<SendMode> {
+  static constexpr std::pair<SendMode, std::string_view> kNames[] = {
+      {SendMode::kFollowup, "followup"}, {SendMode::kSteer, "steer"}};
+};
+template <>
+struct JsonEnum<KillOutcome> {
+  static constexpr std::pair<KillOutcome, std::string_view> kNames[] = {
+      {KillOutcome::kRequested, "requested"},
+      {KillOutcome::kAlreadyTerminal, "already-terminal"}};
+};
+// How a wait reply lists the tasks still running.
+enum class StillRunningForm { kBrief, kIds, kNone };
+template <>
+struct JsonEnum<StillRunningForm> {
+  static constexpr std::pair<StillRunningForm, std::string_view> kNames[] = {
+      {StillRunningForm::kBrief, "brief"},
+      {StillRunningForm::kIds, "ids"},
+      {StillRunningForm::kNone, "none"}};
+};
+
+// ---- requests and replies, one pair per op --------------------------------
+
+struct HelloReply {
+  int64_t daemon_pid = 0;
+  int64_t protocol = kProtocolVersion;
+  std::string home;
+  std::string session;
+  template <class V>
+  void Fields(V& v) {
+    v("daemon_pid", daemon_pid);
+    v("protocol", protocol);
+    v("home", home);
+    v("session", session);
+  }
+};
+struct HelloRequest {
+  static constexpr std::string_view kOp = "hello";
+  static constexpr std::string_view kDoc = "who answers";
+  using Reply = HelloReply;
+  template <class V>
+  void Fields(V&) {}
+};
+
+// The reply of requests that start a task, and of `get`.
+struct TaskReply {
+  TaskView task;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true});
+  }
+};
+
+struct RunRequest {
+  static constexpr std::string_view kOp = "run";
+  static constexpr std::string_view kDoc =
+      "starts a shell task; answered once it is stored (status `queued`)";
+  using Reply = TaskReply;
+  std::optional<std::string> command;
+  std::vector<std::string> argv;
+  std::string cwd;
+  std::map<std::string, std::string> env;
+  std::optional<std::vector<std::string>> base_env;
+  std::string label;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::vector<std::string> checks;
+  bool unowned = false;
+  template <class V>
+  void Fields(V& v) {
+    v("command", command,
+      {.max_bytes = kMaxArgBytes, .doc = "a shell line, run by /bin/sh -c"});
+    v("argv", argv,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxArgs,
+       .doc = "the command as a list, run without a shell (exactly one of "
+              "`command` and `argv`)"});
+    v("cwd", cwd,
+      {.required = true,
+       .max_bytes = kMaxPathBytes,
+       .doc = "absolute working directory"});
+    v("env", env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "variables set over `base_env` (stored; secret-looking "
+              "values are masked in listings)"});
+    v("base_env", base_env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "the client's environment as `NAME=value` entries, which the "
+              "task inherits; never stored. Absent: a clean environment "
+              "(doc/protocol.md, \"Environment\")"});
+    v("label", label, {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});
+    v("timeout_ms", timeout,
+      {.min = 1,
+       .max = kMaxTimeoutMs,
+       .doc = "kill it this long after it starts (1 ms to 366 days)"});
+    v("checks", checks,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxChecks,
+       .doc = "shell lines run in `cwd` when it ends (doc/agents.md)"});
+    v("unowned", unowned,
+      {.doc = "no owner: any session sees it, no lease stops it"});
+  }
+  // The rules across fields (exactly one command form, sizes, names).
+  Status Validate() const;
+};
+
+struct DelegateRequest {
+  static constexpr std::string_view kOp = "delegate";
+  static constexpr std::string_view kDoc =
+      "starts an agent task (doc/agents.md); for codex the reply waits for "
+      "the app-server probe (at most 5 s)";
+  using Reply = TaskReply;
+  std::string brief;
+  std::string agent;
+  std::string model;
+  std::string label;
+  std::string cwd;
+  std::string resume_from;
+  std::vector<std::string> checks;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::optional<std::vector<std::string>> base_env;
+  bool unowned = false;
+  template <class V>
+  void Fields(V& v) {
+    v("brief", brief,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxTextBytes,
+       .doc = "what the agent should do"});
+    v("agent", agent,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "the profile (claude, codex, codex-exec, gemini, opencode, "
+              "qwen, dsh, or the config's); default: a resumed task's own, "
+              "else the config's `defaults.agent`, else claude"});
+    v("model", model,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "`<provider>/<model>[:<effort>]`, else `invalid_model`"});
+    v("label", label, {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});
+    v("cwd", cwd,
+      {.max_bytes = kMaxPathBytes,
+       .doc = "absolute; default: a resumed task's folder"});
+    v("resume_from", resume_from,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "an ended agent task's id (its session is resumed), or a CLI "
+              "session id"});
+    v("checks", checks,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxChecks,
+       .doc = "shell lines run in its folder when it ends"});
+    v("timeout_ms", timeout,
+      {.min = 1,
+       .max = kMaxTimeoutMs,
+       .doc = "default: the profile's, else the config's "
+              "`defaults.agent_timeout`, else 30 min"});
+    v("base_env", base_env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "as for `run`; also names the config file (BATON_CONFIG, "
+              "XDG_CONFIG_HOME, HOME)"});
+    v("unowned", unowned, {.doc = "as for `run`"});
+  }
+  Status Validate() const;
+};
+
+struct GetRequest {
+  static constexpr std::string_view kOp = "get";
+  static constexpr std::string_view kDoc = "one task";
+  using Reply = TaskReply;
+  std::string task;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+  }
+};
+
+struct ListReply {
+  std::vector<TaskView> tasks;
+  int64_t hidden = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.doc = "creation order: every live task and the 20 most recent "
+              "ended ones (all, with `all`)"});
+    v("hidden", hidden, {.doc = "ended tasks left out"});
+  }
+};
+struct ListRequest {
+  static constexpr std::string_view kOp = "list";
+  static constexpr std::string_view kDoc = "the session's tasks";
+  using Reply = ListReply;
+  bool all = false;
+  template <class V>
+  void Fields(V& v) {
+    v("all", all, {.doc = "every ended task too"});
+  }
+};
+
+struct ReadReply {
+  TaskView task;
+  std::string path;
+  int64_t from = 0;
+  int64_t to = 0;
+  bool at_end = false;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true});
+    v("path", path, {.doc = "the output log; copy [from, to) of it"});
+    v("from", from);
+    v("to", to);
+    v("at_end", at_end, {.doc = "the task had ended: `to` is its end"});
+  }
+};
+struct ReadRequest {
+  static constexpr std::string_view kOp = "read";
+  static constexpr std::string_view kDoc =
+      "a byte range of a task's output (\"Reading output\" below)";
+  using Reply = ReadReply;
+  std::string task;
+  ReadMode mode = ReadMode::kAll;
+  int64_t offset = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+    v("mode", mode, {.doc = "`new` consumes (moves this session's cursor)"});
+    v("offset", offset, {.min = 0, .doc = "for mode `offset`"});
+  }
+};
+
+struct KillResult {
+  std::string id;
+  KillOutcome outcome = KillOutcome::kRequested;
+  template <class V>
+  void Fields(V& v) {
+    v("id", id);
+    v("outcome", outcome);
+  }
+};
+struct KillReply {
+  std::vector<KillResult> results;
+  template <class V>
+  void Fields(V& v) {
+    v("results", results, {.max_items = kMaxTaskIds});
+  }
+};
+struct KillRequest {
+  static constexpr std::string_view kOp = "kill";
+  static constexpr std::string_view kDoc =
+      "stops tasks (SIGTERM, then SIGKILL); a bad id refuses the whole "
+      "request";
+  using Reply = KillReply;
+  std::vector<std::string> tasks;
+  std::string reason;
+  std::optional<std::chrono::milliseconds> grace;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .max_items = kMaxTaskIds});
+    v("reason", reason,
+      {.max_bytes = kMaxLabelBytes, .doc = "why, shown in the detail"});
+    v("grace_ms", grace,
+      {.max = kMaxTimeoutMs, .doc = "SIGTERM to SIGKILL (default 5 s)"});
+  }
+};
+
+struct WaitReply {
+  std::vector<TaskView> ended;
+  std::vector<TaskBrief> still_running;
+  std::optional<int64_t> still_running_count;
+  bool timed_out = false;
+  template <class V>
+  void Fields(V& v) {
+    v("ended", ended,
+      {.doc = "full task objects; an agent that asks counts, as `waiting`"});
+    v("still_running", still_running,
+      {.doc = "short task objects, or ids (form `ids`); absent with form "
+              "`none`"});
+    v("still_running_count", still_running_count,
+      {.doc = "with form `none` only"});
+    v("timed_out", timed_out);
+  }
+};
+// Written by hand: the list of still-running tasks takes the form asked
+// for, and is left out for `none`.
+void EncodeValue(std::string& out, const WaitReply& value);
+
+struct WaitRequest {
+  static constexpr std::string_view kOp = "wait";
+  static constexpr std::string_view kDoc =
+      "answered when any of the tasks ends or asks (every one, with `all`), "
+      "or at the timeout (\"Waits\" below)";
+  using Reply = WaitReply;
+  std::vector<std::string> tasks;
+  bool all = false;
+  std::optional<std::chrono::milliseconds> timeout;
+  StillRunningForm still_running = StillRunningForm::kBrief;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .max_items = kMaxTaskIds});
+    v("all", all);
+    v("timeout_ms", timeout, {.max = kMaxTimeoutMs, .doc = "absent: forever"});
+    v("still_running", still_running,
+      {.doc = "`none`: only a count (a wait over 1,000 ids answers as "
+              "quickly as over one)"});
+  }
+};
+
+struct AttachReply {
+  std::string session;
+  int64_t lease_ms = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("session", session);
+    v("lease_ms", lease_ms);
+  }
+};
+struct AttachRequest {
+  static constexpr std::string_view kOp = "attach";
+  static constexpr std::string_view kDoc =
+      "holds the session attached while this connection lives (needs "
+      "`session`)";
+  using Reply = AttachReply;
+  template <class V>
+  void Fields(V&) {}
+};
+
+struct SendReply {
+  std::string task;
+  std::string delivery;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("delivery", delivery,
+      {.doc = "`steered`, `sent`, or `queued...` (a follow-up waits for the "
+              "turn's end)"});
+  }
+};
+struct SendRequest {
+  static constexpr std::string_view kOp = "send";
+  static constexpr std::string_view kDoc = "a message to an agent worker";
+  using Reply = SendReply;
+  std::string task;
+  std::string message;
+  SendMode mode = SendMode::kFollowup;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+    v("message", message,
+      {.required = true, .non_empty = true, .max_bytes = kMaxTextBytes});
+    v("mode", mode);
+  }
+};
+
+// What an answer recorded: the question's seq and, per item, "skip", the
+// chosen option labels (a list), or the free text.
+struct Answered {
+  int64_t question = 0;
+  std::vector<Json> answers;
+  template <class V>
+  void Fields(V& v) {
+    v("question", question, {.doc = "the question event's seq"});
+    v("answers", answers,
+      {.doc = "per item: `skip`, the chosen labels (a list), or the text"});
+  }
+};
+struct AnswerReply {
+  std::string task;
+  Answered answered;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("answered", answered);
+  }
+};
+struct AnswerRequest {
+  static constexpr std::string_view kOp = "answer";
+  static constexpr std::string_view kDoc =
+      "answers an agent's open question; the first answer wins, a late one "
+      "gets `already_exists`";
+  using Reply = AnswerReply;
+  std::string task;
+  std::vector<std::string> answers;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+    v("answers", answers,
+      {.required = true,
+       .max_bytes = kMaxTextBytes,
+       .max_items = kMaxAnswers,
+       .doc = "one per question item: an option number, `1,3`, a label, "
+              "free text, or `skip`"});
+  }
+};
+
+struct EventsReply {
+  TaskView task;
+  std::vector<Json> events;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true});
+    v("events", events,
+      {.doc = "agent events, each with `seq`, `at` and `type` "
+              "(doc/agents.md)"});
+  }
+};
+struct EventsRequest {
+  static constexpr std::string_view kOp = "events";
+  static constexpr std::string_view kDoc = "an agent task's events";
+  using Reply = EventsReply;
+  std::string task;
+  int64_t after = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+    v("after", after, {.min = 0, .doc = "only events with a larger `seq`"});
+  }
+};
+
+struct AgentInfo {
+  std::string name;
+  std::string adapter;
+  std::vector<std::string> command;
+  std::vector<std::string> args;
+  std::vector<std::string> env;  // Names only: values may be secrets.
+  std::string model;
+  int64_t timeout_ms = 0;
+  std::string origin;
+  bool is_default = false;
+  template <class V>
+  void Fields(V& v) {
+    v("name", name);
+    v("adapter", adapter);
+    v("command", command);
+    v("args", args);
+    v("env", env, {.doc = "names only"});
+    v("model", model);
+    v("timeout_ms", timeout_ms);
+    v("origin", origin, {.doc = "`built-in` or `<file>:<line>`"});
+    v("default", is_default);
+  }
+};
+struct AgentsReply {
+  std::optional<std::string> config;
+  bool config_found = false;
+  std::string default_agent;
+  int64_t agent_timeout_ms = 0;
+  std::vector<AgentInfo> agents;
+  template <class V>
+  void Fields(V& v) {
+    v("config", config, {.doc = "the config file looked at"});
+    v("config_found", config_found);
+    v("default_agent", default_agent);
+    v("agent_timeout_ms", agent_timeout_ms);
+    v("agents", agents);
+  }
+};
+struct AgentsRequest {
+  static constexpr std::string_view kOp = "agents";
+  static constexpr std::string_view kDoc =
+      "the agent profiles; a bad config file is the error "
+      "(`invalid_config`, `invalid_model`)";
+  using Reply = AgentsReply;
+  std::optional<std::vector<std::string>> base_env;
+  template <class V>
+  void Fields(V& v) {
+    v("base_env", base_env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "as for `delegate`: it names the config file"});
+  }
+};
+
+struct EmptyReply {
+  template <class V>
+  void Fields(V&) {}
+};
+struct NoticesRequest {
+  static constexpr std::string_view kOp = "notices";
+  static constexpr std::string_view kDoc =
+      "nothing but the reply's `notices`";
+  using Reply = EmptyReply;
+  template <class V>
+  void Fields(V&) {}
+};
+
+struct DaemonStatusReply {
+  int64_t daemon_pid = 0;
+  int64_t supervisor_pid = 0;
+  int64_t protocol = kProtocolVersion;
+  std::string home;
+  std::string socket;
+  int64_t live_tasks = 0;
+  int64_t connections = 0;
+  int64_t uptime_ms = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("daemon_pid", daemon_pid);
+    v("supervisor_pid", supervisor_pid, {.doc = "0 when none is connected"});
+    v("protocol", protocol);
+    v("home", home);
+    v("socket", socket);
+    v("live_tasks", live_tasks);
+    v("connections", connections);
+    v("uptime_ms", uptime_ms);
+  }
+};
+struct DaemonStatusRequest {
+  static constexpr std::string_view kOp = "daemon_status";
+  static constexpr std::string_view kDoc = "batond itself";
+  using Reply = DaemonStatusReply;
+  template <class V>
+  void Fields(V&) {}
+};
+
+struct ShutdownReply {
+  bool stopping = true;
+  int64_t daemon_pid = 0;
+  int64_t live_tasks = 0;
+  int64_t killed = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("stopping", stopping);
+    v("daemon_pid", daemon_pid);
+    v("live_tasks", live_tasks, {.doc = "tasks left to the supervisor"});
+    v("killed", killed);
+  }
+};
+struct ShutdownRequest {
+  static constexpr std::string_view kOp = "shutdown";
+  static constexpr std::string_view kDoc =
+      "stops batond (tasks keep running unless `kill_tasks`)";
+  using Reply = ShutdownReply;
+  bool kill_tasks = false;
+  template <class V>
+  void Fields(V& v) {
+    v("kill_tasks", kill_tasks, {.doc = "kill every live task first"});
+  }
+};
+
+// Every request, in the order doc/protocol.md lists them.
+using Request =
+    std::variant<HelloRequest, RunRequest, DelegateRequest, SendRequest,
+                 AnswerRequest, EventsRequest, AgentsRequest, GetRequest,
+                 ListRequest, ReadRequest, KillRequest, WaitRequest,
+                 AttachRequest, NoticesRequest, DaemonStatusRequest,
+                 ShutdownRequest>;
+
+}  // namespace baton
+
+#endif  // BATON_IPC_MESSAGES_H_
