@@ -179,6 +179,7 @@ class AgentRuntime::Worker : public AdapterSink {
     return true;
   }
   bool has_open_question() const { return !open_questions_.empty(); }
+  const std::deque<Json>& open_questions() const { return open_questions_; }
 
   // Opens the files and starts tailing. With `replay`, feeds the whole
   // stream to a fresh adapter with writes discarded and events already on
@@ -721,6 +722,23 @@ Result<Json> AgentRuntime::Events(const TaskRecord& task, int64_t after) const {
     }
   }
   return events;
+}
+
+std::vector<OpenQuestion> AgentRuntime::OpenQuestions(const TaskId& id) const {
+  std::vector<OpenQuestion> questions;
+  auto it = workers_.find(id);
+  if (it == workers_.end())
+    return questions;
+  for (const Json& event : it->second->open_questions()) {
+    OpenQuestion question;
+    if (auto ok = DecodeValue(event, question, {}, "question"); !ok) {
+      BATON_LOG_ERROR("{}: an open question does not decode: {}", id.ToString(),
+                      ok.error().message);
+      continue;
+    }
+    questions.push_back(std::move(question));
+  }
+  return questions;
 }
 
 }  // namespace baton

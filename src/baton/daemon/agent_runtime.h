@@ -20,6 +20,7 @@
 #include "baton/agent/adapter.h"
 #include "baton/core/ports.h"
 #include "baton/core/task_registry.h"
+#include "baton/ipc/messages.h"
 #include "baton/loop/event_loop.h"
 
 namespace baton {
@@ -56,6 +57,10 @@ class AgentRuntime : public ExecutorListener {
   bool Interrupt(const TaskId& id);
   // Events with seq > `after`, from the task's events file.
   Result<Json> Events(const TaskRecord& task, int64_t after) const;
+  // The questions of a live agent task that are still open (neither
+  // answered, withdrawn, nor left by a turn's end), oldest first; empty
+  // for any other task. The one place that decides it for clients.
+  std::vector<OpenQuestion> OpenQuestions(const TaskId& id) const;
 
   // ExecutorListener: agent tasks are handled here, then everything goes
   // on to the registry.

@@ -11,7 +11,12 @@ namespace baton {
 
 TaskView Daemon::View(TaskRecord task) {
   auto size = executor_->OutputSize(task);
-  return {std::move(task), size ? std::optional(*size) : std::nullopt};
+  // The agent runtime decides which questions are open, for every client.
+  std::vector<OpenQuestion> questions;
+  if (task.spec.agent && agents_)
+    questions = agents_->OpenQuestions(task.id);
+  return {std::move(task), size ? std::optional(*size) : std::nullopt,
+          std::move(questions)};
 }
 
 bool Daemon::EndSurvivesACrash(const TaskRecord& task) const {
@@ -51,9 +56,8 @@ void Daemon::Handle(Connection&, const ListRequest& request, Session session,
 
 void Daemon::Handle(Connection&, const ReadRequest& request, Session session,
                     Reply reply) {
-  auto range =
-      registry_->Read(request.task, session, request.mode,
-                      static_cast<uint64_t>(request.offset));
+  auto range = registry_->Read(request.task, session, request.mode,
+                               static_cast<uint64_t>(request.offset));
   if (!range)
     return reply(std::unexpected(range.error()));
   reply(ReadReply{.task = View(std::move(range->task)),
