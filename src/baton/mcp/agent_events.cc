@@ -3,135 +3,111 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <set>
+
+#include "baton/util/json_fields.h"
 
 namespace baton::mcp {
 namespace {
 
 using Json = nlohmann::json;
 
-std::string Str(const Json& object, std::string_view key) {
-  if (!object.is_object())
-    return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
+// The fields of an event these helpers read. An event whose fields have
+// other types than these is skipped (DecodeObject checks them).
+struct EventType {
+  std::string type;
+  template <class V>
+  void Fields(V& v) {
+    v("type", type);
+  }
+};
+struct TextEvent {
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("text", text);
+  }
+};
+struct ToolEvent {
+  std::string name;
+  template <class V>
+  void Fields(V& v) {
+    v("name", name);
+  }
+};
 
 bool IsType(const Json& event, std::string_view type) {
-  return Str(event, "type") == type;
-}
-
-// A question's items, normalized to the documented shape.
-Json Items(const Json& question) {
-  Json items = Json::array();
-  auto it = question.find("items");
-  if (it == question.end() || !it->is_array())
-    return items;
-  for (const auto& item : *it) {
-    Json options = Json::array();
-    if (auto opts = item.find("options");
-        item.is_object() && opts != item.end() && opts->is_array()) {
-      for (const auto& option : *opts) {
-        options.push_back({{"label", Str(option, "label")},
-                           {"description", Str(option, "description")}});
-      }
-    }
-    bool multi = false;
-    if (item.is_object()) {
-      auto m = item.find("multi_select");
-      multi = m != item.end() && m->is_boolean() && m->get<bool>();
-    }
-    items.push_back({{"prompt", Str(item, "prompt")},
-                     {"header", Str(item, "header")},
-                     {"options", std::move(options)},
-                     {"multi_select", multi}});
-  }
-  return items;
+  auto head = DecodeObject<EventType>(event, "event", false);
+  return head && head->type == type;
 }
 
 }  // namespace
 
-Json PendingQuestions(const Json& events) {
-  std::vector<const Json*> open;
-  if (!events.is_array())
-    return Json::array();
-  for (const auto& event : events) {
-    if (IsType(event, "question")) {
-      open.push_back(&event);
-    } else if (IsType(event, "answer")) {
-      auto q = event.find("question");
-      if (q != event.end() && q->is_number_integer()) {
-        int64_t seq = q->get<int64_t>();
-        std::erase_if(open, [seq](const Json* question) {
-          auto s = question->find("seq");
-          return s != question->end() && s->is_number_integer() &&
-                 s->get<int64_t>() == seq;
-        });
-      } else {
-        open.clear();
-      }
-    }
-  }
-  Json pending = Json::array();
-  for (const Json* question : open) {
-    auto seq = question->find("seq");
-    pending.push_back(
-        {{"seq",
-          seq != question->end() && seq->is_number_integer() ? *seq : Json(0)},
-         {"items", Items(*question)}});
-  }
-  return pending;
-}
-
-std::string LastAgentText(const Json& events) {
-  if (!events.is_array())
-    return "";
+std::string LastAgentText(const std::vector<Json>& events) {
   for (auto it = events.rbegin(); it != events.rend(); ++it) {
-    if (IsType(*it, "text"))
-      return Str(*it, "text");
+    if (!IsType(*it, "text"))
+      continue;
+    auto text = DecodeObject<TextEvent>(*it, "text event", false);
+    return text ? text->text : "";
   }
   return "";
 }
 
-std::vector<std::string> ToolNamesUsed(const Json& events) {
+std::vector<std::string> ToolNamesUsed(const std::vector<Json>& events) {
   std::vector<std::string> names;
-  if (!events.is_array())
-    return names;
   for (const auto& event : events) {
     if (!IsType(event, "tool"))
       continue;
-    std::string name = Str(event, "name");
-    if (!name.empty() &&
-        std::find(names.begin(), names.end(), name) == names.end()) {
-      names.push_back(std::move(name));
-    }
+    auto tool = DecodeObject<ToolEvent>(event, "tool event", false);
+    if (!tool || tool->name.empty())
+      continue;
+    if (std::find(names.begin(), names.end(), tool->name) == names.end())
+      names.push_back(std::move(tool->name));
   }
   return names;
 }
 
+Json QuestionsJson(const std::vector<OpenQuestion>& questions) {
+  Json out = Json::array();
+  for (const auto& question : questions) {
+    Json items = Json::array();
+    for (const auto& item : question.items) {
+      Json options = Json::array();
+      for (const auto& option : item.options) {
+        options.push_back(
+            {{"label", option.label}, {"description", option.description}});
+      }
+      items.push_back({{"prompt", item.prompt},
+                       {"header", item.header},
+                       {"options", std::move(options)},
+                       {"multi_select", item.multi_select}});
+    }
+    out.push_back({{"seq", question.seq}, {"items", std::move(items)}});
+  }
+  return out;
+}
+
 std::string PendingQuestionsText(std::string_view task_id,
-                                 const Json& pending) {
-  if (!pending.is_array() || pending.empty())
+                                 const std::vector<OpenQuestion>& questions) {
+  if (questions.empty())
     return "";
   std::string text;
-  for (const auto& question : pending) {
-    for (const auto& item : question.value("items", Json::array())) {
-      std::string header = Str(item, "header");
+  for (const auto& question : questions) {
+    for (const auto& item : question.items) {
       text += fmt::format("{} asks{}: {}\n", task_id,
-                          header.empty() ? "" : " (" + header + ")",
-                          Str(item, "prompt"));
+                          item.header.empty() ? "" : " (" + item.header + ")",
+                          item.prompt);
       size_t n = 0;
-      for (const auto& option : item.value("options", Json::array())) {
-        std::string description = Str(option, "description");
-        text += fmt::format("  [{}] {}{}\n", ++n, Str(option, "label"),
-                            description.empty() ? "" : " — " + description);
+      for (const auto& option : item.options) {
+        text += fmt::format(
+            "  [{}] {}{}\n", ++n, option.label,
+            option.description.empty() ? "" : " — " + option.description);
       }
-      if (item.value("multi_select", false))
+      if (item.multi_select)
         text += "  (several may be chosen: separate them with commas)\n";
     }
   }
   // An answer goes to the first open question, one string per item.
-  size_t items = pending[0].value("items", Json::array()).size();
+  size_t items = questions[0].items.size();
   std::string example;
   for (size_t i = 0; i < std::max<size_t>(items, 1); ++i)
     example += fmt::format("{}\"{}\"", i ? ", " : "", i ? "skip" : "1");
@@ -140,7 +116,8 @@ std::string PendingQuestionsText(std::string_view task_id,
       "one string per item ({}), each an option number, a label, free text, "
       "or \"skip\".{}\n",
       task_id, example, std::max<size_t>(items, 1),
-      pending.size() > 1 ? " An answer goes to the first open question." : "");
+      questions.size() > 1 ? " An answer goes to the first open question."
+                           : "");
   return text;
 }
 

@@ -1,6 +1,6 @@
-// Pure helpers over an agent task's events (the daemon's `events` op): the
-// questions still open, the last text, the tools used, and how they read
-// for the model.
+// Pure helpers over an agent task's events (batond's `events` reply) and
+// its open questions (TaskView::questions, decided by batond): the last
+// text, the tools used, and how the questions read for the model.
 #ifndef BATON_MCP_AGENT_EVENTS_H_
 #define BATON_MCP_AGENT_EVENTS_H_
 
@@ -9,24 +9,26 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/ipc/messages.h"
+
 namespace baton::mcp {
 
-// The question events not answered yet, in order, each as {seq, items:
-// [{prompt, header, options: [{label, description}], multi_select}]}. An
-// answer event answers the question whose seq it names ("question"), or,
-// when it names none, every question before it.
-nlohmann::json PendingQuestions(const nlohmann::json& events);
-
 // The text of the last `text` event ("" when none).
-std::string LastAgentText(const nlohmann::json& events);
+std::string LastAgentText(const std::vector<nlohmann::json>& events);
 
 // The names of the tools the agent used, each once, in order of first use.
-std::vector<std::string> ToolNamesUsed(const nlohmann::json& events);
+std::vector<std::string> ToolNamesUsed(
+    const std::vector<nlohmann::json>& events);
 
-// The pending questions of `task_id` for the model: each item's prompt and
+// The open questions as the tools' structured results show them (the
+// schema of PendingQuestionsSchema in tools/tools.h): each {seq, items:
+// [{prompt, header, options: [{label, description}], multi_select}]}.
+nlohmann::json QuestionsJson(const std::vector<OpenQuestion>& questions);
+
+// The open questions of `task_id` for the model: each item's prompt and
 // numbered options, then how to answer with task_answer. "" when none.
 std::string PendingQuestionsText(std::string_view task_id,
-                                 const nlohmann::json& pending);
+                                 const std::vector<OpenQuestion>& questions);
 
 }  // namespace baton::mcp
 

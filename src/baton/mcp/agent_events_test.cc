@@ -7,71 +7,64 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json Question(int64_t seq, const std::string& prompt) {
-  return {{"type", "question"},
-          {"seq", seq},
-          {"kind", "ask"},
-          {"items",
-           {{{"prompt", prompt},
-             {"header", "DB"},
-             {"options",
-              {{{"label", "SQLite"}, {"description", "embedded"}},
-               {{"label", "Postgres"}, {"description", "server"}}}},
-             {"multi_select", false}}}}};
-}
-
-TEST(AgentEventsTest, PendingQuestionsDropAnsweredOnes) {
-  Json events = Json::array({
-      {{"type", "session"}, {"seq", 1}, {"session_id", "s"}},
-      Question(2, "Which database?"),
-      {{"type", "answer"}, {"seq", 3}, {"question", 2}, {"answers", {"x"}}},
-      Question(4, "Which port?"),
-  });
-  Json pending = PendingQuestions(events);
-  ASSERT_EQ(pending.size(), 1u);
-  EXPECT_EQ(pending[0]["seq"], 4);
-  EXPECT_EQ(pending[0]["items"][0]["prompt"], "Which port?");
-  EXPECT_EQ(pending[0]["items"][0]["options"][1]["label"], "Postgres");
-  EXPECT_EQ(pending[0]["items"][0]["multi_select"], false);
-  // The protocol's own input is not echoed.
-  EXPECT_FALSE(pending[0].contains("kind"));
-}
-
-TEST(AgentEventsTest, AnswerWithoutSeqAnswersEverythingBefore) {
-  Json events = Json::array(
-      {Question(1, "a"), Question(2, "b"), {{"type", "answer"}, {"seq", 3}}});
-  EXPECT_TRUE(PendingQuestions(events).empty());
-  events.push_back(Question(4, "c"));
-  EXPECT_EQ(PendingQuestions(events).size(), 1u);
+OpenQuestion Question(int64_t seq, const std::string& prompt,
+                      bool multi_select = false) {
+  QuestionItem item{.prompt = prompt,
+                    .header = "DB",
+                    .options = {{"SQLite", "embedded"}, {"Postgres", "server"}},
+                    .multi_select = multi_select};
+  return {.seq = seq, .items = {item}};
 }
 
 TEST(AgentEventsTest, ToleratesOddShapes) {
-  EXPECT_TRUE(PendingQuestions(Json()).empty());
-  EXPECT_TRUE(PendingQuestions(Json::object()).empty());
-  Json events = Json::array({{{"type", "question"}, {"seq", 1}}, 3, "x"});
-  Json pending = PendingQuestions(events);
-  ASSERT_EQ(pending.size(), 1u);
-  EXPECT_TRUE(pending[0]["items"].empty());
-  EXPECT_EQ(LastAgentText(Json(5)), "");
-  EXPECT_TRUE(ToolNamesUsed(Json()).empty());
+  EXPECT_EQ(LastAgentText({}), "");
+  EXPECT_TRUE(ToolNamesUsed({}).empty());
+  // Events of other shapes than the documented ones are skipped, never
+  // read with a throwing getter.
+  std::vector<Json> events = {3,
+                              "x",
+                              {{"type", 5}},
+                              {{"type", "tool"}, {"name", {1, 2}}},
+                              {{"type", "tool"}, {"name", "Bash"}},
+                              {{"type", "text"}, {"text", {{"a", 1}}}}};
+  EXPECT_EQ(LastAgentText(events), "");
+  EXPECT_EQ(ToolNamesUsed(events), (std::vector<std::string>{"Bash"}));
 }
 
 TEST(AgentEventsTest, LastTextAndToolNames) {
-  Json events = Json::array({
+  std::vector<Json> events = {
       {{"type", "tool"}, {"name", "Bash"}, {"input", "ls"}},
       {{"type", "text"}, {"text", "first"}},
       {{"type", "tool"}, {"name", "Edit"}},
       {{"type", "tool"}, {"name", "Bash"}},
       {{"type", "text"}, {"text", "second"}},
       {{"type", "result"}, {"text", "not a text event"}},
-  });
+  };
   EXPECT_EQ(LastAgentText(events), "second");
   EXPECT_EQ(ToolNamesUsed(events), (std::vector<std::string>{"Bash", "Edit"}));
 }
 
+TEST(AgentEventsTest, QuestionsJsonHasTheDocumentedShape) {
+  QuestionItem bare{.prompt = "Go on?"};
+  bare.options.push_back({.label = "Yes"});
+  Json json =
+      QuestionsJson({Question(4, "Which port?"), {.seq = 6, .items = {bare}}});
+  ASSERT_EQ(json.size(), 2u);
+  EXPECT_EQ(json[0]["seq"], 4);
+  EXPECT_EQ(json[0]["items"][0]["prompt"], "Which port?");
+  EXPECT_EQ(json[0]["items"][0]["header"], "DB");
+  EXPECT_EQ(json[0]["items"][0]["options"][1]["label"], "Postgres");
+  EXPECT_EQ(json[0]["items"][0]["options"][1]["description"], "server");
+  EXPECT_EQ(json[0]["items"][0]["multi_select"], false);
+  // Empty header and description are there, as "" (the schema's shape).
+  EXPECT_EQ(json[1]["items"][0]["header"], "");
+  EXPECT_EQ(json[1]["items"][0]["options"][0]["description"], "");
+  EXPECT_TRUE(QuestionsJson({}).is_array());
+  EXPECT_TRUE(QuestionsJson({}).empty());
+}
+
 TEST(AgentEventsTest, QuestionsTextNumbersOptionsAndSaysHowToAnswer) {
-  Json pending = PendingQuestions(Json::array({Question(3, "Which?")}));
-  std::string text = PendingQuestionsText("agent-1", pending);
+  std::string text = PendingQuestionsText("agent-1", {Question(3, "Which?")});
   EXPECT_NE(text.find("agent-1 asks (DB): Which?"), std::string::npos) << text;
   EXPECT_NE(text.find("[1] SQLite — embedded"), std::string::npos) << text;
   EXPECT_NE(text.find("[2] Postgres — server"), std::string::npos) << text;
@@ -79,7 +72,19 @@ TEST(AgentEventsTest, QuestionsTextNumbersOptionsAndSaysHowToAnswer) {
                       "[\"1\"]}"),
             std::string::npos)
       << text;
-  EXPECT_EQ(PendingQuestionsText("agent-1", Json::array()), "");
+  EXPECT_EQ(text.find("several may be chosen"), std::string::npos) << text;
+  EXPECT_EQ(text.find("first open question"), std::string::npos) << text;
+  EXPECT_EQ(PendingQuestionsText("agent-1", {}), "");
+}
+
+TEST(AgentEventsTest, QuestionsTextForSeveralAndMultiSelect) {
+  std::string text = PendingQuestionsText(
+      "agent-2", {Question(3, "Which?", true), Question(5, "And?")});
+  EXPECT_NE(text.find("several may be chosen"), std::string::npos) << text;
+  EXPECT_NE(text.find("agent-2 asks (DB): And?"), std::string::npos) << text;
+  EXPECT_NE(text.find("An answer goes to the first open question."),
+            std::string::npos)
+      << text;
 }
 
 }  // namespace

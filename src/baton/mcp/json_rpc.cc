@@ -2,20 +2,10 @@
 
 #include <cmath>
 
+#include "baton/util/json_fields.h"
+
 namespace baton::mcp {
 namespace {
-
-// JSON-RPC ids in MCP are strings or integers (never null).
-bool ValidId(const Json& id) {
-  if (id.is_string() || id.is_number_integer())
-    return true;
-  // 3.0 is an integer written as a float by some encoders; accept it.
-  if (id.is_number_float()) {
-    double value = id.get<double>();
-    return std::isfinite(value) && std::floor(value) == value;
-  }
-  return false;
-}
 
 Message Invalid(Json id, std::string message) {
   Message out;
@@ -28,15 +18,37 @@ Message Invalid(Json id, std::string message) {
 
 }  // namespace
 
+std::optional<Json> RequestId(const Json& value) {
+  // JSON-RPC ids in MCP are strings or integers (never null).
+  if (value.is_string() || value.is_number_integer())
+    return value;
+  // 3.0 is an integer written as a float by some encoders; accept it when
+  // it is one an int64_t holds.
+  if (const auto* number = value.get_ptr<const double*>()) {
+    if (std::isfinite(*number) && std::floor(*number) == *number &&
+        std::fabs(*number) < 9.2e18) {
+      return Json(static_cast<int64_t>(*number));
+    }
+  }
+  return std::nullopt;
+}
+
+const Json* Member(const Json& object, std::string_view key) {
+  if (!object.is_object())
+    return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+
 Message ParseMessage(std::string_view line) {
-  Json doc = Json::parse(line.begin(), line.end(), nullptr,
-                         /*allow_exceptions=*/false);
-  if (doc.is_discarded()) {
+  auto parsed = ParseJson(line, {.max_depth = kMaxMessageDepth});
+  if (!parsed) {
     Message out;
     out.error_code = kParseError;
-    out.error_message = "Parse error: the line is not valid JSON";
+    out.error_message = "Parse error: " + parsed.error().message;
     return out;
   }
+  const Json& doc = parsed->value;
   if (doc.is_array()) {
     return Invalid(nullptr,
                    "Invalid Request: batches are not supported (removed in "
@@ -46,23 +58,25 @@ Message ParseMessage(std::string_view line) {
     return Invalid(nullptr, "Invalid Request: a message must be an object");
 
   Json id;
-  bool has_id = doc.contains("id");
+  const Json* given_id = Member(doc, "id");
+  bool has_id = given_id != nullptr;
   if (has_id) {
-    if (!ValidId(doc["id"])) {
+    auto valid = RequestId(*given_id);
+    if (!valid) {
       return Invalid(nullptr,
                      "Invalid Request: 'id' must be a string or an integer");
     }
-    id = doc["id"];
-    if (id.is_number_float())
-      id = static_cast<int64_t>(id.get<double>());
+    id = std::move(*valid);
   }
-  auto version = doc.find("jsonrpc");
-  if (version == doc.end() || !version->is_string() || *version != "2.0")
+  const Json* version = Member(doc, "jsonrpc");
+  const auto* version_text =
+      version ? version->get_ptr<const std::string*>() : nullptr;
+  if (!version_text || *version_text != "2.0")
     return Invalid(id, "Invalid Request: 'jsonrpc' must be \"2.0\"");
 
-  auto method = doc.find("method");
-  if (method == doc.end()) {
-    if (has_id && (doc.contains("result") || doc.contains("error"))) {
+  const Json* method = Member(doc, "method");
+  if (!method) {
+    if (has_id && (Member(doc, "result") || Member(doc, "error"))) {
       Message out;
       out.kind = Message::Kind::kResponse;
       out.id = id;
@@ -70,13 +84,14 @@ Message ParseMessage(std::string_view line) {
     }
     return Invalid(id, "Invalid Request: 'method' is missing");
   }
-  if (!method->is_string())
+  const auto* method_text = method->get_ptr<const std::string*>();
+  if (!method_text)
     return Invalid(id, "Invalid Request: 'method' must be a string");
 
   Message out;
   out.id = id;
-  out.method = method->get<std::string>();
-  if (auto params = doc.find("params"); params != doc.end()) {
+  out.method = *method_text;
+  if (const Json* params = Member(doc, "params")) {
     if (!params->is_object() && !params->is_array())
       return Invalid(id, "Invalid Request: 'params' must be an object");
     out.params = *params;

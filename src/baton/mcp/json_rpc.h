@@ -1,10 +1,11 @@
 // JSON-RPC 2.0 as MCP's stdio transport carries it: one message a line, no
-// batches. Parses and classifies an incoming line and builds replies. Pure:
-// no I/O, never throws.
+// batches. Parses (with a depth limit) and classifies an incoming line, and
+// builds replies. Pure: no I/O, never throws on any input.
 #ifndef BATON_MCP_JSON_RPC_H_
 #define BATON_MCP_JSON_RPC_H_
 
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <string>
 #include <string_view>
 
@@ -35,12 +36,26 @@ struct Message {
   std::string error_message;
 };
 
-// Parses one line. Malformed JSON is kParseError; valid JSON that is not a
-// JSON-RPC 2.0 message (not an object, wrong "jsonrpc", an id that is null,
+// Parses one line. Malformed JSON, and JSON nested deeper than
+// kMaxMessageDepth, is kParseError; valid JSON that is not a JSON-RPC 2.0
+// message (not an object, wrong "jsonrpc", an id that is null,
 // fractional, boolean or structured, a non-string method, params that are
 // not an object or array) is kInvalidRequest. The id is kept whenever it is
 // readable, so the error can name the request.
 Message ParseMessage(std::string_view line);
+
+// How deep objects and arrays may nest in one message. MCP's own messages
+// and our tools' arguments stay under 10; the limit keeps a hostile line
+// from overflowing the stack of anything that walks the document.
+inline constexpr size_t kMaxMessageDepth = 64;
+
+// `value` as a request id (a string or an integer; an integral float such
+// as 3.0 becomes 3), or nullopt when it cannot be one.
+std::optional<Json> RequestId(const Json& value);
+
+// The member `key` of `object`, or nullptr when `object` is not an object
+// or has no such member.
+const Json* Member(const Json& object, std::string_view key);
 
 // A success or error reply, ready to dump.
 Json MakeResult(const Json& id, Json result);

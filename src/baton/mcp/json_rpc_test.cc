@@ -56,6 +56,58 @@ TEST(JsonRpc, BadShapesAreInvalidRequestKeepingTheId) {
   }
 }
 
+TEST(JsonRpc, DeepNestingIsAParseErrorNotACrash) {
+  // Issue 12, finding 3: a cancellation whose requestId nests 60,000 lists
+  // deep overflowed the stack when the id was printed.
+  std::string deep = std::string(60'000, '[') + std::string(60'000, ']');
+  for (
+      const std::string& line :
+      {R"({"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":)" +
+           deep + "}}",
+       R"({"jsonrpc":"2.0","id":)" + deep + R"(,"method":"ping"})", deep}) {
+    Message m = ParseMessage(line);
+    EXPECT_EQ(m.kind, Message::Kind::kInvalid);
+    EXPECT_EQ(m.error_code, kParseError);
+    EXPECT_NE(m.error_message.find("nested deeper than"), std::string::npos)
+        << m.error_message;
+    EXPECT_TRUE(m.id.is_null());
+  }
+  // Within the limit, nesting is fine.
+  std::string ok = std::string(kMaxMessageDepth - 2, '[') +
+                   std::string(kMaxMessageDepth - 2, ']');
+  Message m = ParseMessage(
+      R"({"jsonrpc":"2.0","id":1,"method":"x","params":{"a":)" + ok + "}}");
+  EXPECT_EQ(m.kind, Message::Kind::kRequest) << m.error_message;
+}
+
+TEST(JsonRpc, RequestIds) {
+  EXPECT_EQ(RequestId(Json(7)), Json(7));
+  EXPECT_EQ(RequestId(Json("a")), Json("a"));
+  EXPECT_EQ(RequestId(Json(3.0)), Json(3));
+  EXPECT_EQ(RequestId(Json(3.0))->dump(), "3");
+  for (const Json& bad : {Json(nullptr), Json(1.5), Json(true), Json(1e300),
+                          Json(-1e19), Json::array({1}), Json::object()}) {
+    EXPECT_FALSE(RequestId(bad).has_value()) << bad.dump();
+  }
+  // A float id beyond int64 is refused, not cast (undefined behaviour).
+  Message m = ParseMessage(R"({"jsonrpc":"2.0","id":1e300,"method":"ping"})");
+  EXPECT_EQ(m.kind, Message::Kind::kInvalid);
+  EXPECT_EQ(m.error_code, kInvalidRequest);
+  m = ParseMessage(R"({"jsonrpc":"2.0","id":4.0,"method":"ping"})");
+  EXPECT_EQ(m.kind, Message::Kind::kRequest);
+  EXPECT_EQ(m.id, Json(4));
+}
+
+TEST(JsonRpc, MemberIsCheckedOnAnyValue) {
+  Json object = {{"a", 1}};
+  ASSERT_NE(Member(object, "a"), nullptr);
+  EXPECT_EQ(*Member(object, "a"), 1);
+  EXPECT_EQ(Member(object, "b"), nullptr);
+  EXPECT_EQ(Member(Json::array({1}), "a"), nullptr);
+  EXPECT_EQ(Member(Json("a"), "a"), nullptr);
+  EXPECT_EQ(Member(Json(), "a"), nullptr);
+}
+
 TEST(JsonRpc, ResponsesAreRecognised) {
   Message m = ParseMessage(R"({"jsonrpc":"2.0","id":1,"result":{}})");
   EXPECT_EQ(m.kind, Message::Kind::kResponse);

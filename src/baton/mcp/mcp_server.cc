@@ -14,9 +14,10 @@
 #include <random>
 #include <vector>
 
+#include "baton/ipc/async_daemon_client.h"
 #include "baton/loop/event_loop.h"
-#include "baton/mcp/daemon_connection.h"
 #include "baton/mcp/json_rpc.h"
+#include "baton/mcp/line_reader.h"
 #include "baton/mcp/protocol_version.h"
 #include "baton/mcp/tool.h"
 #include "baton/mcp/tools/tools.h"
@@ -42,7 +43,8 @@ const char* const kInstructions =
 namespace {
 
 constexpr std::string_view kServerVersion = "0.1.0";
-// A line longer than this is not a message we can serve; drop it.
+// A line longer than this is not a message we can serve; it is dropped
+// (LineReader) and answered with one parse error.
 constexpr size_t kMaxLine = 64 << 20;
 
 // Logs go to stderr (the client shows or keeps them) and to
@@ -81,8 +83,8 @@ class Call : public ToolCall {
 
   const Json& arguments() const override { return arguments_; }
   const ServerFacts& facts() const override;
-  void Daemon(std::string_view op, Json args, ReplyCallback done) override;
-  void DaemonWait(Json args, std::string what, ReplyCallback done) override;
+  void DaemonWait(WaitRequest request, std::string what,
+                  ReplyCallback<WaitRequest> done) override;
   void Finish(ToolResult result) override;
 
   // Ends the call without an answer (notifications/cancelled, EOF). Only a
@@ -97,9 +99,11 @@ class Call : public ToolCall {
   std::shared_ptr<Call> self() {
     return std::static_pointer_cast<Call>(shared_from_this());
   }
-  // Runs a handler callback; a JSON exception (a broken daemon reply)
-  // becomes an error result instead of a call that never ends.
-  void Invoke(const ReplyCallback& done, Result<Json> reply);
+  AsyncDaemonClient* daemon(Error* error) override;
+  // A handler callback's exception (none is expected: replies are typed and
+  // arguments checked) becomes an error result, not a dead server.
+  void Run(const std::function<void()>& fn) override;
+  void Post(std::function<void()> fn) override;
   void EndWait();
   void SendProgress();
 
@@ -108,7 +112,7 @@ class Call : public ToolCall {
   Json progress_token_;  // Null when the client asked for no progress.
   Json arguments_;
   bool done_ = false;
-  std::unique_ptr<DaemonConnection> wait_connection_;
+  std::unique_ptr<AsyncDaemonClient> wait_connection_;
   std::string waiting_for_;
   TimerId progress_timer_ = 0;
   int64_t progress_ticks_ = 0;
@@ -126,19 +130,20 @@ class Server {
     return options_.progress_interval;
   }
   // The attached connection, reopened (and re-attached) if it was lost.
-  DaemonConnection* MainConnection(Error* error);
-  Result<std::unique_ptr<DaemonConnection>> OpenConnection();
+  AsyncDaemonClient* MainConnection(Error* error);
+  Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection();
   // Destroys `connection` outside of its own callbacks.
-  void Retire(std::unique_ptr<DaemonConnection> connection);
+  void Retire(std::unique_ptr<AsyncDaemonClient> connection);
   void Send(const Json& message);
   void CallEnded(Call* call);
   // The pending notices, each handed out once.
-  std::vector<Json> TakeNotices() { return std::exchange(notices_, {}); }
+  std::vector<Notice> TakeNotices() { return std::exchange(notices_, {}); }
 
  private:
   void OnStdin();
   void ReadAllBlocking();
-  void ServeBuffer();
+  void Feed(std::string_view data);
+  void ServeLine(std::string_view line);
   void OnEof();
   void HandleLine(std::string_view line);
   void HandleRequest(const Message& message);
@@ -150,13 +155,13 @@ class Server {
   McpServerOptions options_;
   ServerFacts facts_;
   EventLoop loop_;
-  std::string in_;
+  LineReader reader_{kMaxLine};
   bool eof_ = false;
   bool stdout_broken_ = false;
-  std::unique_ptr<DaemonConnection> main_;
-  std::vector<std::unique_ptr<DaemonConnection>> retired_;
+  std::unique_ptr<AsyncDaemonClient> main_;
+  std::vector<std::unique_ptr<AsyncDaemonClient>> retired_;
   std::map<std::string, std::shared_ptr<Call>> calls_;  // By id.dump().
-  std::vector<Json> notices_;
+  std::vector<Notice> notices_;
 };
 
 // ---- Call -------------------------------------------------------------------
@@ -165,55 +170,45 @@ const ServerFacts& Call::facts() const {
   return server_->facts();
 }
 
-void Call::Invoke(const ReplyCallback& done, Result<Json> reply) {
+AsyncDaemonClient* Call::daemon(Error* error) {
+  return server_->MainConnection(error);
+}
+
+void Call::Run(const std::function<void()>& fn) {
+  if (done_)
+    return;
   try {
-    done(std::move(reply));
+    fn();
   } catch (const std::exception& e) {
-    McpLog(LogLevel::kError, "tool call {}: unexpected reply: {}", key(),
-           e.what());
+    McpLog(LogLevel::kError, "tool call {}: {}", key(), e.what());
     Finish(ToolResult::Error(
         fmt::format("internal error in baton mcp: {}", e.what())));
   }
 }
 
-void Call::Daemon(std::string_view op, Json args, ReplyCallback done) {
-  Error error;
-  DaemonConnection* connection = server_->MainConnection(&error);
-  auto me = self();
-  if (!connection) {
-    server_->loop()->Schedule(std::chrono::steady_clock::now(),
-                              [me, done, error] {
-                                if (!me->done_)
-                                  me->Invoke(done, std::unexpected(error));
-                              });
-    return;
-  }
-  connection->Call(op, std::move(args), [me, done](Result<Json> reply) {
-    if (!me->done_)
-      me->Invoke(done, std::move(reply));
-  });
+void Call::Post(std::function<void()> fn) {
+  server_->loop()->Schedule(std::chrono::steady_clock::now(),
+                            [me = self(), fn = std::move(fn)] { me->Run(fn); });
 }
 
-void Call::DaemonWait(Json args, std::string what, ReplyCallback done) {
-  auto me = self();
+void Call::DaemonWait(WaitRequest request, std::string what,
+                      ReplyCallback<WaitRequest> done) {
   // Its own connection: closing it is how a cancelled wait is dropped.
   auto connection = server_->OpenConnection();
   if (!connection) {
-    server_->loop()->Schedule(std::chrono::steady_clock::now(),
-                              [me, done, error = connection.error()] {
-                                if (!me->done_)
-                                  me->Invoke(done, std::unexpected(error));
-                              });
-    return;
+    return Post([done = std::move(done), error = connection.error()] {
+      done(std::unexpected(error));
+    });
   }
   wait_connection_ = std::move(*connection);
   waiting_for_ = std::move(what);
-  wait_connection_->Call("wait", std::move(args),
-                         [me, done](Result<Json> reply) {
+  auto me = self();
+  wait_connection_->Call(request,
+                         [me, done = std::move(done)](Result<WaitReply> reply) {
                            if (me->done_)
                              return;
                            me->EndWait();
-                           me->Invoke(done, std::move(reply));
+                           me->Run([&] { done(std::move(reply)); });
                          });
   if (!progress_token_.is_null()) {
     progress_timer_ = server_->loop()->Schedule(
@@ -276,14 +271,12 @@ void Call::Finish(ToolResult result) {
       text += '\n';
     text += "Notices (tasks of this session that ended unseen):\n";
     for (const auto& notice : notices) {
-      std::string line = StringField(notice, "text");
-      text += "- " + line + "\n";
-      Json task = notice.is_object() ? notice.value("task", Json::object())
-                                     : Json::object();
-      notices_json.push_back({{"task_id", StringField(task, "id")},
-                              {"status", StringField(task, "status")},
-                              {"detail", StringField(task, "detail")},
-                              {"text", line}});
+      text += "- " + notice.text + "\n";
+      const TaskRecord& task = notice.task.task;
+      notices_json.push_back({{"task_id", task.id.ToString()},
+                              {"status", TaskStatusName(task.status)},
+                              {"detail", task.detail},
+                              {"text", notice.text}});
     }
   }
   Json call_result = {
@@ -325,17 +318,17 @@ Server::Server(const McpServerOptions& options) : options_(options) {
   loop_.AddBeforeSleep([this] { retired_.clear(); });
 }
 
-Result<std::unique_ptr<DaemonConnection>> Server::OpenConnection() {
+Result<std::unique_ptr<AsyncDaemonClient>> Server::OpenConnection() {
   DaemonClient::Options client;
   client.paths = options_.paths;
   client.session = facts_.session;
   client.baton_binary = facts_.baton_binary;
-  return DaemonConnection::Open(&loop_, client, [this](const Json& notice) {
-    notices_.push_back(notice);
+  return AsyncDaemonClient::Open(&loop_, client, [this](Notice notice) {
+    notices_.push_back(std::move(notice));
   });
 }
 
-DaemonConnection* Server::MainConnection(Error* error) {
+AsyncDaemonClient* Server::MainConnection(Error* error) {
   if (main_ && !main_->closed())
     return main_.get();
   if (main_) {
@@ -354,18 +347,18 @@ DaemonConnection* Server::MainConnection(Error* error) {
   // Holding this connection attached keeps the session's lease from
   // starting while the client is connected.
   std::string session = facts_.session;
-  main_->Call("attach", Json::object(), [session](Result<Json> reply) {
+  main_->Call(AttachRequest{}, [session](Result<AttachReply> reply) {
     if (!reply) {
       McpLog(LogLevel::kError, "attach {}: {}", session, reply.error().message);
     } else {
       McpLog(LogLevel::kInfo, "session {} attached (lease {} ms)", session,
-             IntField(*reply, "lease_ms"));
+             reply->lease_ms);
     }
   });
   return main_.get();
 }
 
-void Server::Retire(std::unique_ptr<DaemonConnection> connection) {
+void Server::Retire(std::unique_ptr<AsyncDaemonClient> connection) {
   if (connection)
     retired_.push_back(std::move(connection));
 }
@@ -444,9 +437,9 @@ void Server::ReadAllBlocking() {
       continue;
     if (n <= 0)
       break;
-    in_.append(buf, static_cast<size_t>(n));
-    ServeBuffer();
+    Feed(std::string_view(buf, static_cast<size_t>(n)));
   }
+  reader_.Finish([this](std::string_view line) { ServeLine(line); });
   OnEof();
 }
 
@@ -458,34 +451,33 @@ void Server::OnStdin() {
   if (n < 0 && (errno == EINTR || errno == EAGAIN))
     return;
   if (n <= 0) {
-    if (!in_.empty()) {
-      in_.push_back('\n');  // A last line without its newline.
-      ServeBuffer();
-    }
+    // A last line without its newline is served too.
+    reader_.Finish([this](std::string_view line) { ServeLine(line); });
     OnEof();
     return;
   }
-  in_.append(buf, static_cast<size_t>(n));
-  ServeBuffer();
+  Feed(std::string_view(buf, static_cast<size_t>(n)));
 }
 
-void Server::ServeBuffer() {
-  size_t start = 0;
-  for (size_t nl; (nl = in_.find('\n', start)) != std::string::npos;
-       start = nl + 1) {
-    std::string_view line(in_.data() + start, nl - start);
-    if (!line.empty() && line.back() == '\r')
-      line.remove_suffix(1);
-    if (line.find_first_not_of(" \t") != std::string_view::npos)
-      HandleLine(line);
-  }
-  in_.erase(0, start);
-  if (in_.size() > kMaxLine) {
-    McpLog(LogLevel::kError, "dropping a line over {} bytes", kMaxLine);
-    in_.clear();
-    Send(MakeErrorResponse(nullptr, kParseError,
-                           "Parse error: message too long"));
-  }
+void Server::Feed(std::string_view data) {
+  reader_.Feed(
+      data, [this](std::string_view line) { ServeLine(line); },
+      [this] {
+        // One answer per line, however many reads it spans.
+        McpLog(LogLevel::kError, "dropping a line over {} bytes", kMaxLine);
+        Send(MakeErrorResponse(
+            nullptr, kParseError,
+            fmt::format("Parse error: message too long (a line holds at "
+                        "most {} bytes)",
+                        kMaxLine)));
+      });
+}
+
+void Server::ServeLine(std::string_view line) {
+  if (!line.empty() && line.back() == '\r')
+    line.remove_suffix(1);
+  if (line.find_first_not_of(" \t") != std::string_view::npos)
+    HandleLine(line);
 }
 
 void Server::OnEof() {
@@ -531,18 +523,21 @@ void Server::HandleLine(std::string_view line) {
 void Server::HandleNotification(const Message& message) {
   if (message.method != "notifications/cancelled")
     return;  // initialized, roots/list_changed, ...: nothing to do.
-  if (!message.params.is_object())
-    return;
-  auto request_id = message.params.find("requestId");
-  if (request_id == message.params.end())
+  // Only a request id (a string or an integer) can name a call; anything
+  // else is ignored, as the spec asks for cancellations it cannot match.
+  const Json* given = Member(message.params, "requestId");
+  std::optional<Json> request_id = given ? RequestId(*given) : std::nullopt;
+  if (!request_id)
     return;
   auto it = calls_.find(request_id->dump());
   if (it == calls_.end())
     return;  // Already answered: the race the spec allows.
   auto call = it->second;
   if (call->CancelWait()) {
+    const Json* reason = Member(message.params, "reason");
+    const auto* text = reason ? reason->get_ptr<const std::string*>() : nullptr;
     McpLog(LogLevel::kInfo, "call {} cancelled: {}", request_id->dump(),
-           message.params.value("reason", ""));
+           text ? *text : "");
   }
 }
 
@@ -564,12 +559,8 @@ void Server::HandleRequest(const Message& message) {
 
 void Server::HandleInitialize(const Message& message) {
   Json requested;
-  if (message.params.is_object()) {
-    if (auto it = message.params.find("protocolVersion");
-        it != message.params.end()) {
-      requested = *it;
-    }
-  }
+  if (const Json* asked = Member(message.params, "protocolVersion"))
+    requested = *asked;
   std::string_view version = NegotiateProtocolVersion(requested);
   McpLog(LogLevel::kInfo, "initialize: client asked {}, we speak {}",
          requested.dump(), version);
@@ -600,42 +591,41 @@ Json Server::ToolsListResult() const {
 }
 
 void Server::HandleToolsCall(const Message& message) {
-  const Json& params = message.params;
-  if (!params.is_object() || !params.contains("name") ||
-      !params["name"].is_string()) {
+  const Json* name_json = Member(message.params, "name");
+  const auto* name =
+      name_json ? name_json->get_ptr<const std::string*>() : nullptr;
+  if (!name) {
     return Send(MakeErrorResponse(message.id, kInvalidParams,
                                   "Invalid params: tools/call needs a 'name'"));
   }
-  std::string name = params["name"].get<std::string>();
   const ToolDefinition* tool = nullptr;
   for (const auto& candidate : AllTools()) {
-    if (candidate.name == name)
+    if (candidate.name == *name)
       tool = &candidate;
   }
   if (!tool) {
+    std::string names;
+    for (const auto& candidate : AllTools())
+      names += (names.empty() ? "" : ", ") + candidate.name;
     return Send(MakeErrorResponse(
         message.id, kInvalidParams,
-        fmt::format("Unknown tool: {} (tools: run, task_output, "
-                    "task_status, task_list, task_kill)",
-                    name)));
+        fmt::format("Unknown tool: {} (tools: {})", *name, names)));
   }
   Json arguments = Json::object();
-  if (auto it = params.find("arguments");
-      it != params.end() && !it->is_null()) {
-    if (!it->is_object()) {
+  if (const Json* given = Member(message.params, "arguments");
+      given && !given->is_null()) {
+    if (!given->is_object()) {
       return Send(
           MakeErrorResponse(message.id, kInvalidParams,
                             "Invalid params: 'arguments' must be an object"));
     }
-    arguments = *it;
+    arguments = *given;
   }
   Json token;
-  if (auto meta = params.find("_meta");
-      meta != params.end() && meta->is_object()) {
-    if (auto it = meta->find("progressToken");
-        it != meta->end() && (it->is_string() || it->is_number_integer())) {
-      token = *it;  // Echoed with its own JSON type.
-    }
+  if (const Json* meta = Member(message.params, "_meta")) {
+    const Json* given = Member(*meta, "progressToken");
+    if (given && (given->is_string() || given->is_number_integer()))
+      token = *given;  // Echoed with its own JSON type.
   }
   auto call = std::make_shared<Call>(this, message.id, std::move(token),
                                      std::move(arguments));
@@ -643,7 +633,7 @@ void Server::HandleToolsCall(const Message& message) {
   try {
     tool->handler(call);
   } catch (const std::exception& e) {
-    McpLog(LogLevel::kError, "tool {}: {}", name, e.what());
+    McpLog(LogLevel::kError, "tool {}: {}", *name, e.what());
     call->Finish(ToolResult::Error(
         fmt::format("internal error in baton mcp: {}", e.what())));
   }

@@ -159,21 +159,11 @@ Result<OutputSlice> ReadOutputSlice(const std::string& path,
   return slice;
 }
 
-bool IsTerminalStatus(std::string_view status) {
-  return status == "completed" || status == "failed" || status == "killed" ||
-         status == "interrupted";
-}
-
-std::string StatusLine(const nlohmann::json& task) {
-  std::string status = "unknown";
-  if (auto it = task.find("status"); it != task.end() && it->is_string())
-    status = it->get<std::string>();
-  std::string detail;
-  if (auto it = task.find("detail"); it != task.end() && it->is_string())
-    detail = it->get<std::string>();
-  if (detail.empty())
-    return fmt::format("[status: {}]", status);
-  return fmt::format("[status: {}, {}]", status, detail);
+std::string StatusLine(const TaskRecord& task) {
+  if (task.detail.empty())
+    return fmt::format("[status: {}]", TaskStatusName(task.status));
+  return fmt::format("[status: {}, {}]", TaskStatusName(task.status),
+                     task.detail);
 }
 
 std::string LastLines(std::string_view text, size_t max_lines) {

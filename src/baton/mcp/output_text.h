@@ -6,10 +6,10 @@
 #define BATON_MCP_OUTPUT_TEXT_H_
 
 #include <cstdint>
-#include <nlohmann/json.hpp>
 #include <string>
 #include <string_view>
 
+#include "baton/core/task.h"
 #include "baton/util/result.h"
 
 namespace baton::mcp {
@@ -64,11 +64,8 @@ Result<OutputSlice> ReadOutputSlice(const std::string& path,
                                     uint64_t to, uint64_t cap);
 
 // "[status: running]", "[status: completed, exit code: 0]",
-// "[status: killed, killed: not needed]" from a task object of the daemon.
-std::string StatusLine(const nlohmann::json& task);
-
-// Whether a daemon task object is in a terminal status.
-bool IsTerminalStatus(std::string_view status);
+// "[status: killed, killed: not needed]".
+std::string StatusLine(const TaskRecord& task);
 
 // The last `max_lines` lines of `text` (a trailing newline does not count as
 // an empty last line).

@@ -90,13 +90,17 @@ TEST(OutputText, ReadOutputSliceNamesExactlyWhatItLeftOut) {
 }
 
 TEST(OutputText, StatusLines) {
-  EXPECT_EQ(StatusLine({{"status", "running"}, {"detail", ""}}),
-            "[status: running]");
-  EXPECT_EQ(StatusLine({{"status", "completed"}, {"detail", "exit code: 0"}}),
+  auto task = [](TaskStatus status, std::string detail) {
+    TaskRecord record;
+    record.status = status;
+    record.detail = std::move(detail);
+    return record;
+  };
+  EXPECT_EQ(StatusLine(task(TaskStatus::kRunning, "")), "[status: running]");
+  EXPECT_EQ(StatusLine(task(TaskStatus::kCompleted, "exit code: 0")),
             "[status: completed, exit code: 0]");
-  EXPECT_EQ(
-      StatusLine({{"status", "killed"}, {"detail", "killed: not needed"}}),
-      "[status: killed, killed: not needed]");
+  EXPECT_EQ(StatusLine(task(TaskStatus::kKilled, "killed: not needed")),
+            "[status: killed, killed: not needed]");
 }
 
 TEST(OutputText, LastLines) {

@@ -8,7 +8,14 @@
 namespace baton::mcp {
 namespace {
 
-const Json* Find(const Json& args, std::string_view name) {
+std::unexpected<Error> Bad(std::string message) {
+  return std::unexpected(
+      Error{ErrorCode::kInvalidArgument, std::move(message)});
+}
+
+}  // namespace
+
+const Json* FindArgument(const Json& args, std::string_view name) {
   if (!args.is_object())
     return nullptr;
   auto it = args.find(name);
@@ -17,66 +24,88 @@ const Json* Find(const Json& args, std::string_view name) {
   return &*it;
 }
 
-std::unexpected<Error> Bad(std::string message) {
-  return std::unexpected(
-      Error{ErrorCode::kInvalidArgument, std::move(message)});
+std::optional<std::vector<std::string>> NonEmptyStrings(const Json& value) {
+  if (!value.is_array())
+    return std::nullopt;
+  std::vector<std::string> strings;
+  strings.reserve(value.size());
+  for (const auto& item : value) {
+    const auto* text = item.get_ptr<const std::string*>();
+    if (!text || text->empty())
+      return std::nullopt;
+    strings.push_back(*text);
+  }
+  return strings;
 }
-
-}  // namespace
 
 Result<std::string> RequiredString(const Json& args, std::string_view name,
                                    std::string_view example) {
-  const Json* value = Find(args, name);
+  const Json* value = FindArgument(args, name);
   if (!value) {
     return Bad(
         fmt::format("missing argument '{}': give it as a string, e.g. "
                     "{{\"{}\": {}}}",
                     name, name, example));
   }
-  if (!value->is_string() || value->get_ref<const std::string&>().empty()) {
+  const auto* text = value->get_ptr<const std::string*>();
+  if (!text || text->empty()) {
     return Bad(
         fmt::format("argument '{}' must be a non-empty string, e.g. "
                     "{{\"{}\": {}}} (got {})",
                     name, name, example, value->dump()));
   }
-  return value->get<std::string>();
+  return *text;
 }
 
 Result<std::string> OptionalString(const Json& args, std::string_view name) {
-  const Json* value = Find(args, name);
+  const Json* value = FindArgument(args, name);
   if (!value)
     return std::string();
-  if (!value->is_string()) {
+  const auto* text = value->get_ptr<const std::string*>();
+  if (!text) {
     return Bad(fmt::format("argument '{}' must be a string (got {})", name,
                            value->dump()));
   }
-  return value->get<std::string>();
+  return *text;
 }
 
 Result<bool> OptionalBool(const Json& args, std::string_view name,
                           bool fallback) {
-  const Json* value = Find(args, name);
+  const Json* value = FindArgument(args, name);
   if (!value)
     return fallback;
-  if (!value->is_boolean()) {
+  const auto* flag = value->get_ptr<const bool*>();
+  if (!flag) {
     return Bad(fmt::format("argument '{}' must be true or false (got {})", name,
                            value->dump()));
   }
-  return value->get<bool>();
+  return *flag;
 }
 
 Result<std::optional<double>> OptionalNumber(const Json& args,
                                              std::string_view name,
                                              double minimum) {
-  const Json* value = Find(args, name);
+  const Json* value = FindArgument(args, name);
   if (!value)
     return std::optional<double>();
-  if (!value->is_number() || !std::isfinite(value->get<double>()) ||
-      value->get<double>() < minimum) {
+  double number = 0;
+  if (!DecodeValue(*value, number, {}, name) || !std::isfinite(number) ||
+      number < minimum) {
     return Bad(fmt::format("argument '{}' must be a number >= {} (got {})",
                            name, minimum, value->dump()));
   }
-  return std::optional(value->get<double>());
+  return std::optional(number);
+}
+
+Result<std::chrono::milliseconds> TimeoutArgument(double seconds) {
+  constexpr double kMaxSeconds = static_cast<double>(kMaxTimeoutMs) / 1000;
+  if (!(seconds <= kMaxSeconds)) {
+    return Bad(fmt::format(
+        "argument 'timeout_s' must be at most {:.0f} seconds (366 days)",
+        kMaxSeconds));
+  }
+  return std::chrono::milliseconds(
+      std::max<int64_t>(1, std::llround(seconds * 1000.0)));
 }
 
 Result<std::vector<std::string>> TaskIdsArgument(const Json& args) {
@@ -85,16 +114,17 @@ Result<std::vector<std::string>> TaskIdsArgument(const Json& args) {
     if (std::find(ids.begin(), ids.end(), id) == ids.end())
       ids.push_back(id);
   };
-  if (const Json* id = Find(args, "task_id")) {
-    if (!id->is_string() || id->get_ref<const std::string&>().empty()) {
+  if (const Json* id = FindArgument(args, "task_id")) {
+    const auto* text = id->get_ptr<const std::string*>();
+    if (!text || text->empty()) {
       return Bad(fmt::format(
           "argument 'task_id' must be a task id string such as \"shell-1\" "
           "(got {})",
           id->dump()));
     }
-    add(id->get<std::string>());
+    add(*text);
   }
-  if (const Json* list = Find(args, "task_ids")) {
+  if (const Json* list = FindArgument(args, "task_ids")) {
     if (!list->is_array()) {
       return Bad(
           fmt::format("argument 'task_ids' must be a list of task ids, e.g. "
@@ -102,13 +132,14 @@ Result<std::vector<std::string>> TaskIdsArgument(const Json& args) {
                       list->dump()));
     }
     for (const auto& id : *list) {
-      if (!id.is_string() || id.get_ref<const std::string&>().empty()) {
+      const auto* text = id.get_ptr<const std::string*>();
+      if (!text || text->empty()) {
         return Bad(fmt::format(
             "every entry of 'task_ids' must be a task id string such as "
             "\"shell-1\" (got {})",
             id.dump()));
       }
-      add(id.get<std::string>());
+      add(*text);
     }
   }
   if (ids.empty()) {
@@ -134,22 +165,6 @@ Status CheckKnownArguments(const Json& args,
     }
   }
   return {};
-}
-
-std::string StringField(const Json& object, std::string_view key) {
-  if (!object.is_object())
-    return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-int64_t IntField(const Json& object, std::string_view key, int64_t fallback) {
-  if (!object.is_object())
-    return fallback;
-  auto it = object.find(key);
-  if (it == object.end() || !it->is_number())
-    return fallback;
-  return it->get<int64_t>();
 }
 
 }  // namespace baton::mcp

@@ -1,10 +1,11 @@
 // What one MCP tool is (name, schemas, annotations, handler) and what its
-// handler may use while it runs (ToolCall: daemon requests, a cancellable
-// wait, the result). The tools themselves live in tools/, one file each;
-// tools/tools.h lists them.
+// handler may use while it runs (ToolCall: typed requests to batond, a
+// cancellable wait, the result). The tools themselves live in tools/, one file
+// each; tools/tools.h lists them.
 #ifndef BATON_MCP_TOOL_H_
 #define BATON_MCP_TOOL_H_
 
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <nlohmann/json.hpp>
@@ -13,6 +14,8 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/ipc/async_daemon_client.h"
+#include "baton/ipc/messages.h"
 #include "baton/util/result.h"
 
 namespace baton::mcp {
@@ -45,23 +48,50 @@ struct ServerFacts {
 // finished or cancelled, so handlers need no "still alive?" checks.
 class ToolCall : public std::enable_shared_from_this<ToolCall> {
  public:
-  using ReplyCallback = std::function<void(Result<Json>)>;
+  template <class R>
+  using ReplyCallback = std::function<void(Result<typename R::Reply>)>;
 
   virtual ~ToolCall() = default;
 
   virtual const Json& arguments() const = 0;
   virtual const ServerFacts& facts() const = 0;
 
-  // A request on the session's attached connection.
-  virtual void Daemon(std::string_view op, Json args, ReplyCallback done) = 0;
+  // A typed request (ipc/messages.h) on the session's attached connection;
+  // `done` gets batond's typed reply or the error (also when batond cannot
+  // be reached).
+  template <class R>
+  void Daemon(const R& request, ReplyCallback<R> done) {
+    Error error;
+    AsyncDaemonClient* connection = daemon(&error);
+    std::shared_ptr<ToolCall> self = shared_from_this();
+    if (!connection) {
+      return Post(
+          [done = std::move(done), error] { done(std::unexpected(error)); });
+    }
+    connection->Call(request, [self, done = std::move(done)](
+                                  Result<typename R::Reply> reply) mutable {
+      self->Run([&] { done(std::move(reply)); });
+    });
+  }
+
   // A `wait` on a connection of its own, so a cancellation (closing it)
   // drops exactly this wait. While it is pending the server sends progress
   // notifications (when the client asked for them) with `what` in the
   // message.
-  virtual void DaemonWait(Json args, std::string what, ReplyCallback done) = 0;
+  virtual void DaemonWait(WaitRequest request, std::string what,
+                          ReplyCallback<WaitRequest> done) = 0;
 
   // Answers the call (once; the server adds the pending notices).
   virtual void Finish(ToolResult result) = 0;
+
+ protected:
+  // The session's attached connection, reopened (and re-attached) when it
+  // was lost; nullptr with `*error` set when batond cannot be reached.
+  virtual AsyncDaemonClient* daemon(Error* error) = 0;
+  // Runs `fn` now unless the call has ended.
+  virtual void Run(const std::function<void()>& fn) = 0;
+  // Runs `fn` from the loop, soon, unless the call has ended by then.
+  virtual void Post(std::function<void()> fn) = 0;
 };
 
 using ToolCallPtr = std::shared_ptr<ToolCall>;
@@ -79,6 +109,13 @@ struct ToolDefinition {
 
 // Argument helpers. Each returns a message the model can act on, naming the
 // argument, what was wrong and an example. `args` is the arguments object.
+// None throws, whatever the client sent: every value's type is checked
+// before it is read.
+
+// The argument `name`, or nullptr when it is absent or null.
+const Json* FindArgument(const Json& args, std::string_view name);
+// `value` as a list of non-empty strings; nullopt for anything else.
+std::optional<std::vector<std::string>> NonEmptyStrings(const Json& value);
 
 // A required non-empty string.
 Result<std::string> RequiredString(const Json& args, std::string_view name,
@@ -92,17 +129,16 @@ Result<bool> OptionalBool(const Json& args, std::string_view name,
 Result<std::optional<double>> OptionalNumber(const Json& args,
                                              std::string_view name,
                                              double minimum);
+// A time limit given in seconds (> 0, checked by OptionalNumber) as the
+// milliseconds batond takes: at least 1 ms, at most kMaxTimeoutMs (a
+// longer one is refused here, never wrapped).
+Result<std::chrono::milliseconds> TimeoutArgument(double seconds);
 // The task ids of "task_id" and/or "task_ids" (merged, in order, without
 // duplicates); at least one is required.
 Result<std::vector<std::string>> TaskIdsArgument(const Json& args);
 // Refuses arguments not in `known` (a typo should not silently do nothing).
 Status CheckKnownArguments(const Json& args,
                            const std::vector<std::string_view>& known);
-
-// Safe field access on daemon objects (never throws).
-std::string StringField(const Json& object, std::string_view key);
-int64_t IntField(const Json& object, std::string_view key,
-                 int64_t fallback = 0);
 
 }  // namespace baton::mcp
 

@@ -34,6 +34,111 @@ TEST(ToolArguments, TypesAndUnknownNames) {
   EXPECT_NE(unknown.error().message.find("comand"), std::string::npos);
 }
 
+TEST(ToolArguments, CheckedReadersOfListsAndTimeouts) {
+  EXPECT_EQ(*NonEmptyStrings(Json::array({"a", "b"})),
+            (std::vector<std::string>{"a", "b"}));
+  EXPECT_TRUE(NonEmptyStrings(Json::array())->empty());
+  for (const Json& bad : {Json("a"), Json(1), Json::array({"a", ""}),
+                          Json::array({"a", 1}), Json::object()}) {
+    EXPECT_FALSE(NonEmptyStrings(bad).has_value()) << bad.dump();
+  }
+  EXPECT_EQ(*TimeoutArgument(2.5), std::chrono::milliseconds(2500));
+  EXPECT_EQ(*TimeoutArgument(1e-9), std::chrono::milliseconds(1));
+  EXPECT_FALSE(TimeoutArgument(1e300).has_value());
+  EXPECT_FALSE(TimeoutArgument(366.0 * 86400 + 1).has_value());
+  EXPECT_EQ(FindArgument(Json::array(), "a"), nullptr);
+  EXPECT_EQ(FindArgument({{"a", nullptr}}, "a"), nullptr);
+}
+
+// A call whose batond cannot be reached: every request fails with
+// kUnavailable, from Post, as the server's would.
+class UnreachableCall : public ToolCall {
+ public:
+  explicit UnreachableCall(Json arguments) : arguments_(std::move(arguments)) {}
+  const Json& arguments() const override { return arguments_; }
+  const ServerFacts& facts() const override { return facts_; }
+  void DaemonWait(WaitRequest, std::string,
+                  ReplyCallback<WaitRequest> done) override {
+    Post([done] { done(MakeError(ErrorCode::kUnavailable, "no batond")); });
+  }
+  void Finish(ToolResult result) override { results.push_back(result); }
+  void Drain() {
+    while (!posted_.empty()) {
+      auto fn = std::move(posted_.front());
+      posted_.erase(posted_.begin());
+      Run(fn);
+    }
+  }
+  std::vector<ToolResult> results;
+
+ protected:
+  AsyncDaemonClient* daemon(Error* error) override {
+    *error = Error{ErrorCode::kUnavailable, "no batond"};
+    return nullptr;
+  }
+  void Run(const std::function<void()>& fn) override {
+    if (results.empty())
+      fn();
+  }
+  void Post(std::function<void()> fn) override {
+    posted_.push_back(std::move(fn));
+  }
+
+ private:
+  Json arguments_;
+  ServerFacts facts_{
+      .session = "s", .baton_binary = "/bin/baton", .cwd = "/tmp"};
+  std::vector<std::function<void()>> posted_;
+};
+
+TEST(Tools, NoArgumentOfAnyShapeThrowsAndEveryCallEndsOnce) {
+  // Values of every JSON type, and the edges of numbers, for every
+  // argument each tool takes (and a few it does not).
+  std::vector<Json> values = {nullptr,
+                              true,
+                              0,
+                              -1,
+                              2.5,
+                              1e300,
+                              -1e300,
+                              18446744073709551615u,
+                              "",
+                              "x",
+                              "shell-1",
+                              Json::array(),
+                              Json::array({1, "a", nullptr}),
+                              Json::array({"shell-1", "agent-1"}),
+                              Json::object(),
+                              {{"A", 1}},
+                              {{"A", "b"}, {"", "c"}}};
+  const Json kValid = {{"command", "true"},    {"brief", "b"},
+                       {"task_id", "shell-1"}, {"message", "m"},
+                       {"answers", {"1"}},     {"reason", "r"}};
+  for (const auto& tool : AllTools()) {
+    std::vector<std::string> names = {"unknown_name"};
+    for (const auto& [name, schema] : tool.input_schema["properties"].items())
+      names.push_back(name);
+    for (const auto& name : names) {
+      for (const auto& value : values) {
+        // The others valid, so that each check is reached.
+        Json args = Json::object();
+        for (const auto& [key, valid] : kValid.items()) {
+          if (tool.input_schema["properties"].contains(key))
+            args[key] = valid;
+        }
+        args[name] = value;
+        SCOPED_TRACE(tool.name + " " + args.dump());
+        auto call = std::make_shared<UnreachableCall>(args);
+        EXPECT_NO_THROW({
+          tool.handler(call);
+          call->Drain();
+        });
+        EXPECT_EQ(call->results.size(), 1u);
+      }
+    }
+  }
+}
+
 TEST(Tools, EveryToolHasSchemasAndHonestAnnotations) {
   for (const auto& tool : AllTools()) {
     SCOPED_TRACE(tool.name);

@@ -3,8 +3,6 @@
 // returns at once with its id and a `baton wait` command line.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/environment.h"
 
@@ -23,13 +21,16 @@ void HandleDelegate(const ToolCallPtr& call) {
       args, "brief", "\"Fix the failing test in tests/parse_test.cc\"");
   if (!brief)
     return call->Finish(ToolResult::Error(brief.error().message));
-  Json request = {{"brief", *brief}};
-  for (const char* name : {"agent", "model", "label", "resume_from"}) {
+  DelegateRequest request;
+  request.brief = *brief;
+  for (auto [name, field] :
+       {std::pair{"agent", &request.agent}, std::pair{"model", &request.model},
+        std::pair{"label", &request.label},
+        std::pair{"resume_from", &request.resume_from}}) {
     auto value = OptionalString(args, name);
     if (!value)
       return call->Finish(ToolResult::Error(value.error().message));
-    if (!value->empty())
-      request[name] = *value;
+    *field = std::move(*value);
   }
   auto cwd = OptionalString(args, "cwd");
   if (!cwd)
@@ -42,89 +43,79 @@ void HandleDelegate(const ToolCallPtr& call) {
         "argument 'timeout_s' must be > 0 seconds (leave it out for the "
         "default of 30 minutes)"));
   }
-  if (auto it = args.find("checks"); it != args.end() && !it->is_null()) {
-    bool ok = it->is_array();
-    if (ok) {
-      for (const auto& check : *it)
-        ok = ok && check.is_string() && !check.get<std::string>().empty();
-    }
-    if (!ok) {
+  if (const Json* checks = FindArgument(args, "checks")) {
+    auto commands = NonEmptyStrings(*checks);
+    if (!commands) {
       return call->Finish(ToolResult::Error(fmt::format(
           "argument 'checks' must be a list of shell commands, e.g. "
           "{{\"checks\": [\"make test\"]}} (got {})",
-          it->dump())));
+          checks->dump())));
     }
-    request["checks"] = *it;
+    request.checks = std::move(*commands);
   }
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {
-    request["cwd"] = (*cwd)[0] == '/' ? *cwd : call->facts().cwd + "/" + *cwd;
-  } else if (!request.contains("resume_from")) {
-    request["cwd"] = call->facts().cwd;
+    request.cwd = (*cwd)[0] == '/' ? *cwd : call->facts().cwd + "/" + *cwd;
+  } else if (request.resume_from.empty()) {
+    request.cwd = call->facts().cwd;
   }
   if (*timeout) {
-    request["timeout_ms"] =
-        static_cast<int64_t>(std::llround(**timeout * 1000.0));
+    auto ms = TimeoutArgument(**timeout);
+    if (!ms)
+      return call->Finish(ToolResult::Error(ms.error().message));
+    request.timeout = *ms;
   }
-  request["base_env"] = ProcessEnvironment();
-  std::string agent = request.value("agent", "claude");
-  std::string model = request.value("model", "");
+  request.base_env = ProcessEnvironment();
+  std::string agent = request.agent.empty() ? "claude" : request.agent;
+  std::string model = request.model;
 
-  call->Daemon(
-      "delegate", std::move(request),
-      [call, agent = std::move(agent), model](Result<Json> reply) mutable {
-        if (!reply) {
-          std::string text = DaemonErrorText(reply.error());
-          if (reply.error().code == ErrorCode::kInvalidModel)
-            text += " (or leave 'model' out for the agent's default)";
-          else if (reply.error().code == ErrorCode::kResumeNotFound)
-            text += " (delegate a new task without resume_from instead)";
-          return call->Finish(
-              ToolResult::Error(std::move(text) + " (nothing was started)"));
-        }
-        Json task = reply->value("task", Json::object());
-        // The profile batond chose (a resumed task's own, when none was
-        // named).
-        std::string profile =
-            StringField(task.value("agent", Json::object()), "profile");
-        if (!profile.empty())
-          agent = profile;
-        std::string id = StringField(task, "id");
-        std::string status = StringField(task, "status");
-        std::string wait_command = WaitCommand(call->facts(), id);
-        Json structured = TaskSummary(task);
-        structured["agent"] = agent;
-        structured["model"] = model;
-        structured["cwd"] = StringField(task, "cwd");
-        structured["wait_command"] = wait_command;
-        std::string text;
-        if (status == "failed") {
-          text = fmt::format("{} could not start: {}\n[status: failed, {}]\n",
-                             id, StringField(task, "detail"),
-                             StringField(task, "detail"));
-        } else {
-          text = fmt::format(
-              "Delegated to {} as {} [status: {}].\n"
-              "You will be told when it ends or asks a question (with any tool "
-              "result); do other work meanwhile and do not redo its work. When "
-              "you need its result, call task_output with {{\"task_ids\": "
-              "[\"{}\"], \"wait\": true}}: it returns when the agent ends OR "
-              "asks (then answer with task_answer). Direct it with task_send "
-              "(mode steer or followup).\n"
-              "To be woken from a background shell instead: {}\n",
-              agent, TaskName(task), status, id, wait_command);
-          // batond ran another adapter than the profile's (a codex without
-          // app-server runs codex exec, which cannot be steered or asked).
-          std::string note =
-              StringField(task.value("agent", Json::object()), "note");
-          if (!note.empty()) {
-            text += "Note: " + note + "\n";
-            structured["note"] = note;
-          }
-        }
-        call->Finish({std::move(text), std::move(structured), false});
-      });
+  call->Daemon(request, [call, agent = std::move(agent),
+                         model](Result<TaskReply> reply) mutable {
+    if (!reply) {
+      std::string text = DaemonErrorText(reply.error());
+      if (reply.error().code == ErrorCode::kInvalidModel)
+        text += " (or leave 'model' out for the agent's default)";
+      else if (reply.error().code == ErrorCode::kResumeNotFound)
+        text += " (delegate a new task without resume_from instead)";
+      return call->Finish(
+          ToolResult::Error(std::move(text) + " (nothing was started)"));
+    }
+    const TaskRecord& task = reply->task.task;
+    // The profile batond chose (a resumed task's own, when none was named).
+    if (task.spec.agent && !task.spec.agent->profile.empty())
+      agent = task.spec.agent->profile;
+    std::string id = task.id.ToString();
+    std::string wait_command = WaitCommand(call->facts(), id);
+    Json structured = TaskSummary(task);
+    structured["agent"] = agent;
+    structured["model"] = model;
+    structured["cwd"] = task.spec.cwd;
+    structured["wait_command"] = wait_command;
+    std::string text;
+    if (task.status == TaskStatus::kFailed) {
+      text = fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
+                         task.detail, task.detail);
+    } else {
+      text = fmt::format(
+          "Delegated to {} as {} [status: {}].\n"
+          "You will be told when it ends or asks a question (with any tool "
+          "result); do other work meanwhile and do not redo its work. When "
+          "you need its result, call task_output with {{\"task_ids\": "
+          "[\"{}\"], \"wait\": true}}: it returns when the agent ends OR "
+          "asks (then answer with task_answer). Direct it with task_send "
+          "(mode steer or followup).\n"
+          "To be woken from a background shell instead: {}\n",
+          agent, TaskName(task), TaskStatusName(task.status), id, wait_command);
+      // batond ran another adapter than the profile's (a codex without
+      // app-server runs codex exec, which cannot be steered or asked).
+      if (task.spec.agent && !task.spec.agent->note.empty()) {
+        text += "Note: " + task.spec.agent->note + "\n";
+        structured["note"] = task.spec.agent->note;
+      }
+    }
+    call->Finish({std::move(text), std::move(structured), false});
+  });
 }
 
 }  // namespace

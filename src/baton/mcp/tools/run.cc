@@ -2,8 +2,6 @@
 // once with its id and a `baton wait` command line that wakes the client.
 #include <fmt/format.h>
 
-#include <cmath>
-
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/environment.h"
 
@@ -35,55 +33,55 @@ void HandleRun(const ToolCallPtr& call) {
         "limit)"));
   }
 
-  Json request = {{"command", *command}, {"label", *label}};
+  RunRequest request;
+  request.command = *command;
+  request.label = *label;
   // A relative cwd is relative to the server's, which clients start in the
   // project folder.
   std::string dir = cwd->empty() ? call->facts().cwd : *cwd;
   if (dir[0] != '/')
     dir = call->facts().cwd + "/" + dir;
-  request["cwd"] = dir;
-  Json env = Json::object();
-  if (auto it = args.find("env"); it != args.end() && !it->is_null()) {
-    if (!it->is_object()) {
+  request.cwd = dir;
+  if (const Json* env = FindArgument(args, "env")) {
+    if (!env->is_object()) {
       return call->Finish(ToolResult::Error(
           "argument 'env' must be an object of variables, e.g. {\"env\": "
           "{\"MODE\": \"fast\"}}"));
     }
-    for (const auto& [name, value] : it->items()) {
-      if (!value.is_string() || name.empty() ||
-          name.find('=') != std::string::npos) {
+    for (const auto& [name, value] : env->items()) {
+      const auto* text = value.get_ptr<const std::string*>();
+      if (!text || name.empty() || name.find('=') != std::string::npos) {
         return call->Finish(ToolResult::Error(fmt::format(
             "argument 'env': '{}' must be a variable name with a string "
             "value, e.g. {{\"env\": {{\"MODE\": \"fast\"}}}}",
             name)));
       }
-      env[name] = value;
+      request.env[name] = *text;
     }
   }
-  request["env"] = env;
   if (*timeout) {
-    request["timeout_ms"] =
-        static_cast<int64_t>(std::llround(**timeout * 1000.0));
+    auto ms = TimeoutArgument(**timeout);
+    if (!ms)
+      return call->Finish(ToolResult::Error(ms.error().message));
+    request.timeout = *ms;
   }
   // The task inherits the environment the client gave the server (PATH,
   // virtualenvs, ...), as a command the client ran itself would.
-  request["base_env"] = ProcessEnvironment();
+  request.base_env = ProcessEnvironment();
 
-  call->Daemon("run", std::move(request), [call](Result<Json> reply) {
+  call->Daemon(request, [call](Result<TaskReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
-    Json task = reply->value("task", Json::object());
-    std::string id = StringField(task, "id");
-    std::string status = StringField(task, "status");
+    const TaskRecord& task = reply->task.task;
+    std::string id = task.id.ToString();
     std::string wait_command = WaitCommand(call->facts(), id);
     Json structured = TaskSummary(task);
-    structured["cwd"] = StringField(task, "cwd");
+    structured["cwd"] = task.spec.cwd;
     structured["wait_command"] = wait_command;
     std::string text;
-    if (status == "failed") {
-      text =
-          fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
-                      StringField(task, "detail"), StringField(task, "detail"));
+    if (task.status == TaskStatus::kFailed) {
+      text = fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
+                         task.detail, task.detail);
     } else {
       text = fmt::format(
           "Started {} [status: {}]: {}\n"
@@ -92,8 +90,8 @@ void HandleRun(const ToolCallPtr& call) {
           "result, call task_output with {{\"task_ids\": [\"{}\"], \"wait\": "
           "true}} (with every id you are blocked on).\n"
           "To be woken from a background shell instead: {}\n",
-          TaskName(task), status, StringField(task, "command"), id,
-          wait_command);
+          TaskName(task), TaskStatusName(task.status), CommandText(task.spec),
+          id, wait_command);
     }
     call->Finish({std::move(text), std::move(structured), false});
   });

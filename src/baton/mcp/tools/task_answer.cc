@@ -10,13 +10,13 @@ namespace {
 
 // An item's recorded answer as text: "Postgres", "A, B", "skip", or text.
 std::string AnswerText(const Json& answer) {
-  if (answer.is_string())
-    return answer.get<std::string>();
+  if (const auto* text = answer.get_ptr<const std::string*>())
+    return *text;
   std::string text;
   if (answer.is_array()) {
     for (const auto& label : answer) {
-      text += (text.empty() ? "" : ", ") +
-              (label.is_string() ? label.get<std::string>() : label.dump());
+      const auto* name = label.get_ptr<const std::string*>();
+      text += (text.empty() ? "" : ", ") + (name ? *name : label.dump());
     }
   }
   return text;
@@ -29,44 +29,39 @@ void HandleTaskAnswer(const ToolCallPtr& call) {
   auto id = RequiredString(args, "task_id", "\"agent-1\"");
   if (!id)
     return call->Finish(ToolResult::Error(id.error().message));
-  auto it = args.find("answers");
-  bool ok = it != args.end() && it->is_array() && !it->empty();
-  if (ok) {
-    for (const auto& answer : *it)
-      ok = ok && answer.is_string() && !answer.get<std::string>().empty();
-  }
-  if (!ok) {
+  const Json* given = FindArgument(args, "answers");
+  auto answers = given ? NonEmptyStrings(*given) : std::nullopt;
+  if (!answers || answers->empty()) {
     return call->Finish(ToolResult::Error(fmt::format(
         "argument 'answers' must be a list with one non-empty string per "
         "question item: an option number, its label, free text, or \"skip\", "
         "e.g. {{\"answers\": [\"2\"]}} (got {})",
-        it == args.end() ? "nothing" : it->dump())));
+        given ? given->dump() : "nothing")));
   }
-  Json request = {{"task", *id}, {"answers", *it}};
-  call->Daemon(
-      "answer", std::move(request), [call, id = *id](Result<Json> reply) {
-        if (!reply) {
-          return call->Finish(
-              ToolResult::Error(DaemonErrorText(reply.error()) +
-                                " (task_status shows its pending questions)"));
-        }
-        Json answered = reply->value("answered", Json::object());
-        Json answers = answered.value("answers", Json::array());
-        Json texts = Json::array();
-        std::string text = fmt::format("{}: answered", id);
-        for (size_t i = 0; i < answers.size(); ++i) {
-          texts.push_back(AnswerText(answers[i]));
-          text += fmt::format("{} {}", i ? ";" : "", AnswerText(answers[i]));
-        }
-        text +=
-            "\nIt goes on working; task_output with wait: true returns when it "
-            "ends or asks again.\n";
-        call->Finish({std::move(text),
-                      {{"task_id", id},
-                       {"question_seq", IntField(answered, "question")},
-                       {"answered", std::move(texts)}},
-                      false});
-      });
+  AnswerRequest request{.task = *id, .answers = std::move(*answers)};
+  call->Daemon(request, [call, id = *id](Result<AnswerReply> reply) {
+    if (!reply) {
+      return call->Finish(
+          ToolResult::Error(DaemonErrorText(reply.error()) +
+                            " (task_status shows its pending questions)"));
+    }
+    const Answered& answered = reply->answered;
+    Json texts = Json::array();
+    std::string text = fmt::format("{}: answered", id);
+    for (size_t i = 0; i < answered.answers.size(); ++i) {
+      std::string answer = AnswerText(answered.answers[i]);
+      text += fmt::format("{} {}", i ? ";" : "", answer);
+      texts.push_back(std::move(answer));
+    }
+    text +=
+        "\nIt goes on working; task_output with wait: true returns when it "
+        "ends or asks again.\n";
+    call->Finish({std::move(text),
+                  {{"task_id", id},
+                   {"question_seq", answered.question},
+                   {"answered", std::move(texts)}},
+                  false});
+  });
 }
 
 }  // namespace

@@ -20,19 +20,18 @@ void HandleTaskKill(const ToolCallPtr& call) {
   auto reason = OptionalString(args, "reason");
   if (!reason)
     return call->Finish(ToolResult::Error(reason.error().message));
-  Json request = {{"tasks", *ids}, {"reason", *reason}};
-  call->Daemon("kill", std::move(request), [call](Result<Json> reply) {
+  KillRequest request{.tasks = std::move(*ids), .reason = std::move(*reason)};
+  call->Daemon(request, [call](Result<KillReply> reply) {
     if (!reply) {
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error()) +
                                             " (nothing was killed)"));
     }
     Json results = Json::array();
     std::string text;
-    for (const auto& item : reply->value("results", Json::array())) {
-      std::string id = StringField(item, "id");
-      std::string outcome = StringField(item, "outcome");
-      results.push_back({{"task_id", id}, {"outcome", outcome}});
-      text += fmt::format("{}: {}\n", id, outcome);
+    for (const auto& item : reply->results) {
+      std::string_view outcome = WireName(item.outcome);
+      results.push_back({{"task_id", item.id}, {"outcome", outcome}});
+      text += fmt::format("{}: {}\n", item.id, outcome);
     }
     call->Finish({std::move(text), {{"results", std::move(results)}}, false});
   });

@@ -13,26 +13,27 @@ void HandleTaskList(const ToolCallPtr& call) {
   auto all = OptionalBool(args, "all", false);
   if (!all)
     return call->Finish(ToolResult::Error(all.error().message));
-  call->Daemon("list", {{"all", *all}}, [call](Result<Json> reply) {
+  call->Daemon(ListRequest{.all = *all}, [call](Result<ListReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
     Json tasks = Json::array();
     std::string text;
-    for (const auto& task : reply->value("tasks", Json::array())) {
+    for (const auto& view : reply->tasks) {
+      const TaskRecord& task = view.task;
       tasks.push_back(TaskSummary(task));
-      std::string label = StringField(task, "label");
+      std::string label = task.spec.label;
       if (label.empty())
-        label = StringField(task, "command");
-      std::string line = fmt::format("{} [{}] {} — {}", StringField(task, "id"),
-                                     StringField(task, "kind"),
-                                     StringField(task, "status"), label);
-      if (auto detail = StringField(task, "detail"); !detail.empty())
-        line += " (" + detail + ")";
+        label = CommandText(task.spec);
+      std::string line = fmt::format("{} [{}] {} — {}", task.id.ToString(),
+                                     TaskKindName(task.id.kind),
+                                     TaskStatusName(task.status), label);
+      if (!task.detail.empty())
+        line += " (" + task.detail + ")";
       text += line + "\n";
     }
     if (tasks.empty())
       text = "no tasks in this session\n";
-    int64_t hidden = IntField(*reply, "hidden");
+    int64_t hidden = reply->hidden;
     if (hidden > 0) {
       text += fmt::format(
           "... and {} older ended tasks (task_list with all: true)\n", hidden);

@@ -17,16 +17,19 @@ constexpr double kDefaultWaitS = 30;
 // Every client's per-call limit we know of is 60 s or more (TS SDK and
 // Codex: 60 s); returning well before it keeps a wait from ever failing.
 constexpr double kMaxWaitS = 50;
+// The largest offset a double holds exactly (2^53); no output is longer.
+constexpr double kMaxOffset = 9007199254740992.0;
 
 // One task's part of the answer, filled as its read comes back.
 struct Entry {
   std::string id;
-  Json task;  // The daemon's task object (null on error).
+  std::optional<TaskRecord> task;  // Unset until known (and on error).
   std::string output;
   uint64_t from = 0, to = 0, omitted = 0;
   std::string error;
   bool read = false;  // An output read was made (not state only).
-  Json questions;     // A waiting agent task's open questions, else null.
+  // A waiting agent task's open questions (batond's), else unset.
+  std::optional<std::vector<OpenQuestion>> questions;
 };
 
 // Shared by the reads of one call: they finish in any order.
@@ -43,7 +46,7 @@ struct Gather {
   std::string note;  // A line put first (e.g. a capped timeout).
 };
 
-Entry MakeEntry(std::string id, Json task = nullptr) {
+Entry MakeEntry(std::string id, std::optional<TaskRecord> task = {}) {
   Entry entry;
   entry.id = std::move(id);
   entry.task = std::move(task);
@@ -51,8 +54,8 @@ Entry MakeEntry(std::string id, Json task = nullptr) {
 }
 
 Json EntryJson(const Entry& entry) {
-  Json json = entry.task.is_null() ? Json{{"task_id", entry.id}}
-                                   : TaskSummary(entry.task);
+  Json json =
+      entry.task ? TaskSummary(*entry.task) : Json{{"task_id", entry.id}};
   if (!entry.error.empty()) {
     json["error"] = entry.error;
     return json;
@@ -61,8 +64,8 @@ Json EntryJson(const Entry& entry) {
   json["output_from"] = entry.from;
   json["output_to"] = entry.to;
   json["omitted_bytes"] = entry.omitted;
-  if (!entry.questions.is_null())
-    json["questions"] = entry.questions;
+  if (entry.questions)
+    json["questions"] = QuestionsJson(*entry.questions);
   return json;
 }
 
@@ -73,13 +76,14 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
   bool many = gather->entries.size() > 1;
   for (const auto& entry : gather->entries) {
     tasks.push_back(EntryJson(entry));
-    if (!entry.error.empty()) {
+    if (!entry.error.empty() || !entry.task) {
       ++failures;
       text += fmt::format("--- {} ---\nerror: {}\n", entry.id, entry.error);
       continue;
     }
+    const TaskRecord& task = *entry.task;
     if (many || gather->waited)
-      text += fmt::format("--- {} ---\n", TaskName(entry.task));
+      text += fmt::format("--- {} ---\n", TaskName(task));
     if (entry.read) {
       if (entry.output.empty()) {
         text += gather->offset_mode ? "(no output at this offset)\n"
@@ -90,9 +94,9 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
           text += '\n';
       }
     }
-    text += StatusLine(entry.task) + "\n";
-    if (!entry.questions.is_null())
-      text += PendingQuestionsText(entry.id, entry.questions);
+    text += StatusLine(task) + "\n";
+    if (entry.questions)
+      text += PendingQuestionsText(entry.id, *entry.questions);
   }
   if (gather->waited) {
     if (gather->timed_out) {
@@ -123,66 +127,49 @@ void Settle(const std::shared_ptr<Gather>& gather) {
     FinishGather(gather);
 }
 
-// A waiting agent task: fetches its events for the open questions.
-void ReadQuestions(const std::shared_ptr<Gather>& gather, size_t index) {
-  ++gather->outstanding;
-  gather->call->Daemon(
-      "events", {{"task", gather->entries[index].id}, {"after", 0}},
-      [gather, index](Result<Json> reply) {
-        Entry& entry = gather->entries[index];
-        entry.questions =
-            reply ? PendingQuestions(reply->value("events", Json::array()))
-                  : Json::array();
-        Settle(gather);
-      });
-}
-
 // Reads entry `index`'s output (mode "new", or "offset" from `offset`) and
 // finishes the call when it was the last outstanding read.
 void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
                std::optional<uint64_t> offset) {
-  Json request = {{"task", gather->entries[index].id},
-                  {"mode", offset ? "offset" : "new"}};
-  if (offset)
-    request["offset"] = *offset;
-  gather->call->Daemon(
-      "read", std::move(request), [gather, index](Result<Json> reply) {
-        Entry& entry = gather->entries[index];
-        if (!reply) {
-          entry.error = DaemonErrorText(reply.error());
-        } else {
-          entry.task = reply->value("task", Json::object());
-          entry.read = true;
-          uint64_t from = static_cast<uint64_t>(IntField(*reply, "from"));
-          uint64_t to = static_cast<uint64_t>(IntField(*reply, "to"));
-          std::string path = StringField(*reply, "path");
-          // An offset read shows a page from the offset; a consuming read
-          // shows head and tail of everything new.
-          uint64_t end =
-              gather->offset_mode ? std::min(to, from + gather->cap) : to;
-          auto slice =
-              ReadOutputSlice(path, entry.id, from, end,
-                              gather->offset_mode ? end - from : gather->cap);
-          if (!slice) {
-            entry.error = fmt::format("cannot read the output log: {}",
-                                      slice.error().message);
-          } else {
-            entry.from = from;
-            entry.to = slice->cut.tail_to;
-            entry.omitted = slice->cut.omitted();
-            entry.output = std::move(slice->text);
-            if (gather->offset_mode && end < to) {
-              if (!entry.output.empty() && entry.output.back() != '\n')
-                entry.output += '\n';
-              entry.output += MoreMarker(entry.id, end, to);
-              entry.to = end;
-            }
-          }
-          if (StringField(entry.task, "status") == "waiting")
-            ReadQuestions(gather, index);
-        }
-        Settle(gather);
-      });
+  ReadRequest request{.task = gather->entries[index].id,
+                      .mode = offset ? ReadMode::kOffset : ReadMode::kNew,
+                      .offset = static_cast<int64_t>(offset.value_or(0))};
+  gather->call->Daemon(request, [gather, index](Result<ReadReply> reply) {
+    Entry& entry = gather->entries[index];
+    if (!reply) {
+      entry.error = DaemonErrorText(reply.error());
+      return Settle(gather);
+    }
+    entry.task = reply->task.task;
+    entry.read = true;
+    // batond decides which questions are open (withdrawn ones are not).
+    if (entry.task->status == TaskStatus::kWaiting)
+      entry.questions = reply->task.questions;
+    uint64_t from = static_cast<uint64_t>(reply->from);
+    uint64_t to = static_cast<uint64_t>(reply->to);
+    // An offset read shows a page from the offset; a consuming read shows
+    // head and tail of everything new.
+    uint64_t end = gather->offset_mode ? std::min(to, from + gather->cap) : to;
+    auto slice =
+        ReadOutputSlice(reply->path, entry.id, from, end,
+                        gather->offset_mode ? end - from : gather->cap);
+    if (!slice) {
+      entry.error =
+          fmt::format("cannot read the output log: {}", slice.error().message);
+      return Settle(gather);
+    }
+    entry.from = from;
+    entry.to = slice->cut.tail_to;
+    entry.omitted = slice->cut.omitted();
+    entry.output = std::move(slice->text);
+    if (gather->offset_mode && end < to) {
+      if (!entry.output.empty() && entry.output.back() != '\n')
+        entry.output += '\n';
+      entry.output += MoreMarker(entry.id, end, to);
+      entry.to = end;
+    }
+    Settle(gather);
+  });
 }
 
 void HandleTaskOutput(const ToolCallPtr& call) {
@@ -204,6 +191,11 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   auto offset = OptionalNumber(args, "offset", 0);
   if (!offset)
     return call->Finish(ToolResult::Error(offset.error().message));
+  if (*offset && **offset > kMaxOffset) {
+    return call->Finish(ToolResult::Error(fmt::format(
+        "argument 'offset' must be a byte offset of at most {:.0f} (got {})",
+        kMaxOffset, **offset)));
+  }
   if (*offset && (*wait || ids->size() != 1)) {
     return call->Finish(ToolResult::Error(
         "'offset' reads one task's output from a byte offset, without "
@@ -221,7 +213,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
     gather->cap = std::max<uint64_t>(kOutputCap / ids->size(), 2000);
     std::optional<uint64_t> from;
     if (*offset)
-      from = static_cast<uint64_t>(**offset);
+      from = static_cast<uint64_t>(**offset);  // <= kMaxOffset: exact.
     for (size_t i = 0; i < ids->size(); ++i)
       ReadEntry(gather, i, from);
     return;
@@ -239,27 +231,33 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   std::string what;
   for (const auto& id : *ids)
     what += (what.empty() ? "" : ", ") + id;
-  Json request = {
-      {"tasks", *ids},
-      {"timeout_ms", static_cast<int64_t>(std::llround(seconds * 1000.0))}};
+  WaitRequest request{
+      .tasks = *ids,
+      .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0))};
   call->DaemonWait(
-      std::move(request), "waiting for " + what, [gather](Result<Json> reply) {
+      std::move(request), "waiting for " + what,
+      [gather](Result<WaitReply> reply) {
         if (!reply) {
           return gather->call->Finish(
               ToolResult::Error(DaemonErrorText(reply.error())));
         }
-        gather->timed_out = reply->value("timed_out", false);
-        for (const auto& task : reply->value("still_running", Json::array()))
-          gather->still_running.push_back(StringField(task, "id"));
-        Json ended = reply->value("ended", Json::array());
-        if (ended.empty()) {
+        gather->timed_out = reply->timed_out;
+        for (const auto& brief : reply->still_running)
+          gather->still_running.push_back(brief.task.id.ToString());
+        if (reply->ended.empty()) {
           // Timed out: the state only, nothing consumed.
-          for (const auto& task : reply->value("still_running", Json::array()))
-            gather->entries.push_back(MakeEntry(StringField(task, "id"), task));
+          for (auto& brief : reply->still_running) {
+            std::string id = brief.task.id.ToString();
+            gather->entries.push_back(
+                MakeEntry(std::move(id), std::move(brief.task)));
+          }
           return FinishGather(gather);
         }
-        for (const auto& task : ended)
-          gather->entries.push_back(MakeEntry(StringField(task, "id"), task));
+        for (auto& view : reply->ended) {
+          std::string id = view.task.id.ToString();
+          gather->entries.push_back(
+              MakeEntry(std::move(id), std::move(view.task)));
+        }
         gather->outstanding = gather->entries.size();
         gather->cap =
             std::max<uint64_t>(kOutputCap / gather->entries.size(), 2000);

@@ -30,24 +30,26 @@ void HandleTaskSend(const ToolCallPtr& call) {
         "\"steer\" (into the running turn) (got \"{}\")",
         *mode)));
   }
-  Json request = {{"task", *id}, {"message", *message}, {"mode", *mode}};
+  SendRequest request{
+      .task = *id,
+      .message = *message,
+      .mode = *mode == "steer" ? SendMode::kSteer : SendMode::kFollowup};
   call->Daemon(
-      "send", std::move(request),
-      [call, id = *id, mode = *mode](Result<Json> reply) {
+      request, [call, id = *id, mode = *mode](Result<SendReply> reply) {
         if (!reply) {
           return call->Finish(ToolResult::Error(
               DaemonErrorText(reply.error()) +
               " (nothing was sent; an ended agent task can be continued "
               "with delegate and resume_from)"));
         }
-        std::string delivery = StringField(*reply, "delivery");
         std::string text = fmt::format(
             "{} ({}): {}\nYou will be told when it ends or asks; "
             "task_output with wait: true returns then.\n",
-            id, mode, delivery);
-        call->Finish({std::move(text),
-                      {{"task_id", id}, {"mode", mode}, {"delivery", delivery}},
-                      false});
+            id, mode, reply->delivery);
+        call->Finish(
+            {std::move(text),
+             {{"task_id", id}, {"mode", mode}, {"delivery", reply->delivery}},
+             false});
       });
 }
 

@@ -7,6 +7,7 @@
 #include "baton/mcp/agent_events.h"
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/clock.h"
 #include "baton/util/unique_fd.h"
 
 namespace baton::mcp {
@@ -38,18 +39,34 @@ std::string TailOfLog(const std::string& path, uint64_t size) {
   return LastLines(data, kLastLines);
 }
 
-Json OrNull(const Json& task, const char* key) {
-  auto it = task.find(key);
-  return it == task.end() ? Json(nullptr) : *it;
+Json TimeOrNull(int64_t wall_ms) {
+  return wall_ms ? Json(FormatIsoTime(wall_ms)) : Json(nullptr);
 }
 
-// An agent task's last text, tools used and pending questions, in `text`
-// and `structured`.
-void AddAgentFacts(const std::string& id, const Json& events, std::string& text,
-                   Json& structured) {
-  std::string said = LastAgentText(events);
-  std::vector<std::string> tools = ToolNamesUsed(events);
-  Json pending = PendingQuestions(events);
+// The fields of the look beyond the summary, as the task object of
+// doc/protocol.md has them (null when unknown).
+void AddTimes(const TaskRecord& task, Json& structured) {
+  structured["signal"] =
+      task.signal ? Json(SignalName(*task.signal)) : Json(nullptr);
+  structured["created_at"] = TimeOrNull(task.created_ms);
+  structured["started_at"] = TimeOrNull(task.started_ms);
+  structured["ended_at"] = TimeOrNull(task.ended_ms);
+  structured["duration_ms"] = task.started_ms && task.ended_ms
+                                  ? Json(task.ended_ms - task.started_ms)
+                                  : Json(nullptr);
+  structured["timeout_ms"] =
+      task.spec.timeout ? Json(task.spec.timeout->count()) : Json(nullptr);
+  structured["kill_reason"] =
+      task.kill_reason.empty() ? Json(nullptr) : Json(task.kill_reason);
+}
+
+// An agent task's last text, tools used and open questions, in `text` and
+// `structured`.
+void AddAgentFacts(const std::string& id, const EventsReply& reply,
+                   std::string& text, Json& structured) {
+  std::string said = LastAgentText(reply.events);
+  std::vector<std::string> tools = ToolNamesUsed(reply.events);
+  const std::vector<OpenQuestion>& pending = reply.task.questions;
   if (!said.empty()) {
     text += "last text:\n" + said;
     if (text.back() != '\n')
@@ -62,7 +79,7 @@ void AddAgentFacts(const std::string& id, const Json& events, std::string& text,
   text += PendingQuestionsText(id, pending);
   structured["last_text"] = said;
   structured["tools_used"] = tools;
-  structured["pending_questions"] = std::move(pending);
+  structured["pending_questions"] = QuestionsJson(pending);
 }
 
 void HandleTaskStatus(const ToolCallPtr& call) {
@@ -72,30 +89,32 @@ void HandleTaskStatus(const ToolCallPtr& call) {
   auto id = RequiredString(args, "task_id", "\"shell-1\"");
   if (!id)
     return call->Finish(ToolResult::Error(id.error().message));
-  call->Daemon("get", {{"task", *id}}, [call](Result<Json> reply) {
+  call->Daemon(GetRequest{.task = *id}, [call](Result<TaskReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
-    Json task = reply->value("task", Json::object());
-    uint64_t size = static_cast<uint64_t>(IntField(task, "output_bytes"));
-    std::string last = TailOfLog(StringField(task, "output_path"), size);
+    const TaskRecord& task = reply->task.task;
+    uint64_t size = reply->task.output_bytes.value_or(0);
+    std::string last = TailOfLog(task.output_path, size);
     Json structured = TaskSummary(task);
-    for (const char* key : {"signal", "created_at", "started_at", "ended_at",
-                            "duration_ms", "timeout_ms", "kill_reason"}) {
-      structured[key] = OrNull(task, key);
-    }
-    structured["cwd"] = StringField(task, "cwd");
+    AddTimes(task, structured);
+    structured["cwd"] = task.spec.cwd;
     structured["output_bytes"] = size;
     structured["last_lines"] = last;
-    std::string text = fmt::format(
-        "{}: {}\ncommand: {}\ncwd: {}\n", TaskName(task), StatusLine(task),
-        StringField(task, "command"), StringField(task, "cwd"));
-    text += fmt::format("created: {}", StringField(task, "created_at"));
-    if (auto started = StringField(task, "started_at"); !started.empty())
-      text += ", started: " + started;
-    if (auto ended = StringField(task, "ended_at"); !ended.empty())
-      text += ", ended: " + ended;
-    if (auto ms = IntField(task, "duration_ms", -1); ms >= 0)
-      text += fmt::format(" ({:.1f}s)", static_cast<double>(ms) / 1000.0);
+    std::string text =
+        fmt::format("{}: {}\ncommand: {}\ncwd: {}\n", TaskName(task),
+                    StatusLine(task), CommandText(task.spec), task.spec.cwd);
+    text += "created: ";
+    if (task.created_ms)
+      text += FormatIsoTime(task.created_ms);
+    if (task.started_ms)
+      text += ", started: " + FormatIsoTime(task.started_ms);
+    if (task.ended_ms)
+      text += ", ended: " + FormatIsoTime(task.ended_ms);
+    if (task.started_ms && task.ended_ms) {
+      text += fmt::format(
+          " ({:.1f}s)",
+          static_cast<double>(task.ended_ms - task.started_ms) / 1000.0);
+    }
     text += fmt::format(
         "\noutput: {} bytes (this look consumes nothing; task_output reads "
         "it)\n",
@@ -105,21 +124,20 @@ void HandleTaskStatus(const ToolCallPtr& call) {
       if (text.back() != '\n')
         text += '\n';
     }
-    if (StringField(task, "kind") != "agent")
+    if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
     // An agent task: what it said last, the tools it used, its questions.
-    std::string id = StringField(task, "id");
+    std::string id = task.id.ToString();
     call->Daemon(
-        "events", {{"task", id}, {"after", 0}},
-        [call, id, text = std::move(text),
-         structured = std::move(structured)](Result<Json> events) mutable {
+        EventsRequest{.task = id, .after = 0},
+        [call, id, text = std::move(text), structured = std::move(structured)](
+            Result<EventsReply> events) mutable {
           if (!events) {
             text += "events: " + DaemonErrorText(events.error()) + "\n";
             return call->Finish(
                 {std::move(text), std::move(structured), false});
           }
-          AddAgentFacts(id, events->value("events", Json::array()), text,
-                        structured);
+          AddAgentFacts(id, *events, text, structured);
           call->Finish({std::move(text), std::move(structured), false});
         });
   });

@@ -52,18 +52,15 @@ Json NullableInteger(std::string_view description) {
   return {{"type", {"integer", "null"}}, {"description", description}};
 }
 
-Json TaskSummary(const Json& task) {
-  auto exit_code = task.find("exit_code");
+Json TaskSummary(const TaskRecord& task) {
   return {
-      {"task_id", StringField(task, "id")},
-      {"kind", StringField(task, "kind")},
-      {"status", StringField(task, "status")},
-      {"detail", StringField(task, "detail")},
-      {"exit_code", exit_code != task.end() && exit_code->is_number_integer()
-                        ? *exit_code
-                        : Json(nullptr)},
-      {"label", StringField(task, "label")},
-      {"command", StringField(task, "command")},
+      {"task_id", task.id.ToString()},
+      {"kind", TaskKindName(task.id.kind)},
+      {"status", TaskStatusName(task.status)},
+      {"detail", task.detail},
+      {"exit_code", task.exit_code ? Json(*task.exit_code) : Json(nullptr)},
+      {"label", task.spec.label},
+      {"command", CommandText(task.spec)},
   };
 }
 
@@ -123,9 +120,9 @@ Json PendingQuestionsSchema() {
         {"required", {"seq", "items"}}}}};
 }
 
-std::string TaskName(const Json& task) {
-  std::string id = StringField(task, "id");
-  std::string label = StringField(task, "label");
+std::string TaskName(const TaskRecord& task) {
+  std::string id = task.id.ToString();
+  const std::string& label = task.spec.label;
   return label.empty() ? id : fmt::format("{} ({})", id, label);
 }
 

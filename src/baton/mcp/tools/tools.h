@@ -26,18 +26,32 @@ Json NullableString(std::string_view description);
 Json NullableInteger(std::string_view description);
 
 // The compact task object of the structured results: task_id, kind,
-// status, detail, exit_code, label, command. From a daemon task object.
-Json TaskSummary(const Json& task);
+// status, detail, exit_code, label, command.
+Json TaskSummary(const TaskRecord& task);
+inline Json TaskSummary(const TaskView& view) {
+  return TaskSummary(view.task);
+}
 Json TaskSummarySchema();
-// The schema of PendingQuestions (agent_events.h): a waiting agent task's
+// The schema of QuestionsJson (agent_events.h): a waiting agent task's
 // open questions.
 Json PendingQuestionsSchema();
 // "shell-1 (build)" or "shell-1" when it has no label.
-std::string TaskName(const Json& task);
+std::string TaskName(const TaskRecord& task);
 
 // A `baton wait` command line for `id` in this session (with BATON_HOME
 // when set), for a background shell to be woken by.
 std::string WaitCommand(const ServerFacts& facts, const std::string& id);
+
+// The name of an enum value on batond's wire ("already-terminal"), from
+// JsonEnum<E> (ipc/messages.h).
+template <class E>
+std::string_view WireName(E value) {
+  for (const auto& [known, name] : JsonEnum<E>::kNames) {
+    if (known == value)
+      return name;
+  }
+  return "";
+}
 
 // The daemon's error as a message for the model ("not_found: ...").
 std::string DaemonErrorText(const Error& error);
