@@ -4,6 +4,8 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
 import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep, connect, call, text } from './helpers.mjs';
 
 const T = { timeout: 90_000 };
@@ -401,6 +403,54 @@ test('raw protocol: discover probe, parse errors, bad shapes, string ids', T, as
   });
 });
 
+test('raw protocol: deep nesting and an over-long line get one error each, and the server keeps serving', T, async () => {
+  // Issue 12, findings 3 and 10: a cancellation whose requestId nests
+  // 60,000 lists deep killed `baton mcp` (SIGSEGV), and one over-long line
+  // was answered with two errors.
+  await withHome(async (home) => {
+    const child = spawn(BATON, ['mcp'], { env: batonEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
+    const lines = createInterface({ input: child.stdout });
+    const replies = [];
+    lines.on('line', (line) => replies.push(JSON.parse(line)));
+    const exit = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+    const next = async (ms = 5_000) => {
+      const deadline = Date.now() + ms;
+      while (!replies.length) {
+        assert.ok(Date.now() < deadline, `no reply within ${ms} ms`);
+        await sleep(20);
+      }
+      return replies.shift();
+    };
+    const send = (line) => new Promise((resolve) => child.stdin.write(line + '\n', resolve));
+    const deep = '['.repeat(60_000) + ']'.repeat(60_000);
+
+    await send(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'ping' }));
+    assert.deepEqual(await next(), { jsonrpc: '2.0', id: 1, result: {} });
+    await send(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":${deep},"reason":5}}`);
+    let m = await next();
+    assert.equal(m.error.code, -32700);
+    assert.equal(m.id, null);
+    assert.match(m.error.message, /nested deeper than/);
+    await send(`{"jsonrpc":"2.0","id":${deep},"method":"ping"}`);
+    m = await next();
+    assert.deepEqual([m.id, m.error.code], [null, -32700]);
+    // A cancellation with a reason of the wrong type is ignored, not fatal.
+    await send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2, reason: 5 } }));
+
+    // 64 MiB and 1 MiB more in one line: one error, then the next line.
+    await send(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"x":"${'x'.repeat((64 << 20) + (1 << 20))}"}}`);
+    await send(JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'ping' }));
+    m = await next(30_000);
+    assert.deepEqual([m.id, m.error.code], [null, -32700]);
+    assert.match(m.error.message, /too long/);
+    assert.deepEqual(await next(), { jsonrpc: '2.0', id: 4, result: {} }, 'one error for the long line, then the ping');
+
+    child.stdin.end();
+    assert.deepEqual(await exit, { code: 0, signal: null });
+    assert.equal(replies.length, 0, 'nothing but replies on stdout');
+  });
+});
+
 // ---- Agent tasks (delegate) against the scripted claude of tests/agents.
 
 const FAKES = new URL('../agents/fakes', import.meta.url).pathname;
@@ -470,6 +520,38 @@ test('delegate: a question comes back with task_output wait, task_answer answers
   });
 });
 
+test('a question the agent withdrew is no longer pending (batond decides which are open)', T, async () => {
+  // The scripted codex resolves its own question after 1 s (AUTORESOLVE)
+  // and works 4 s more. baton mcp used to decide pending questions from the
+  // events itself, forgot withdrawals, and showed this one until the end.
+  await withHome(async (home, track) => {
+    const agentHome = join(home, 'agent-home');
+    mkdirSync(agentHome);
+    const { client } = track(await connect(home, { ...agentEnv(), HOME: agentHome, CODEX_HOME: join(agentHome, '.codex') }));
+    const d = await call(client, 'delegate', { brief: 'ASK AUTORESOLVE pick', agent: 'codex' });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.structuredContent.tasks[0].status, 'waiting', text(w));
+    assert.equal(w.structuredContent.tasks[0].questions.length, 1, text(w));
+
+    let st;
+    for (let i = 0; i < 100; i++) {
+      st = await call(client, 'task_status', { task_id: id });
+      if (st.structuredContent.status !== 'waiting') break;
+      await sleep(100);
+    }
+    assert.equal(st.structuredContent.status, 'running', text(st));
+    assert.deepEqual(st.structuredContent.pending_questions, [], text(st));
+    assert.doesNotMatch(text(st), /asks|task_answer/);
+    const r = await call(client, 'task_output', { task_id: id });
+    assert.equal(r.structuredContent.tasks[0].questions, undefined, text(r));
+
+    const done = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(done.structuredContent.tasks[0].status, 'completed', text(done));
+  });
+});
+
 test('task_send: steer into a SLOW turn and a follow-up after it', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home, agentEnv()));
@@ -521,7 +603,8 @@ test('delegate: a malformed model and a bad resume are isError; resume_from an e
     const { client } = track(await connect(home, agentEnv()));
     const cases = [
       [{ brief: 'x', model: 'bad model' }, /invalid_model/],
-      [{ brief: 'x', model: 'anthropic/' + 'm'.repeat(600) }, /invalid_model/],
+      // Over batond's bound on names (doc/protocol.md, "Limits").
+      [{ brief: 'x', model: 'anthropic/' + 'm'.repeat(600) }, /'model' is 610 bytes long; at most 256/],
       [{}, /missing argument 'brief'/],
       [{ brief: 'x', checks: 'make test' }, /'checks' must be a list/],
       [{ brief: 'x', timeout_s: 0 }, /'timeout_s' must be > 0/],
