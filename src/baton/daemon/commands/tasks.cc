@@ -51,9 +51,8 @@ void Daemon::Handle(Connection&, const ListRequest& request, Session session,
 
 void Daemon::Handle(Connection&, const ReadRequest& request, Session session,
                     Reply reply) {
-  auto range =
-      registry_->Read(request.task, session, request.mode,
-                      static_cast<uint64_t>(request.offset));
+  auto range = registry_->Read(request.task, session, request.mode,
+                               static_cast<uint64_t>(request.offset));
   if (!range)
     return reply(std::unexpected(range.error()));
   reply(ReadReply{.task = View(std::move(range->task)),
