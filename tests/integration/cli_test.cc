@@ -93,20 +93,21 @@ TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
   // The forms of still_running over the protocol.
   auto client = ConnectToDaemon();
   ASSERT_TRUE(client) << client.error().message;
-  auto counted = client->Call(
-      "wait", {{"tasks", {slow, quick}}, {"still_running", "none"}});
+  auto counted = client->Call(WaitRequest{
+      .tasks = {slow, quick}, .still_running = StillRunningForm::kNone});
   ASSERT_TRUE(counted) << counted.error().message;
-  EXPECT_EQ((*counted)["still_running_count"], 1) << counted->dump();
-  EXPECT_FALSE(counted->contains("still_running")) << counted->dump();
-  auto ids = client->Call("wait",
-                          {{"tasks", {slow, quick}}, {"still_running", "ids"}});
+  EXPECT_EQ(counted->still_running_count, 1);
+  EXPECT_TRUE(counted->still_running.empty());
+  auto ids = client->Call(WaitRequest{.tasks = {slow, quick},
+                                      .still_running = StillRunningForm::kIds});
   ASSERT_TRUE(ids) << ids.error().message;
-  EXPECT_EQ((*ids)["still_running"], nlohmann::json::array({slow}));
-  auto bad =
-      client->Call("wait", {{"tasks", {slow}}, {"still_running", "all"}});
-  ASSERT_FALSE(bad);
-  EXPECT_NE(bad.error().message.find("\"none\""), std::string::npos)
-      << bad.error().message;
+  ASSERT_EQ(ids->still_running.size(), 1u);
+  EXPECT_TRUE(ids->still_running[0].id_only);
+  EXPECT_EQ(ids->still_running[0].task.id.ToString(), slow);
+  // An unknown form, as a raw line: refused with the forms it may take.
+  auto raw = RawRequest(R"({"id":99,"op":"wait","tasks":[")" + slow +
+                        R"("],"still_running":"all"})");
+  EXPECT_NE(raw.find("\"none\""), std::string::npos) << raw;
 }
 
 TEST_F(CliTest, WaitAllAndTimeout) {
@@ -245,7 +246,7 @@ TEST_F(CliTest, LeaseExpiryStopsTheTasksOfADetachedSession) {
     options.autostart = false;
     auto client = DaemonClient::Connect(options);
     ASSERT_TRUE(client) << client.error().message;
-    ASSERT_TRUE(client->Call("attach"));
+    ASSERT_TRUE(client->Call(AttachRequest{}));
   }
   auto waited = Baton({"wait", "--timeout", "10s", id}, env);
   EXPECT_EQ(waited.exit_code, 1) << waited.out;

@@ -6,6 +6,7 @@
 #include <fstream>
 #include <thread>
 
+#include "baton/util/clock.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -80,19 +81,21 @@ TEST_F(CrashRecoveryTest, AnEndToldToAWaiterSurvivesAKillRightAfter) {
     int daemon_pid = DaemonPids().first;
     auto client = ConnectToDaemon();
     ASSERT_TRUE(client) << client.error().message;
-    ASSERT_TRUE(client->Send("wait", {{"tasks", {id}}}));
+    ASSERT_TRUE(client->Send(WaitRequest{.tasks = {id}}));
     std::ofstream{gate};
     auto reply = client->ReadReply(seconds(10));
     ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
     ASSERT_TRUE(reply) << reply.error().message;
-    auto told = (*reply)["result"]["ended"][0];
-    ASSERT_EQ(told["detail"], "exit code: " + std::to_string(code))
-        << reply->dump();
+    auto result = DecodeResult<WaitReply>(*reply, "wait");
+    ASSERT_TRUE(result) << result.error().message;
+    ASSERT_EQ(result->ended.size(), 1u);
+    const TaskRecord& told = result->ended[0].task;
+    ASSERT_EQ(told.detail, "exit code: " + std::to_string(code));
     ASSERT_TRUE(WaitForPidGone(daemon_pid, seconds(5)));
     auto task = Status(id);  // Starts a new batond, which re-adopts.
-    EXPECT_EQ(task["status"], told["status"]) << task.dump();
-    EXPECT_EQ(task["detail"], told["detail"]) << task.dump();
-    EXPECT_EQ(task["ended_at"], told["ended_at"]) << task.dump();
+    EXPECT_EQ(task["status"], TaskStatusName(told.status)) << task.dump();
+    EXPECT_EQ(task["detail"], told.detail) << task.dump();
+    EXPECT_EQ(task["ended_at"], FormatIsoTime(told.ended_ms)) << task.dump();
   }
 }
 

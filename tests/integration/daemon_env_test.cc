@@ -31,23 +31,33 @@ std::string InitialEnv(int pid, const std::string& name) {
 
 class DaemonEnvTest : public BatonTest {
  protected:
-  // What a task started without a base environment (so with batond's
-  // own) sees of the two variables.
-  std::string TaskView() {
+  // What a task started by the CLI (which sends its own environment, with
+  // `tunables` as GLIBC_TUNABLES) sees of the two variables.
+  std::string TaskSees(const std::string& tunables) {
+    std::string id =
+        Run("printf '%s|%s' \"${GLIBC_TUNABLES-unset}\" "
+            "\"${BATON_SAVED_GLIBC_TUNABLES-unset}\"",
+            {}, {{"GLIBC_TUNABLES", tunables}});
+    EXPECT_EQ(Baton({"wait", id}).exit_code, 0);
+    return Baton({"output", id}).out;
+  }
+  // What a task of a raw client that sent no environment sees: the clean
+  // environment, never batond's own (doc/protocol.md, "Environment").
+  std::string RawTaskSees() {
     auto client = ConnectToDaemon();
     EXPECT_TRUE(client) << client.error().message;
     if (!client)
       return "";
-    auto run =
-        client->Call("run", {{"argv",
-                              {"/bin/sh", "-c",
-                               "printf '%s|%s' \"${GLIBC_TUNABLES-unset}\" "
-                               "\"${BATON_SAVED_GLIBC_TUNABLES-unset}\""}},
-                             {"cwd", "/"}});
+    auto run = client->Call(
+        RunRequest{.argv = {"/bin/sh", "-c",
+                            "printf '%s|%s|%s' \"${GLIBC_TUNABLES-unset}\" "
+                            "\"${BATON_SAVED_GLIBC_TUNABLES-unset}\" "
+                            "\"${BATON_T_SECRET-unset}\""},
+                   .cwd = "/"});
     EXPECT_TRUE(run) << run.error().message;
     if (!run)
       return "";
-    std::string id = (*run)["task"]["id"];
+    std::string id = run->task.task.id.ToString();
     EXPECT_EQ(Baton({"wait", id}).exit_code, 0);
     return Baton({"output", id}).out;
   }
@@ -63,14 +73,23 @@ TEST_F(DaemonEnvTest, BatondRunsTunedAndTasksSeeTheUsersTunables) {
   // there; the task shows that the user's value went through.)
   EXPECT_TRUE(InitialEnv(daemon_pid, "GLIBC_TUNABLES")
                   .starts_with(kDaemonMallocTunables));
-  EXPECT_EQ(TaskView(), user + "|unset");
+  EXPECT_EQ(TaskSees(user), user + "|unset");
+}
+
+TEST_F(DaemonEnvTest, ARawClientsTaskGetsACleanEnvironmentNotBatonds) {
+  // batond is started by a client whose environment holds a secret.
+  ASSERT_EQ(Baton({"daemon", "start"},
+                  {{"BATON_T_SECRET", "s3cret"}, {"GLIBC_TUNABLES", ""}})
+                .exit_code,
+            0);
+  EXPECT_EQ(RawTaskSees(), "unset|unset|unset");
 }
 
 TEST_F(DaemonEnvTest, WithoutTheUsersTunablesTasksSeeNone) {
   ASSERT_EQ(Baton({"daemon", "start"}, {{"GLIBC_TUNABLES", ""}}).exit_code, 0);
   auto [daemon_pid, supervisor_pid] = DaemonPids();
   EXPECT_EQ(InitialEnv(daemon_pid, "GLIBC_TUNABLES"), kDaemonMallocTunables);
-  EXPECT_EQ(TaskView(), "|unset");
+  EXPECT_EQ(TaskSees(""), "|unset");
 }
 
 }  // namespace

@@ -12,6 +12,7 @@
 #include <iostream>
 #include <thread>
 
+#include "baton/ipc/unix_socket.h"
 #include "baton/util/file_util.h"
 
 extern char** environ;
@@ -215,6 +216,31 @@ Result<DaemonClient> BatonTest::ConnectToDaemon() {
   options.paths = StatePaths{home_, home_};
   options.autostart = false;
   return DaemonClient::Connect(options);
+}
+
+std::string BatonTest::RawRequest(const std::string& line) {
+  auto fd = ConnectUnix(StatePaths{home_, home_}.daemon_socket());
+  EXPECT_TRUE(fd) << fd.error().message;
+  if (!fd)
+    return "";
+  EXPECT_TRUE(WriteAll(fd->get(), line + "\n"));
+  std::string in;
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (in.find('\n') == std::string::npos) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    pollfd pfd{fd->get(), POLLIN, 0};
+    if (left.count() <= 0 ||
+        ::poll(&pfd, 1, static_cast<int>(left.count())) <= 0) {
+      break;
+    }
+    char buf[65536];
+    ssize_t n = ::read(fd->get(), buf, sizeof buf);
+    if (n <= 0)
+      break;
+    in.append(buf, static_cast<size_t>(n));
+  }
+  return in.substr(0, in.find('\n'));
 }
 
 void BatonTest::KillDaemonHard() {

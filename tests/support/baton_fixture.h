@@ -59,6 +59,10 @@ class BatonTest : public ::testing::Test {
   void KillDaemonHard();
   // A protocol client of this test's running batond (none is started).
   Result<DaemonClient> ConnectToDaemon();
+  // Writes `line` (a '\n' is added) on a new connection to the running
+  // batond and returns the first line it answers ("" when it closed or
+  // said nothing within 10 s).
+  std::string RawRequest(const std::string& line);
 
   std::string home_;
   std::string binary_ = BATON_BINARY;

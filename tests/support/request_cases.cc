@@ -69,8 +69,8 @@ void AddCases(std::vector<RequestCase>& out) {
   const Json& sample = Samples().at(op);
   auto add = [&](const FieldDoc& field, std::string how, Json args,
                  bool valid = false) {
-    out.push_back({op, field.name, std::move(how), Line(op, std::move(args)),
-                   valid});
+    out.push_back(
+        {op, field.name, std::move(how), Line(op, std::move(args)), valid});
   };
   for (const FieldDoc& field : DocumentFields<R>()) {
     Json without = sample;
@@ -123,11 +123,10 @@ void AddCases(std::vector<RequestCase>& out) {
       huge[field.name] = 1e300;
       add(field, "huge", huge);
     }
-    if (IsString(field) || IsList(field) ||
-        field.type.starts_with("object")) {
+    if (IsString(field) || IsList(field) || field.type.starts_with("object")) {
       Json nul = sample;
       std::string text("a\0b", 3);
-      nul[field.name] = IsList(field)    ? Json::array({text})
+      nul[field.name] = IsList(field)     ? Json::array({text})
                         : IsString(field) ? Json(text)
                                           : Json{{"NAME", text}};
       add(field, "holding a NUL byte", nul);

@@ -12,9 +12,9 @@ namespace baton::testing {
 
 struct RequestCase {
   std::string op;
-  std::string field;  // The field it breaks ("" for a valid sample).
-  std::string how;    // "missing", "mistyped", "oversized", ...
-  std::string line;   // The request line, with "id" and "op".
+  std::string field;   // The field it breaks ("" for a valid sample).
+  std::string how;     // "missing", "mistyped", "oversized", ...
+  std::string line;    // The request line, with "id" and "op".
   bool valid = false;  // Must decode (a missing optional field).
 };
 

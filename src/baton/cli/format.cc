@@ -4,23 +4,20 @@
 
 #include <algorithm>
 
+#include "baton/util/clock.h"
+
 namespace baton {
 namespace {
-
-std::string Str(const Json& task, const char* key) {
-  auto it = task.find(key);
-  if (it == task.end() || it->is_null())
-    return "";
-  if (it->is_string())
-    return it->get<std::string>();
-  return it->dump();
-}
 
 std::string Shorten(std::string text, size_t max) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   if (text.size() <= max)
     return text;
   return text.substr(0, max - 3) + "...";
+}
+
+std::string Time(int64_t wall_ms) {
+  return wall_ms ? FormatIsoTime(wall_ms) : "";
 }
 
 }  // namespace
@@ -40,56 +37,80 @@ std::string ShortSpan(int64_t ms) {
   return fmt::format("{}d{}h", s / 86400, s % 86400 / 3600);
 }
 
-std::string TaskSummaryLine(const Json& task) {
-  std::string line = fmt::format("{} {}", Str(task, "id"), Str(task, "status"));
-  std::string detail = Str(task, "detail");
-  if (!detail.empty())
-    line += fmt::format(" ({})", detail);
-  std::string label = Str(task, "label");
-  if (!label.empty())
-    line += fmt::format(" — {}", label);
+std::string TaskSummaryLine(const TaskView& view) {
+  const TaskRecord& task = view.task;
+  std::string line =
+      fmt::format("{} {}", task.id.ToString(), TaskStatusName(task.status));
+  if (!task.detail.empty())
+    line += fmt::format(" ({})", task.detail);
+  if (!task.spec.label.empty())
+    line += fmt::format(" — {}", task.spec.label);
   return line;
 }
 
-std::string TaskTable(const Json& tasks) {
+std::string TaskTable(const std::vector<TaskView>& tasks) {
   std::string out = fmt::format("{:<10} {:<11} {:<16} {}\n", "ID", "STATUS",
                                 "DETAIL", "LABEL / COMMAND");
-  for (const auto& task : tasks) {
-    std::string what = Str(task, "label");
+  for (const TaskView& view : tasks) {
+    const TaskRecord& task = view.task;
+    std::string what = task.spec.label;
     if (what.empty())
-      what = Str(task, "command");
-    out += fmt::format("{:<10} {:<11} {:<16} {}\n", Str(task, "id"),
-                       Str(task, "status"), Shorten(Str(task, "detail"), 16),
+      what = task.spec.agent ? task.spec.agent->brief : CommandText(task.spec);
+    out += fmt::format("{:<10} {:<11} {:<16} {}\n", task.id.ToString(),
+                       TaskStatusName(task.status), Shorten(task.detail, 16),
                        Shorten(what, 60));
   }
   return out;
 }
 
-std::string TaskDetails(const Json& task) {
-  std::string out = TaskSummaryLine(task) + "\n";
+std::string TaskDetails(const TaskView& view) {
+  const TaskRecord& task = view.task;
+  std::string out = TaskSummaryLine(view) + "\n";
   auto field = [&](const char* name, const std::string& value) {
     if (!value.empty())
       out += fmt::format("  {:<9} {}\n", name, value);
   };
-  field("command:", Str(task, "command"));
-  field("label:", Str(task, "label"));
-  field("cwd:", Str(task, "cwd"));
-  field("owner:", Str(task, "owner"));
-  field("pid:", Str(task, "pid"));
-  field("created:", Str(task, "created_at"));
-  field("started:", Str(task, "started_at"));
-  std::string ended = Str(task, "ended_at");
-  if (!ended.empty() && task.value("duration_ms", Json()).is_number()) {
+  field("command:", CommandText(task.spec));
+  field("label:", task.spec.label);
+  field("cwd:", task.spec.cwd);
+  field("owner:", task.spec.owner);
+  field("pid:", task.pid ? std::to_string(task.pid) : "");
+  field("created:", Time(task.created_ms));
+  field("started:", Time(task.started_ms));
+  std::string ended = Time(task.ended_ms);
+  if (!ended.empty() && task.started_ms)
     ended +=
-        fmt::format(" (ran {})", ShortSpan(task["duration_ms"].get<int64_t>()));
-  }
+        fmt::format(" (ran {})", ShortSpan(task.ended_ms - task.started_ms));
   field("ended:", ended);
-  if (task.value("timeout_ms", Json()).is_number()) {
-    field("timeout:", ShortSpan(task["timeout_ms"].get<int64_t>()));
+  if (task.spec.timeout)
+    field("timeout:", ShortSpan(task.spec.timeout->count()));
+  if (view.output_bytes) {
+    field("output:",
+          fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));
   }
-  if (task.contains("output_bytes")) {
-    field("output:", fmt::format("{} bytes in {}", Str(task, "output_bytes"),
-                                 Str(task, "output_path")));
+  out += QuestionsText(view);
+  return out;
+}
+
+std::string QuestionsText(const TaskView& view) {
+  std::string out;
+  for (const OpenQuestion& question : view.questions) {
+    out += fmt::format("  question {}:\n", question.seq);
+    for (const QuestionItem& item : question.items) {
+      out += fmt::format("    {}{}\n", item.prompt,
+                         item.multi_select ? " (several: 1,3)" : "");
+      for (size_t i = 0; i < item.options.size(); ++i) {
+        const QuestionOption& option = item.options[i];
+        out += fmt::format(
+            "      [{}] {}{}\n", i + 1, option.label,
+            option.description.empty() ? "" : " — " + option.description);
+      }
+    }
+  }
+  if (!out.empty()) {
+    out += fmt::format(
+        "  answer: baton answer {} <number|label|text|skip> (one per item)\n",
+        view.task.id.ToString());
   }
   return out;
 }

@@ -1,20 +1,24 @@
-// How the CLI shows tasks to people (text); JSON goes out as the daemon sent
-// it.
+// How the CLI shows tasks to people (text). JSON goes out as the protocol's
+// documents (ipc/codec.h).
 #ifndef BATON_CLI_FORMAT_H_
 #define BATON_CLI_FORMAT_H_
 
 #include <string>
+#include <vector>
 
-#include "baton/ipc/protocol.h"
+#include "baton/ipc/messages.h"
 
 namespace baton {
 
 // "shell-3 completed (exit code: 0)".
-std::string TaskSummaryLine(const Json& task);
+std::string TaskSummaryLine(const TaskView& task);
 // The `ls` table, header included.
-std::string TaskTable(const Json& tasks);
+std::string TaskTable(const std::vector<TaskView>& tasks);
 // The `status` block: one "key: value" line per field.
-std::string TaskDetails(const Json& task);
+std::string TaskDetails(const TaskView& task);
+// A waiting agent's open questions, each item's prompt with its numbered
+// options, and how to answer; "" when it has none.
+std::string QuestionsText(const TaskView& task);
 // "3.2s", "4m10s", "2h5m" for a span in milliseconds.
 std::string ShortSpan(int64_t ms);
 

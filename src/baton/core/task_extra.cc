@@ -5,8 +5,7 @@
 namespace baton {
 
 TaskExtra ExtraOf(const TaskRecord& task) {
-  return {task.spec.agent, task.agent_session, task.spec.checks,
-          task.evidence};
+  return {task.spec.agent, task.agent_session, task.spec.checks, task.evidence};
 }
 
 void ApplyExtra(TaskExtra extra, TaskRecord& task) {
@@ -29,8 +28,7 @@ Status DecodeTaskExtra(std::string_view text, TaskRecord& task) {
   }
   TaskExtra extra;
   if (auto ok = DecodeValue(parsed->value, extra, {}, "extra"); !ok) {
-    return MakeError(ErrorCode::kCorrupt,
-                     "task extra: " + ok.error().message);
+    return MakeError(ErrorCode::kCorrupt, "task extra: " + ok.error().message);
   }
   ApplyExtra(std::move(extra), task);
   return {};

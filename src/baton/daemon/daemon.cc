@@ -233,8 +233,8 @@ void Daemon::OnLine(uint64_t connection_id, std::string_view line) {
     connection.holds_replies_after_commit = true;
     return;
   }
-  Reply reply = MakeReplier(connection_id, std::move(request->id_json),
-                            request->session);
+  Reply reply =
+      MakeReplier(connection_id, std::move(request->id_json), request->session);
   std::visit(
       [&](const auto& typed) {
         Handle(connection, typed, request->session, reply);

@@ -31,9 +31,9 @@ Result<int64_t> TimeFromWire(const std::optional<std::string>& text,
     return 0;
   auto ms = ParseIsoTime(*text);
   if (!ms) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("task.{} '{}' is not an ISO 8601 UTC time",
-                                 name, *text));
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("task.{} '{}' is not an ISO 8601 UTC time", name, *text));
   }
   return *ms;
 }
@@ -78,15 +78,16 @@ Status CheckEnvOverrides(const std::map<std::string, std::string>& env) {
 
 Status CheckAbsolute(const std::string& path, std::string_view field) {
   if (!path.empty() && path[0] != '/') {
-    return Invalid(fmt::format("'{}' must be an absolute path, not '{}'",
-                               field, path));
+    return Invalid(
+        fmt::format("'{}' must be an absolute path, not '{}'", field, path));
   }
   return {};
 }
 
 }  // namespace
 
-// ---- the task object ---------------------------------------------------------
+// ---- the task object
+// ---------------------------------------------------------
 
 TaskWire ToWire(const TaskView& view) {
   const TaskRecord& task = view.task;
@@ -148,9 +149,9 @@ Result<TaskView> FromWire(TaskWire wire) {
   if (wire.signal) {
     task.signal = SignalFromName(*wire.signal);
     if (!task.signal) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("task.signal '{}' is not a signal's name",
-                                   *wire.signal));
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("task.signal '{}' is not a signal's name", *wire.signal));
     }
   }
   task.spec.kind = task.id.kind;
@@ -235,8 +236,8 @@ void EncodeValue(std::string& out, const TaskBrief& value) {
   encoder("status", TaskStatusName(task.status));
   encoder("detail", task.detail);
   encoder("exit_code", task.exit_code);
-  encoder("signal", task.signal ? std::optional(SignalName(*task.signal))
-                                : std::nullopt);
+  encoder("signal",
+          task.signal ? std::optional(SignalName(*task.signal)) : std::nullopt);
   encoder("label", task.spec.label);
   encoder("command", CommandText(task.spec));
   encoder.Finish();
@@ -298,7 +299,8 @@ Status RunRequest::Validate() const {
 
 Status DelegateRequest::Validate() const {
   if (brief.find_first_not_of(" \t\r\n") == std::string::npos)
-    return Invalid("delegate request: empty brief; say what the agent should do");
+    return Invalid(
+        "delegate request: empty brief; say what the agent should do");
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"),
         base_env ? CheckEnvironment(*base_env, "base_env") : Status()}) {
@@ -454,7 +456,8 @@ Result<ReplyLine> DecodeReplyLine(std::string_view line) {
   if (!object.is_object())
     return malformed("not an object");
   ReplyLine reply;
-  if (auto id = object.find("id"); id != object.end() && id->is_number_integer())
+  if (auto id = object.find("id");
+      id != object.end() && id->is_number_integer())
     reply.id = id->get<int64_t>();
   auto ok = object.find("ok");
   if (ok == object.end() || !ok->is_boolean())

@@ -165,9 +165,9 @@ template <class R>
 Result<R> DecodeResult(const ReplyLine& reply, std::string_view op) {
   if (!reply.ok)
     return std::unexpected(reply.error);
-  auto result = DecodeObject<R>(reply.result,
-                                fmt::format("batond's reply to '{}'", op),
-                                /*reject_unknown=*/false);
+  auto result =
+      DecodeObject<R>(reply.result, fmt::format("batond's reply to '{}'", op),
+                      /*reject_unknown=*/false);
   if (!result) {
     return MakeError(ErrorCode::kIncompatible,
                      result.error().message +

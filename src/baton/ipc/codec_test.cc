@@ -136,20 +136,22 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
   auto check = [](auto request) {
     for (const FieldDoc& field : DocumentFields<decltype(request)>()) {
       bool text = field.type.find("string") != std::string::npos;
-      bool list = field.type.starts_with("list") ||
-                  field.type.starts_with("object");
+      bool list =
+          field.type.starts_with("list") || field.type.starts_with("object");
       if (text)
-        EXPECT_GT(field.rules.max_bytes, 0u) << request.kOp << "." << field.name;
+        EXPECT_GT(field.rules.max_bytes, 0u)
+            << request.kOp << "." << field.name;
       if (list)
-        EXPECT_GT(field.rules.max_items, 0u) << request.kOp << "." << field.name;
+        EXPECT_GT(field.rules.max_items, 0u)
+            << request.kOp << "." << field.name;
     }
   };
   std::apply([&](auto... requests) { (check(requests), ...); },
              std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                        AnswerRequest, EventsRequest, AgentsRequest,
-                        GetRequest, ListRequest, ReadRequest, KillRequest,
-                        WaitRequest, AttachRequest, NoticesRequest,
-                        DaemonStatusRequest, ShutdownRequest>());
+                        AnswerRequest, EventsRequest, AgentsRequest, GetRequest,
+                        ListRequest, ReadRequest, KillRequest, WaitRequest,
+                        AttachRequest, NoticesRequest, DaemonStatusRequest,
+                        ShutdownRequest>());
 }
 
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {
@@ -169,10 +171,9 @@ TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {
       {"\xff\xfe", "null", "not valid JSON"},
       {R"({"id":5,"op":"run","argv":["a"],"command":"b","cwd":"/"})", "5",
        "not both"},
-      {R"({"id":6,"op":"run","argv":["a"],"cwd":"relative"})", "6",
-       "absolute"},
-      {R"({"id":7,"op":"run","argv":["a"],"cwd":"/","base_env":["NOEQ"]})",
-       "7", "'base_env[0]' must be NAME=value"},
+      {R"({"id":6,"op":"run","argv":["a"],"cwd":"relative"})", "6", "absolute"},
+      {R"({"id":7,"op":"run","argv":["a"],"cwd":"/","base_env":["NOEQ"]})", "7",
+       "'base_env[0]' must be NAME=value"},
       {R"({"id":8,"op":"run","argv":["a"],"cwd":"/","base_env":["=x"]})", "8",
        "'base_env[0]' must be NAME=value"},
       {R"({"id":9,"op":"run","argv":["a"],"cwd":"/","timeout_ms":1e13})", "9",
@@ -194,8 +195,7 @@ TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {
 TEST(CodecTest, IdsAreEchoedExactlyAsTheyCame) {
   for (std::string id : {"18446744073709551616", "-9223372036854775809",
                          "1e400", "1.50", "12", "\"abc\"", "null"}) {
-    auto decoded =
-        DecodeRequestLine(R"({"id":)" + id + R"(,"op":"notices"})");
+    auto decoded = DecodeRequestLine(R"({"id":)" + id + R"(,"op":"notices"})");
     ASSERT_TRUE(decoded) << id;
     EXPECT_EQ(decoded->id_json, id);
   }
@@ -242,8 +242,8 @@ TEST(CodecTest, AWaitReplyListsWhatStillRunsInTheFormAskedFor) {
             R"({"ended":[],"still_running_count":3,"timed_out":false})");
   WaitReply ids;
   ids.still_running.push_back({task, true});
-  auto back = DecodeObject<WaitReply>(Json::parse(EncodeObject(ids)), "wait",
-                                      false);
+  auto back =
+      DecodeObject<WaitReply>(Json::parse(EncodeObject(ids)), "wait", false);
   ASSERT_TRUE(back) << back.error().message;
   ASSERT_EQ(back->still_running.size(), 1u);
   EXPECT_TRUE(back->still_running[0].id_only);
@@ -253,7 +253,8 @@ TEST(CodecTest, AWaitReplyListsWhatStillRunsInTheFormAskedFor) {
 TEST(CodecTest, InvalidUtf8IsReplacedInWhatWeWrite) {
   std::string out;
   AppendJsonString(out, "ok\xff\xc3\xa9\xed\xa0\x80");
-  EXPECT_EQ(out, "\"ok\xEF\xBF\xBD\xc3\xa9\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
+  EXPECT_EQ(out,
+            "\"ok\xEF\xBF\xBD\xc3\xa9\xEF\xBF\xBD\xEF\xBF\xBD\xEF\xBF\xBD\"");
   EXPECT_TRUE(ParseJson(out));
 }
 

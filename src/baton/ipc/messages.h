@@ -215,7 +215,8 @@ struct RunRequest {
        .doc = "the client's environment as `NAME=value` entries, which the "
               "task inherits; never stored. Absent: a clean environment "
               "(doc/protocol.md, \"Environment\")"});
-    v("label", label, {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});
+    v("label", label,
+      {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});
     v("timeout_ms", timeout,
       {.min = 1,
        .max = kMaxTimeoutMs,
@@ -262,7 +263,8 @@ struct DelegateRequest {
     v("model", model,
       {.max_bytes = kMaxNameBytes,
        .doc = "`<provider>/<model>[:<effort>]`, else `invalid_model`"});
-    v("label", label, {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});
+    v("label", label,
+      {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});
     v("cwd", cwd,
       {.max_bytes = kMaxPathBytes,
        .doc = "absolute; default: a resumed task's folder"});
@@ -609,8 +611,7 @@ struct EmptyReply {
 };
 struct NoticesRequest {
   static constexpr std::string_view kOp = "notices";
-  static constexpr std::string_view kDoc =
-      "nothing but the reply's `notices`";
+  static constexpr std::string_view kDoc = "nothing but the reply's `notices`";
   using Reply = EmptyReply;
   template <class V>
   void Fields(V&) {}

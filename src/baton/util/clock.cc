@@ -1,7 +1,6 @@
 #include "baton/util/clock.h"
 
 #include <charconv>
-
 #include <cstdio>
 #include <ctime>
 

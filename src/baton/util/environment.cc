@@ -51,9 +51,9 @@ std::vector<std::string> CleanEnvironment() {
     env.push_back(std::string("HOME=") + found->pw_dir);
     env.push_back(std::string("USER=") + found->pw_name);
     env.push_back(std::string("LOGNAME=") + found->pw_name);
-    env.push_back(std::string("SHELL=") +
-                  (found->pw_shell && *found->pw_shell ? found->pw_shell
-                                                       : "/bin/sh"));
+    env.push_back(std::string("SHELL=") + (found->pw_shell && *found->pw_shell
+                                               ? found->pw_shell
+                                               : "/bin/sh"));
   }
   return env;
 }

@@ -115,6 +115,20 @@ void AppendJsonString(std::string& out, std::string_view text) {
   out.push_back('"');
 }
 
+bool IsValidUtf8(std::string_view text) {
+  for (size_t i = 0; i < text.size();) {
+    if (static_cast<unsigned char>(text[i]) < 0x80) {
+      ++i;
+      continue;
+    }
+    size_t n = Utf8SequenceLength(text, i);
+    if (n == 0)
+      return false;
+    i += n;
+  }
+  return true;
+}
+
 bool HasNul(std::string_view text) {
   return text.find('\0') != std::string_view::npos;
 }
@@ -210,8 +224,8 @@ Status DecodeValue(const Json& in, std::chrono::milliseconds& out,
 Status DecodeValue(const Json& in, std::map<std::string, std::string>& out,
                    const FieldRules& rules, std::string_view path) {
   if (!in.is_object()) {
-    return Invalid(fmt::format(
-        "'{}' must be an object of strings, not {}", path, TypeOf(in)));
+    return Invalid(fmt::format("'{}' must be an object of strings, not {}",
+                               path, TypeOf(in)));
   }
   size_t max_items = rules.max_items ? rules.max_items : SIZE_MAX;
   if (in.size() > max_items) {
@@ -221,12 +235,11 @@ Status DecodeValue(const Json& in, std::map<std::string, std::string>& out,
   out.clear();
   for (const auto& [key, value] : in.items()) {
     if (HasNul(key)) {
-      return Invalid(
-          fmt::format("a name in '{}' contains a NUL byte", path));
+      return Invalid(fmt::format("a name in '{}' contains a NUL byte", path));
     }
     std::string text;
-    if (auto ok = DecodeValue(value, text, rules,
-                              fmt::format("{}.{}", path, key));
+    if (auto ok =
+            DecodeValue(value, text, rules, fmt::format("{}.{}", path, key));
         !ok) {
       return ok;
     }
@@ -258,8 +271,7 @@ Status JsonDecoder::Finish(bool reject_unknown) const {
       for (std::string_view name : known_)
         names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
       return Invalid(fmt::format("{}: unknown field '{}{}' (known: {})", what_,
-                                 prefix_, key,
-                                 names.empty() ? "none" : names));
+                                 prefix_, key, names.empty() ? "none" : names));
     }
   }
   return {};
@@ -418,9 +430,9 @@ Result<ParsedJson> ParseJson(std::string_view text,
                      fmt::format("cannot parse JSON: {}", e.what()));
   }
   if (!ok) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     builder.error().empty() ? "not valid JSON"
-                                             : builder.error());
+    return MakeError(ErrorCode::kInvalidArgument, builder.error().empty()
+                                                      ? "not valid JSON"
+                                                      : builder.error());
   }
   return out;
 }

@@ -64,10 +64,13 @@ namespace json_fields_internal {
 // `Fields` is a member template returning void: naming it with any
 // visitor type is valid without instantiating its body.
 template <class T>
-concept HasFields = requires(T& t, int& v) { t.Fields(v); };
+concept HasFields = requires(T& t, int& v) {
+  t.Fields(v);
+};
 template <class T>
-concept NamedEnum =
-    std::is_enum_v<T> && requires { JsonEnum<T>::kNames; };
+concept NamedEnum = std::is_enum_v<T> && requires {
+  JsonEnum<T>::kNames;
+};
 template <class T>
 struct IsOptional : std::false_type {};
 template <class T>
@@ -88,6 +91,8 @@ void AppendJsonString(std::string& out, std::string_view text);
 // Checks a text for what no protocol string may hold: NUL bytes. (The
 // parser already refuses invalid UTF-8.)
 bool HasNul(std::string_view text);
+// Whether `text` is valid UTF-8 (what a JSON string can carry exactly).
+bool IsValidUtf8(std::string_view text);
 
 // ---- decoding ----------------------------------------------------------
 
@@ -111,10 +116,10 @@ Status DecodeValue(const Json& in, Json& out, const FieldRules& rules,
 
 // Smaller integer types go through int64_t with their own range.
 template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, int64_t> &&
-           !std::is_same_v<T, bool>)
-Status DecodeValue(const Json& in, T& out, const FieldRules& rules,
-                   std::string_view path) {
+requires(std::is_integral_v<T> && !std::is_same_v<T, int64_t> &&
+         !std::is_same_v<T, bool>) Status
+    DecodeValue(const Json& in, T& out, const FieldRules& rules,
+                std::string_view path) {
   FieldRules narrowed = rules;
   narrowed.min = std::max<int64_t>(
       rules.min, static_cast<int64_t>(std::numeric_limits<T>::min()));
@@ -163,8 +168,8 @@ Status DecodeValue(const Json& in, std::optional<T>& out,
 }
 
 template <class T>
-Status DecodeValue(const Json& in, std::vector<T>& out,
-                   const FieldRules& rules, std::string_view path) {
+Status DecodeValue(const Json& in, std::vector<T>& out, const FieldRules& rules,
+                   std::string_view path) {
   size_t max_items = rules.max_items ? rules.max_items : SIZE_MAX;
   if (!in.is_array()) {
     return MakeError(ErrorCode::kInvalidArgument,
@@ -211,7 +216,8 @@ class JsonDecoder {
       : object_(object), what_(std::move(what)), prefix_(std::move(prefix)) {}
 
   template <class T>
-  void operator()(std::string_view key, T& value, const FieldRules& rules = {}) {
+  void operator()(std::string_view key, T& value,
+                  const FieldRules& rules = {}) {
     known_.push_back(key);
     if (error_)
       return;
@@ -292,9 +298,8 @@ void EncodeValue(std::string& out,
 void EncodeValue(std::string& out, const Json& value);
 
 template <class T>
-  requires(std::is_integral_v<T> && !std::is_same_v<T, int64_t> &&
-           !std::is_same_v<T, bool>)
-void EncodeValue(std::string& out, T value) {
+requires(std::is_integral_v<T> && !std::is_same_v<T, int64_t> &&
+         !std::is_same_v<T, bool>) void EncodeValue(std::string& out, T value) {
   fmt::format_to(std::back_inserter(out), "{}", value);
 }
 
@@ -397,7 +402,8 @@ std::string TypeName();
 class JsonFieldDocs {
  public:
   template <class T>
-  void operator()(std::string_view key, const T&, const FieldRules& rules = {}) {
+  void operator()(std::string_view key, const T&,
+                  const FieldRules& rules = {}) {
     rows_.push_back({std::string(key), json_fields_internal::TypeName<T>(),
                      rules.required, std::string(rules.doc), rules});
   }

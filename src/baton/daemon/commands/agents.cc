@@ -17,8 +17,8 @@ void Daemon::Handle(Connection&, const SendRequest& request, Session session,
   reply(SendReply{task->id.ToString(), std::move(*delivery)});
 }
 
-void Daemon::Handle(Connection&, const AnswerRequest& request,
-                    Session session, Reply reply) {
+void Daemon::Handle(Connection&, const AnswerRequest& request, Session session,
+                    Reply reply) {
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
@@ -31,8 +31,8 @@ void Daemon::Handle(Connection&, const AnswerRequest& request,
   reply(answer);
 }
 
-void Daemon::Handle(Connection&, const EventsRequest& request,
-                    Session session, Reply reply) {
+void Daemon::Handle(Connection&, const EventsRequest& request, Session session,
+                    Reply reply) {
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));

@@ -69,8 +69,7 @@ TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   return spec;
 }
 
-Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request,
-                                   Session session) {
+Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   TaskSpec spec = CommonSpec(request, TaskKind::kShell, session);
   if (request.command) {
     spec.shell_command = *request.command;
@@ -105,8 +104,8 @@ void Daemon::Handle(Connection&, const RunRequest& request, Session session,
 
 void Daemon::Handle(Connection&, const DelegateRequest& request,
                     Session session, Reply reply) {
-  auto config = LoadAgentConfig(
-      FindConfigFile(ClientEnvLookup(request.base_env)));
+  auto config =
+      LoadAgentConfig(FindConfigFile(ClientEnvLookup(request.base_env)));
   if (!config)
     return reply(std::unexpected(config.error()));
   // The task a resume continues, read once: it gives the agent (unless one

@@ -1,0 +1,41 @@
+// What `run` and `delegate` share: where the task runs and with what
+// (folder, deadline, checks, this process's environment), sending the
+// request, printing the new task, and `--wait`.
+#ifndef BATON_CLI_TASK_START_H_
+#define BATON_CLI_TASK_START_H_
+
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/cli/context.h"
+
+namespace baton {
+
+// The flags both verbs take.
+struct PlacementFlags {
+  std::string cwd;
+  std::string timeout;
+  std::vector<std::string> checks;
+};
+
+// Fills a RunRequest's or DelegateRequest's folder (absolute), deadline,
+// checks and base environment from the flags; fails on a bad duration.
+template <class R>
+Status PlaceTask(R& request, const PlacementFlags& flags);
+
+// What to do once the task is started.
+enum class AfterStart {
+  kReturn,       // Print the id and return.
+  kWaitForEnd,   // Wait until it ends, then exit with its exit code.
+  kWaitForNews,  // Wait until it ends or asks something.
+};
+
+// Sends the request, prints the new task (its id, or the document with
+// --json), then waits as `after` says. Returns the exit code.
+template <class R>
+int StartTask(const Context& ctx, const R& request, AfterStart after);
+
+}  // namespace baton
+
+#endif  // BATON_CLI_TASK_START_H_

@@ -1,0 +1,35 @@
+#include "baton/cli/verbs.h"
+
+namespace baton {
+
+const std::vector<Verb>& Verbs() {
+  static const std::vector<Verb> verbs = {
+      {"run", "Start a command in the background", DefineRun},
+      {"ls", "List your tasks", DefineList},
+      {"status", "Show one task", DefineStatus},
+      {"output", "Print a task's output", DefineOutput},
+      {"wait", "Wait until any of the tasks ends (all, with --all)",
+       DefineWait},
+      {"kill", "Stop tasks (SIGTERM, then SIGKILL)", DefineKill},
+      {"delegate", "Hand a brief to an agent CLI running in the background",
+       DefineDelegate},
+      {"send", "Send a running agent a message", DefineSend},
+      {"answer", "Answer an agent's open question, one answer per item",
+       DefineAnswer},
+      {"events", "Show an agent's events", DefineEvents},
+      {"agents", "List the agent profiles (built-in and from the config)",
+       DefineAgents},
+      {"attach", "Hold the session attached (its lease starts when this ends)",
+       DefineAttach},
+      {"notices", "Print tasks of this session that ended unseen",
+       DefineNotices},
+      {"daemon", "Manage batond", DefineDaemon},
+      {"mcp",
+       "Serve MCP on stdio for a coding agent (claude mcp add baton -- "
+       "baton mcp)",
+       DefineMcp},
+  };
+  return verbs;
+}
+
+}  // namespace baton

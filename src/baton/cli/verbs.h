@@ -1,0 +1,49 @@
+// The verbs of the `baton` command line, one file each in verbs/, and the
+// one table that lists them (verbs.cc), in the order --help shows them.
+#ifndef BATON_CLI_VERBS_H_
+#define BATON_CLI_VERBS_H_
+
+#include <CLI/CLI.hpp>
+#include <functional>
+#include <string_view>
+#include <vector>
+
+#include "baton/cli/context.h"
+
+namespace baton {
+
+// What runs once the command line is parsed; returns the exit code.
+using Action = std::function<int()>;
+
+struct Verb {
+  std::string_view name;
+  std::string_view description;
+  // Adds the verb's options to `command`, and sets `action` when the verb
+  // is chosen. Called only for the verb in use (and for --help): building
+  // every verb's parser was 70% of the instructions of a `baton run`
+  // (callgrind), and a CLI process starts once per task.
+  void (*define)(CLI::App& command, const Context& ctx, Action& action);
+};
+
+// Every verb, in --help's order.
+const std::vector<Verb>& Verbs();
+
+void DefineRun(CLI::App& command, const Context& ctx, Action& action);
+void DefineList(CLI::App& command, const Context& ctx, Action& action);
+void DefineStatus(CLI::App& command, const Context& ctx, Action& action);
+void DefineOutput(CLI::App& command, const Context& ctx, Action& action);
+void DefineWait(CLI::App& command, const Context& ctx, Action& action);
+void DefineKill(CLI::App& command, const Context& ctx, Action& action);
+void DefineDelegate(CLI::App& command, const Context& ctx, Action& action);
+void DefineSend(CLI::App& command, const Context& ctx, Action& action);
+void DefineAnswer(CLI::App& command, const Context& ctx, Action& action);
+void DefineEvents(CLI::App& command, const Context& ctx, Action& action);
+void DefineAgents(CLI::App& command, const Context& ctx, Action& action);
+void DefineAttach(CLI::App& command, const Context& ctx, Action& action);
+void DefineNotices(CLI::App& command, const Context& ctx, Action& action);
+void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
+void DefineMcp(CLI::App& command, const Context& ctx, Action& action);
+
+}  // namespace baton
+
+#endif  // BATON_CLI_VERBS_H_

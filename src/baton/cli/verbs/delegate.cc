@@ -1,0 +1,70 @@
+// `baton delegate`: hands a brief to an agent CLI in the background.
+#include <unistd.h>
+
+#include "baton/cli/task_start.h"
+#include "baton/cli/verbs.h"
+
+namespace baton {
+namespace {
+
+struct DelegateArgs {
+  std::string agent, model, label, resume;
+  PlacementFlags placement;
+  std::vector<std::string> brief;
+  bool wait = false;
+};
+
+int DoDelegate(const Context& ctx, const DelegateArgs& args) {
+  DelegateRequest request;
+  request.brief = JoinWords(args.brief);
+  if (request.brief.empty() && !::isatty(0)) {
+    char buf[65536];
+    for (ssize_t n; (n = ::read(0, buf, sizeof buf)) > 0;)
+      request.brief.append(buf, static_cast<size_t>(n));
+  }
+  // Without --agent, batond picks: the resumed task's agent, else the
+  // default one.
+  request.agent = args.agent;
+  request.model = args.model;
+  request.label = args.label;
+  request.resume_from = args.resume;
+  if (auto placed = PlaceTask(request, args.placement); !placed)
+    return ReportError(ctx, placed.error());
+  // A resumed task runs where its session ran, unless --cwd says otherwise
+  // (batond takes the ended task's folder when none is sent).
+  if (args.placement.cwd.empty() && TaskId::Parse(args.resume))
+    request.cwd.clear();
+  // --wait: until it ends or asks something.
+  return StartTask(ctx, request,
+                   args.wait ? AfterStart::kWaitForNews : AfterStart::kReturn);
+}
+
+}  // namespace
+
+void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
+  auto args = std::make_shared<DelegateArgs>();
+  command.add_option("--agent", args->agent,
+                     "claude (default), codex, codex-exec, gemini, opencode, "
+                     "qwen, dsh, or a configured profile");
+  command.add_option("--model", args->model, "<provider>/<model>[:<effort>]");
+  command.add_option("--label", args->label, "A name for people");
+  command.add_option("--cwd", args->placement.cwd, "Working directory");
+  command
+      .add_option("--check", args->placement.checks,
+                  "A check command run when it ends")
+      ->take_all()
+      ->allow_extra_args(false);
+  command.add_option(
+      "--resume", args->resume,
+      "Resume the session of an ended task (or a CLI session id)");
+  command.add_option("--timeout", args->placement.timeout,
+                     "Deadline (default 30m)");
+  command.add_flag("--wait", args->wait,
+                   "Wait until it ends or asks something");
+  command.add_option("brief", args->brief, "What to do (or on stdin)");
+  command.callback([&ctx, &action, args] {
+    action = [&ctx, args] { return DoDelegate(ctx, *args); };
+  });
+}
+
+}  // namespace baton

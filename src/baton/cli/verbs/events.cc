@@ -1,0 +1,164 @@
+// `baton events`: an agent worker's normalized events (doc/agents.md),
+// followed until it ends with --follow.
+#include <fmt/format.h>
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "baton/cli/verbs.h"
+
+namespace baton {
+namespace {
+
+std::string Text(const Json& event, const char* key) {
+  auto it = event.find(key);
+  return it != event.end() && it->is_string() ? it->get<std::string>() : "";
+}
+
+int64_t Int(const Json& event, const char* key) {
+  auto it = event.find(key);
+  return it != event.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
+}
+
+std::string EventText(const Json& event) {
+  std::string type = Text(event, "type");
+  std::string body;
+  if (type == "text" || type == "note") {
+    body = Text(event, "text");
+  } else if (type == "tool") {
+    body = Text(event, "name") + ": " + Text(event, "input");
+  } else if (type == "session") {
+    body = Text(event, "session_id");
+  } else if (type == "result") {
+    auto ok = event.find("ok");
+    body = (ok != event.end() && ok->is_boolean() && ok->get<bool>()
+                ? "ok: "
+                : "failed: ") +
+           Text(event, "detail") +
+           (Text(event, "text").empty() ? "" : " — " + Text(event, "text"));
+  } else if (type == "error") {
+    body = Text(event, "message");
+  } else if (type == "question_withdrawn") {
+    body = fmt::format("question {}: {}", Int(event, "question"),
+                       Text(event, "reason"));
+  } else if (type == "question") {
+    OpenQuestion question;
+    if (DecodeValue(event, question, {}, "question")) {
+      for (const QuestionItem& item : question.items) {
+        body += item.prompt;
+        for (size_t n = 0; n < item.options.size(); ++n)
+          body += fmt::format(" [{}] {}", n + 1, item.options[n].label);
+      }
+    }
+  } else {
+    Json rest = event;
+    rest.erase("seq");
+    rest.erase("at");
+    rest.erase("type");
+    std::string text;
+    EncodeValue(text, rest);
+    body = text;
+  }
+  return fmt::format("{:>4} {:<9} {}", Int(event, "seq"), type, body);
+}
+
+// Waits until the task's folder changes (events.jsonl grows or appears) or
+// the task ends. A wait would answer at once while a question is open, so
+// none is sent then: the answer's event wakes us instead.
+class EventWatch {
+ public:
+  Status Watch(const Context& ctx, const TaskView& task) {
+    if (!inotify_) {
+      const std::string& path = task.task.output_path;
+      std::string dir = path.substr(0, path.rfind('/'));
+      inotify_.reset(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+      if (!inotify_ || ::inotify_add_watch(inotify_.get(), dir.c_str(),
+                                           IN_MODIFY | IN_CREATE) < 0) {
+        return std::unexpected(ErrnoError("inotify " + dir, errno));
+      }
+    }
+    if (!wait_pending_ && task.task.status != TaskStatus::kWaiting) {
+      // Waits go on a connection of their own, so that the events calls
+      // never read (and drop) a wait's answer.
+      if (!waiter_) {
+        auto connected = ctx.Connect();
+        if (!connected)
+          return std::unexpected(connected.error());
+        waiter_.emplace(std::move(*connected));
+      }
+      auto sent =
+          waiter_->Send(WaitRequest{.tasks = {task.task.id.ToString()}});
+      if (!sent)
+        return std::unexpected(sent.error());
+      wait_pending_ = true;
+    }
+    pollfd fds[2] = {{inotify_.get(), POLLIN, 0},
+                     {waiter_ ? waiter_->fd() : -1, POLLIN, 0}};
+    if (::poll(fds, 2, -1) < 0 && errno != EINTR)
+      return std::unexpected(ErrnoError("poll", errno));
+    if (fds[0].revents & POLLIN) {
+      char buf[4096];
+      while (::read(inotify_.get(), buf, sizeof buf) > 0) {
+      }
+    }
+    if (waiter_ && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      auto reply = waiter_->ReadReply();
+      if (!reply)
+        return std::unexpected(reply.error());
+      wait_pending_ = false;
+    }
+    return {};
+  }
+
+ private:
+  UniqueFd inotify_;
+  std::optional<DaemonClient> waiter_;
+  bool wait_pending_ = false;
+};
+
+int DoEvents(const Context& ctx, const std::string& id, bool follow) {
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  int64_t after = 0;
+  EventWatch watch;
+  for (;;) {
+    auto reply = client->Call(EventsRequest{.task = id, .after = after});
+    if (!reply)
+      return ReportError(ctx, reply.error());
+    for (const Json& event : reply->events) {
+      after = std::max(after, Int(event, "seq"));
+      if (ctx.json) {
+        std::string line;
+        EncodeValue(line, event);
+        PrintJsonLine(line);
+      } else {
+        std::printf("%s\n", EventText(event).c_str());
+      }
+    }
+    std::fflush(stdout);
+    if (!follow || IsTerminal(reply->task.task.status))
+      break;
+    if (auto ok = watch.Watch(ctx, reply->task); !ok)
+      return ReportError(ctx, ok.error());
+  }
+  PrintNotices(*client);
+  return kExitOk;
+}
+
+}  // namespace
+
+void DefineEvents(CLI::App& command, const Context& ctx, Action& action) {
+  auto id = std::make_shared<std::string>();
+  auto follow = std::make_shared<bool>(false);
+  command.add_option("id", *id, "Task id")->required();
+  command.add_flag("--follow,-f", *follow, "Until it ends");
+  command.callback([&ctx, &action, id, follow] {
+    action = [&ctx, id, follow] { return DoEvents(ctx, *id, *follow); };
+  });
+}
+
+}  // namespace baton

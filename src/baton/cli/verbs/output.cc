@@ -1,0 +1,157 @@
+// `baton output`: a task's output, whole, new since this session's last
+// read, from an offset, or followed until the task ends.
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+
+#include "baton/cli/verbs.h"
+#include "baton/util/file_util.h"
+
+namespace baton {
+namespace {
+
+struct OutputArgs {
+  std::string id;
+  bool follow = false;
+  bool new_only = false;
+  std::optional<uint64_t> offset;
+};
+
+// A piece of output as a JSON document (--json).
+struct OutputChunk {
+  std::string id;
+  int64_t from = 0;
+  int64_t to = 0;
+  std::string data;
+  template <class V>
+  void Fields(V& v) {
+    v("id", id);
+    v("from", from);
+    v("to", to);
+    v("data", data);
+  }
+};
+
+// Writes [from, to) of the log to stdout (or as JSON). Returns bytes done.
+Result<uint64_t> EmitRange(const Context& ctx, const std::string& id,
+                           const std::string& path, uint64_t from,
+                           uint64_t to) {
+  if (to <= from)
+    return 0;
+  if (!ctx.json) {
+    std::fflush(stdout);
+    return CopyFileRange(path, from, to, 1);
+  }
+  auto text = ReadFile(path);
+  if (!text)
+    return std::unexpected(text.error());
+  uint64_t end = std::min<uint64_t>(to, text->size());
+  OutputChunk chunk{id, static_cast<int64_t>(from), static_cast<int64_t>(end),
+                    from < end ? text->substr(from, end - from) : ""};
+  PrintJsonLine(EncodeObject(chunk));
+  return end - from;
+}
+
+// Streams the log as it grows until the task ends: inotify says when it
+// grows, a wait on batond says when the task ends. No polling. Returns the
+// position reached.
+Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
+                        const std::string& id, const std::string& path,
+                        uint64_t pos) {
+  UniqueFd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (inotify)
+    ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
+  auto sent = client.Send(WaitRequest{.tasks = {id}});
+  if (!sent)
+    return std::unexpected(sent.error());
+  for (;;) {
+    pollfd fds[2] = {{client.fd(), POLLIN, 0}, {inotify.get(), POLLIN, 0}};
+    int ready = ::poll(fds, inotify ? 2 : 1, -1);
+    if (ready < 0 && errno == EINTR)
+      continue;
+    if (fds[1].revents & POLLIN) {
+      char events[4096];
+      while (::read(inotify.get(), events, sizeof events) > 0) {
+      }
+      auto size = FileSize(path);
+      if (size && *size > pos) {
+        auto more = EmitRange(ctx, id, path, pos, *size);
+        if (!more)
+          return std::unexpected(more.error());
+        pos += *more;
+      }
+    }
+    if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
+      auto reply = client.ReadReply();
+      if (!reply)
+        return std::unexpected(reply.error());
+      return pos;  // The task ended.
+    }
+  }
+}
+
+int DoOutput(const Context& ctx, const OutputArgs& args) {
+  if (args.new_only && args.offset) {
+    return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                             "--new and --offset do not go together; use one"});
+  }
+  auto client = ctx.Connect();
+  if (!client)
+    return ConnectError(ctx, client.error());
+  ReadRequest request{.task = args.id,
+                      .mode = args.new_only ? ReadMode::kNew
+                              : args.offset ? ReadMode::kOffset
+                                            : ReadMode::kAll};
+  if (args.offset) {
+    if (*args.offset > static_cast<uint64_t>(INT64_MAX)) {
+      return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                               "--offset is beyond any file's size"});
+    }
+    request.offset = static_cast<int64_t>(*args.offset);
+  }
+  auto range = client->Call(request);
+  if (!range)
+    return ReportError(ctx, range.error());
+  auto copied =
+      EmitRange(ctx, args.id, range->path, static_cast<uint64_t>(range->from),
+                static_cast<uint64_t>(range->to));
+  if (!copied)
+    return ReportError(ctx, copied.error());
+  uint64_t pos = static_cast<uint64_t>(range->from) + *copied;
+  if (args.follow && !range->at_end) {
+    auto followed = Follow(ctx, *client, args.id, range->path, pos);
+    if (!followed)
+      return ReportError(ctx, followed.error());
+    pos = *followed;
+    // A consuming follow also moves this session's cursor to the end.
+    request.mode = args.new_only ? ReadMode::kNew : ReadMode::kAll;
+    auto last = client->Call(request);
+    if (!last)
+      return ReportError(ctx, last.error());
+    auto rest = EmitRange(ctx, args.id, range->path, pos,
+                          static_cast<uint64_t>(last->to));
+    if (!rest)
+      return ReportError(ctx, rest.error());
+  }
+  PrintNotices(*client);
+  return kExitOk;
+}
+
+}  // namespace
+
+void DefineOutput(CLI::App& command, const Context& ctx, Action& action) {
+  auto args = std::make_shared<OutputArgs>();
+  command.add_option("id", args->id, "Task id")->required();
+  command.add_flag("--follow,-f", args->follow, "Stream until the task ends");
+  command.add_flag("--new", args->new_only,
+                   "Only what came since this session's last --new read");
+  command.add_option("--offset", args->offset, "Start at this byte offset");
+  command.callback([&ctx, &action, args] {
+    action = [&ctx, args] { return DoOutput(ctx, *args); };
+  });
+}
+
+}  // namespace baton

@@ -1,0 +1,156 @@
+#include "baton/cli/wait_report.h"
+
+#include <unistd.h>
+
+#include <cstdio>
+#include <string_view>
+#include <unordered_set>
+
+#include "baton/cli/format.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+// A live "waiting" line on a terminal's stderr; nothing on a pipe.
+class LiveLine {
+ public:
+  LiveLine()
+      : enabled_(::isatty(2)), start_(std::chrono::steady_clock::now()) {}
+  void Show(size_t running, size_t done) {
+    if (!enabled_)
+      return;
+    auto elapsed = std::chrono::duration_cast<milliseconds>(
+        std::chrono::steady_clock::now() - start_);
+    std::fprintf(stderr, "\r\033[Kwaiting: %zu running, %zu done, %s", running,
+                 done, ShortSpan(elapsed.count()).c_str());
+    std::fflush(stderr);
+    shown_ = true;
+  }
+  void Clear() {
+    if (shown_)
+      std::fputs("\r\033[K", stderr);
+    shown_ = false;
+  }
+  bool enabled() const { return enabled_; }
+
+ private:
+  bool enabled_;
+  bool shown_ = false;
+  std::chrono::steady_clock::time_point start_;
+};
+
+int ExitCodeOf(const TaskRecord& task) {
+  if (task.exit_code)
+    return *task.exit_code;
+  if (task.signal)
+    return 128 + *task.signal;
+  return kExitFailed;
+}
+
+// Failed, killed or interrupted; a task that waits for an answer is not.
+bool EndedBadly(const TaskRecord& task) {
+  return task.status == TaskStatus::kFailed ||
+         task.status == TaskStatus::kKilled ||
+         task.status == TaskStatus::kInterrupted;
+}
+
+}  // namespace
+
+int WaitAndReport(const Context& ctx, DaemonClient& client,
+                  const WaitOptions& options) {
+  LiveLine live;
+  // A plain time point, not an optional: g++ 12 misjudges the latter as
+  // maybe-uninitialized.
+  auto deadline = options.timeout
+                      ? std::chrono::steady_clock::now() + *options.timeout
+                      : std::chrono::steady_clock::time_point::max();
+  // Each id once, in the order given: what is left of it after the ends
+  // is what still runs.
+  std::vector<std::string> remaining;
+  {
+    std::unordered_set<std::string_view> seen;
+    for (const std::string& id : options.ids) {
+      if (seen.insert(id).second)
+        remaining.push_back(id);
+    }
+  }
+  WaitReply report;
+  // On a terminal with --all, wait for one at a time to keep the count
+  // live; otherwise one request does it all.
+  bool stepwise = options.all && live.enabled();
+  while (!remaining.empty()) {
+    WaitRequest request{.tasks = remaining, .all = options.all && !stepwise};
+    // The text output names still-running tasks by id only, and we know
+    // which we asked for: without the list, a wait over a thousand tasks
+    // is as quick as over one.
+    if (!ctx.json)
+      request.still_running = StillRunningForm::kNone;
+    if (options.timeout) {
+      auto left = std::chrono::duration_cast<milliseconds>(
+          deadline - std::chrono::steady_clock::now());
+      request.timeout = std::max(milliseconds(0), left);
+    }
+    auto sent = client.Send(request);
+    // Freed before the reply comes: a thousand ids take a while to free.
+    request = {};
+    if (!sent)
+      return ReportError(ctx, sent.error());
+    Result<ReplyLine> line;
+    for (;;) {
+      live.Show(remaining.size(), report.ended.size());
+      line = client.ReadReply(live.enabled() ? std::optional(milliseconds(200))
+                                             : std::nullopt);
+      if (!line && line.error().code == ErrorCode::kTimeout)
+        continue;
+      break;
+    }
+    live.Clear();
+    if (!line)
+      return ReportError(ctx, line.error());
+    auto result = DecodeResult<WaitReply>(*line, WaitRequest::kOp);
+    if (!result)
+      return ReportError(ctx, result.error());
+    std::unordered_set<std::string> ended_now;
+    for (auto& task : result->ended) {
+      ended_now.insert(task.task.id.ToString());
+      report.ended.push_back(std::move(task));
+    }
+    std::erase_if(remaining, [&](const std::string& id) {
+      return ended_now.contains(id);
+    });
+    report.still_running = std::move(result->still_running);
+    report.timed_out = result->timed_out;
+    if (report.timed_out || !stepwise)
+      break;
+  }
+  PrintReply(ctx, client, report, [&](const WaitReply&) {
+    for (const TaskView& task : report.ended) {
+      std::printf("%s\n", TaskSummaryLine(task).c_str());
+      std::fputs(QuestionsText(task).c_str(), stdout);
+    }
+    // The daemon accepted the ids, so each is spelled as it spells them.
+    std::string ids_text;
+    for (const std::string& id : remaining)
+      ids_text += " " + id;
+    if (!ids_text.empty()) {
+      std::printf(
+          "%s:%s\n",
+          report.timed_out ? "timed out; still running" : "still running",
+          ids_text.c_str());
+    }
+    return kExitOk;
+  });
+  if (report.timed_out)
+    return kExitTimeout;
+  if (options.exit_like_task && report.ended.size() == 1)
+    return ExitCodeOf(report.ended[0].task);
+  for (const TaskView& task : report.ended) {
+    if (EndedBadly(task.task))
+      return kExitFailed;
+  }
+  return kExitOk;
+}
+
+}  // namespace baton

@@ -1,0 +1,30 @@
+// Waiting for tasks and reporting their ends: `baton wait`, and `run
+// --wait` / `delegate --wait` after the start.
+#ifndef BATON_CLI_WAIT_REPORT_H_
+#define BATON_CLI_WAIT_REPORT_H_
+
+#include <chrono>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "baton/cli/context.h"
+
+namespace baton {
+
+struct WaitOptions {
+  std::vector<std::string> ids;
+  bool all = false;  // Every one must end (else any).
+  std::optional<std::chrono::milliseconds> timeout;
+  // Exit with the (single) task's own exit code, as `run --wait` does.
+  bool exit_like_task = false;
+};
+
+// Waits; prints each ended task; exits 0 if all reported tasks completed,
+// 1 if one did not, 124 on timeout (or the task's code, exit_like_task).
+int WaitAndReport(const Context& ctx, DaemonClient& client,
+                  const WaitOptions& options);
+
+}  // namespace baton
+
+#endif  // BATON_CLI_WAIT_REPORT_H_

@@ -1,0 +1,17 @@
+// doc/protocol.md's reference part, written from the messages themselves
+// (ipc/messages.h, ipc/codec.h): every request with its fields and its
+// reply's, the task object, the limits. A unit test keeps the page equal
+// to it (BATON_UPDATE_DOCS=1 rewrites the page).
+#ifndef BATON_IPC_PROTOCOL_DOC_H_
+#define BATON_IPC_PROTOCOL_DOC_H_
+
+#include <string>
+
+namespace baton {
+
+// Markdown, from "## Requests" to the end of "## Limits".
+std::string ProtocolReference();
+
+}  // namespace baton
+
+#endif  // BATON_IPC_PROTOCOL_DOC_H_
