@@ -16,6 +16,7 @@
 
 #include "baton/cli/format.h"
 #include "baton/ipc/daemon_client.h"
+#include "baton/ipc/event_text.h"
 #include "baton/util/duration.h"
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
@@ -842,45 +843,6 @@ int DoAnswer(const Context& ctx, const std::string& id,
   return kExitOk;
 }
 
-std::string EventText(const Json& event) {
-  std::string type = event.value("type", "");
-  std::string body;
-  if (type == "text")
-    body = event.value("text", "");
-  else if (type == "tool")
-    body = event.value("name", "") + ": " + event.value("input", "");
-  else if (type == "session")
-    body = event.value("session_id", "");
-  else if (type == "result")
-    body = (event.value("ok", false) ? "ok: " : "failed: ") +
-           event.value("detail", "") +
-           (event.value("text", "").empty() ? ""
-                                            : " — " + event.value("text", ""));
-  else if (type == "error")
-    body = event.value("message", "");
-  else if (type == "note")
-    body = event.value("text", "");
-  else if (type == "question_withdrawn")
-    body = fmt::format("question {}: {}", event.value("question", 0),
-                       event.value("reason", ""));
-  else if (type == "question") {
-    for (const auto& item : event.value("items", Json::array())) {
-      body += item.value("prompt", "");
-      size_t n = 0;
-      for (const auto& option : item.value("options", Json::array())) {
-        body += fmt::format(" [{}] {}", ++n, option.value("label", ""));
-      }
-    }
-  } else {
-    Json rest = event;
-    rest.erase("seq");
-    rest.erase("at");
-    rest.erase("type");
-    body = rest.dump();
-  }
-  return fmt::format("{:>4} {:<9} {}", event.value("seq", 0), type, body);
-}
-
 int DoEvents(const Context& ctx, const std::string& id, bool follow) {
   auto client = ctx.Connect();
   if (!client)
@@ -900,7 +862,7 @@ int DoEvents(const Context& ctx, const std::string& id, bool follow) {
       if (ctx.json) {
         PrintJson(event);
       } else {
-        std::printf("%s\n", EventText(event).c_str());
+        std::printf("%s\n", EventLine(event).c_str());
       }
     }
     std::fflush(stdout);

@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <set>
 
+#include "baton/ipc/event_text.h"
+
 namespace baton::mcp {
 namespace {
 
@@ -115,20 +117,8 @@ std::string PendingQuestionsText(std::string_view task_id,
     return "";
   std::string text;
   for (const auto& question : pending) {
-    for (const auto& item : question.value("items", Json::array())) {
-      std::string header = Str(item, "header");
-      text += fmt::format("{} asks{}: {}\n", task_id,
-                          header.empty() ? "" : " (" + header + ")",
-                          Str(item, "prompt"));
-      size_t n = 0;
-      for (const auto& option : item.value("options", Json::array())) {
-        std::string description = Str(option, "description");
-        text += fmt::format("  [{}] {}{}\n", ++n, Str(option, "label"),
-                            description.empty() ? "" : " — " + description);
-      }
-      if (item.value("multi_select", false))
-        text += "  (several may be chosen: separate them with commas)\n";
-    }
+    if (auto items = question.find("items"); items != question.end())
+      text += AskedItemsText(task_id, *items);
   }
   // An answer goes to the first open question, one string per item.
   size_t items = pending[0].value("items", Json::array()).size();
