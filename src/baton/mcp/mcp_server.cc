@@ -1,6 +1,5 @@
 #include "baton/mcp/mcp_server.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -20,7 +19,6 @@
 #include "baton/mcp/protocol_version.h"
 #include "baton/mcp/tool.h"
 #include "baton/mcp/tools/tools.h"
-#include "baton/util/clock.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/log.h"
 #include "baton/util/unique_fd.h"
