@@ -520,22 +520,9 @@ void Daemon::HandleDelegate(Connection&, const Json& request,
       }
       agent.resume_session = task->agent_session;
       agent.resume_from = resume;
-      // gemini-cli (0.61.0, and qwen, its fork) names a session's file by
-      // the UTC minute: a session/load in the minute the session was written
-      // re-creates that file and the history is lost (doc/agent-testing.md).
-      const std::string& program =
-          task->spec.argv.empty() ? resume : task->spec.argv[0];
-      std::string name = program.substr(program.rfind('/') + 1);
-      int64_t now = clock_.WallNowMillis();
-      if (task->spec.agent->adapter == "acp" &&
-          (name == "gemini" || name == "qwen") &&
-          now / 60000 == task->ended_ms / 60000) {
-        return reply(MakeError(
-            ErrorCode::kInvalidArgument,
-            fmt::format("{} cannot load a session in the UTC minute it was "
-                        "last written in (it would lose its history); resume "
-                        "{} in {} s",
-                        name, resume, 60 - (now / 1000) % 60)));
+      if (auto allowed = CheckResumeAllowed(*task, clock_.WallNowMillis());
+          !allowed) {
+        return reply(std::unexpected(allowed.error()));
       }
       // A session is resumed where it ran (Claude keys sessions by folder).
       if (spec.cwd.empty())
