@@ -203,5 +203,23 @@ TEST_F(AgentWorkerTest, AnEventThatCannotBeRecordedIsReported) {
                 "/events.jsonl (cannot open it: Is a directory)\nagain\n");
 }
 
+TEST_F(AgentWorkerTest, AnOptionNumberOutOfRangeIsRefusedEvenIfHuge) {
+  auto worker = MakeWorker();
+  worker->Begin(false);
+  worker->Emit(Json::parse(R"({"type":"question","items":[
+      {"prompt":"Which?","options":[{"label":"a"},{"label":"b"}]}]})"));
+  EXPECT_TRUE(worker->has_open_question());
+  Json answered;
+  for (std::string number : {"3", "99999999999999999999999"}) {
+    auto refused = worker->Answer({number}, &answered);
+    ASSERT_FALSE(refused) << number;
+    EXPECT_EQ(refused.error().message,
+              "item 1 has options 1 to 2; " + number + " is none of them");
+  }
+  ASSERT_TRUE(worker->Answer({"2"}, &answered));
+  EXPECT_EQ(answered["answers"], Json::array({Json::array({"b"})}));
+  EXPECT_FALSE(worker->has_open_question());
+}
+
 }  // namespace
 }  // namespace baton
