@@ -1,4 +1,6 @@
 // The CLI against a real batond and real processes, one daemon per test.
+#include <fcntl.h>
+#include <poll.h>
 #include <signal.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
@@ -19,6 +21,20 @@ using std::chrono::seconds;
 std::string Slurp(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
   return std::string(std::istreambuf_iterator<char>(in), {});
+}
+
+// A FIFO at `path`, opened here for reading (without blocking, so before
+// any writer) or for writing (read-write, so it never blocks and what is
+// written stays until a reader takes it).
+UniqueFd MakeFifo(const std::string& path, int flags) {
+  EXPECT_EQ(::mkfifo(path.c_str(), 0600), 0) << path;
+  return UniqueFd(::open(path.c_str(), flags | O_CLOEXEC));
+}
+
+// Whether `fd` becomes readable within `timeout`.
+bool Readable(const UniqueFd& fd, milliseconds timeout) {
+  pollfd polled{fd.get(), POLLIN, 0};
+  return ::poll(&polled, 1, static_cast<int>(timeout.count())) == 1;
 }
 
 class CliTest : public BatonTest {};
@@ -122,9 +138,10 @@ TEST_F(CliTest, WaitAllAndTimeout) {
 }
 
 TEST_F(CliTest, KillEscalatesToSigkillForAChildThatIgnoresSigterm) {
-  std::string id =
-      Run("trap '' TERM; echo ready; while :; do sleep 0.05; done");
-  std::this_thread::sleep_for(milliseconds(200));
+  UniqueFd ready = MakeFifo(home_ + "/ready", O_RDONLY | O_NONBLOCK);
+  std::string id = Run("trap '' TERM; echo > " + home_ +
+                       "/ready; while :; do sleep 0.05; done");
+  ASSERT_TRUE(Readable(ready, seconds(20)));  // The trap is set.
   auto start = std::chrono::steady_clock::now();
   auto killed = Baton({"kill", "--grace", "300ms", "--reason", "enough", id});
   EXPECT_EQ(killed.out, id + ": requested\n");
@@ -173,20 +190,32 @@ TEST_F(CliTest, DeathBySignalAndTimeout) {
   EXPECT_EQ(timed["detail"], "timed out after 300ms");
 }
 
+// The output arrives while the task runs, not only at its end: the task
+// prints 1, then waits until the test has seen the 1 and lets it go on.
 TEST_F(CliTest, FollowStreamsUntilTheTaskEnds) {
-  std::string id = Run("for i in 1 2 3; do echo $i; sleep 0.2; done");
-  auto followed = Baton({"output", "--follow", id});
-  EXPECT_EQ(followed.exit_code, 0);
-  EXPECT_EQ(followed.out, "1\n2\n3\n");
+  UniqueFd go = MakeFifo(home_ + "/go", O_RDWR);
+  std::string id = Run("echo 1; read x < " + home_ + "/go; echo 2; echo 3",
+                       {"--timeout", "60s"});
+  auto follow = StartBaton({"output", "--follow", id});
+  EXPECT_TRUE(follow->ReadUntil("1\n", seconds(10))) << follow->out();
+  EXPECT_EQ(Status(id)["status"], "running");
+  ASSERT_EQ(::write(go.get(), "\n", 1), 1);
+  EXPECT_EQ(follow->Finish(seconds(30)), 0) << follow->err();
+  EXPECT_EQ(follow->out(), "1\n2\n3\n");
 }
 
 TEST_F(CliTest, NewReadsConsumeOffsetReadsDoNot) {
-  std::string id =
-      Run("printf abc; sleep 0.5; printf def", {}, {{"BATON_SESSION", "s"}});
+  // The task says on `printed` that abc is out, then waits for `go`.
+  UniqueFd printed = MakeFifo(home_ + "/printed", O_RDONLY | O_NONBLOCK);
+  UniqueFd go = MakeFifo(home_ + "/go", O_RDWR);
+  std::string id = Run("printf abc; echo > " + home_ + "/printed; read x < " +
+                           home_ + "/go; printf def",
+                       {"--timeout", "60s"}, {{"BATON_SESSION", "s"}});
   std::map<std::string, std::string> s = {{"BATON_SESSION", "s"}};
-  std::this_thread::sleep_for(milliseconds(250));
+  ASSERT_TRUE(Readable(printed, seconds(20)));
   EXPECT_EQ(Baton({"output", "--new", id}, s).out, "abc");
   EXPECT_EQ(Baton({"output", "--offset", "1", id}, s).out, "bc");
+  ASSERT_EQ(::write(go.get(), "\n", 1), 1);
   Baton({"wait", id}, s);
   EXPECT_EQ(Baton({"output", "--new", id}, s).out, "def");
   EXPECT_EQ(Baton({"output", "--new", id}, s).out, "");

@@ -65,5 +65,27 @@ TEST_F(EvidenceTest, PlainFolderUsesABeforeAfterScan) {
   EXPECT_EQ(evidence["overlapping_tasks"], nlohmann::json::array());
 }
 
+// Checks run with the environment the task ran with (its client's, its
+// overrides, its id), not batond's, which came from whichever client
+// started it.
+TEST_F(EvidenceTest, ChecksSeeTheTasksEnvironment) {
+  std::string dir = MakeFolder(false);
+  ASSERT_EQ(
+      Baton({"ls"}, {{"FROM_CLIENT", "<unset>"}, {"FROM_BATOND", "daemon"}})
+          .exit_code,
+      0);
+  std::string show =
+      "echo \"$FROM_CLIENT/$SET_FOR_TASK/$BATON_TASK_ID/$FROM_BATOND\"";
+  std::string id = Run(
+      show, {"--cwd", dir, "--env", "SET_FOR_TASK=override", "--check", show},
+      {{"FROM_CLIENT", "client"}, {"FROM_BATOND", "<unset>"}});
+  auto waited = Baton({"--json", "wait", "--timeout", "20s", id});
+  auto evidence = waited.json()["ended"][0]["evidence"];
+  std::string expected = "client/override/" + id + "/\n";
+  EXPECT_EQ(Baton({"output", id}).out, expected);
+  ASSERT_EQ(evidence["checks"].size(), 1u) << waited.out;
+  EXPECT_EQ(evidence["checks"][0]["tail"], expected) << waited.out;
+}
+
 }  // namespace
 }  // namespace baton::testing

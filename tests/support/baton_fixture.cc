@@ -8,6 +8,7 @@
 
 #include <cerrno>
 #include <cstdlib>
+#include <cstring>
 #include <filesystem>
 #include <iostream>
 #include <thread>
@@ -23,16 +24,17 @@ nlohmann::json CommandResult::json() const {
   return nlohmann::json::parse(out, nullptr, false);
 }
 
-CommandResult RunProcess(const std::vector<std::string>& argv,
-                         const std::map<std::string, std::string>& env,
-                         std::chrono::milliseconds timeout,
-                         const std::string& input) {
-  CommandResult result;
+RunningProcess::RunningProcess(const std::vector<std::string>& argv,
+                               const std::map<std::string, std::string>& env,
+                               const std::string& input) {
   int out_pipe[2], err_pipe[2], in_pipe[2];
   if (pipe2(out_pipe, O_CLOEXEC) || pipe2(err_pipe, O_CLOEXEC) ||
       pipe2(in_pipe, O_CLOEXEC)) {
-    return result;
+    ADD_FAILURE() << "pipe2: " << std::strerror(errno);
+    return;
   }
+  out_fd_.reset(out_pipe[0]);
+  err_fd_.reset(err_pipe[0]);
   std::vector<std::string> env_strings;
   for (char** e = environ; *e; ++e) {
     std::string entry = *e;
@@ -53,8 +55,8 @@ CommandResult RunProcess(const std::vector<std::string>& argv,
     args.push_back(a.data());
   args.push_back(nullptr);
 
-  pid_t pid = fork();
-  if (pid == 0) {
+  pid_ = fork();
+  if (pid_ == 0) {
     dup2(in_pipe[0], 0);
     dup2(out_pipe[1], 1);
     dup2(err_pipe[1], 2);
@@ -69,43 +71,88 @@ CommandResult RunProcess(const std::vector<std::string>& argv,
     (void)ignored;
   }
   close(in_pipe[1]);
-  auto deadline = std::chrono::steady_clock::now() + timeout;
-  pollfd fds[2] = {{out_pipe[0], POLLIN, 0}, {err_pipe[0], POLLIN, 0}};
-  int open_fds = 2;
-  while (open_fds > 0) {
-    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+}
+
+RunningProcess::~RunningProcess() {
+  if (pid_ > 0 && exit_code_ < 0)
+    Finish(std::chrono::milliseconds(0));
+}
+
+bool RunningProcess::ReadSome(std::chrono::steady_clock::time_point deadline) {
+  UniqueFd* fds[2] = {&out_fd_, &err_fd_};
+  std::string* texts[2] = {&out_, &err_};
+  pollfd polled[2];
+  for (int i = 0; i < 2; ++i)
+    polled[i] = {fds[i]->get(), POLLIN, 0};
+  if (polled[0].fd < 0 && polled[1].fd < 0)
+    return false;
+  for (;;) {
+    auto left = std::chrono::ceil<std::chrono::milliseconds>(
         deadline - std::chrono::steady_clock::now());
-    if (left.count() <= 0) {
-      result.timed_out = true;
-      kill(pid, SIGKILL);
-      break;
-    }
-    int n = poll(fds, 2, static_cast<int>(left.count()));
+    if (left.count() <= 0)
+      return false;
+    int n = poll(polled, 2, static_cast<int>(left.count()));
     if (n < 0 && errno == EINTR)
       continue;
-    for (int i = 0; i < 2; ++i) {
-      if (fds[i].fd < 0 || !(fds[i].revents & (POLLIN | POLLHUP)))
-        continue;
-      char buf[65536];
-      ssize_t got = read(fds[i].fd, buf, sizeof buf);
-      if (got <= 0) {
-        close(fds[i].fd);
-        fds[i].fd = -1;
-        --open_fds;
-      } else {
-        (i == 0 ? result.out : result.err).append(buf, got);
-      }
+    if (n <= 0)
+      return false;  // The deadline, or a poll error.
+    break;
+  }
+  for (int i = 0; i < 2; ++i) {
+    if (polled[i].fd < 0 || !(polled[i].revents & (POLLIN | POLLHUP)))
+      continue;
+    char buf[65536];
+    ssize_t got = read(polled[i].fd, buf, sizeof buf);
+    if (got <= 0)
+      fds[i]->reset();
+    else
+      texts[i]->append(buf, static_cast<size_t>(got));
+  }
+  return true;
+}
+
+bool RunningProcess::ReadUntil(const std::string& text,
+                               std::chrono::milliseconds timeout) {
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out_.find(text) == std::string::npos) {
+    if (!ReadSome(deadline))
+      return out_.find(text) != std::string::npos;
+  }
+  return true;
+}
+
+int RunningProcess::Finish(std::chrono::milliseconds timeout) {
+  if (pid_ <= 0)
+    return -1;
+  if (exit_code_ >= 0)
+    return exit_code_;
+  auto deadline = std::chrono::steady_clock::now() + timeout;
+  while (out_fd_ || err_fd_) {
+    if (!ReadSome(deadline) && (out_fd_ || err_fd_)) {
+      timed_out_ = true;
+      kill(pid_, SIGKILL);
+      break;
     }
   }
-  for (auto& fd : fds) {
-    if (fd.fd >= 0)
-      close(fd.fd);
-  }
+  out_fd_.reset();
+  err_fd_.reset();
   int status = 0;
-  while (waitpid(pid, &status, 0) < 0 && errno == EINTR) {
+  while (waitpid(pid_, &status, 0) < 0 && errno == EINTR) {
   }
-  result.exit_code =
-      WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  exit_code_ = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+  return exit_code_;
+}
+
+CommandResult RunProcess(const std::vector<std::string>& argv,
+                         const std::map<std::string, std::string>& env,
+                         std::chrono::milliseconds timeout,
+                         const std::string& input) {
+  RunningProcess process(argv, env, input);
+  CommandResult result;
+  result.exit_code = process.Finish(timeout);
+  result.timed_out = process.timed_out();
+  result.out = process.out();
+  result.err = process.err();
   return result;
 }
 
@@ -157,15 +204,26 @@ void BatonTest::TearDown() {
   std::filesystem::remove_all(home_, ignored);
 }
 
-CommandResult BatonTest::Baton(std::vector<std::string> args,
-                               std::map<std::string, std::string> env,
-                               std::chrono::milliseconds timeout) {
+void BatonTest::ForThisHome(std::vector<std::string>& args,
+                            std::map<std::string, std::string>& env) {
   args.insert(args.begin(), binary_);
   if (!env.count("BATON_HOME"))
     env["BATON_HOME"] = home_;
   if (!env.count("BATON_SESSION"))
     env["BATON_SESSION"] = "<unset>";
+}
+
+CommandResult BatonTest::Baton(std::vector<std::string> args,
+                               std::map<std::string, std::string> env,
+                               std::chrono::milliseconds timeout) {
+  ForThisHome(args, env);
   return RunProcess(args, env, timeout);
+}
+
+std::unique_ptr<RunningProcess> BatonTest::StartBaton(
+    std::vector<std::string> args, std::map<std::string, std::string> env) {
+  ForThisHome(args, env);
+  return std::make_unique<RunningProcess>(args, env);
 }
 
 std::string BatonTest::Run(const std::string& command,

@@ -9,11 +9,13 @@
 
 #include <chrono>
 #include <map>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
 
 #include "baton/ipc/daemon_client.h"
+#include "baton/util/unique_fd.h"
 
 namespace baton::testing {
 
@@ -26,8 +28,43 @@ struct CommandResult {
   nlohmann::json json() const;
 };
 
-// Runs `argv` with `env` added to our environment; kills it after
-// `timeout`. Captures stdout and stderr. Reads `input` on stdin.
+// A process started with `env` added to our environment (a value
+// "<unset>" removes the variable), `input` on its stdin, and its stdout and
+// stderr read by the test while it runs. Killed (SIGKILL) and reaped when
+// destroyed, if still running.
+class RunningProcess {
+ public:
+  RunningProcess(const std::vector<std::string>& argv,
+                 const std::map<std::string, std::string>& env,
+                 const std::string& input = "");
+  ~RunningProcess();
+  RunningProcess(const RunningProcess&) = delete;
+  RunningProcess& operator=(const RunningProcess&) = delete;
+
+  // Reads until stdout holds `text` (true), or both pipes are at EOF or
+  // `timeout` passed (false).
+  bool ReadUntil(const std::string& text, std::chrono::milliseconds timeout);
+  // Reads to EOF and reaps it; kills it after `timeout` (then timed_out()).
+  // Its exit code, 128+N when killed by signal N.
+  int Finish(std::chrono::milliseconds timeout);
+
+  const std::string& out() const { return out_; }
+  const std::string& err() const { return err_; }
+  bool timed_out() const { return timed_out_; }
+
+ private:
+  // Reads what the pipes hold, waiting until `deadline` for some; false at
+  // EOF of both or at the deadline.
+  bool ReadSome(std::chrono::steady_clock::time_point deadline);
+
+  int pid_ = -1;
+  UniqueFd out_fd_, err_fd_;
+  std::string out_, err_;
+  bool timed_out_ = false;
+  int exit_code_ = -1;  // Set once reaped.
+};
+
+// Runs `argv` as RunningProcess does, to its end; kills it after `timeout`.
 CommandResult RunProcess(const std::vector<std::string>& argv,
                          const std::map<std::string, std::string>& env,
                          std::chrono::milliseconds timeout,
@@ -43,6 +80,11 @@ class BatonTest : public ::testing::Test {
       std::vector<std::string> args,
       std::map<std::string, std::string> env = {},
       std::chrono::milliseconds timeout = std::chrono::seconds(30));
+  // Starts `baton ARGS...` against this test's home, to read its output as
+  // it comes.
+  std::unique_ptr<RunningProcess> StartBaton(
+      std::vector<std::string> args,
+      std::map<std::string, std::string> env = {});
   // `baton run ... -- COMMAND` expecting success; returns the task id.
   std::string Run(const std::string& command,
                   std::vector<std::string> flags = {},
@@ -66,6 +108,12 @@ class BatonTest : public ::testing::Test {
 
   std::string home_;
   std::string binary_ = BATON_BINARY;
+
+ private:
+  // `args` as a command line of the baton binary, `env` with this test's
+  // home and no session unless the test set one.
+  void ForThisHome(std::vector<std::string>& args,
+                   std::map<std::string, std::string>& env);
 };
 
 // Waits until `pid` no longer exists (true) or `timeout` passes (false).

@@ -76,6 +76,16 @@ Result<TaskStatus> ParseTaskStatus(std::string_view name) {
                    fmt::format("unknown task status '{}'", name));
 }
 
+std::vector<std::string> TaskEnvironmentEntries(const TaskRecord& task) {
+  std::map<std::string, std::string> entries = task.spec.env_overrides;
+  entries["BATON_TASK_ID"] = task.id.ToString();
+  std::vector<std::string> out;
+  out.reserve(entries.size());
+  for (const auto& [name, value] : entries)
+    out.push_back(name + "=" + value);
+  return out;
+}
+
 std::string SignalName(int signal) {
   const char* abbrev = sigabbrev_np(signal);
   if (abbrev == nullptr)

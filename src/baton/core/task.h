@@ -188,6 +188,11 @@ struct TaskRecord {
   std::optional<Evidence> evidence;  // Once checks ran (tasks with checks).
 };
 
+// What a task sets over its base environment (spec.base_env, else batond's
+// own): its env_overrides and BATON_TASK_ID, as "NAME=value" entries in
+// name order.
+std::vector<std::string> TaskEnvironmentEntries(const TaskRecord& task);
+
 // "SIGTERM" for 15; "signal 77" for unknown numbers.
 std::string SignalName(int signal);
 // The number of a name SignalName gives; nullopt for anything else.

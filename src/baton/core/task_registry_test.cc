@@ -44,6 +44,21 @@ class TaskRegistryTest : public ::testing::Test {
     return id;
   }
 
+  // Starts an agent task (kind agent); returns its id text.
+  std::string StartAgent() {
+    TaskSpec spec;
+    spec.kind = TaskKind::kAgent;
+    spec.argv = {"claude"};
+    spec.cwd = "/tmp";
+    spec.agent.emplace();
+    std::string id;
+    registry_->Start(std::move(spec), [&](Result<TaskRecord> r) {
+      if (r)
+        id = r->id.ToString();
+    });
+    return id;
+  }
+
   TaskId Id(const std::string& text) { return *TaskId::Parse(text); }
 
   InMemoryTaskStore store_;
@@ -52,12 +67,21 @@ class TaskRegistryTest : public ::testing::Test {
   std::unique_ptr<TaskRegistry> registry_;
 };
 
+// The registry asks the store for the next number of the task's own kind,
+// and keeps no count of its own that a restart could reset or that its
+// live tasks could mislead.
 TEST_F(TaskRegistryTest, IdsCountPerKindAndAreNeverReused) {
   EXPECT_EQ(StartRunning(), "shell-1");
+  EXPECT_EQ(StartAgent(), "agent-1");
   EXPECT_EQ(StartRunning(), "shell-2");
+  EXPECT_EQ(StartAgent(), "agent-2");
+  executor_.Exit(Id("shell-2"), 0);
+  executor_.Exit(Id("agent-2"), 0);
   Reset();  // A restarted daemon over the same store.
   ASSERT_TRUE(registry_->Recover());
   EXPECT_EQ(StartRunning(), "shell-3");
+  EXPECT_EQ(StartAgent(), "agent-3");
+  EXPECT_EQ(StartRunning(), "shell-4");
 }
 
 TEST_F(TaskRegistryTest, BadSpecIsRefusedBeforeAnythingIsStoredOrSpawned) {
@@ -165,15 +189,22 @@ TEST_F(TaskRegistryTest, WaitOnAnEndedTaskAnswersAtOnce) {
 TEST_F(TaskRegistryTest, WaitTimesOutWithTheStateOnly) {
   std::string a = StartRunning();
   std::optional<WaitResult> result;
-  ASSERT_TRUE(registry_->Wait({a}, "", false, seconds(2),
-                              [&](WaitResult r) { result = r; }));
+  int calls = 0;
+  ASSERT_TRUE(registry_->Wait({a}, "", false, seconds(2), [&](WaitResult r) {
+    ++calls;
+    result = r;
+  }));
   time_.Advance(milliseconds(1999));
   EXPECT_FALSE(result);
   time_.Advance(milliseconds(1));
   ASSERT_TRUE(result);
   EXPECT_TRUE(result->timed_out);
   EXPECT_EQ(result->still_running_count(), 1u);
+  EXPECT_TRUE(result->ended.empty());
   executor_.Exit(Id(a), 0);  // Must not call the finished wait again.
+  EXPECT_EQ(calls, 1);
+  EXPECT_TRUE(result->timed_out);
+  EXPECT_TRUE(result->ended.empty());
 }
 
 TEST_F(TaskRegistryTest, CancelledWaitIsNeverCalled) {

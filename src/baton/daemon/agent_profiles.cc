@@ -431,4 +431,30 @@ Result<AgentConfig> LoadAgentConfig(const ConfigFile& file) {
   return ParseAgentConfig(*text, file.path);
 }
 
+Status CheckResumeAllowed(const TaskRecord& ended, int64_t now_ms) {
+  // gemini-cli (0.61.0, and qwen, its fork) names a session's file by the
+  // UTC minute: a session/load in the minute the session was written
+  // re-creates that file and the history is lost (doc/agent-testing.md).
+  // The rule follows the CLI that wrote the session, whatever its profile
+  // is called.
+  constexpr std::string_view kSessionPerMinuteClis[] = {"gemini", "qwen"};
+  if (!ended.spec.agent || ended.spec.agent->adapter != "acp" ||
+      ended.spec.argv.empty()) {
+    return {};
+  }
+  const std::string& program = ended.spec.argv[0];
+  std::string name = program.substr(program.rfind('/') + 1);
+  if (std::ranges::find(kSessionPerMinuteClis, name) ==
+          std::end(kSessionPerMinuteClis) ||
+      now_ms / 60000 != ended.ended_ms / 60000) {
+    return {};
+  }
+  std::string id = ended.id.ToString();
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("{} cannot load a session in the UTC minute it "
+                               "was last written in (it would lose its "
+                               "history); resume {} in {} s",
+                               name, id, 60 - (now_ms / 1000) % 60));
+}
+
 }  // namespace baton

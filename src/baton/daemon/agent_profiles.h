@@ -14,6 +14,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/core/task.h"
 #include "baton/util/result.h"
 
 namespace baton {
@@ -77,6 +78,12 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
 // built-ins; one that is required, unreadable, or writable by others
 // (it names commands to run) is kInvalidConfig.
 Result<AgentConfig> LoadAgentConfig(const ConfigFile& file);
+
+// Per-agent rules for resuming an ended agent task's session at `now_ms`
+// (wall time): kInvalidArgument, saying when to try again, where the CLI
+// that wrote the session would lose it. Today one rule: gemini and qwen
+// (ACP) cannot load a session in the UTC minute it was last written in.
+Status CheckResumeAllowed(const TaskRecord& ended, int64_t now_ms);
 
 }  // namespace baton
 

@@ -229,5 +229,37 @@ TEST(AgentProfiles, LoadingTheFile) {
   ::rmdir(dir.c_str());
 }
 
+// An agent task that ended at 12:00:10 UTC (in ms), run by `program`.
+TaskRecord Ended(const std::string& adapter, const std::string& program) {
+  TaskRecord task;
+  task.id = TaskId{TaskKind::kAgent, 7};
+  task.spec.kind = TaskKind::kAgent;
+  task.spec.agent.emplace();
+  task.spec.agent->adapter = adapter;
+  task.spec.argv = {program, "--acp"};
+  task.ended_ms = 1'700'000'000'000 - 1'700'000'000'000 % 60'000 + 10'000;
+  return task;
+}
+
+TEST(AgentProfiles, GeminiAndQwenCannotResumeInTheMinuteTheSessionWasWritten) {
+  TaskRecord gemini = Ended("acp", "gemini");
+  int64_t same_minute = gemini.ended_ms + 5'000;  // :15
+  auto refused = CheckResumeAllowed(gemini, same_minute);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidArgument);
+  EXPECT_EQ(refused.error().message,
+            "gemini cannot load a session in the UTC minute it was last "
+            "written in (it would lose its history); resume agent-7 in 45 s");
+  EXPECT_TRUE(CheckResumeAllowed(gemini, gemini.ended_ms + 50'000));  // 1:00
+  // The CLI decides, by its program name, not the profile's.
+  EXPECT_FALSE(CheckResumeAllowed(Ended("acp", "/opt/bin/qwen"), same_minute));
+  // Other CLIs and adapters keep their sessions apart.
+  EXPECT_TRUE(CheckResumeAllowed(Ended("acp", "opencode"), same_minute));
+  EXPECT_TRUE(CheckResumeAllowed(Ended("claude", "gemini"), same_minute));
+  TaskRecord no_argv = Ended("acp", "gemini");
+  no_argv.spec.argv.clear();
+  EXPECT_TRUE(CheckResumeAllowed(no_argv, same_minute));
+}
+
 }  // namespace
 }  // namespace baton

@@ -1,8 +1,9 @@
-// Drives agent tasks inside batond (doc/agents.md): tails each agent CLI's
-// stdout stream (inotify, no polling) into its adapter, persists the
-// normalized events (tasks/<id>/events.jsonl) and a readable transcript
-// (output.log), writes the adapter's lines to the CLI's stdin FIFO, and
-// relays messages, answers and interrupts. Sits between the executor and
+// Drives agent tasks inside batond (doc/agents.md): one AgentWorker per
+// live agent task (daemon/agent_worker.h) tails the CLI's stdout stream
+// into its adapter, records the normalized events (tasks/<id>/events.jsonl)
+// and a readable transcript (output.log), and writes the adapter's lines to
+// the CLI's stdin FIFO; the runtime starts and rebuilds workers and routes
+// messages, answers and interrupts to them. Sits between the executor and
 // the registry as the executor's listener, so an agent's own verdict
 // decides how its exit is reported.
 //
@@ -29,6 +30,8 @@ namespace baton {
 // itself before the signals: the CLIs end an interrupted turn in under
 // 0.2 s (Claude, Codex) to 1.3 s (Gemini's cancel), doc/agent-testing.md.
 inline constexpr std::chrono::milliseconds kAgentStopWindow{3000};
+
+class AgentWorker;
 
 class AgentRuntime : public ExecutorListener {
  public:
@@ -70,15 +73,14 @@ class AgentRuntime : public ExecutorListener {
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
 
  private:
-  class Worker;
-  Worker* Find(const TaskId& id);
+  AgentWorker* Find(const TaskId& id);
   void Start(const TaskRecord& task, bool replay);
 
   EventLoop* loop_;
   Executor* executor_;
   TaskRegistry* registry_;
   ExecutorListener* next_;
-  std::map<TaskId, std::unique_ptr<Worker>> workers_;
+  std::map<TaskId, std::unique_ptr<AgentWorker>> workers_;
 };
 
 }  // namespace baton

@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -15,10 +14,10 @@
 #include <utility>
 
 #include "baton/core/task.h"
-#include "baton/util/clean_spawn.h"
 #include "baton/util/environment.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
+#include "baton/util/spawn_child.h"
 #include "baton/util/unique_fd.h"
 
 namespace baton {
@@ -213,26 +212,21 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
   std::vector<std::string> argv = command;
   argv.push_back("app-server");
   argv.push_back("--help");
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, dir.c_str());
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 1);
-  posix_spawn_file_actions_adddup2(&actions, write_end.get(), 2);
-  CleanSpawnAttributes attr;  // Its own session: pid == pgid, to kill.
-  std::vector<char*> args = CStringArray(argv);
-  std::vector<char*> envp = CStringArray(task_env);
-  pid_t pid = -1;
-  int err = ::posix_spawn(&pid, program->c_str(), &actions, attr.get(),
-                          args.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0)
-    return fail(err);
+  // Its own session: pid == pgid, to kill.
+  auto spawned = SpawnChild({.program = *program,
+                             .argv = std::move(argv),
+                             .env = std::move(task_env),
+                             .cwd = dir,
+                             .stdout_fd = write_end.get(),
+                             .stderr_fd = write_end.get()});
+  if (!spawned)
+    return fail(spawned.error().sys_errno ? spawned.error().sys_errno : EIO);
+  pid_t pid = *spawned;
   write_end.reset();  // EOF once the probe (and its children) end.
   ++probes_started_;
   int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
   if (pidfd < 0) {
-    err = errno;
+    int err = errno;
     ::kill(-pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
     return fail(err);

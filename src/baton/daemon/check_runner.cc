@@ -3,7 +3,6 @@
 #include <fcntl.h>
 #include <fmt/format.h>
 #include <signal.h>
-#include <spawn.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
@@ -11,13 +10,14 @@
 
 #include <filesystem>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <set>
 
-#include "baton/util/clean_spawn.h"
+#include "baton/util/environment.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
-
-extern char** environ;
+#include "baton/util/program_path.h"
+#include "baton/util/spawn_child.h"
 
 namespace baton {
 namespace {
@@ -73,10 +73,59 @@ std::string Tail(const std::string& text) {
   return tail;
 }
 
+// The paths `git status` reports in the repository at `cwd`, run with the
+// task's environment, its output kept in `out_path`; nullopt when git
+// cannot tell. Run synchronously: it is quick and happens once per task.
+std::optional<std::set<std::string>> GitDirtyPaths(
+    const std::string& cwd, const std::vector<std::string>& env,
+    const std::string& out_path) {
+  auto git = ResolveProgram("git", env, cwd);
+  if (!git)
+    return std::nullopt;
+  UniqueFd out(
+      ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!out)
+    return std::nullopt;
+  auto pid = SpawnChild({.program = std::move(*git),
+                         .argv = {"git", "status", "--porcelain=v1", "-uall"},
+                         .env = env,
+                         .cwd = cwd,
+                         .stdout_fd = out.get()});
+  if (!pid) {
+    BATON_LOG_WARN("{}", pid.error().message);
+    return std::nullopt;
+  }
+  out.reset();
+  int status = 0;
+  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
+  }
+  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    return std::nullopt;
+  std::set<std::string> dirty;
+  std::string text = ReadFile(out_path).value_or("");
+  size_t start = 0;
+  for (size_t nl; (nl = text.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    std::string line = text.substr(start, nl - start);
+    if (line.size() > 3) {
+      std::string path = line.substr(3);
+      size_t arrow = path.find(" -> ");
+      if (arrow != std::string::npos)
+        path = path.substr(arrow + 4);
+      if (path.size() > 1 && path.front() == '"') {
+        path = path.substr(1, path.size() - 2);
+      }
+      dirty.insert(path);
+    }
+  }
+  return dirty;
+}
+
 }  // namespace
 
 struct CheckRunner::Run {
   TaskRecord task;
+  std::vector<std::string> env;  // The checks'.
   ExitInfo exit;
   Evidence evidence;
   size_t next_check = 0;
@@ -106,6 +155,12 @@ void CheckRunner::OnTaskSpawned(const TaskId& id, int64_t pid,
 void CheckRunner::Snapshot(const TaskRecord& task) {
   if (task.spec.checks.empty())
     return;
+  // The environment the task runs with, kept in memory only (the client's
+  // part may hold secrets): the base the executor uses, then the task's
+  // own entries.
+  environments_[task.id] = SetEnvironmentEntries(
+      task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
+      TaskEnvironmentEntries(task));
   // Kept on disk, so that a restarted batond still has it.
   Json before = Scan(task.spec.cwd);
   (void)WriteFileAtomic(
@@ -114,46 +169,52 @@ void CheckRunner::Snapshot(const TaskRecord& task) {
 }
 
 void CheckRunner::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
+  environments_.erase(id);
   registry_->OnTaskSpawnFailed(id, error);
 }
 
 void CheckRunner::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
+  auto environment = environments_.extract(id);
   const TaskRecord* task = registry_->FindLive(id);
   if (!task || task->spec.checks.empty() || runs_.count(id)) {
     return registry_->OnTaskExited(id, exit);
   }
   auto run = std::make_unique<Run>();
   run->task = *task;
+  // A batond restarted since the task started no longer has its client's
+  // environment (never stored): its own then, as for a task that came
+  // without one (doc/agents.md).
+  run->env = environment ? std::move(environment.mapped())
+                         : SetEnvironmentEntries(ProcessEnvironment(),
+                                                 TaskEnvironmentEntries(*task));
   run->exit = exit;
   runs_[id] = std::move(run);
   RunNext(id);
 }
 
 Status CheckRunner::Spawn(const std::vector<std::string>& argv,
+                          const std::vector<std::string>& env,
                           const std::string& cwd, const std::string& log,
                           std::function<void(int)> done) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  posix_spawn_file_actions_addopen(&actions, 1, log.c_str(),
-                                   O_WRONLY | O_CREAT | O_TRUNC, 0600);
-  posix_spawn_file_actions_adddup2(&actions, 1, 2);
-  CleanSpawnAttributes attr;
-  std::vector<char*> args = CStringArray(argv);
-  pid_t pid = -1;
-  int err =
-      ::posix_spawnp(&pid, args[0], &actions, attr.get(), args.data(), environ);
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0)
-    return std::unexpected(ErrnoError("spawn " + argv[0], err));
-  int fd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
+  UniqueFd log_fd(
+      ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
+  if (!log_fd)
+    return std::unexpected(ErrnoError("open " + log, errno));
+  auto pid = SpawnChild({.program = argv[0],
+                         .argv = argv,
+                         .env = env,
+                         .cwd = cwd,
+                         .stdout_fd = log_fd.get(),
+                         .stderr_fd = log_fd.get()});
+  if (!pid)
+    return std::unexpected(pid.error());
+  int fd = static_cast<int>(::syscall(SYS_pidfd_open, *pid, 0));
   if (fd < 0) {
-    ::waitpid(pid, nullptr, 0);
+    ::waitpid(*pid, nullptr, 0);
     return std::unexpected(ErrnoError("pidfd_open", errno));
   }
   auto pidfd = std::make_shared<UniqueFd>(fd);
-  return loop_->AddFd(fd, EPOLLIN, [this, pid, pidfd, done](uint32_t) {
+  return loop_->AddFd(fd, EPOLLIN, [this, pid = *pid, pidfd, done](uint32_t) {
     int status = 0;
     if (::waitpid(pid, &status, WNOHANG) != pid)
       return;
@@ -170,25 +231,25 @@ void CheckRunner::RunNext(const TaskId& id) {
   size_t index = run.next_check++;
   std::string log =
       fmt::format("{}/check-{}.log", executor_->TaskDir(id), index + 1);
-  auto started = Spawn({"/bin/sh", "-c", checks[index]}, run.task.spec.cwd, log,
-                       [this, id, index, log](int status) {
-                         auto it = runs_.find(id);
-                         if (it == runs_.end())
-                           return;
-                         Run& run = *it->second;
-                         if (run.timer)
-                           loop_->Cancel(std::exchange(run.timer, 0));
-                         run.pid = 0;
-                         CheckResult result;
-                         result.command = run.task.spec.checks[index];
-                         result.exit_code =
-                             WIFEXITED(status)     ? WEXITSTATUS(status)
-                             : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
-                                                   : -1;
-                         result.tail = Tail(ReadFile(log).value_or(""));
-                         run.evidence.checks.push_back(std::move(result));
-                         RunNext(id);
-                       });
+  auto started =
+      Spawn({"/bin/sh", "-c", checks[index]}, run.env, run.task.spec.cwd, log,
+            [this, id, index, log](int status) {
+              auto it = runs_.find(id);
+              if (it == runs_.end())
+                return;
+              Run& run = *it->second;
+              if (run.timer)
+                loop_->Cancel(std::exchange(run.timer, 0));
+              run.pid = 0;
+              CheckResult result;
+              result.command = run.task.spec.checks[index];
+              result.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
+                                 : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
+                                                       : -1;
+              result.tail = Tail(ReadFile(log).value_or(""));
+              run.evidence.checks.push_back(std::move(result));
+              RunNext(id);
+            });
   if (!started) {
     run.evidence.checks.push_back(
         {checks[index], -1, "could not start: " + started.error().message});
@@ -217,39 +278,15 @@ void CheckRunner::Complete(const TaskId& id) {
         changed.insert(path);  // Deleted.
     }
     evidence.source = "scan";
-    // In a repository, what git ignores (build output) does not count:
-    // keep what `git status` reports (run synchronously; it is quick and
-    // this happens once per task).
-    std::string git_out = executor_->TaskDir(id) + "/git-status.txt";
-    std::string command = fmt::format(
-        "git -C '{}' status --porcelain=v1 -uall > '{}' 2>/dev/null", cwd,
-        git_out);
-    if (std::filesystem::exists(cwd + "/.git") &&
-        std::system(command.c_str()) == 0) {
-      std::set<std::string> dirty;
-      std::string text = ReadFile(git_out).value_or("");
-      size_t start = 0;
-      for (size_t nl; (nl = text.find('\n', start)) != std::string::npos;
-           start = nl + 1) {
-        std::string line = text.substr(start, nl - start);
-        if (line.size() > 3) {
-          std::string path = line.substr(3);
-          size_t arrow = path.find(" -> ");
-          if (arrow != std::string::npos)
-            path = path.substr(arrow + 4);
-          if (path.size() > 1 && path.front() == '"') {
-            path = path.substr(1, path.size() - 2);
-          }
-          dirty.insert(path);
-        }
+    // In a repository, what git ignores (build output) does not count.
+    if (std::filesystem::exists(cwd + "/.git")) {
+      if (auto dirty = GitDirtyPaths(
+              cwd, run.env, executor_->TaskDir(id) + "/git-status.txt")) {
+        std::erase_if(changed, [&](const std::string& path) {
+          return !dirty->count(path);
+        });
+        evidence.source = "git";
       }
-      std::set<std::string> kept;
-      for (const auto& path : changed) {
-        if (dirty.count(path))
-          kept.insert(path);
-      }
-      changed = std::move(kept);
-      evidence.source = "git";
     }
     evidence.changed_files.assign(changed.begin(), changed.end());
   } else {

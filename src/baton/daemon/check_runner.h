@@ -7,7 +7,8 @@
 // that worked in the same folder meanwhile.
 //
 // A listener between the executor (or the agent runtime) and the registry.
-// Check processes are batond's own children, watched by pidfd on the loop;
+// Check processes are batond's own children, watched by pidfd on the loop,
+// with the task's environment (doc/agents.md, "Checks");
 // a batond that dies mid-check runs the checks again after its restart (the
 // task's end is only reported once they ran). Single-threaded.
 #ifndef BATON_DAEMON_CHECK_RUNNER_H_
@@ -17,6 +18,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "baton/core/ports.h"
 #include "baton/core/task_registry.h"
@@ -45,8 +47,10 @@ class CheckRunner : public ExecutorListener {
  private:
   struct Run;
   void RunNext(const TaskId& id);
-  // Runs `argv` in `cwd`, output to `log`; `done` gets the wait status.
-  Status Spawn(const std::vector<std::string>& argv, const std::string& cwd,
+  // Runs `argv` (argv[0] a path) with `env` in `cwd`, output to `log`;
+  // `done` gets the wait status.
+  Status Spawn(const std::vector<std::string>& argv,
+               const std::vector<std::string>& env, const std::string& cwd,
                const std::string& log, std::function<void(int)> done);
   void Complete(const TaskId& id);
 
@@ -54,6 +58,9 @@ class CheckRunner : public ExecutorListener {
   Executor* executor_;
   TaskRegistry* registry_;
   std::map<TaskId, std::unique_ptr<Run>> runs_;
+  // The environments of live tasks with checks, from their Snapshot until
+  // their end: the one the task was started with.
+  std::map<TaskId, std::vector<std::string>> environments_;
 };
 
 }  // namespace baton

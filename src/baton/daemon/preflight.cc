@@ -11,7 +11,8 @@
 namespace baton {
 namespace {
 
-// The PATH the task will see: an override, the client's, or ours.
+// The PATH the task will see: an override, the client's, or ours; the
+// fallback where the environment it gets has none, as the spawn's search.
 std::string TaskPath(const TaskSpec& spec) {
   if (auto it = spec.env_overrides.find("PATH");
       it != spec.env_overrides.end()) {
@@ -22,9 +23,9 @@ std::string TaskPath(const TaskSpec& spec) {
       return entry.substr(5);
   }
   if (!spec.base_env.empty())
-    return "/usr/bin:/bin";
+    return kFallbackPath;
   const char* path = std::getenv("PATH");
-  return path ? path : "/usr/bin:/bin";
+  return path ? path : kFallbackPath;
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <filesystem>
 #include <fstream>
 
 #include "tests/support/temp_dir.h"
@@ -56,6 +57,30 @@ TEST_F(PreflightTest, ACachedCommandIsCheckedAgainOnEachUse) {
       << missing.error().message;
   RemoveTool("a");
   EXPECT_FALSE(PreflightTask(Spec(), &cache_));
+}
+
+// Without a PATH the preflight searches where the spawn will
+// (kFallbackPath): a command only in /usr/local/bin is found by both.
+TEST_F(PreflightTest, WithoutAPathItSearchesWhereTheSpawnDoes) {
+  std::string only_local;
+  std::error_code ec;
+  for (const auto& entry :
+       std::filesystem::directory_iterator("/usr/local/bin", ec)) {
+    std::string name = entry.path().filename();
+    if (IsExecutableFile(entry.path()) &&
+        !std::filesystem::exists("/usr/bin/" + name) &&
+        !std::filesystem::exists("/bin/" + name)) {
+      only_local = name;
+      break;
+    }
+  }
+  if (only_local.empty())
+    GTEST_SKIP() << "no program only in /usr/local/bin here";
+  TaskSpec spec = Spec();
+  spec.argv = {only_local};
+  spec.base_env = {"HOME=/"};  // A client environment without PATH.
+  EXPECT_TRUE(PreflightTask(spec, &cache_)) << only_local;
+  EXPECT_TRUE(ResolveProgram(only_local, spec.base_env, spec.cwd));
 }
 
 }  // namespace

@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "baton/ipc/event_text.h"
 #include "baton/util/json_fields.h"
 
 namespace baton::mcp {
@@ -91,21 +92,8 @@ std::string PendingQuestionsText(std::string_view task_id,
   if (questions.empty())
     return "";
   std::string text;
-  for (const auto& question : questions) {
-    for (const auto& item : question.items) {
-      text += fmt::format("{} asks{}: {}\n", task_id,
-                          item.header.empty() ? "" : " (" + item.header + ")",
-                          item.prompt);
-      size_t n = 0;
-      for (const auto& option : item.options) {
-        text += fmt::format(
-            "  [{}] {}{}\n", ++n, option.label,
-            option.description.empty() ? "" : " — " + option.description);
-      }
-      if (item.multi_select)
-        text += "  (several may be chosen: separate them with commas)\n";
-    }
-  }
+  for (const auto& question : questions)
+    text += AskedItemsText(task_id, question.items);
   // An answer goes to the first open question, one string per item.
   size_t items = questions[0].items.size();
   std::string example;

@@ -1,6 +1,5 @@
 #include "baton/mcp/mcp_server.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
@@ -21,7 +20,6 @@
 #include "baton/mcp/protocol_version.h"
 #include "baton/mcp/tool.h"
 #include "baton/mcp/tools/tools.h"
-#include "baton/util/clock.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/log.h"
 #include "baton/util/unique_fd.h"
@@ -46,24 +44,6 @@ constexpr std::string_view kServerVersion = "0.1.0";
 // A line longer than this is not a message we can serve; it is dropped
 // (LineReader) and answered with one parse error.
 constexpr size_t kMaxLine = 64 << 20;
-
-// Logs go to stderr (the client shows or keeps them) and to
-// <home>/mcp.log, which outlives the client's view.
-int g_log_file = -1;
-
-template <class... Args>
-void McpLog(LogLevel level, fmt::format_string<Args...> format,
-            Args&&... args) {
-  std::string message = fmt::format(format, std::forward<Args>(args)...);
-  LogLine(level, message);
-  if (g_log_file >= 0) {
-    std::string line =
-        fmt::format("{} baton-mcp[{}] {}\n", FormatIsoTime(WallMillis()),
-                    ::getpid(), message);
-    ssize_t ignored = ::write(g_log_file, line.data(), line.size());
-    (void)ignored;
-  }
-}
 
 std::string GenerateSession() {
   std::random_device random;
@@ -180,7 +160,7 @@ void Call::Run(const std::function<void()>& fn) {
   try {
     fn();
   } catch (const std::exception& e) {
-    McpLog(LogLevel::kError, "tool call {}: {}", key(), e.what());
+    BATON_LOG_ERROR("tool call {}: {}", key(), e.what());
     Finish(ToolResult::Error(
         fmt::format("internal error in baton mcp: {}", e.what())));
   }
@@ -332,13 +312,12 @@ AsyncDaemonClient* Server::MainConnection(Error* error) {
   if (main_ && !main_->closed())
     return main_.get();
   if (main_) {
-    McpLog(LogLevel::kWarning, "lost batond; reconnecting");
+    BATON_LOG_WARN("lost batond; reconnecting");
     Retire(std::move(main_));
   }
   auto connection = OpenConnection();
   if (!connection) {
-    McpLog(LogLevel::kError, "cannot reach batond: {}",
-           connection.error().message);
+    BATON_LOG_ERROR("cannot reach batond: {}", connection.error().message);
     if (error)
       *error = connection.error();
     return nullptr;
@@ -349,9 +328,9 @@ AsyncDaemonClient* Server::MainConnection(Error* error) {
   std::string session = facts_.session;
   main_->Call(AttachRequest{}, [session](Result<AttachReply> reply) {
     if (!reply) {
-      McpLog(LogLevel::kError, "attach {}: {}", session, reply.error().message);
+      BATON_LOG_ERROR("attach {}: {}", session, reply.error().message);
     } else {
-      McpLog(LogLevel::kInfo, "session {} attached (lease {} ms)", session,
+      BATON_LOG_INFO("session {} attached (lease {} ms)", session,
              reply->lease_ms);
     }
   });
@@ -383,8 +362,7 @@ void Server::Send(const Json& message) {
       ::poll(&pfd, 1, -1);
       continue;
     }
-    McpLog(LogLevel::kWarning, "stdout closed ({}); stopping",
-           std::strerror(errno));
+    BATON_LOG_WARN("stdout closed ({}); stopping", std::strerror(errno));
     stdout_broken_ = true;
     OnEof();
     return;
@@ -401,10 +379,10 @@ void Server::CallEnded(Call* call) {
 
 int Server::Run() {
   if (!loop_.ok()) {
-    McpLog(LogLevel::kError, "cannot create the event loop");
+    BATON_LOG_ERROR("cannot create the event loop");
     return 1;
   }
-  McpLog(LogLevel::kInfo, "serving MCP on stdio as session {}", facts_.session);
+  BATON_LOG_INFO("serving MCP on stdio as session {}", facts_.session);
   // Attach at once: the session is held from the start, not from the
   // first tool call. A daemon that cannot start is reported by each call.
   Error error;
@@ -418,14 +396,14 @@ int Server::Run() {
   }
   if (!eof_ || !calls_.empty()) {
     if (auto ran = loop_.Run(); !ran) {
-      McpLog(LogLevel::kError, "event loop: {}", ran.error().message);
+      BATON_LOG_ERROR("event loop: {}", ran.error().message);
       return 1;
     }
   }
-  McpLog(LogLevel::kInfo,
-         "stdin closed; session {} detaches (its tasks live "
-         "on under the lease)",
-         facts_.session);
+  BATON_LOG_INFO(
+      "stdin closed; session {} detaches (its tasks live "
+      "on under the lease)",
+      facts_.session);
   return 0;
 }
 
@@ -464,7 +442,7 @@ void Server::Feed(std::string_view data) {
       data, [this](std::string_view line) { ServeLine(line); },
       [this] {
         // One answer per line, however many reads it spans.
-        McpLog(LogLevel::kError, "dropping a line over {} bytes", kMaxLine);
+        BATON_LOG_ERROR("dropping a line over {} bytes", kMaxLine);
         Send(MakeErrorResponse(
             nullptr, kParseError,
             fmt::format("Parse error: message too long (a line holds at "
@@ -500,7 +478,7 @@ void Server::HandleLine(std::string_view line) {
   try {
     switch (message.kind) {
       case Message::Kind::kInvalid:
-        McpLog(LogLevel::kWarning, "bad message: {}", message.error_message);
+        BATON_LOG_WARN("bad message: {}", message.error_message);
         Send(MakeErrorResponse(message.id, message.error_code,
                                message.error_message));
         return;
@@ -512,7 +490,7 @@ void Server::HandleLine(std::string_view line) {
         return HandleRequest(message);
     }
   } catch (const std::exception& e) {
-    McpLog(LogLevel::kError, "handling {}: {}", message.method, e.what());
+    BATON_LOG_ERROR("handling {}: {}", message.method, e.what());
     if (message.kind == Message::Kind::kRequest) {
       Send(MakeErrorResponse(message.id, kInternalError,
                              fmt::format("Internal error: {}", e.what())));
@@ -536,7 +514,7 @@ void Server::HandleNotification(const Message& message) {
   if (call->CancelWait()) {
     const Json* reason = Member(message.params, "reason");
     const auto* text = reason ? reason->get_ptr<const std::string*>() : nullptr;
-    McpLog(LogLevel::kInfo, "call {} cancelled: {}", request_id->dump(),
+    BATON_LOG_INFO("call {} cancelled: {}", request_id->dump(),
            text ? *text : "");
   }
 }
@@ -562,8 +540,8 @@ void Server::HandleInitialize(const Message& message) {
   if (const Json* asked = Member(message.params, "protocolVersion"))
     requested = *asked;
   std::string_view version = NegotiateProtocolVersion(requested);
-  McpLog(LogLevel::kInfo, "initialize: client asked {}, we speak {}",
-         requested.dump(), version);
+  BATON_LOG_INFO("initialize: client asked {}, we speak {}", requested.dump(),
+                 version);
   Send(MakeResult(message.id,
                   {{"protocolVersion", version},
                    {"capabilities", {{"tools", {{"listChanged", false}}}}},
@@ -633,7 +611,7 @@ void Server::HandleToolsCall(const Message& message) {
   try {
     tool->handler(call);
   } catch (const std::exception& e) {
-    McpLog(LogLevel::kError, "tool {}: {}", *name, e.what());
+    BATON_LOG_ERROR("tool {}: {}", *name, e.what());
     call->Finish(ToolResult::Error(
         fmt::format("internal error in baton mcp: {}", e.what())));
   }
@@ -646,17 +624,22 @@ int RunMcpServer(const McpServerOptions& options) {
   // write fails and we stop cleanly. (batond ignores it too; the
   // supervisor resets signals for tasks.)
   ::signal(SIGPIPE, SIG_IGN);
-  SetLogTarget(2, "baton-mcp");
+  // Logs go to stderr (the client shows or keeps them) and to
+  // <home>/mcp.log, which outlives the client's view.
+  std::vector<LogSink> sinks;
+  sinks.push_back(LogSink::Stderr());
   if (options.paths.Prepare()) {
-    g_log_file = ::open((options.paths.home + "/mcp.log").c_str(),
-                        O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600);
+    if (auto file = LogSink::File(options.paths.home + "/mcp.log",
+                                  LogFormat::kUtcNoLevel)) {
+      sinks.push_back(std::move(*file));
+    }
   }
+  SetLogSinks("baton-mcp", std::move(sinks));
   Server server(options);
   int code = server.Run();
-  if (g_log_file >= 0) {
-    ::close(g_log_file);
-    g_log_file = -1;
-  }
+  std::vector<LogSink> stderr_only;
+  stderr_only.push_back(LogSink::Stderr());
+  SetLogSinks("baton-mcp", std::move(stderr_only));  // Closes mcp.log.
   return code;
 }
 

@@ -551,7 +551,9 @@ TEST_F(SqliteTaskStoreTest, FailedFlushKeepsWritesPendingAndRetries) {
 }
 
 // A smoke check of the indexes, not a benchmark: the bounds are ten times
-// the targets (Open < 100 ms, GetTask < 1 ms, ListTasks(20) < 5 ms).
+// the targets (Open < 100 ms, GetTask < 1 ms, ListTasks(20) < 5 ms,
+// CountTasks < 1 ms; a count that scans the table instead of the
+// tasks_by_owner index takes 45 ms here).
 TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
   using Clock = std::chrono::steady_clock;
   auto ms_since = [](Clock::time_point start) {
@@ -559,7 +561,6 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
         .count();
   };
   constexpr int64_t kTasks = 100'000;
-  auto start = Clock::now();
   {
     auto store = OpenStore();
     for (int64_t n = 1; n <= kTasks; ++n) {
@@ -575,20 +576,16 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
     }
     ASSERT_TRUE(store->Flush());
   }
-  double fill_ms = ms_since(start);
 
-  start = Clock::now();
+  auto start = Clock::now();
   auto store = OpenStore();
   double open_ms = ms_since(start);
 
   std::mt19937 rng(7);
-  double get_max_ms = 0;
   start = Clock::now();
   for (int i = 0; i < 1000; ++i) {
-    auto t = Clock::now();
     TaskId id{TaskKind::kShell, static_cast<int64_t>(rng() % kTasks) + 1};
     auto task = store->GetTask(id);
-    get_max_ms = std::max(get_max_ms, ms_since(t));
     ASSERT_TRUE(task && task->has_value());
   }
   double get_avg_ms = ms_since(start) / 1000;
@@ -621,16 +618,15 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
   EXPECT_GT(*count, 9000u);
 
   std::printf(
-      "  100k tasks: fill+flush %.0f ms, open %.2f ms, get avg %.3f ms "
-      "(max %.3f), list(20) max %.3f ms, live %.2f ms, unnoticed %.2f ms, "
-      "count %.2f ms\n",
-      fill_ms, open_ms, get_avg_ms, get_max_ms, list_max_ms, live_ms,
-      unnoticed_ms, count_ms);
+      "  100k tasks: open %.2f ms, get avg %.3f ms, list(20) max %.3f ms, "
+      "live %.2f ms, unnoticed %.2f ms, count %.2f ms\n",
+      open_ms, get_avg_ms, list_max_ms, live_ms, unnoticed_ms, count_ms);
   EXPECT_LT(open_ms, 1000);
   EXPECT_LT(get_avg_ms, 10);
   EXPECT_LT(list_max_ms, 50);
   EXPECT_LT(live_ms, 50);
   EXPECT_LT(unnoticed_ms, 50);
+  EXPECT_LT(count_ms, 10);
 }
 
 }  // namespace

@@ -2,61 +2,19 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <spawn.h>
 #include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
-#include <expected>
 
-#include "baton/util/clean_spawn.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
+#include "baton/util/spawn_child.h"
 
 namespace baton {
-namespace {
-
-// The fds the task's stdin, stdout and stderr are made from.
-struct Stdio {
-  int in = -1;  // -1 = /dev/null.
-  int out = -1;
-  int err = -1;
-};
-
-// posix_spawn in a new session, with default signal handling and an empty
-// mask. Returns the pid, or an errno value.
-std::expected<pid_t, int> SpawnProcess(const std::string& program,
-                                       const SpawnRequest& request,
-                                       const std::vector<std::string>& env,
-                                       const std::string& cwd, Stdio stdio) {
-  posix_spawn_file_actions_t actions;
-  posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_addchdir_np(&actions, cwd.c_str());
-  if (stdio.in >= 0) {
-    posix_spawn_file_actions_adddup2(&actions, stdio.in, 0);
-  } else {
-    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0);
-  }
-  posix_spawn_file_actions_adddup2(&actions, stdio.out, 1);
-  posix_spawn_file_actions_adddup2(&actions, stdio.err, 2);
-  // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
-  // and SIGINT; a task starts with none of that, in its own session.
-  CleanSpawnAttributes attr;
-  std::vector<char*> argv = CStringArray(request.argv);
-  std::vector<char*> envp = CStringArray(env);
-  pid_t pid = -1;
-  int err = ::posix_spawn(&pid, program.c_str(), &actions, attr.get(),
-                          argv.data(), envp.data());
-  posix_spawn_file_actions_destroy(&actions);
-  if (err != 0)
-    return std::unexpected(err);
-  return pid;
-}
-
-}  // namespace
 
 SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
   SpawnOutcome out;
@@ -132,20 +90,24 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
   }
   // A stale record would read as this run's end.
   ::unlink(req.exit_file.c_str());
-  Stdio stdio{stdin_file ? stdin_file.get() : -1, out.log_fd.get(),
-              err_file ? err_file.get() : out.log_fd.get()};
   std::vector<std::string> env = SpawnEnvironment(req);
   auto program = ResolveProgram(req.argv[0], env, cwd, programs);
-  std::expected<pid_t, int> pid = std::unexpected(ENOENT);
-  if (program) {
-    pid = SpawnProcess(*program, req, env, cwd, stdio);
-  } else {
-    pid = std::unexpected(program.error());
-  }
-  if (!pid) {
+  if (!program) {
     return fail(fmt::format("spawn \"{}\": {}", req.argv[0],
-                            std::strerror(pid.error())));
+                            std::strerror(program.error())));
   }
+  // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
+  // and SIGINT; a task starts with none of that, in its own session.
+  auto pid =
+      SpawnChild({.program = std::move(*program),
+                  .argv = req.argv,
+                  .env = std::move(env),
+                  .cwd = cwd,
+                  .stdin_fd = stdin_file ? stdin_file.get() : -1,
+                  .stdout_fd = out.log_fd.get(),
+                  .stderr_fd = err_file ? err_file.get() : out.log_fd.get()});
+  if (!pid)
+    return fail(pid.error().message);
   out.pid = *pid;
   return out;
 }

@@ -54,7 +54,7 @@ std::expected<std::string, int> ResolveProgram(
     const std::string& cwd, ProgramCache* cache) {
   if (program.find('/') != std::string::npos)
     return program;
-  std::string path = "/usr/local/bin:/usr/bin:/bin";
+  std::string path = kFallbackPath;
   for (const std::string& entry : env) {
     if (entry.starts_with("PATH="))
       path = entry.substr(5);

@@ -17,6 +17,12 @@
 
 namespace baton {
 
+// The PATH of an environment that has none, for every search baton makes
+// (the supervisor's spawn, batond's preflight and probe, so they agree):
+// the directories of execvp's default, after /usr/local/bin, where programs
+// installed by hand live.
+inline constexpr char kFallbackPath[] = "/usr/local/bin:/usr/bin:/bin";
+
 // Where PATH searches found their programs, by (PATH, cwd, program). A long
 // PATH costs a failed stat per entry before the one that holds the program,
 // for every task of a burst. A remembered file is checked again on each use,
@@ -53,7 +59,7 @@ bool IsExecutableFile(const std::string& path);
 
 // `program` itself when it holds a '/'; else the first executable regular
 // file named `program` in the PATH of `env` ("NAME=value" entries; without
-// a PATH: /usr/local/bin:/usr/bin:/bin), relative entries taken from `cwd`.
+// a PATH: kFallbackPath), relative entries taken from `cwd`.
 // Returns an errno value on failure: ENOENT, or EACCES when a match was not
 // executable.
 // With `cache`, a find is remembered for the next call.

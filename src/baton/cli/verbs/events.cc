@@ -1,6 +1,5 @@
 // `baton events`: an agent worker's normalized events (doc/agents.md),
 // followed until it ends with --follow.
-#include <fmt/format.h>
 #include <poll.h>
 #include <sys/inotify.h>
 #include <unistd.h>
@@ -9,60 +8,15 @@
 #include <cstdio>
 
 #include "baton/cli/verbs.h"
+#include "baton/ipc/event_text.h"
 
 namespace baton {
 namespace {
 
-std::string Text(const Json& event, const char* key) {
-  auto it = event.find(key);
-  return it != event.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-int64_t Int(const Json& event, const char* key) {
-  auto it = event.find(key);
-  return it != event.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-
-std::string EventText(const Json& event) {
-  std::string type = Text(event, "type");
-  std::string body;
-  if (type == "text" || type == "note") {
-    body = Text(event, "text");
-  } else if (type == "tool") {
-    body = Text(event, "name") + ": " + Text(event, "input");
-  } else if (type == "session") {
-    body = Text(event, "session_id");
-  } else if (type == "result") {
-    auto ok = event.find("ok");
-    body = (ok != event.end() && ok->is_boolean() && ok->get<bool>()
-                ? "ok: "
-                : "failed: ") +
-           Text(event, "detail") +
-           (Text(event, "text").empty() ? "" : " — " + Text(event, "text"));
-  } else if (type == "error") {
-    body = Text(event, "message");
-  } else if (type == "question_withdrawn") {
-    body = fmt::format("question {}: {}", Int(event, "question"),
-                       Text(event, "reason"));
-  } else if (type == "question") {
-    OpenQuestion question;
-    if (DecodeValue(event, question, {}, "question")) {
-      for (const QuestionItem& item : question.items) {
-        body += item.prompt;
-        for (size_t n = 0; n < item.options.size(); ++n)
-          body += fmt::format(" [{}] {}", n + 1, item.options[n].label);
-      }
-    }
-  } else {
-    Json rest = event;
-    rest.erase("seq");
-    rest.erase("at");
-    rest.erase("type");
-    std::string text;
-    EncodeValue(text, rest);
-    body = text;
-  }
-  return fmt::format("{:>4} {:<9} {}", Int(event, "seq"), type, body);
+int64_t Seq(const Json& event) {
+  auto it = event.find("seq");
+  return it != event.end() && it->is_number_integer() ? it->get<int64_t>()
+                                                      : 0;
 }
 
 // Waits until the task's folder changes (events.jsonl grows or appears) or
@@ -130,13 +84,13 @@ int DoEvents(const Context& ctx, const std::string& id, bool follow) {
     if (!reply)
       return ReportError(ctx, reply.error());
     for (const Json& event : reply->events) {
-      after = std::max(after, Int(event, "seq"));
+      after = std::max(after, Seq(event));
       if (ctx.json) {
         std::string line;
         EncodeValue(line, event);
         PrintJsonLine(line);
       } else {
-        std::printf("%s\n", EventText(event).c_str());
+        std::printf("%s\n", EventLine(event).c_str());
       }
     }
     std::fflush(stdout);

@@ -35,25 +35,6 @@ void UseCodexExec(TaskSpec& spec, const std::vector<std::string>& prefix,
   spec.stdin_text = spec.agent->brief;
 }
 
-// gemini-cli (0.61.0, and qwen, its fork) names a session's file by the
-// UTC minute: a session/load in the minute the session was written
-// re-creates that file and the history is lost (doc/agent-testing.md).
-Status CheckResumeMinute(const TaskRecord& from, int64_t now_ms) {
-  const std::string& program =
-      from.spec.argv.empty() ? from.id.ToString() : from.spec.argv[0];
-  std::string name = program.substr(program.rfind('/') + 1);
-  if (from.spec.agent->adapter != "acp" ||
-      (name != "gemini" && name != "qwen") ||
-      now_ms / 60000 != from.ended_ms / 60000) {
-    return {};
-  }
-  return MakeError(
-      ErrorCode::kInvalidArgument,
-      fmt::format("{} cannot load a session in the UTC minute it was last "
-                  "written in (it would lose its history); resume {} in {} s",
-                  name, from.id.ToString(), 60 - (now_ms / 1000) % 60));
-}
-
 }  // namespace
 
 template <class R>
@@ -129,7 +110,7 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
                                 "started one)",
                                 request.resume_from)));
     }
-    if (auto ok = CheckResumeMinute(*task, clock_.WallNowMillis()); !ok)
+    if (auto ok = CheckResumeAllowed(*task, clock_.WallNowMillis()); !ok)
       return reply(std::unexpected(ok.error()));
     resumed = std::move(*task);
   }

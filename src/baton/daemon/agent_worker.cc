@@ -1,0 +1,483 @@
+#include "baton/daemon/agent_worker.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cctype>
+#include <cerrno>
+#include <charconv>
+#include <cstring>
+#include <map>
+
+#include "baton/ipc/event_text.h"
+#include "baton/util/file_util.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+std::string Lower(std::string text) {
+  std::transform(text.begin(), text.end(), text.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  return text;
+}
+
+std::string Trim(std::string_view text) {
+  size_t start = text.find_first_not_of(" \t");
+  size_t end = text.find_last_not_of(" \t");
+  return start == std::string_view::npos
+             ? ""
+             : std::string(text.substr(start, end - start + 1));
+}
+
+// One answer string against one question item: option numbers ("2",
+// "1,3"), labels, "skip", or free text.
+Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
+                                 size_t index) {
+  ItemAnswer answer;
+  std::string trimmed = Trim(text);
+  if (Lower(trimmed) == "skip") {
+    answer.skipped = true;
+    return answer;
+  }
+  const Json& options = item.value("options", Json::array());
+  std::vector<std::string> labels;
+  bool all_options = !options.empty();
+  size_t start = 0;
+  while (all_options && start <= trimmed.size()) {
+    size_t comma = trimmed.find(',', start);
+    std::string token = Trim(trimmed.substr(
+        start, comma == std::string::npos ? std::string::npos : comma - start));
+    bool found = false;
+    if (!token.empty() &&
+        std::all_of(token.begin(), token.end(),
+                    [](unsigned char c) { return std::isdigit(c); })) {
+      size_t number = 0;  // Stays 0, out of range, when it overflows.
+      std::from_chars(token.data(), token.data() + token.size(), number);
+      if (number >= 1 && number <= options.size()) {
+        labels.push_back(options[number - 1].value("label", ""));
+        found = true;
+      } else {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         fmt::format("item {} has options 1 to {}; {} is none "
+                                     "of them",
+                                     index + 1, options.size(), token));
+      }
+    } else {
+      for (const auto& option : options) {
+        if (Lower(option.value("label", "")) == Lower(token)) {
+          labels.push_back(option.value("label", ""));
+          found = true;
+          break;
+        }
+      }
+    }
+    if (!found)
+      all_options = false;
+    if (comma == std::string::npos)
+      break;
+    start = comma + 1;
+  }
+  if (all_options && !labels.empty()) {
+    if (labels.size() > 1 && !item.value("multi_select", false)) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("item {} takes one choice; give one option", index + 1));
+    }
+    answer.labels = std::move(labels);
+    return answer;
+  }
+  if (trimmed.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("empty answer for item {}; give an option "
+                                 "number, a label, text, or skip",
+                                 index + 1));
+  }
+  answer.text = trimmed;
+  return answer;
+}
+
+}  // namespace
+
+AgentWorker::AgentWorker(EventLoop* loop, Executor* executor,
+                         TaskRegistry* registry, TaskRecord task,
+                         std::unique_ptr<AgentAdapter> adapter)
+    : loop_(loop),
+      executor_(executor),
+      registry_(registry),
+      task_(std::move(task)),
+      adapter_(std::move(adapter)),
+      dir_(executor_->TaskDir(task_.id)) {}
+
+AgentWorker::~AgentWorker() {
+  if (inotify_)
+    loop_->RemoveFd(inotify_.get());
+  if (stdin_ && stdin_watched_)
+    loop_->RemoveFd(stdin_.get());
+}
+
+bool AgentWorker::Stop() {
+  if (turn_ != TurnState::kInTurn && turn_ != TurnState::kStopping)
+    return false;
+  turn_ = TurnState::kStopping;
+  if (!adapter_->interactive())
+    return false;
+  adapter_->Interrupt(*this);
+  return true;
+}
+
+void AgentWorker::Begin(bool replay) {
+  int64_t last_seq = LoadEvents();
+  events_ = AgentEventLog::Open(dir_ + "/" + kAgentEventsFile, last_seq);
+  transcript_.reset(::open(task_.output_path.c_str(),
+                           O_WRONLY | O_CREAT | O_APPEND | O_CLOEXEC, 0600));
+  stream_.reset(::open((dir_ + "/" + kAgentStreamFile).c_str(),
+                       O_RDONLY | O_CREAT | O_CLOEXEC, 0600));
+  if (adapter_->interactive()) {
+    stdin_.reset(::open((dir_ + "/" + kStdinFile).c_str(),
+                        O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+  }
+  replay_.active = replay;
+  // Why batond ran another adapter than the profile's (a codex without
+  // app-server), first: not an adapter event, so written once.
+  if (!replay && last_seq == 0 && !task_.spec.agent->note.empty())
+    Record({{"type", "note"}, {"text", task_.spec.agent->note}});
+  adapter_->Begin(*task_.spec.agent, task_.spec.cwd, *this);
+  Drain();
+  replay_.active = false;
+  if (turn_ == TurnState::kTurnEnded)
+    DeliverNextOrClose();  // Follow-ups queued before the restart.
+  inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+  if (inotify_) {
+    ::inotify_add_watch(inotify_.get(), (dir_ + "/" + kAgentStreamFile).c_str(),
+                        IN_MODIFY);
+    (void)loop_->AddFd(inotify_.get(), EPOLLIN, [this](uint32_t) {
+      char buf[4096];
+      while (::read(inotify_.get(), buf, sizeof buf) > 0) {
+      }
+      Drain();
+    });
+  }
+  Drain();  // Whatever came before the watch.
+}
+
+// Feeds every complete line that arrived to the adapter.
+void AgentWorker::Drain() {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(stream_.get(), buf, sizeof buf);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    partial_.append(buf, static_cast<size_t>(n));
+  }
+  size_t start = 0;
+  for (size_t nl; (nl = partial_.find('\n', start)) != std::string::npos;
+       start = nl + 1) {
+    std::string_view line(partial_.data() + start, nl - start);
+    if (!line.empty())
+      adapter_->OnLine(line, *this);
+  }
+  partial_.erase(0, start);
+}
+
+void AgentWorker::DrainToEnd() {
+  Drain();
+  if (!partial_.empty()) {
+    std::string last = std::move(partial_);
+    partial_.clear();
+    adapter_->OnLine(last, *this);
+  }
+}
+
+Status AgentWorker::Answer(const std::vector<std::string>& texts,
+                           Json* answered) {
+  if (open_questions_.empty() && !last_withdrawn_.is_null()) {
+    return MakeError(
+        ErrorCode::kAlreadyExists,
+        fmt::format("{} has no open question: its question (event {}) was "
+                    "withdrawn by the agent ({}); nothing to answer",
+                    task_.id.ToString(), last_withdrawn_.value("question", 0),
+                    last_withdrawn_.value("reason", "resolved")));
+  }
+  if (open_questions_.empty()) {
+    return MakeError(ErrorCode::kAlreadyExists,
+                     fmt::format("{} has no open question (an earlier "
+                                 "answer won, or none was asked)",
+                                 task_.id.ToString()));
+  }
+  const Json question = open_questions_.front();
+  const Json& items = question.value("items", Json::array());
+  if (texts.size() != items.size()) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("the question has {} item(s); give one answer for "
+                    "each (an option number, a label, text, or skip)",
+                    items.size()));
+  }
+  std::vector<ItemAnswer> answers;
+  Json record = Json::array();
+  for (size_t i = 0; i < items.size(); ++i) {
+    auto answer = ResolveAnswer(items[i], texts[i], i);
+    if (!answer)
+      return std::unexpected(answer.error());
+    record.push_back(answer->skipped           ? Json("skip")
+                     : !answer->labels.empty() ? Json(answer->labels)
+                                               : Json(answer->text));
+    answers.push_back(std::move(*answer));
+  }
+  if (auto ok = adapter_->Answer(question, answers, *this); !ok)
+    return ok;
+  open_questions_.pop_front();
+  last_withdrawn_ = nullptr;
+  Record({{"type", "answer"},
+          {"question", question.value("seq", 0)},
+          {"answers", record}});
+  if (open_questions_.empty())
+    registry_->SetWaiting(task_.id, false);
+  *answered = {{"question", question.value("seq", 0)}, {"answers", record}};
+  return {};
+}
+
+Result<std::string> AgentWorker::Send(const std::string& message,
+                                      SendMode mode) {
+  if (!adapter_->interactive()) {
+    // It read its brief once: the adapter says why no message goes in
+    // (queueing one would drop it silently at the end).
+    if (auto sent = adapter_->Send(message, mode, *this); !sent)
+      return std::unexpected(sent.error());
+  }
+  if (turn_ == TurnState::kClosed) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("{} finished its turn and is ending; "
+                                 "resume it as a new task: baton delegate "
+                                 "--resume {} ...",
+                                 task_.id.ToString(), task_.id.ToString()));
+  }
+  std::string delivery;
+  bool queued = false;
+  if (turn_ == TurnState::kTurnEnded) {
+    if (auto sent = adapter_->Send(message, SendMode::kFollowup, *this);
+        !sent) {
+      return std::unexpected(sent.error());
+    }
+    turn_ = TurnState::kInTurn;
+    delivery = "sent";
+  } else if (mode == SendMode::kSteer && adapter_->can_steer()) {
+    if (auto sent = adapter_->Send(message, SendMode::kSteer, *this); !sent) {
+      return std::unexpected(sent.error());
+    }
+    delivery = "steered";
+  } else {
+    queued = true;
+    delivery = mode == SendMode::kSteer
+                   ? "queued: this agent cannot be steered mid-turn; it "
+                     "gets the message when its turn ends"
+                   : "queued until the current turn ends";
+  }
+  // "emits" marks when a turn started, for a replay (doc/agents.md).
+  Record({{"type", "message"},
+          {"mode", mode == SendMode::kSteer ? "steer" : "followup"},
+          {"text", message},
+          {"delivery", delivery},
+          {"emits", adapter_emits_}});
+  // Queued in events.jsonl too: a restarted batond delivers it.
+  if (queued)
+    followups_.push_back({events_.last_seq(), message});
+  return delivery;
+}
+
+void AgentWorker::Emit(Json event) {
+  int64_t index = adapter_emits_++;
+  if (index < replay_.skip_emits)
+    return;  // On disk already (a replay).
+  event["src"] = index;
+  std::string type = event.value("type", "");
+  if (type == "question_withdrawn") {
+    // Only a question still open is withdrawn; adapters also report
+    // requests that were answered meanwhile.
+    auto open = std::find_if(
+        open_questions_.begin(), open_questions_.end(),
+        [&](const Json& q) { return q.value("ref", Json()) == event["ref"]; });
+    if (open == open_questions_.end())
+      return;
+    event["question"] = open->value("seq", 0);
+    open_questions_.erase(open);
+    last_withdrawn_ = event;
+    if (open_questions_.empty())
+      registry_->SetWaiting(task_.id, false);
+  }
+  if (type == "session")
+    registry_->SetAgentSession(task_.id, event.value("session_id", ""));
+  Record(std::move(event));
+}
+
+void AgentWorker::WriteLine(std::string line) {
+  if (replay_.active)
+    return;
+  out_ += line;
+  out_ += '\n';
+  FlushStdin();
+}
+
+void AgentWorker::TurnEnded() {
+  // Questions the CLI left open are moot once its turn is over.
+  if (!open_questions_.empty()) {
+    open_questions_.clear();
+    if (!replay_.active)
+      registry_->SetWaiting(task_.id, false);
+  }
+  if (replay_.active) {
+    // A turn end before the last start ended an earlier turn.
+    if (adapter_emits_ > replay_.last_start_at)
+      turn_ = TurnState::kTurnEnded;
+    return;
+  }
+  if (turn_ == TurnState::kClosed)
+    return;
+  if (turn_ == TurnState::kStopping)
+    return CloseStdin();
+  turn_ = TurnState::kTurnEnded;
+  DeliverNextOrClose();
+}
+
+void AgentWorker::Record(Json event) {
+  bool was_failing = events_.failing();
+  Status appended = events_.Append(event);
+  WriteTranscript(TranscriptText(event));
+  // The first of a run of failures shows in the transcript; the events
+  // file records the gap once it can (AgentEventLog).
+  if (!appended && !was_failing) {
+    WriteTranscript(TranscriptText(
+        {{"type", "error"}, {"message", appended.error().message}}));
+  }
+  if (event.value("type", "") == "question") {
+    open_questions_.push_back(event);
+    registry_->SetWaiting(task_.id, true);
+  }
+}
+
+void AgentWorker::WriteTranscript(const std::string& text) {
+  if (text.empty() || !transcript_)
+    return;
+  Status written = WriteAll(transcript_.get(), text);
+  if (!written && !transcript_failed_) {
+    transcript_failed_ = true;
+    BATON_LOG_WARN("{}: writing its transcript: {}", task_.id.ToString(),
+                   written.error().message);
+  }
+}
+
+// A "delivered" event marks the follow-up sent right after the write to
+// the FIFO, so a restarted batond does not send it again.
+void AgentWorker::DeliverNextOrClose() {
+  if (!followups_.empty()) {
+    Followup next = std::move(followups_.front());
+    followups_.pop_front();
+    int64_t at = adapter_emits_;
+    auto sent = adapter_->Send(next.text, SendMode::kFollowup, *this);
+    Json delivered = {{"type", "delivered"},
+                      {"message", next.seq},
+                      {"text", next.text},
+                      {"emits", at}};
+    if (!sent)
+      delivered["error"] = sent.error().message;
+    Record(std::move(delivered));
+    if (sent) {
+      turn_ = TurnState::kInTurn;
+      return;
+    }
+  }
+  CloseStdin();
+}
+
+int64_t AgentWorker::LoadEvents() {
+  int64_t last_seq = 0;
+  std::map<int64_t, Json> questions;
+  std::map<int64_t, std::string> queued;
+  for (const Json& event : ReadAgentEvents(dir_ + "/" + kAgentEventsFile)) {
+    last_seq = std::max<int64_t>(last_seq, event.value("seq", 0));
+    if (auto src = event.find("src");
+        src != event.end() && src->is_number_integer()) {
+      replay_.skip_emits =
+          std::max<int64_t>(replay_.skip_emits, src->get<int64_t>() + 1);
+    }
+    std::string type = event.value("type", "");
+    if (type == "question")
+      questions[event.value("seq", 0)] = event;
+    if (type == "answer") {
+      questions.erase(event.value("question", 0));
+      last_withdrawn_ = nullptr;
+    }
+    if (type == "question_withdrawn") {
+      questions.erase(event.value("question", 0));
+      last_withdrawn_ = event;
+    }
+    if (type == "result")
+      questions.clear();
+    // Follow-ups: queued until a "delivered" event names them.
+    if (type == "message" &&
+        event.value("delivery", "").starts_with("queued")) {
+      queued[event.value("seq", 0)] = event.value("text", "");
+    }
+    if (type == "delivered")
+      queued.erase(event.value("message", 0));
+    if ((type == "message" && event.value("delivery", "") == "sent") ||
+        type == "delivered") {
+      replay_.last_start_at = std::max<int64_t>(
+          replay_.last_start_at, event.value("emits", int64_t{-1}));
+    }
+  }
+  for (auto& [seq, question] : questions)
+    open_questions_.push_back(question);
+  for (auto& [seq, text] : queued)
+    followups_.push_back({seq, std::move(text)});
+  return last_seq;
+}
+
+void AgentWorker::FlushStdin() {
+  while (stdin_ && !out_.empty()) {
+    ssize_t n = ::write(stdin_.get(), out_.data(), out_.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0 && errno == EAGAIN) {
+      if (!stdin_watched_) {
+        stdin_watched_ = true;
+        (void)loop_->AddFd(stdin_.get(), EPOLLOUT,
+                           [this](uint32_t) { FlushStdin(); });
+      }
+      return;
+    }
+    if (n < 0) {
+      BATON_LOG_WARN("{}: writing to the agent's stdin: {}",
+                     task_.id.ToString(), std::strerror(errno));
+      out_.clear();
+      return;
+    }
+    out_.erase(0, static_cast<size_t>(n));
+  }
+  if (stdin_ && stdin_watched_ && out_.empty()) {
+    loop_->RemoveFd(stdin_.get());
+    stdin_watched_ = false;
+  }
+}
+
+void AgentWorker::CloseStdin() {
+  if (turn_ == TurnState::kClosed)
+    return;
+  turn_ = TurnState::kClosed;
+  if (!adapter_->interactive())
+    return;
+  FlushStdin();
+  if (stdin_ && stdin_watched_)
+    loop_->RemoveFd(stdin_.get());
+  stdin_watched_ = false;
+  stdin_.reset();
+  executor_->CloseStdin(task_.id);
+}
+
+}  // namespace baton

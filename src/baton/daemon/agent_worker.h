@@ -1,0 +1,134 @@
+// One live agent task inside batond (doc/agents.md): its adapter, the
+// stream of the CLI it tails (inotify), the stdin FIFO it writes the
+// adapter's lines to, the events it records (events.jsonl and the
+// transcript in output.log), its open questions and its queued
+// follow-ups. The AgentRuntime owns one per live agent task and routes
+// executor events, messages, answers and kills to it.
+//
+// Single-threaded, on batond's loop.
+#ifndef BATON_DAEMON_AGENT_WORKER_H_
+#define BATON_DAEMON_AGENT_WORKER_H_
+
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/agent/adapter.h"
+#include "baton/core/ports.h"
+#include "baton/core/task_registry.h"
+#include "baton/daemon/agent_event_log.h"
+#include "baton/loop/event_loop.h"
+#include "baton/util/unique_fd.h"
+
+namespace baton {
+
+// Where an agent CLI is in its turns.
+enum class TurnState {
+  kInTurn,    // Working on a turn: its brief, or a message sent since.
+  kStopping,  // Killed mid-turn: asked to end it; no turn follows.
+  // The turn ended and no message started another. Seen only while a
+  // replay rebuilds the state: then the oldest queued follow-up starts the
+  // next turn, else stdin closes.
+  kTurnEnded,
+  kClosed,  // stdin closed: no turn follows; the CLI ends.
+};
+
+class AgentWorker : public AdapterSink {
+ public:
+  // Borrows the loop, executor and registry, which outlive it.
+  AgentWorker(EventLoop* loop, Executor* executor, TaskRegistry* registry,
+              TaskRecord task, std::unique_ptr<AgentAdapter> adapter);
+  ~AgentWorker() override;
+  AgentWorker(const AgentWorker&) = delete;
+  AgentWorker& operator=(const AgentWorker&) = delete;
+
+  const TaskRecord& task() const { return task_; }
+  AgentAdapter& adapter() { return *adapter_; }
+  TurnState turn_state() const { return turn_; }
+  bool has_open_question() const { return !open_questions_.empty(); }
+  const std::deque<nlohmann::json>& open_questions() const {
+    return open_questions_;
+  }
+
+  // Opens the files and starts tailing. With `replay`, feeds the whole
+  // stream to a fresh adapter with writes discarded and events already on
+  // disk skipped, so its state is what it was before a restart.
+  void Begin(bool replay);
+  // At the process's exit: the last bytes, even without a newline.
+  void DrainToEnd();
+
+  // A kill: asks the CLI to end its turn, after which stdin closes (no
+  // queued follow-up starts another) and the CLI exits by itself. False
+  // when no turn runs, so there is nothing to wait for.
+  bool Stop();
+  // Answers the oldest open question; `answered` gets the recorded answer.
+  Status Answer(const std::vector<std::string>& texts,
+                nlohmann::json* answered);
+  // "steered", "sent" or "queued ..." (why, when a steer had to queue).
+  Result<std::string> Send(const std::string& message, SendMode mode);
+
+  // AdapterSink.
+  void Emit(nlohmann::json event) override;
+  void WriteLine(std::string line) override;
+  void TurnEnded() override;
+
+ private:
+  // A follow-up waiting for the turn to end.
+  struct Followup {
+    int64_t seq;  // Of its "message" event.
+    std::string text;
+  };
+  // What a restart replays from: set by LoadEvents, used by Begin(true).
+  struct Replay {
+    bool active = false;  // Begin is feeding the stream again: no writes.
+    // The adapter's events up to this count are in events.jsonl already.
+    int64_t skip_emits = 0;
+    // The adapter's event count when the last message that started a turn
+    // was sent (-1: none): a turn end after it means the turn is over.
+    int64_t last_start_at = -1;
+  };
+
+  void Drain();
+  // Appends an event (numbered) to events.jsonl and its text to the
+  // transcript; keeps the registry's status in step with open questions.
+  void Record(nlohmann::json event);
+  void WriteTranscript(const std::string& text);
+  // Between turns: the oldest queued follow-up starts the next turn, else
+  // stdin closes.
+  void DeliverNextOrClose();
+  // Numbering, open questions and queued follow-ups from the events file a
+  // previous batond wrote. Returns the highest seq there.
+  int64_t LoadEvents();
+  void FlushStdin();
+  void CloseStdin();
+
+  EventLoop* loop_;
+  Executor* executor_;
+  TaskRegistry* registry_;
+  TaskRecord task_;
+  std::unique_ptr<AgentAdapter> adapter_;
+  std::string dir_;
+  AgentEventLog events_;
+  UniqueFd stream_, transcript_, inotify_;
+  std::string partial_;  // Stream bytes after the last newline.
+  TurnState turn_ = TurnState::kInTurn;
+  int64_t adapter_emits_ = 0;  // Events the adapter emitted in this run.
+  Replay replay_;
+  bool transcript_failed_ = false;  // A write failed (logged once).
+
+  // The CLI's stdin FIFO, and the lines it did not take yet.
+  UniqueFd stdin_;
+  std::string out_;
+  bool stdin_watched_ = false;  // On the loop, waiting to be writable.
+
+  std::deque<Followup> followups_;  // Rebuilt by LoadEvents after a restart.
+  std::deque<nlohmann::json> open_questions_;
+  // The last withdrawal, unless an answer came since.
+  nlohmann::json last_withdrawn_;
+};
+
+}  // namespace baton
+
+#endif  // BATON_DAEMON_AGENT_WORKER_H_

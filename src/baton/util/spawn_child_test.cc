@@ -1,0 +1,162 @@
+#include "baton/util/spawn_child.h"
+
+#include <fcntl.h>
+#include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <climits>
+#include <string>
+
+#include "baton/util/unique_fd.h"
+
+namespace baton {
+namespace {
+
+struct Ran {
+  std::string out;
+  int status = -1;
+};
+
+// Spawns `spec` with stdout on a pipe; reads it to EOF and reaps the child.
+Ran RunToEnd(ChildSpec spec) {
+  Ran ran;
+  int fds[2];
+  if (::pipe2(fds, O_CLOEXEC) != 0) {
+    ADD_FAILURE() << "pipe2: " << errno;
+    return ran;
+  }
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  spec.stdout_fd = write_end.get();
+  auto pid = SpawnChild(spec);
+  write_end.reset();
+  if (!pid) {
+    ADD_FAILURE() << pid.error().message;
+    return ran;
+  }
+  char buf[4096];
+  for (ssize_t n; (n = ::read(read_end.get(), buf, sizeof buf)) != 0;) {
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      break;
+    ran.out.append(buf, static_cast<size_t>(n));
+  }
+  while (::waitpid(*pid, &ran.status, 0) < 0 && errno == EINTR) {
+  }
+  return ran;
+}
+
+ChildSpec Command(std::string program, std::vector<std::string> argv) {
+  ChildSpec spec;
+  spec.program = std::move(program);
+  spec.argv = std::move(argv);
+  spec.env = {"PATH=/usr/bin:/bin"};
+  spec.cwd = "/";
+  return spec;
+}
+
+TEST(SpawnChild, RunsWithExactlyTheGivenEnvironmentAndFolder) {
+  ::setenv("BATON_SPAWN_TEST_LEAK", "1", 1);  // Ours: must not reach it.
+  ChildSpec spec = Command("/usr/bin/env", {"env"});
+  spec.env = {"A=1", "B=two words"};
+  EXPECT_EQ(RunToEnd(spec).out, "A=1\nB=two words\n");
+  ::unsetenv("BATON_SPAWN_TEST_LEAK");
+
+  spec = Command("/bin/pwd", {"pwd"});
+  spec.cwd = "/usr";
+  EXPECT_EQ(RunToEnd(spec).out, "/usr\n");
+}
+
+TEST(SpawnChild, StartsInItsOwnSessionAndProcessGroup) {
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  ChildSpec spec = Command("/bin/sh", {"sh", "-c", "read x"});
+  spec.stdin_fd = read_end.get();  // Blocks until we close the write end.
+  auto pid = SpawnChild(spec);
+  ASSERT_TRUE(pid) << pid.error().message;
+  EXPECT_EQ(::getpgid(*pid), *pid);
+  EXPECT_EQ(::getsid(*pid), *pid);
+  EXPECT_NE(::getsid(*pid), ::getsid(0));
+  write_end.reset();
+  int status = 0;
+  ASSERT_EQ(::waitpid(*pid, &status, 0), *pid);
+  EXPECT_TRUE(WIFEXITED(status));
+}
+
+// The bits of `field` ("SigBlk", "SigIgn") in /proc/<pid>/status text.
+unsigned long long SignalBits(const std::string& status,
+                              const std::string& field) {
+  size_t at = status.find(field + ":");
+  if (at == std::string::npos)
+    return ~0ull;
+  return std::strtoull(status.c_str() + at + field.size() + 1, nullptr, 16);
+}
+
+TEST(SpawnChild, StartsWithNoBlockedOrIgnoredSignalsOfOurs) {
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  sigaddset(&block, SIGCHLD);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old_mask), 0);
+  auto old_int = ::signal(SIGINT, SIG_IGN);
+  auto old_pipe = ::signal(SIGPIPE, SIG_IGN);
+  Ran ran = RunToEnd(Command("/bin/cat", {"cat", "/proc/self/status"}));
+  ::signal(SIGINT, old_int);
+  ::signal(SIGPIPE, old_pipe);
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+
+  EXPECT_EQ(SignalBits(ran.out, "SigBlk"), 0u) << ran.out;
+  unsigned long long ignored = SignalBits(ran.out, "SigIgn");
+  EXPECT_EQ(ignored & (1ull << (SIGINT - 1)), 0u) << ran.out;
+  EXPECT_EQ(ignored & (1ull << (SIGPIPE - 1)), 0u) << ran.out;
+}
+
+TEST(SpawnChild, InheritsOnlyItsStdio) {
+  // An fd opened without close-on-exec, as a careless library might.
+  UniqueFd leaky(::open("/dev/null", O_RDONLY));
+  ASSERT_TRUE(leaky);
+  ASSERT_EQ(::fcntl(leaky.get(), F_GETFD) & FD_CLOEXEC, 0);
+  // ls opens the listed folder as fd 3 itself.
+  EXPECT_EQ(RunToEnd(Command("/bin/ls", {"ls", "/proc/self/fd"})).out,
+            "0\n1\n2\n3\n");
+  // Unset stdin and stderr are /dev/null.
+  EXPECT_EQ(RunToEnd(Command("/bin/readlink", {"readlink", "/proc/self/fd/0",
+                                               "/proc/self/fd/2"}))
+                .out,
+            "/dev/null\n/dev/null\n");
+}
+
+TEST(SpawnChild, FailuresSayWhatFailedAndWhy) {
+  auto missing = SpawnChild(Command("/nonexistent/tool", {"tool"}));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().code, ErrorCode::kSpawnFailed);
+  EXPECT_EQ(missing.error().sys_errno, ENOENT);
+  EXPECT_EQ(missing.error().message,
+            "spawn \"tool\": No such file or directory");
+
+  // A set-up call that fails is reported, not skipped.
+  ChildSpec bad_fd = Command("/bin/true", {"true"});
+  bad_fd.stdout_fd = INT_MAX;
+  auto refused = SpawnChild(bad_fd);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().sys_errno, EBADF);
+  EXPECT_EQ(refused.error().message,
+            "spawn \"true\": posix_spawn_file_actions_adddup2: Bad file "
+            "descriptor");
+
+  ChildSpec gone_folder = Command("/bin/true", {"true"});
+  gone_folder.cwd = "/nonexistent-folder";
+  auto no_folder = SpawnChild(gone_folder);
+  ASSERT_FALSE(no_folder);
+  EXPECT_EQ(no_folder.error().sys_errno, ENOENT);
+
+  ChildSpec empty = Command("/bin/true", {});
+  EXPECT_EQ(SpawnChild(empty).error().code, ErrorCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace baton
