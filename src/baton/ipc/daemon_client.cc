@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,6 +43,30 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
   return DaemonClient(std::move(*fd), options.session);
 }
 
+namespace {
+
+// A reply to no request in particular: batond refused the connection or a
+// line it could not read (out of descriptors, a line over its limit).
+bool IsConnectionError(const Json& reply) {
+  auto id = reply.find("id");
+  return (id == reply.end() || id->is_null()) && !reply.value("ok", true);
+}
+
+// Writes all of `data`; never raises SIGPIPE.
+Status SendAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::unexpected(ErrnoError("send", errno));
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
 Result<int64_t> DaemonClient::Send(std::string_view op, Json args) {
   int64_t id = next_id_++;
   args["id"] = id;
@@ -50,7 +75,13 @@ Result<int64_t> DaemonClient::Send(std::string_view op, Json args) {
     args["session"] = session_;
   std::string line = args.dump(-1, ' ', false, Json::error_handler_t::replace);
   line.push_back('\n');
-  if (auto written = WriteAll(fd_.get(), line); !written) {
+  if (auto written = SendAll(fd_.get(), line); !written) {
+    // batond may have said why before it closed (a request over its
+    // limit): that beats "connection lost".
+    if (auto reply = ReadReply(std::chrono::milliseconds(500));
+        reply && IsConnectionError(*reply)) {
+      return std::unexpected(ErrorFromJson(reply->value("error", Json())));
+    }
     return MakeError(
         ErrorCode::kUnavailable,
         "lost the connection to batond: " + written.error().message);
@@ -113,6 +144,8 @@ Result<Json> DaemonClient::Call(std::string_view op, Json args) {
     auto reply = ReadReply();
     if (!reply)
       return reply;
+    if (IsConnectionError(*reply))
+      return std::unexpected(ErrorFromJson(reply->value("error", Json())));
     if (reply->value("id", int64_t{-1}) != *id)
       continue;
     if (!reply->value("ok", false)) {
