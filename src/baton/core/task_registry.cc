@@ -116,11 +116,13 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
   return {};
 }
 
-void TaskRegistry::Save(const TaskRecord& task) {
+void TaskRegistry::Save(const TaskRecord& task, bool undoable) {
   if (auto saved = store_->PutTask(task); !saved) {
     BATON_LOG_ERROR("storing {}: {}", task.id.ToString(),
                     saved.error().message);
   }
+  if (!undoable)
+    saved_in_batch_.insert(task.id);
   if (!IsTerminal(task.status))
     live_[task.id] = task;
 }
@@ -141,17 +143,19 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
   task.status = TaskStatus::kQueued;
   task.created_ms = clock_->WallNowMillis();
   task.output_path = executor_->OutputPath(task.id);
-  Save(task);
-  executor_->Start(task);
+  Save(task, /*undoable=*/true);
+  undo_.emplace_back(Undo::Kind::kCreated, task.id);
+  effects_.push_back(
+      {.kind = Effect::Kind::kStart, .task = task, .undoable = true});
   // The environment is in the spawn request now: the live record need not
   // carry it through every later copy and save.
   if (auto it = live_.find(task.id); it != live_.end())
     it->second.spec.base_env = {};
   // Answered now, as queued: the record is committed before the answer and
-  // the spawn request leave (the daemon flushes the store first), so the
-  // id is collectable whatever happens next. Waiting for the spawn would
-  // cost every caller a round trip through the supervisor; a spawn that
-  // fails after the preflight ends the task as failed, with a notice.
+  // the spawn request leave (Commit), so the id is collectable whatever
+  // happens next. Waiting for the spawn would cost every caller a round
+  // trip through the supervisor; a spawn that fails after the preflight
+  // ends the task as failed, with a notice.
   done(task);
 }
 
@@ -165,7 +169,11 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   task.started_ms = started_ms;
   if (task.status == TaskStatus::kStopping) {
     // Killed while the spawn was in flight.
-    executor_->Kill(id, options_.default_grace);
+    TaskRecord target;
+    target.id = id;
+    effects_.push_back({.kind = Effect::Kind::kKill,
+                        .task = std::move(target),
+                        .grace = options_.default_grace});
   } else {
     task.status = TaskStatus::kRunning;
   }
@@ -267,7 +275,8 @@ void TaskRegistry::MarkEndSeen(TaskRecord& task, const std::string& session) {
     return;
   }
   task.end_seen = true;
-  Save(task);
+  Save(task, /*undoable=*/true);
+  undo_.emplace_back(Undo::Kind::kEndSeen, task.id);
   auto it = unnoticed_.find(session);
   if (it != unnoticed_.end())
     std::erase(it->second, task.id);
@@ -349,6 +358,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
         if (auto set = store_->SetCursor(task->id, session, range.to); !set) {
           return std::unexpected(set.error());
         }
+        undo_.emplace_back(Undo::Kind::kCursor, task->id, session);
       }
       break;
     }
@@ -371,38 +381,40 @@ Result<KillOutcome> TaskRegistry::Kill(
     MarkEndSeen(*task, session);
     return KillOutcome::kAlreadyTerminal;
   }
+  Undo undo(Undo::Kind::kKill, task->id);
+  undo.status = task->status;
+  undo.kill_reason = task->kill_reason;
+  undo.end_seen = task->end_seen;
+  undo_.push_back(std::move(undo));
   // The one who kills a task knows how it ends; no notice for it.
   if (!task->spec.owner.empty() && task->spec.owner == session) {
     task->end_seen = true;
   }
-  RequestKill(*task, std::move(reason), grace, stop_delay);
+  RequestKill(*task, std::move(reason), grace, stop_delay, /*undoable=*/true);
   return KillOutcome::kRequested;
 }
 
 void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
                                std::optional<std::chrono::milliseconds> grace,
-                               std::chrono::milliseconds stop_delay) {
+                               std::chrono::milliseconds stop_delay,
+                               bool undoable) {
   if (task.status == TaskStatus::kStopping) {
-    Save(task);  // Already on its way down.
+    Save(task, undoable);  // Already on its way down.
     return;
   }
   bool spawned = task.status != TaskStatus::kQueued;
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
-  Save(task);
+  Save(task, undoable);
   if (!spawned)
     return;
-  auto signal_grace = grace.value_or(options_.default_grace);
-  if (stop_delay <= std::chrono::milliseconds(0)) {
-    executor_->Kill(task.id, signal_grace);
-    return;
-  }
-  timers_->Schedule(clock_->Now() + stop_delay,
-                    [this, id = task.id, signal_grace] {
-                      // Still there: it did not end by itself.
-                      if (live_.contains(id))
-                        executor_->Kill(id, signal_grace);
-                    });
+  TaskRecord target;
+  target.id = task.id;
+  effects_.push_back({.kind = Effect::Kind::kKill,
+                      .task = std::move(target),
+                      .grace = grace.value_or(options_.default_grace),
+                      .stop_delay = stop_delay,
+                      .undoable = undoable});
 }
 
 std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
@@ -419,7 +431,8 @@ std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
     if (!task || task->end_seen || task->notice_delivered)
       continue;
     task->notice_delivered = true;
-    Save(*task);
+    Save(*task, /*undoable=*/true);
+    undo_.emplace_back(Undo::Kind::kNoticeDelivered, task->id);
     notices.push_back(std::move(*task));
   }
   return notices;

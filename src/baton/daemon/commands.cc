@@ -271,6 +271,8 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
             it != connections_.end()) {
           it->second.waits.erase(cell->id);
         }
+        if (result.error)  // A task it names was not saved.
+          return reply(std::unexpected(*result.error));
         // Tasks still running go in their short form (or as ids, or only
         // counted): a wait on a thousand ids must not pay for a thousand
         // full records.
@@ -308,7 +310,10 @@ void Daemon::HandleWait(Connection& connection, const Json& request,
             result.ended,
             [this](const TaskRecord& task) { return EndSurvivesACrash(task); });
         if (reproducible) {
-          reply.RawBeforeCommit(std::move(out));
+          std::vector<TaskId> ends;
+          for (const TaskRecord& task : result.ended)
+            ends.push_back(task.id);
+          reply.RawBeforeCommit(std::move(out), std::move(ends));
         } else {
           reply.Raw(std::move(out));
         }

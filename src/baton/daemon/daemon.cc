@@ -6,7 +6,9 @@
 #include <sys/file.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <filesystem>
 
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
@@ -17,6 +19,18 @@ namespace {
 
 // How long to wait before retrying a store flush that failed (disk full).
 constexpr std::chrono::seconds kFlushRetry{1};
+// Whether the reply to `op` tells something that a failed commit of its
+// loop iteration would make untrue. Not for these: they describe batond
+// itself, or what already happened outside the store (a message written to
+// an agent, a connection attached, a stop begun), and stay true whether
+// the commit works or not. Their replies go out as they are; any other
+// reply of a failed iteration becomes the commit's error.
+bool NeedsCommit(std::string_view op) {
+  static constexpr std::string_view kIndependent[] = {
+      "hello",  "daemon_status", "agents",  "send",
+      "answer", "attach",        "shutdown"};
+  return std::ranges::find(kIndependent, op) == std::end(kIndependent);
+}
 
 Result<UniqueFd> OpenLock(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
@@ -188,55 +202,61 @@ void Daemon::OnClose(uint64_t connection_id) {
 
 void Daemon::Reply::operator()(Result<Json> result) const {
   if (!result)
-    return send_(std::unexpected(result.error()), false);
-  send_(result->dump(-1, ' ', false, Json::error_handler_t::replace), false);
+    return send_(std::unexpected(result.error()), std::nullopt);
+  send_(result->dump(-1, ' ', false, Json::error_handler_t::replace),
+        std::nullopt);
 }
 
 Daemon::Reply Daemon::MakeReplier(uint64_t connection_id, Json request_id,
-                                  std::string session) {
+                                  std::string session, bool needs_commit) {
   return Reply([this, connection_id, request_id = std::move(request_id),
-                session = std::move(session)](Result<std::string> result,
-                                              bool before_commit) {
+                session = std::move(session), needs_commit](
+                   Result<std::string> result, Reply::EarlyEnds early_ends) {
     auto it = connections_.find(connection_id);
     if (it == connections_.end() || it->second.channel->closed())
       return;
     // Written by hand around the result text, so a large result is never
     // parsed back into a tree.
-    std::string line = "{\"id\":" + request_id.dump() +
-                       ",\"version\":" + std::to_string(kProtocolVersion);
+    HeldReply reply;
+    reply.head = "{\"id\":" + request_id.dump() +
+                 ",\"version\":" + std::to_string(kProtocolVersion);
+    reply.ok = result.has_value();
+    reply.needs_commit = needs_commit;
     if (result) {
-      line += ",\"ok\":true,\"result\":" + *result;
+      reply.outcome = ",\"ok\":true,\"result\":" + *result;
     } else {
-      line += ",\"ok\":false,\"error\":" +
-              ErrorToJson(result.error())
-                  .dump(-1, ' ', false, Json::error_handler_t::replace);
+      reply.outcome = ",\"ok\":false,\"error\":" +
+                      ErrorToJson(result.error())
+                          .dump(-1, ' ', false, Json::error_handler_t::replace);
     }
     if (!session.empty()) {
       auto notices = registry_->TakeNotices(session);
       if (!notices.empty()) {
         // They report other ends, which EndSurvivesACrash did not check.
-        before_commit = false;
-        line += ",\"notices\":[";
+        early_ends.reset();
+        std::string& text = reply.notices;
+        text = ",\"notices\":[";
         for (size_t i = 0; i < notices.size(); ++i) {
           if (i)
-            line += ',';
-          line += "{\"task\":";
-          AppendTask(line, notices[i]);
-          line += ",\"text\":";
-          AppendJsonString(line, NoticeText(notices[i]));
-          line += '}';
+            text += ',';
+          text += "{\"task\":";
+          AppendTask(text, notices[i]);
+          text += ",\"text\":";
+          AppendJsonString(text, NoticeText(notices[i]));
+          text += '}';
         }
-        line += ']';
+        text += ']';
       }
     }
-    line += '}';
     Connection& connection = it->second;
-    connection.channel->Send(line);
-    if (before_commit) {
-      connection.holds_replies_before_commit = true;
-    } else {
-      connection.holds_replies_after_commit = true;
+    // Early only with nothing held before it: replies keep their order.
+    if (early_ends && connection.held.empty()) {
+      connection.channel->Send(reply.head + reply.outcome + "}");
+      connection.sent_early = true;
+      registry_->KeepSeen(*early_ends);
+      return;
     }
+    connection.held.push_back(std::move(reply));
   });
 }
 
@@ -258,8 +278,9 @@ void Daemon::OnLine(uint64_t connection_id, std::string_view line) {
   if (auto s = request.find("session"); s != request.end() && s->is_string()) {
     session = s->get<std::string>();
   }
-  Reply reply = MakeReplier(connection_id, request_id, session);
   std::string op = request.value("op", "");
+  Reply reply =
+      MakeReplier(connection_id, request_id, session, NeedsCommit(op));
   auto handler = Handlers().find(op);
   if (handler == Handlers().end()) {
     reply(MakeError(ErrorCode::kInvalidArgument,
@@ -287,33 +308,40 @@ void Daemon::BeforeSleep() {
   // so a restarted batond arrives at the same end. That saves the waiter
   // the commit's time.
   for (auto& [id, connection] : connections_) {
-    if (connection.holds_replies_before_commit &&
-        !connection.holds_replies_after_commit) {
+    if (connection.sent_early) {
       connection.channel->Flush();
-      connection.holds_replies_before_commit = false;
+      connection.sent_early = false;
     }
   }
-  bool flushed = true;
-  if (store_->HasPendingWrites()) {
-    if (auto status = store_->Flush(); !status) {
-      flushed = false;
-      BATON_LOG_ERROR("committing state failed, will retry: {}",
-                      status.error().message);
-      if (!flush_retry_timer_) {
-        flush_retry_timer_ = loop_.Schedule(clock_.Now() + kFlushRetry,
-                                            [this] { flush_retry_timer_ = 0; });
-      }
+  // The registry hands the executor its spawns and kills once committed.
+  // If the commit fails, it takes back what this iteration did only for
+  // its replies, which then say why (doc/protocol.md, "When state cannot
+  // be saved").
+  std::optional<Error> failure;
+  if (registry_->HasUncommitted()) {
+    std::vector<TaskId> dropped;
+    if (auto committed = registry_->Commit(&dropped); !committed) {
+      failure = CannotSave(committed.error());
+      OnCommitFailed(committed.error(), dropped);
+    } else if (commit_failing_) {
+      commit_failing_ = false;
+      BATON_LOG_INFO("state saved again, after {} failed attempts over {} s",
+                     failed_commits_,
+                     std::chrono::duration_cast<std::chrono::seconds>(
+                         clock_.Now() - commit_failing_since_)
+                         .count());
     }
   }
   // Replies before the supervisor's requests: a client waits on its reply,
   // while writing to the supervisor wakes it, and on a busy machine the
   // kernel may run it (and the spawn) before we get the CPU back.
   for (auto& [id, connection] : connections_) {
+    for (const HeldReply& reply : connection.held)
+      connection.channel->Send(ReplyLine(reply, failure));
+    connection.held.clear();
     connection.channel->Flush();
-    connection.holds_replies_after_commit = false;
-    connection.holds_replies_before_commit = false;
   }
-  if (flushed) {
+  if (!failure) {
     // The ends just committed need no exit files any more.
     executor_->AcknowledgeExits(
         [this](const TaskId& id) { return !registry_->IsLive(id); });
@@ -322,6 +350,80 @@ void Daemon::BeforeSleep() {
   for (uint64_t id : closed_connections_)
     connections_.erase(id);
   closed_connections_.clear();
+}
+
+void Daemon::OnCommitFailed(const Error& error,
+                            const std::vector<TaskId>& dropped) {
+  // Once per episode: the log may live on the disk that is full.
+  if (!commit_failing_) {
+    commit_failing_ = true;
+    commit_failing_since_ = clock_.Now();
+    failed_commits_ = 0;
+    BATON_LOG_ERROR(
+        "cannot save state: {}; requests that need it get an error, and "
+        "batond retries every {} s",
+        error.message, kFlushRetry.count());
+  }
+  ++failed_commits_;
+  if (!dropped.empty()) {
+    std::string ids;
+    for (const TaskId& id : dropped) {
+      // The check runner's snapshot may have made its folder already.
+      std::error_code ignored;
+      std::filesystem::remove_all(executor_->TaskDir(id), ignored);
+      ids += (ids.empty() ? "" : ", ") + id.ToString();
+    }
+    BATON_LOG_WARN("not saved, so never started: {}", ids);
+  }
+  if (!flush_retry_timer_) {
+    flush_retry_timer_ = loop_.Schedule(clock_.Now() + kFlushRetry,
+                                        [this] { flush_retry_timer_ = 0; });
+  }
+}
+
+Error Daemon::CannotSave(const Error& cause) const {
+  const std::string& path = options_.paths.database();
+  switch (cause.sys_errno) {
+    case ENOSPC:
+    case EDQUOT:
+      return Error{
+          ErrorCode::kIo,
+          fmt::format("cannot save state: disk full ({}) at {}; free space "
+                      "and retry",
+                      cause.sys_errno == ENOSPC ? "ENOSPC" : "EDQUOT", path)};
+    case EIO:
+      return Error{ErrorCode::kIo,
+                   fmt::format("cannot save state: I/O error (EIO) at {}; "
+                               "check the disk, then retry",
+                               path)};
+    default:
+      break;
+  }
+  if (cause.code == ErrorCode::kUnavailable) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("cannot save state: {} is locked by another "
+                             "process; retry",
+                             path)};
+  }
+  return Error{ErrorCode::kIo,
+               fmt::format("cannot save state ({}); retry", cause.message)};
+}
+
+std::string Daemon::ReplyLine(const HeldReply& reply,
+                              const std::optional<Error>& failure) {
+  std::string line = reply.head;
+  if (!failure) {
+    line += reply.outcome;
+    line += reply.notices;  // Delivered: they are committed.
+  } else if (!reply.ok || !reply.needs_commit) {
+    line += reply.outcome;  // True all the same; its notices were undone.
+  } else {
+    line += ",\"ok\":false,\"error\":" +
+            ErrorToJson(*failure).dump(-1, ' ', false,
+                                       Json::error_handler_t::replace);
+  }
+  line += '}';
+  return line;
 }
 
 }  // namespace baton

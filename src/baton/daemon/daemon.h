@@ -9,8 +9,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "baton/core/task_registry.h"
 #include "baton/daemon/agent_runtime.h"
@@ -50,32 +52,45 @@ class Daemon {
   Status Run() { return loop_.Run(); }
 
  private:
+  // A reply waiting for the commit of its loop iteration, in parts, so
+  // that a failed commit can send an error instead, or the reply without
+  // the notices it would have carried.
+  struct HeldReply {
+    std::string head;     // {"id":…,"version":N
+    std::string outcome;  // ,"ok":true,"result":… or ,"ok":false,"error":…
+    std::string notices;  // ,"notices":[…], or empty.
+    bool ok = false;
+    // Its facts hang on this iteration's commit (see NeedsCommit).
+    bool needs_commit = true;
+  };
   struct Connection {
     uint64_t id = 0;
     std::unique_ptr<LineChannel> channel;
     std::string attached_session;  // Set by "attach".
     std::set<WaitId> waits;
-    // What the channel holds: replies that must wait for the store's
-    // commit, or only replies that may go before it.
-    bool holds_replies_after_commit = false;
-    bool holds_replies_before_commit = false;
+    std::vector<HeldReply> held;  // In order; sent after the commit.
+    bool sent_early = false;      // The channel holds replies to flush now.
   };
   // Sends the reply of one request, with the session's notices; the
   // connection may be gone by then. A result is a JSON tree, or (Raw) JSON
   // text already written, for the replies that carry many tasks.
   class Reply {
    public:
-    // The flag: the reply may go before the commit of this loop iteration.
-    using Sender = std::function<void(Result<std::string>, bool)>;
+    // The ends a reply reports when it may go before the commit of this
+    // loop iteration (RawBeforeCommit); nullopt for every other reply.
+    using EarlyEnds = std::optional<std::vector<TaskId>>;
+    using Sender = std::function<void(Result<std::string>, EarlyEnds)>;
     explicit Reply(Sender send) : send_(std::move(send)) {}
     void operator()(Result<Json> result) const;
     void Raw(std::string result_json) const {
-      send_(std::move(result_json), false);
+      send_(std::move(result_json), std::nullopt);
     }
     // For a reply whose every fact would come out the same after a crash
-    // before the commit (see BeforeSleep).
-    void RawBeforeCommit(std::string result_json) const {
-      send_(std::move(result_json), true);
+    // before the commit (see BeforeSleep): `ends` are the ends it reports,
+    // which stay seen if it went early and the commit then fails.
+    void RawBeforeCommit(std::string result_json,
+                         std::vector<TaskId> ends) const {
+      send_(std::move(result_json), std::move(ends));
     }
 
    private:
@@ -88,8 +103,15 @@ class Daemon {
   void OnLine(uint64_t connection_id, std::string_view line);
   void OnClose(uint64_t connection_id);
   void BeforeSleep();
+  // The commit failed: logged once until it works again, retried.
+  void OnCommitFailed(const Error& error, const std::vector<TaskId>& dropped);
+  // The error a request gets when the state it needs cannot be saved.
+  Error CannotSave(const Error& cause) const;
+  // `reply` as sent, given the commit's failure (nullopt: it worked).
+  static std::string ReplyLine(const HeldReply& reply,
+                               const std::optional<Error>& failure);
   Reply MakeReplier(uint64_t connection_id, Json request_id,
-                    std::string session);
+                    std::string session, bool needs_commit);
   Json TaskJson(const TaskRecord& task);
   // True when a crash before this iteration's commit would bring a
   // restarted batond to the same end of `task`: the supervisor still keeps
@@ -133,6 +155,10 @@ class Daemon {
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
   uint64_t next_connection_id_ = 1;
   TimerId flush_retry_timer_ = 0;  // Set while a failed flush waits.
+  // Since the first failed commit, until one works.
+  bool commit_failing_ = false;
+  MonoTime commit_failing_since_{};
+  uint64_t failed_commits_ = 0;
   int64_t started_ms_ = 0;
 };
 
