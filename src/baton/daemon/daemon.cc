@@ -4,14 +4,19 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
+#include <cstring>
 #include <filesystem>
 
+#include "baton/ipc/limits.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
+#include "baton/util/fd_limit.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -19,6 +24,9 @@ namespace {
 
 // How long to wait before retrying a store flush that failed (disk full).
 constexpr std::chrono::seconds kFlushRetry{1};
+// How long accepting pauses when even the reserve descriptor is gone.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
 // Whether the reply to `op` tells something that a failed commit of its
 // loop iteration would make untrue. Not for these: they describe batond
 // itself, or what already happened outside the store (a message written to
@@ -30,6 +38,21 @@ bool NeedsCommit(std::string_view op) {
       "hello",  "daemon_status", "agents",  "send",
       "answer", "attach",        "shutdown"};
   return std::ranges::find(kIndependent, op) == std::end(kIndependent);
+}
+
+// The reply to a request line over kMaxRequestLine (its id is unknown).
+const std::string& OverlongReply() {
+  static const std::string reply =
+      MakeErrorReply(
+          nullptr,
+          Error{ErrorCode::kInvalidArgument,
+                fmt::format("request line over {} MiB; batond closes the "
+                            "connection. Pass large inputs as files (a "
+                            "script, a brief in a file the task reads) "
+                            "rather than inline",
+                            kMaxRequestLine >> 20)})
+          .dump();
+  return reply;
 }
 
 Result<UniqueFd> OpenLock(const std::string& path) {
@@ -83,6 +106,15 @@ int RunDaemon(const DaemonOptions& options) {
     ::usleep(10'000);
   }
 
+  // One descriptor per client connection: the default soft limit (often
+  // 1,024) is reached by that many waiting clients.
+  if (auto limit = RaiseFdLimit(); !limit) {
+    BATON_LOG_WARN("cannot raise the descriptor limit: {}",
+                   limit.error().message);
+  } else if (limit->now != limit->before) {
+    BATON_LOG_INFO("descriptor limit raised from {} to {}", limit->before,
+                   limit->now);
+  }
   Daemon daemon(options);
   if (auto started = daemon.Start(); !started) {
     return fail(started.error().message);
@@ -102,6 +134,8 @@ int RunDaemon(const DaemonOptions& options) {
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
 
 Daemon::~Daemon() {
+  if (accept_resume_timer_)
+    loop_.Cancel(accept_resume_timer_);
   connections_.clear();
   if (listen_fd_)
     ::unlink(options_.paths.daemon_socket().c_str());
@@ -156,6 +190,7 @@ Status Daemon::Start() {
   if (!listener)
     return std::unexpected(listener.error());
   listen_fd_ = std::move(*listener);
+  reserve_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (auto added = loop_.AddFd(listen_fd_.get(), EPOLLIN,
                                [this](uint32_t) { OnAccept(); });
       !added) {
@@ -169,27 +204,135 @@ void Daemon::OnAccept() {
   for (;;) {
     auto fd = AcceptSameUid(listen_fd_.get());
     if (!fd) {
-      if (fd.error().code == ErrorCode::kUnavailable)
+      const Error& error = fd.error();
+      if (error.code == ErrorCode::kUnavailable)
         return;
-      BATON_LOG_WARN("accept: {}", fd.error().message);
-      if (fd.error().code == ErrorCode::kPermissionDenied)
+      if (error.code == ErrorCode::kPermissionDenied) {
+        BATON_LOG_WARN("accept: {}", error.message);
         continue;
+      }
+      if (error.sys_errno == EMFILE || error.sys_errno == ENFILE) {
+        if (RefuseClient(error.sys_errno))
+          continue;
+        return;
+      }
+      // Anything else (ENOMEM, ENOBUFS) is left in the queue: pause rather
+      // than let the listening socket wake the loop again at once.
+      BATON_LOG_WARN("accept: {}; pausing for {} ms", error.message,
+                     kAcceptPause.count());
+      PauseAccepting();
       return;
+    }
+    if (out_of_fds_) {
+      out_of_fds_ = false;
+      BATON_LOG_INFO(
+          "file descriptors available again; {} clients were refused "
+          "meanwhile",
+          refused_clients_);
     }
     uint64_t id = next_connection_id_++;
     Connection& connection = connections_[id];
     connection.id = id;
+    LineChannel::Limits limits;
+    limits.max_line = kMaxRequestLine;
+    limits.overlong_reply = OverlongReply();
+    limits.max_unread_output = kMaxUnreadReplies;
     connection.channel = std::make_unique<LineChannel>(
         &loop_, std::move(*fd),
         [this, id](std::string_view line) { OnLine(id, line); },
-        [this, id] { OnClose(id); });
+        [this, id] { OnClose(id); }, std::move(limits));
   }
+}
+
+bool Daemon::RefuseClient(int err) {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  if (!out_of_fds_) {
+    out_of_fds_ = true;
+    refused_clients_ = 0;
+    BATON_LOG_ERROR(
+        "out of file descriptors ({}; limit {}): new clients get an error "
+        "until connections close; {} connections are open",
+        std::strerror(err), static_cast<uint64_t>(limit.rlim_cur),
+        connections_.size());
+  }
+  if (!reserve_fd_) {
+    PauseAccepting();
+    return false;
+  }
+  reserve_fd_.reset();
+  UniqueFd client(::accept4(listen_fd_.get(), nullptr, nullptr,
+                            SOCK_CLOEXEC | SOCK_NONBLOCK));
+  int accept_errno = client ? 0 : errno;
+  if (client) {
+    std::string reply =
+        MakeErrorReply(
+            nullptr,
+            Error{ErrorCode::kUnavailable,
+                  fmt::format("batond is out of file descriptors (limit {}, "
+                              "{} connections open); close idle clients "
+                              "(e.g. pending 'baton wait's), or raise the "
+                              "limit (ulimit -n) and restart batond",
+                              static_cast<uint64_t>(limit.rlim_cur),
+                              connections_.size())})
+            .dump() +
+        "\n";
+    // Best effort: a new socket takes a short line at once.
+    (void)::send(client.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+    client.reset();
+    ++refused_clients_;
+  }
+  reserve_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!reserve_fd_) {
+    PauseAccepting();
+    return false;
+  }
+  if (!client) {
+    // Nobody waits any more, or even the freed descriptor did not help
+    // (the system's limit, ENFILE): then pause.
+    if (accept_errno != EAGAIN && accept_errno != EWOULDBLOCK &&
+        accept_errno != EINTR && accept_errno != ECONNABORTED) {
+      PauseAccepting();
+    }
+    return false;
+  }
+  return true;
+}
+
+void Daemon::PauseAccepting() {
+  if (accept_resume_timer_)
+    return;
+  loop_.RemoveFd(listen_fd_.get());
+  accept_resume_timer_ = loop_.Schedule(clock_.Now() + kAcceptPause, [this] {
+    accept_resume_timer_ = 0;
+    if (auto added = loop_.AddFd(listen_fd_.get(), EPOLLIN,
+                                 [this](uint32_t) { OnAccept(); });
+        !added) {
+      BATON_LOG_ERROR("cannot listen again: {}", added.error().message);
+    }
+  });
 }
 
 void Daemon::OnClose(uint64_t connection_id) {
   auto it = connections_.find(connection_id);
   if (it == connections_.end())
     return;
+  switch (it->second.channel->close_reason()) {
+    case LineChannel::CloseReason::kLineTooLong:
+      BATON_LOG_WARN(
+          "connection {}: request line over {} MiB; answered with an error "
+          "and closed",
+          connection_id, kMaxRequestLine >> 20);
+      break;
+    case LineChannel::CloseReason::kUnreadOutput:
+      BATON_LOG_WARN(
+          "connection {}: dropped with over {} MiB of replies unread (a "
+          "client that does not read)",
+          connection_id, kMaxUnreadReplies >> 20);
+      break;
+    default:
+      break;
+  }
   for (WaitId wait : it->second.waits)
     registry_->CancelWait(wait);
   it->second.waits.clear();

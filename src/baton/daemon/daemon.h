@@ -100,6 +100,13 @@ class Daemon {
                                    const std::string& session, Reply);
 
   void OnAccept();
+  // Out of descriptors: accepts the next client on the reserve descriptor,
+  // tells it why and closes it, so that no client hangs and the listening
+  // socket does not wake the loop for it again and again. True when it
+  // refused one (try the next); false when there was none, or when it
+  // could not (then accepting pauses for a moment).
+  bool RefuseClient(int err);
+  void PauseAccepting();
   void OnLine(uint64_t connection_id, std::string_view line);
   void OnClose(uint64_t connection_id);
   void BeforeSleep();
@@ -151,6 +158,12 @@ class Daemon {
   std::unique_ptr<AppServerProbe> codex_probe_;
   ProgramCache command_cache_;  // For the preflight's PATH searches.
   UniqueFd listen_fd_;
+  // Kept open to be closed when descriptors run out: it makes room to
+  // accept a client and tell it so (RefuseClient).
+  UniqueFd reserve_fd_;
+  bool out_of_fds_ = false;          // Since the first EMFILE, until an accept.
+  uint64_t refused_clients_ = 0;     // While out_of_fds_.
+  TimerId accept_resume_timer_ = 0;  // Set while accepting pauses.
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
   uint64_t next_connection_id_ = 1;
