@@ -5,11 +5,15 @@
 // (tests/support/fault_inject.c) on batond's database files.
 #include <gmock/gmock.h>
 #include <signal.h>
+#include <sys/mount.h>
 #include <unistd.h>
 
+#include <cerrno>
 #include <chrono>
+#include <cstring>
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "baton/util/file_util.h"
@@ -156,6 +160,63 @@ TEST_F(DiskFullTest, AnEndIsCommittedOnceSpaceIsBackAndTheLogSaysItOnce) {
   auto task = Status(id);
   EXPECT_EQ(task["status"], "failed");
   EXPECT_EQ(task["detail"], "exit code: 3");
+}
+
+// The same promises on a real full file system: the whole state folder on
+// a small tmpfs, filled to the brim (needs the right to mount: root with
+// CAP_SYS_ADMIN; skipped elsewhere).
+class FullTmpfsTest : public BatonTest {
+ protected:
+  void SetUp() override {
+    BatonTest::SetUp();
+    if (::mount("tmpfs", home_.c_str(), "tmpfs", 0, "size=16m,mode=0700") !=
+        0) {
+      GTEST_SKIP() << "cannot mount a tmpfs here: " << std::strerror(errno);
+    }
+    mounted_ = true;
+  }
+  void TearDown() override {
+    ::unlink(ballast().c_str());
+    BatonTest::TearDown();
+    if (mounted_)
+      ::umount2(home_.c_str(), MNT_DETACH);
+    ::rmdir(home_.c_str());
+  }
+  std::string ballast() const { return home_ + "/ballast"; }
+
+  bool mounted_ = false;
+};
+
+TEST_F(FullTmpfsTest, EveryIdToldSurvivesAndNoneIsReused) {
+  std::set<std::string> told = {Run("true")};
+  // Fill the file system: what batond writes next finds no room.
+  auto filled = RunProcess(
+      {"/bin/sh", "-c", "cat /dev/zero > " + ballast() + " 2>/dev/null; :"}, {},
+      seconds(30));
+  ASSERT_FALSE(filled.timed_out);
+  int refused = 0;
+  for (int i = 0; i < 60 && refused < 3; ++i) {
+    auto run = Baton({"run", "--", "true"});
+    if (run.exit_code == 0) {
+      std::string id = run.out.substr(0, run.out.find('\n'));
+      EXPECT_TRUE(told.insert(id).second) << id << " was told twice";
+      continue;
+    }
+    EXPECT_THAT(run.err, HasSubstr("cannot save state: disk full (ENOSPC)"));
+    ++refused;
+  }
+  EXPECT_GT(refused, 0) << "no run failed on a full file system";
+
+  // A crash while the disk is still full, then space back: every id a
+  // client was told is there.
+  KillDaemonHard();
+  ::unlink(ballast().c_str());
+  for (const std::string& id : told) {
+    auto status = Baton({"--json", "status", id});
+    EXPECT_EQ(status.exit_code, 0) << id << " was told but is lost";
+  }
+  std::string next = Run("true");
+  EXPECT_FALSE(told.contains(next)) << next << " was handed out again";
 }
 
 }  // namespace
