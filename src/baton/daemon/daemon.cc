@@ -479,8 +479,8 @@ void Daemon::BeforeSleep() {
   // while writing to the supervisor wakes it, and on a busy machine the
   // kernel may run it (and the spawn) before we get the CPU back.
   for (auto& [id, connection] : connections_) {
-    for (const HeldReply& reply : connection.held)
-      connection.channel->Send(ReplyLine(reply, failure));
+    for (HeldReply& reply : connection.held)
+      connection.channel->Send(ReplyLine(std::move(reply), failure));
     connection.held.clear();
     connection.channel->Flush();
   }
@@ -552,9 +552,9 @@ Error Daemon::CannotSave(const Error& cause) const {
                fmt::format("cannot save state ({}); retry", cause.message)};
 }
 
-std::string Daemon::ReplyLine(const HeldReply& reply,
+std::string Daemon::ReplyLine(HeldReply reply,
                               const std::optional<Error>& failure) {
-  std::string line = reply.head;
+  std::string line = std::move(reply.head);
   if (!failure) {
     line += reply.outcome;
     line += reply.notices;  // Delivered: they are committed.

@@ -115,7 +115,7 @@ class Daemon {
   // The error a request gets when the state it needs cannot be saved.
   Error CannotSave(const Error& cause) const;
   // `reply` as sent, given the commit's failure (nullopt: it worked).
-  static std::string ReplyLine(const HeldReply& reply,
+  static std::string ReplyLine(HeldReply reply,
                                const std::optional<Error>& failure);
   Reply MakeReplier(uint64_t connection_id, Json request_id,
                     std::string session, bool needs_commit);
