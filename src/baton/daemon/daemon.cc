@@ -16,6 +16,7 @@
 #include "baton/ipc/limits.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
+#include "baton/util/duration.h"
 #include "baton/util/fd_limit.h"
 #include "baton/util/log.h"
 
@@ -468,11 +469,10 @@ void Daemon::BeforeSleep() {
       OnCommitFailed(committed.error(), dropped);
     } else if (commit_failing_) {
       commit_failing_ = false;
-      BATON_LOG_INFO("state saved again, after {} failed attempts over {} s",
-                     failed_commits_,
-                     std::chrono::duration_cast<std::chrono::seconds>(
-                         clock_.Now() - commit_failing_since_)
-                         .count());
+      BATON_LOG_INFO(
+          "state saved again, after {} failed attempts in {}", failed_commits_,
+          FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(
+              clock_.Now() - commit_failing_since_)));
     }
   }
   // Replies before the supervisor's requests: a client waits on its reply,
