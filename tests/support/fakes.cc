@@ -4,17 +4,90 @@
 
 namespace baton::testing {
 
+void InMemoryTaskStore::StartWrite() {
+  if (!batch_flushed_)
+    return;
+  batch_flushed_ = false;
+  task_journal_.clear();
+  cursor_journal_.clear();
+}
+
 Result<int64_t> InMemoryTaskStore::NextTaskNumber(TaskKind kind) {
+  // Never handed out twice, even when the task was reverted.
   return ++next_[kind];
 }
 
 Status InMemoryTaskStore::PutTask(const TaskRecord& task) {
-  if (!tasks.count(task.id))
+  StartWrite();
+  auto it = tasks.find(task.id);
+  task_journal_.try_emplace(
+      task.id, Before<TaskRecord>{
+                   it == tasks.end() ? std::nullopt : std::optional(it->second),
+                   dirty_tasks_.contains(task.id)});
+  dirty_tasks_.insert(task.id);
+  if (it == tasks.end())
     order.push_back(task.id);
   TaskRecord copy = task;
   copy.spec.base_env.clear();  // Never persisted.
   tasks[task.id] = copy;
   return {};
+}
+
+Status InMemoryTaskStore::Flush() {
+  batch_flushed_ = true;
+  if (fail_flush) {
+    ++failed_flushes;
+    return std::unexpected(*fail_flush);
+  }
+  flushed = tasks;
+  flushed_cursors_ = cursors_;
+  dirty_tasks_.clear();
+  dirty_cursors_.clear();
+  dirty_sessions_ = false;
+  task_journal_.clear();
+  cursor_journal_.clear();
+  return {};
+}
+
+void InMemoryTaskStore::RevertTask(const TaskId& id) {
+  auto entry = task_journal_.find(id);
+  if (entry == task_journal_.end())
+    return;
+  if (entry->second.value) {
+    tasks[id] = *entry->second.value;
+  } else {
+    tasks.erase(id);
+    std::erase(order, id);
+  }
+  if (!entry->second.dirty)
+    dirty_tasks_.erase(id);
+  task_journal_.erase(entry);
+}
+
+void InMemoryTaskStore::RevertCursor(const TaskId& id,
+                                     const std::string& reader) {
+  auto entry = cursor_journal_.find({id, reader});
+  if (entry == cursor_journal_.end())
+    return;
+  if (entry->second.value) {
+    cursors_[entry->first] = *entry->second.value;
+  } else {
+    cursors_.erase(entry->first);
+  }
+  if (!entry->second.dirty)
+    dirty_cursors_.erase(entry->first);
+  cursor_journal_.erase(entry);
+}
+
+void InMemoryTaskStore::LoseUnflushed() {
+  tasks = flushed;
+  std::erase_if(order, [&](const TaskId& id) { return !tasks.contains(id); });
+  cursors_ = flushed_cursors_;
+  dirty_tasks_.clear();
+  dirty_cursors_.clear();
+  dirty_sessions_ = false;
+  task_journal_.clear();
+  cursor_journal_.clear();
 }
 
 Result<std::optional<TaskRecord>> InMemoryTaskStore::GetTask(const TaskId& id) {
@@ -76,11 +149,21 @@ Result<uint64_t> InMemoryTaskStore::GetCursor(const TaskId& id,
 
 Status InMemoryTaskStore::SetCursor(const TaskId& id, const std::string& reader,
                                     uint64_t offset) {
-  cursors_[{id, reader}] = offset;
+  StartWrite();
+  CursorKey key{id, reader};
+  auto it = cursors_.find(key);
+  cursor_journal_.try_emplace(
+      key, Before<uint64_t>{
+               it == cursors_.end() ? std::nullopt : std::optional(it->second),
+               dirty_cursors_.contains(key)});
+  dirty_cursors_.insert(key);
+  cursors_[key] = offset;
   return {};
 }
 
 Status InMemoryTaskStore::MarkSessionLeased(const std::string& session) {
+  StartWrite();
+  dirty_sessions_ = true;
   leased_.insert(session);
   return {};
 }

@@ -6,6 +6,7 @@
 #define BATON_TESTS_SUPPORT_FAKES_H_
 
 #include <map>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -29,16 +30,49 @@ class InMemoryTaskStore : public TaskStore {
                    uint64_t offset) override;
   Status MarkSessionLeased(const std::string& session) override;
   Result<std::vector<std::string>> LoadLeasedSessions() override;
-  Status Flush() override { return {}; }
-  bool HasPendingWrites() const override { return false; }
+  // Fails with `fail_flush` while it is set; the writes stay buffered.
+  Status Flush() override;
+  bool HasPendingWrites() const override {
+    return !dirty_tasks_.empty() || !dirty_cursors_.empty() || dirty_sessions_;
+  }
+  void RevertTask(const TaskId& id) override;
+  void RevertCursor(const TaskId& id, const std::string& reader) override;
 
+  // A crash: what was not flushed is gone.
+  void LoseUnflushed();
+
+  // What reads see: the flushed state with the buffered writes over it.
   std::map<TaskId, TaskRecord> tasks;
   std::vector<TaskId> order;  // Creation order.
+  // What the last successful Flush made durable.
+  std::map<TaskId, TaskRecord> flushed;
+  std::optional<Error> fail_flush;
+  int failed_flushes = 0;
 
  private:
+  using CursorKey = std::pair<TaskId, std::string>;
+  // Called by every write: after a Flush(), the first write starts a new
+  // batch, and the journal of the last one is dropped.
+  void StartWrite();
+
   std::map<TaskKind, int64_t> next_;
-  std::map<std::pair<TaskId, std::string>, uint64_t> cursors_;
+  std::map<CursorKey, uint64_t> cursors_;
+  std::map<CursorKey, uint64_t> flushed_cursors_;
   std::set<std::string> leased_;
+  // Keys written since the last successful Flush.
+  std::set<TaskId> dirty_tasks_;
+  std::set<CursorKey> dirty_cursors_;
+  bool dirty_sessions_ = false;
+  // Per key written in the batch: what reads saw before (nullopt: none),
+  // and whether it was written since the last successful Flush already.
+  template <class T>
+  struct Before {
+    std::optional<T> value;
+    bool dirty = false;
+  };
+  std::map<TaskId, Before<TaskRecord>> task_journal_;
+  std::map<CursorKey, Before<uint64_t>> cursor_journal_;
+  bool batch_flushed_ = false;
 };
 
 class FakeExecutor : public Executor {

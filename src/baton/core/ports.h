@@ -62,10 +62,23 @@ class TaskStore {
   virtual Status MarkSessionLeased(const std::string& session) = 0;
   virtual Result<std::vector<std::string>> LoadLeasedSessions() = 0;
 
-  // Makes every write since the last Flush durable, atomically. On failure
-  // (e.g. disk full) the writes stay buffered and the next Flush retries.
+  // Makes every write since the last successful Flush durable, atomically.
+  // On failure (e.g. disk full) the writes stay buffered and the next Flush
+  // retries them, except what RevertTask and RevertCursor take back.
   virtual Status Flush() = 0;
   virtual bool HasPendingWrites() const = 0;
+
+  // After a failed Flush(): take back what the last batch (the writes
+  // between the Flush() before that one and it) did to a task, or to a
+  // cursor. Its buffered write goes back to what it was before the batch:
+  // none, or one still buffered from an earlier failed Flush. A task first
+  // stored in the batch is gone again, with its counter's write; its number
+  // stays used (this store does not hand it out again, but a store opened
+  // after a crash may: nobody can know that number). No-op for what the
+  // batch did not touch. REQUIRES: no write since the failed Flush (the
+  // next write starts a new batch).
+  virtual void RevertTask(const TaskId& id) = 0;
+  virtual void RevertCursor(const TaskId& id, const std::string& reader) = 0;
 };
 
 // Receives what happens to processes. Calls come from the loop thread.

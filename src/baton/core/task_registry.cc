@@ -3,7 +3,6 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <unordered_set>
 #include <utility>
 
 #include "baton/util/log.h"
@@ -12,11 +11,6 @@ namespace baton {
 namespace {
 
 constexpr size_t kMaxLabel = 256;
-
-// What wakes a wait: the task ended, or asks a question.
-bool EndedOrWaiting(TaskStatus status) {
-  return IsTerminal(status) || status == TaskStatus::kWaiting;
-}
 
 Error NotFound(std::string_view id) {
   return Error{ErrorCode::kNotFound,
@@ -122,11 +116,13 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
   return {};
 }
 
-void TaskRegistry::Save(const TaskRecord& task) {
+void TaskRegistry::Save(const TaskRecord& task, bool undoable) {
   if (auto saved = store_->PutTask(task); !saved) {
     BATON_LOG_ERROR("storing {}: {}", task.id.ToString(),
                     saved.error().message);
   }
+  if (!undoable)
+    saved_in_batch_.insert(task.id);
   if (!IsTerminal(task.status))
     live_[task.id] = task;
 }
@@ -147,17 +143,19 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
   task.status = TaskStatus::kQueued;
   task.created_ms = clock_->WallNowMillis();
   task.output_path = executor_->OutputPath(task.id);
-  Save(task);
-  executor_->Start(task);
+  Save(task, /*undoable=*/true);
+  undo_.emplace_back(Undo::Kind::kCreated, task.id);
+  effects_.push_back(
+      {.kind = Effect::Kind::kStart, .task = task, .undoable = true});
   // The environment is in the spawn request now: the live record need not
   // carry it through every later copy and save.
   if (auto it = live_.find(task.id); it != live_.end())
     it->second.spec.base_env = {};
   // Answered now, as queued: the record is committed before the answer and
-  // the spawn request leave (the daemon flushes the store first), so the
-  // id is collectable whatever happens next. Waiting for the spawn would
-  // cost every caller a round trip through the supervisor; a spawn that
-  // fails after the preflight ends the task as failed, with a notice.
+  // the spawn request leave (Commit), so the id is collectable whatever
+  // happens next. Waiting for the spawn would cost every caller a round
+  // trip through the supervisor; a spawn that fails after the preflight
+  // ends the task as failed, with a notice.
   done(task);
 }
 
@@ -171,7 +169,11 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   task.started_ms = started_ms;
   if (task.status == TaskStatus::kStopping) {
     // Killed while the spawn was in flight.
-    executor_->Kill(id, options_.default_grace);
+    TaskRecord target;
+    target.id = id;
+    effects_.push_back({.kind = Effect::Kind::kKill,
+                        .task = std::move(target),
+                        .grace = options_.default_grace});
   } else {
     task.status = TaskStatus::kRunning;
   }
@@ -273,7 +275,8 @@ void TaskRegistry::MarkEndSeen(TaskRecord& task, const std::string& session) {
     return;
   }
   task.end_seen = true;
-  Save(task);
+  Save(task, /*undoable=*/true);
+  undo_.emplace_back(Undo::Kind::kEndSeen, task.id);
   auto it = unnoticed_.find(session);
   if (it != unnoticed_.end())
     std::erase(it->second, task.id);
@@ -355,6 +358,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
         if (auto set = store_->SetCursor(task->id, session, range.to); !set) {
           return std::unexpected(set.error());
         }
+        undo_.emplace_back(Undo::Kind::kCursor, task->id, session);
       }
       break;
     }
@@ -377,172 +381,40 @@ Result<KillOutcome> TaskRegistry::Kill(
     MarkEndSeen(*task, session);
     return KillOutcome::kAlreadyTerminal;
   }
+  Undo undo(Undo::Kind::kKill, task->id);
+  undo.status = task->status;
+  undo.kill_reason = task->kill_reason;
+  undo.end_seen = task->end_seen;
+  undo_.push_back(std::move(undo));
   // The one who kills a task knows how it ends; no notice for it.
   if (!task->spec.owner.empty() && task->spec.owner == session) {
     task->end_seen = true;
   }
-  RequestKill(*task, std::move(reason), grace, stop_delay);
+  RequestKill(*task, std::move(reason), grace, stop_delay, /*undoable=*/true);
   return KillOutcome::kRequested;
 }
 
 void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
                                std::optional<std::chrono::milliseconds> grace,
-                               std::chrono::milliseconds stop_delay) {
+                               std::chrono::milliseconds stop_delay,
+                               bool undoable) {
   if (task.status == TaskStatus::kStopping) {
-    Save(task);  // Already on its way down.
+    Save(task, undoable);  // Already on its way down.
     return;
   }
   bool spawned = task.status != TaskStatus::kQueued;
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
-  Save(task);
+  Save(task, undoable);
   if (!spawned)
     return;
-  auto signal_grace = grace.value_or(options_.default_grace);
-  if (stop_delay <= std::chrono::milliseconds(0)) {
-    executor_->Kill(task.id, signal_grace);
-    return;
-  }
-  timers_->Schedule(clock_->Now() + stop_delay,
-                    [this, id = task.id, signal_grace] {
-                      // Still there: it did not end by itself.
-                      if (live_.contains(id))
-                        executor_->Kill(id, signal_grace);
-                    });
-}
-
-Result<WaitId> TaskRegistry::Wait(
-    const std::vector<std::string>& ids, const std::string& session, bool all,
-    std::optional<std::chrono::milliseconds> timeout, WaitCallback done) {
-  if (ids.empty()) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     "nothing to wait for; name one or more task ids");
-  }
-  Waiter waiter;
-  waiter.session = session;
-  waiter.all = all;
-  waiter.done = std::move(done);
-  std::vector<WaitEntry> entries;
-  entries.reserve(ids.size());
-  for (const auto& text : ids) {
-    // A live task is checked in place: a wait over a thousand running
-    // tasks must not copy a thousand records.
-    auto id = TaskId::Parse(text);
-    if (!id)
-      return std::unexpected(id.error());
-    const TaskRecord* task = FindLive(*id);
-    std::optional<TaskRecord> stored;
-    if (!task) {
-      auto found = Lookup(*id);
-      if (!found)
-        return std::unexpected(found.error());
-      task = &stored.emplace(std::move(*found));
-    }
-    if (auto allowed = CheckOwner(*task, text, session); !allowed)
-      return std::unexpected(allowed.error());
-    entries.push_back(
-        {*id, !EndedOrWaiting(task->status), !IsTerminal(task->status)});
-  }
-  return AddWait(std::move(waiter), entries, timeout);
-}
-
-WaitId TaskRegistry::AddWait(Waiter waiter,
-                             const std::vector<WaitEntry>& entries,
-                             std::optional<std::chrono::milliseconds> timeout) {
-  WaitId id = next_wait_id_++;
-  std::unordered_set<TaskId, TaskIdHash> seen;
-  for (const WaitEntry& entry : entries) {
-    if (!seen.insert(entry.id).second)
-      continue;
-    size_t index = waiter.ids.size();
-    waiter.ids.push_back(entry.id);
-    waiter.pending.push_back(entry.pending);
-    waiter.pending_count += entry.pending;
-    // A task that has ended changes no more: only live ones are indexed.
-    if (!entry.live)
-      continue;
-    std::vector<WaitRef>& refs = waits_by_task_[entry.id];
-    // The entries of waits answered or cancelled since are dropped here,
-    // so a task's list never outgrows the waits open at once.
-    std::erase_if(
-        refs, [&](const WaitRef& ref) { return !waiters_.contains(ref.wait); });
-    refs.push_back({id, index});
-  }
-  bool ready = WaiterReady(waiter);
-  Waiter& added = waiters_.emplace(id, std::move(waiter)).first->second;
-  if (ready) {
-    CompleteWait(id, false);
-  } else if (timeout) {
-    added.timer = timers_->Schedule(clock_->Now() + *timeout,
-                                    [this, id] { CompleteWait(id, true); });
-  }
-  return id;
-}
-
-bool TaskRegistry::WaiterReady(const Waiter& waiter) {
-  return waiter.all ? waiter.pending_count == 0
-                    : waiter.pending_count < waiter.ids.size();
-}
-
-void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
-  auto entry = waits_by_task_.find(id);
-  if (entry == waits_by_task_.end())
-    return;
-  std::vector<WaitId> ready;
-  for (const WaitRef& ref : entry->second) {
-    auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end() || !waiter->second.pending[ref.index])
-      continue;
-    waiter->second.pending[ref.index] = false;
-    --waiter->second.pending_count;
-    if (WaiterReady(waiter->second))
-      ready.push_back(ref.wait);
-  }
-  // An ended task changes no more; a waiting one may run again.
-  if (ended)
-    waits_by_task_.erase(entry);
-  for (WaitId wait : ready)
-    CompleteWait(wait, false, ended);
-}
-
-void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
-  auto node = waiters_.extract(id);
-  if (!node)
-    return;
-  Waiter& waiter = node.mapped();
-  if (waiter.timer && !timed_out)
-    timers_->Cancel(waiter.timer);
-  WaitResult result;
-  result.timed_out = timed_out;
-  // Only the ended entries of `ids` are read: on this path, each read of a
-  // thousand cold entries cost a wait-any 0.1 ms.
-  for (size_t i = 0; i < waiter.ids.size(); ++i) {
-    if (waiter.pending[i])
-      continue;
-    const TaskId& task_id = waiter.ids[i];
-    if (ended && ended->id == task_id) {
-      MarkEndSeen(*ended, waiter.session);
-      result.ended.push_back(*ended);
-      continue;
-    }
-    auto task = Lookup(task_id);
-    if (!task)
-      continue;
-    MarkEndSeen(*task, waiter.session);
-    result.ended.push_back(std::move(*task));
-  }
-  result.asked_ = std::move(waiter.ids);
-  result.running_ = std::move(waiter.pending);
-  result.still_running_count_ = waiter.pending_count;
-  // A listener that fails must not starve the others; ours cannot throw,
-  // and each waiter is completed on its own.
-  waiter.done(std::move(result));
-}
-
-void TaskRegistry::CancelWait(WaitId id) {
-  auto node = waiters_.extract(id);
-  if (node && node.mapped().timer)
-    timers_->Cancel(node.mapped().timer);
+  TaskRecord target;
+  target.id = task.id;
+  effects_.push_back({.kind = Effect::Kind::kKill,
+                      .task = std::move(target),
+                      .grace = grace.value_or(options_.default_grace),
+                      .stop_delay = stop_delay,
+                      .undoable = undoable});
 }
 
 std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
@@ -559,7 +431,8 @@ std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
     if (!task || task->end_seen || task->notice_delivered)
       continue;
     task->notice_delivered = true;
-    Save(*task);
+    Save(*task, /*undoable=*/true);
+    undo_.emplace_back(Undo::Kind::kNoticeDelivered, task->id);
     notices.push_back(std::move(*task));
   }
   return notices;
@@ -640,20 +513,6 @@ std::vector<TaskId> TaskRegistry::KillAll(const std::string& reason) {
     ids.push_back(task.id);
   }
   return ids;
-}
-
-void TaskRegistry::WaitForAll(const std::vector<TaskId>& ids,
-                              std::function<void()> done) {
-  Waiter waiter;
-  waiter.all = true;
-  waiter.done = [done = std::move(done)](WaitResult) { done(); };
-  std::vector<WaitEntry> entries;
-  for (const TaskId& id : ids) {
-    // Until it ends: a task asking a question is still to be stopped.
-    bool live = live_.contains(id);
-    entries.push_back({id, live, live});
-  }
-  AddWait(std::move(waiter), entries, std::nullopt);
 }
 
 void TaskRegistry::Attach(const std::string& session) {

@@ -4,9 +4,11 @@
 //
 // Single-threaded: every call, including the ExecutorListener callbacks and
 // timer callbacks, happens on the daemon's loop thread. Writes go to the
-// store's buffer; the daemon flushes the store, then the executor's and the
-// clients' sockets, once per loop iteration, so nothing leaves the daemon
-// before the state it depends on is durable.
+// store's buffer, and requests to the executor (spawns, kills) wait in the
+// registry; the daemon ends each loop iteration (a batch) with Commit(),
+// which makes the writes durable before any of those requests goes, and
+// only then sends the batch's replies: nothing leaves the daemon before the
+// state it depends on is durable.
 #ifndef BATON_CORE_TASK_REGISTRY_H_
 #define BATON_CORE_TASK_REGISTRY_H_
 
@@ -37,6 +39,9 @@ struct OutputRange {
 struct WaitResult {
   std::vector<TaskRecord> ended;  // Terminal (or asking a question).
   bool timed_out = false;
+  // Set when the wait has no answer: a task it names was taken back by a
+  // failed commit (TaskRegistry::Commit). Nothing else is set then.
+  std::optional<Error> error;
 
   // The tasks still running, in the order asked: only ids (FindLive has
   // the records), and only listed on demand. A wait over a thousand ids is
@@ -80,10 +85,33 @@ class TaskRegistry : public ExecutorListener {
   // hands the live tasks to the executor to re-adopt. Call once, first.
   Status Recover();
 
+  // Ends a batch: makes the store's writes durable (its Flush), then hands
+  // the executor the requests that waited for them, in order.
+  //
+  // When the store cannot commit (a full disk), the daemon answers the
+  // batch's requests with that error, so what was done only for those
+  // answers is taken back (doc/protocol.md, "When state cannot be saved"):
+  // tasks started in the batch are gone (from memory and store, their
+  // spawns never sent; waits naming them fail), and kills, consuming
+  // reads, seen ends and delivered notices are undone. What happened to
+  // tasks (spawns, exits, questions, expired leases) stays buffered, with
+  // its executor requests, for the next Commit. Returns the store's error;
+  // `rolled_back` (if given) gets the ids of the tasks that are gone.
+  Status Commit(std::vector<TaskId>* rolled_back = nullptr);
+  // Whether Commit has anything to do.
+  bool HasUncommitted() const {
+    return store_->HasPendingWrites() || !effects_.empty() || !undo_.empty();
+  }
+  // The ends of `ids` were told to a client before the commit (the
+  // executor still keeps their exit records): a failed Commit leaves them
+  // seen.
+  void KeepSeen(const std::vector<TaskId>& ids);
+
   // Validates `spec` (nothing is stored or spawned if it is bad), stores a
-  // queued task and asks the executor to spawn it. `done` runs before Start
-  // returns, with the queued task or the validation error. A spawn that
-  // fails later ends the task as failed, with the reason in its detail.
+  // queued task and asks the executor to spawn it once the task is
+  // committed. `done` runs before Start returns, with the queued task or the
+  // validation error. A spawn that fails later ends the task as failed, with
+  // the reason in its detail.
   using StartCallback = std::function<void(Result<TaskRecord>)>;
   void Start(TaskSpec spec, StartCallback done);
 
@@ -104,10 +132,10 @@ class TaskRegistry : public ExecutorListener {
                            ReadMode mode, uint64_t offset = 0);
 
   // Asks the executor to stop the task (SIGTERM, then SIGKILL after
-  // `grace`, default Options::default_grace). With `stop_delay`, the task
-  // is `stopping` at once but the signals wait that long: an agent that was
-  // asked to end its turn gets the time to end by itself. An exit in that
-  // time still counts as killed.
+  // `grace`, default Options::default_grace), once the kill is committed. With
+  // `stop_delay`, the task is `stopping` at once but the signals wait that
+  // long: an agent that was asked to end its turn gets the time to end by
+  // itself. An exit in that time still counts as killed.
   Result<KillOutcome> Kill(
       std::string_view id, const std::string& session, std::string reason,
       std::optional<std::chrono::milliseconds> grace,
@@ -202,6 +230,34 @@ class TaskRegistry : public ExecutorListener {
     TimerId lease_timer = 0;  // 0 when no lease runs.
   };
 
+  // An executor request, held until the commit of its batch.
+  struct Effect {
+    enum class Kind { kStart, kKill };
+    Kind kind;
+    TaskRecord task;  // kStart: the whole task, base_env too; kKill: its id.
+    std::chrono::milliseconds grace{0};       // kKill.
+    std::chrono::milliseconds stop_delay{0};  // kKill.
+    bool undoable = false;  // Made for a reply: dropped by a failed commit.
+  };
+  // A change made only for a reply; a failed commit undoes it.
+  struct Undo {
+    enum class Kind { kCreated, kEndSeen, kNoticeDelivered, kCursor, kKill };
+    Undo(Kind kind, TaskId id, std::string reader = {})
+        : kind(kind), id(id), reader(std::move(reader)) {}
+    Kind kind;
+    TaskId id;
+    std::string reader;  // kCursor.
+    // kKill: the fields the kill replaced.
+    TaskStatus status = TaskStatus::kQueued;
+    std::string kill_reason;
+    bool end_seen = false;
+  };
+
+  void RunEffect(Effect effect);
+  void RollBack(const Error& error, std::vector<TaskId>* rolled_back);
+  // Answers every wait naming `id` (which was rolled back) with `error`.
+  void FailWaitsOn(const TaskId& id, const Error& error);
+
   // The task, if `session` may see it.
   Result<TaskRecord> Resolve(std::string_view id, const std::string& session);
   // kPermissionDenied unless `session` may see `task`.
@@ -209,14 +265,18 @@ class TaskRegistry : public ExecutorListener {
                            const std::string& session);
   Result<TaskRecord> Lookup(const TaskId& id);
   Status Validate(const TaskSpec& spec) const;
-  void Save(const TaskRecord& task);
+  // Stores `task` (and keeps it in live_ while it is not terminal).
+  // `undoable`: a change made only for a reply, which the caller records in
+  // undo_; any other change stays if the commit fails.
+  void Save(const TaskRecord& task, bool undoable = false);
   // Marks the end of a terminal task seen when `session` owns it.
   void MarkEndSeen(TaskRecord& task, const std::string& session);
   void Finish(TaskRecord task);
   void RequestKill(
       TaskRecord& task, std::string reason,
       std::optional<std::chrono::milliseconds> grace,
-      std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
+      std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0),
+      bool undoable = false);
   // Registers `waiter` over `entries` (each task once, in order) under a
   // new id; answers it at once if it is ready.
   WaitId AddWait(Waiter waiter, const std::vector<WaitEntry>& entries,
@@ -238,6 +298,11 @@ class TaskRegistry : public ExecutorListener {
   Options options_;
 
   std::map<TaskId, TaskRecord> live_;  // Every non-terminal task.
+  // This batch's (see Commit): executor requests, in order; undoable
+  // changes, in order; tasks with a change that stays.
+  std::vector<Effect> effects_;
+  std::vector<Undo> undo_;
+  std::set<TaskId> saved_in_batch_;
   std::unordered_map<WaitId, Waiter> waiters_;
   // Per live task, the waits naming it. An answered or cancelled wait
   // leaves its entries behind: they are skipped, and dropped when the task

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "tests/support/fakes.h"
 
 namespace baton {
@@ -39,6 +41,7 @@ class TaskRegistryTest : public ::testing::Test {
     EXPECT_TRUE(started.has_value() && started->has_value());
     EXPECT_EQ((*started)->status, TaskStatus::kQueued);
     std::string id = (*started)->id.ToString();
+    Commit();
     executor_.Spawn(executor_.started.back().id);
     EXPECT_EQ(registry_->Get(id, owner)->status, TaskStatus::kRunning);
     return id;
@@ -60,6 +63,13 @@ class TaskRegistryTest : public ::testing::Test {
   }
 
   TaskId Id(const std::string& text) { return *TaskId::Parse(text); }
+
+  // The end of a loop iteration of the daemon: the store commits, then the
+  // executor gets its requests.
+  void Commit() { ASSERT_TRUE(registry_->Commit()); }
+  void FailCommits() {
+    store_.fail_flush = Error{ErrorCode::kIo, "disk full", ENOSPC};
+  }
 
   InMemoryTaskStore store_;
   FakeExecutor executor_;
@@ -110,8 +120,11 @@ TEST_F(TaskRegistryTest, BadSpecIsRefusedBeforeAnythingIsStoredOrSpawned) {
 
 TEST_F(TaskRegistryTest, TaskIsStoredAsQueuedBeforeTheSpawnIsRequested) {
   registry_->Start(Shell("true"), [](Result<TaskRecord>) {});
-  ASSERT_EQ(executor_.started.size(), 1u);
   EXPECT_EQ(store_.tasks.at(Id("shell-1")).status, TaskStatus::kQueued);
+  EXPECT_TRUE(executor_.started.empty()) << "spawned before the commit";
+  Commit();
+  EXPECT_EQ(store_.flushed.at(Id("shell-1")).status, TaskStatus::kQueued);
+  ASSERT_EQ(executor_.started.size(), 1u);
 }
 
 TEST_F(TaskRegistryTest, ExitStatusesMapToTheClosedSet) {
@@ -282,6 +295,8 @@ TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
   std::string a = StartRunning();
   EXPECT_EQ(*registry_->Kill(a, "", "not needed", milliseconds(100)),
             KillOutcome::kRequested);
+  EXPECT_TRUE(executor_.kills.empty()) << "signalled before the commit";
+  Commit();
   ASSERT_EQ(executor_.kills.size(), 1u);
   EXPECT_EQ(executor_.kills[0].second, milliseconds(100));
   EXPECT_EQ(registry_->Get(a, "")->status, TaskStatus::kStopping);
@@ -301,6 +316,7 @@ TEST_F(TaskRegistryTest, AStopDelayHoldsTheSignalsBack) {
   std::string a, b;
   registry_->Start(Shell("an-agent"), [&](auto r) { a = r->id.ToString(); });
   registry_->Start(Shell("an-agent"), [&](auto r) { b = r->id.ToString(); });
+  Commit();
   executor_.Spawn(Id(a));
   executor_.Spawn(Id(b));
   for (const auto& id : {a, b}) {
@@ -308,6 +324,7 @@ TEST_F(TaskRegistryTest, AStopDelayHoldsTheSignalsBack) {
               KillOutcome::kRequested);
     EXPECT_EQ(registry_->Get(id, "")->status, TaskStatus::kStopping);
   }
+  Commit();
   EXPECT_TRUE(executor_.kills.empty());
   executor_.Exit(Id(a), 0);  // Ended its turn and exited by itself.
   EXPECT_EQ(registry_->Get(a, "")->status, TaskStatus::kKilled);
@@ -325,8 +342,10 @@ TEST_F(TaskRegistryTest, KillBeforeTheSpawnLandsKillsRightAfter) {
   registry_->Start(Shell("sleep 9"), [&](auto r) { started = r; });
   EXPECT_EQ(*registry_->Kill("shell-1", "", "", std::nullopt),
             KillOutcome::kRequested);
+  Commit();
   EXPECT_TRUE(executor_.kills.empty());
   executor_.Spawn(Id("shell-1"));
+  Commit();
   EXPECT_EQ(executor_.kills.size(), 1u);
 }
 
@@ -397,8 +416,10 @@ TEST_F(TaskRegistryTest, LeaseExpiryStopsTheSessionsLiveTasks) {
   registry_->Attach("mcp");  // Reattach cancels the lease.
   registry_->Detach("mcp");
   time_.Advance(std::chrono::minutes(4));
+  Commit();
   EXPECT_TRUE(executor_.kills.empty());
   time_.Advance(std::chrono::minutes(2));
+  Commit();
   ASSERT_EQ(executor_.kills.size(), 1u);
   EXPECT_EQ(executor_.kills[0].first.ToString(), mine);
   executor_.Exit(Id(mine), 143, ExitCause::kKilled);
@@ -414,6 +435,7 @@ TEST_F(TaskRegistryTest, LeaseRestartsAfterADaemonRestart) {
   ASSERT_TRUE(registry_->Recover());
   EXPECT_EQ(executor_.adopted.size(), 1u);
   time_.Advance(std::chrono::minutes(6));
+  Commit();
   ASSERT_EQ(executor_.kills.size(), 1u);
 }
 

@@ -161,10 +161,15 @@ void CheckRunner::Snapshot(const TaskRecord& task) {
   environments_[task.id] = SetEnvironmentEntries(
       task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
       TaskEnvironmentEntries(task));
-  // Kept on disk, so that a restarted batond still has it.
+  // Kept on disk, so that a restarted batond still has it. The task's
+  // folder is made here: the spawn (which makes it too) leaves batond only
+  // after the task is committed.
   Json before = Scan(task.spec.cwd);
+  std::string dir = executor_->TaskDir(task.id);
+  (void)MakeDir(dir.substr(0, dir.rfind('/')));
+  (void)MakeDir(dir);
   (void)WriteFileAtomic(
-      executor_->TaskDir(task.id) + "/before.json",
+      dir + "/before.json",
       before.dump(-1, ' ', false, Json::error_handler_t::replace));
 }
 

@@ -4,12 +4,20 @@
 #include <fmt/format.h>
 #include <signal.h>
 #include <sys/file.h>
+#include <sys/resource.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstring>
+#include <filesystem>
 
+#include "baton/ipc/limits.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
+#include "baton/util/duration.h"
+#include "baton/util/fd_limit.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -17,6 +25,35 @@ namespace {
 
 // How long to wait before retrying a store flush that failed (disk full).
 constexpr std::chrono::seconds kFlushRetry{1};
+// How long accepting pauses when even the reserve descriptor is gone.
+constexpr std::chrono::milliseconds kAcceptPause{100};
+
+// Whether the reply to `op` tells something that a failed commit of its
+// loop iteration would make untrue. Not for these: they describe batond
+// itself, or what already happened outside the store (a message written to
+// an agent, a connection attached, a stop begun), and stay true whether
+// the commit works or not. Their replies go out as they are; any other
+// reply of a failed iteration becomes the commit's error.
+bool NeedsCommit(std::string_view op) {
+  static constexpr std::string_view kIndependent[] = {
+      "hello",  "daemon_status", "agents",  "send",
+      "answer", "attach",        "shutdown"};
+  return std::ranges::find(kIndependent, op) == std::end(kIndependent);
+}
+
+// The reply to a request line over kMaxRequestLine (its id is unknown).
+const std::string& OverlongReply() {
+  static const std::string reply = EncodeReplyLine(
+      "null",
+      MakeError(ErrorCode::kInvalidArgument,
+                fmt::format("request line over {} MiB; batond closes the "
+                            "connection. Pass large inputs as files (a "
+                            "script, a brief in a file the task reads) "
+                            "rather than inline",
+                            kMaxRequestLine >> 20)),
+      "");
+  return reply;
+}
 
 Result<UniqueFd> OpenLock(const std::string& path) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
@@ -69,6 +106,15 @@ int RunDaemon(const DaemonOptions& options) {
     ::usleep(10'000);
   }
 
+  // One descriptor per client connection: the default soft limit (often
+  // 1,024) is reached by that many waiting clients.
+  if (auto limit = RaiseFdLimit(); !limit) {
+    BATON_LOG_WARN("cannot raise the descriptor limit: {}",
+                   limit.error().message);
+  } else if (limit->now != limit->before) {
+    BATON_LOG_INFO("descriptor limit raised from {} to {}", limit->before,
+                   limit->now);
+  }
   Daemon daemon(options);
   if (auto started = daemon.Start(); !started) {
     return fail(started.error().message);
@@ -88,6 +134,8 @@ int RunDaemon(const DaemonOptions& options) {
 Daemon::Daemon(DaemonOptions options) : options_(std::move(options)) {}
 
 Daemon::~Daemon() {
+  if (accept_resume_timer_)
+    loop_.Cancel(accept_resume_timer_);
   connections_.clear();
   if (listen_fd_)
     ::unlink(options_.paths.daemon_socket().c_str());
@@ -142,6 +190,7 @@ Status Daemon::Start() {
   if (!listener)
     return std::unexpected(listener.error());
   listen_fd_ = std::move(*listener);
+  reserve_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (auto added = loop_.AddFd(listen_fd_.get(), EPOLLIN,
                                [this](uint32_t) { OnAccept(); });
       !added) {
@@ -155,27 +204,136 @@ void Daemon::OnAccept() {
   for (;;) {
     auto fd = AcceptSameUid(listen_fd_.get());
     if (!fd) {
-      if (fd.error().code == ErrorCode::kUnavailable)
+      const Error& error = fd.error();
+      if (error.code == ErrorCode::kUnavailable)
         return;
-      BATON_LOG_WARN("accept: {}", fd.error().message);
-      if (fd.error().code == ErrorCode::kPermissionDenied)
+      if (error.code == ErrorCode::kPermissionDenied) {
+        BATON_LOG_WARN("accept: {}", error.message);
         continue;
+      }
+      if (error.sys_errno == EMFILE || error.sys_errno == ENFILE) {
+        if (RefuseClient(error.sys_errno))
+          continue;
+        return;
+      }
+      // Anything else (ENOMEM, ENOBUFS) is left in the queue: pause rather
+      // than let the listening socket wake the loop again at once.
+      BATON_LOG_WARN("accept: {}; pausing for {} ms", error.message,
+                     kAcceptPause.count());
+      PauseAccepting();
       return;
+    }
+    if (out_of_fds_) {
+      out_of_fds_ = false;
+      BATON_LOG_INFO(
+          "file descriptors available again; {} clients were refused "
+          "meanwhile",
+          refused_clients_);
     }
     uint64_t id = next_connection_id_++;
     Connection& connection = connections_[id];
     connection.id = id;
+    LineChannel::Limits limits;
+    limits.max_line = kMaxRequestLine;
+    limits.overlong_reply = OverlongReply();
+    limits.max_unread_output = kMaxUnreadReplies;
     connection.channel = std::make_unique<LineChannel>(
         &loop_, std::move(*fd),
         [this, id](std::string_view line) { OnLine(id, line); },
-        [this, id] { OnClose(id); });
+        [this, id] { OnClose(id); }, std::move(limits));
   }
+}
+
+bool Daemon::RefuseClient(int err) {
+  rlimit limit{};
+  ::getrlimit(RLIMIT_NOFILE, &limit);
+  if (!out_of_fds_) {
+    out_of_fds_ = true;
+    refused_clients_ = 0;
+    BATON_LOG_ERROR(
+        "out of file descriptors ({}; limit {}): new clients get an error "
+        "until connections close; {} connections are open",
+        std::strerror(err), static_cast<uint64_t>(limit.rlim_cur),
+        connections_.size());
+  }
+  if (!reserve_fd_) {
+    PauseAccepting();
+    return false;
+  }
+  reserve_fd_.reset();
+  UniqueFd client(::accept4(listen_fd_.get(), nullptr, nullptr,
+                            SOCK_CLOEXEC | SOCK_NONBLOCK));
+  int accept_errno = client ? 0 : errno;
+  if (client) {
+    std::string reply =
+        EncodeReplyLine(
+            "null",
+            MakeError(ErrorCode::kUnavailable,
+                      fmt::format("batond is out of file descriptors (limit "
+                                  "{}, {} connections open); close idle "
+                                  "clients (e.g. pending 'baton wait's), or "
+                                  "raise the limit (ulimit -n) and restart "
+                                  "batond",
+                                  static_cast<uint64_t>(limit.rlim_cur),
+                                  connections_.size())),
+            "") +
+        "\n";
+    // Best effort: a new socket takes a short line at once.
+    (void)::send(client.get(), reply.data(), reply.size(), MSG_NOSIGNAL);
+    client.reset();
+    ++refused_clients_;
+  }
+  reserve_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
+  if (!reserve_fd_) {
+    PauseAccepting();
+    return false;
+  }
+  if (!client) {
+    // Nobody waits any more, or even the freed descriptor did not help
+    // (the system's limit, ENFILE): then pause.
+    if (accept_errno != EAGAIN && accept_errno != EWOULDBLOCK &&
+        accept_errno != EINTR && accept_errno != ECONNABORTED) {
+      PauseAccepting();
+    }
+    return false;
+  }
+  return true;
+}
+
+void Daemon::PauseAccepting() {
+  if (accept_resume_timer_)
+    return;
+  loop_.RemoveFd(listen_fd_.get());
+  accept_resume_timer_ = loop_.Schedule(clock_.Now() + kAcceptPause, [this] {
+    accept_resume_timer_ = 0;
+    if (auto added = loop_.AddFd(listen_fd_.get(), EPOLLIN,
+                                 [this](uint32_t) { OnAccept(); });
+        !added) {
+      BATON_LOG_ERROR("cannot listen again: {}", added.error().message);
+    }
+  });
 }
 
 void Daemon::OnClose(uint64_t connection_id) {
   auto it = connections_.find(connection_id);
   if (it == connections_.end())
     return;
+  switch (it->second.channel->close_reason()) {
+    case LineChannel::CloseReason::kLineTooLong:
+      BATON_LOG_WARN(
+          "connection {}: request line over {} MiB; answered with an error "
+          "and closed",
+          connection_id, kMaxRequestLine >> 20);
+      break;
+    case LineChannel::CloseReason::kUnreadOutput:
+      BATON_LOG_WARN(
+          "connection {}: dropped with over {} MiB of replies unread (a "
+          "client that does not read)",
+          connection_id, kMaxUnreadReplies >> 20);
+      break;
+    default:
+      break;
+  }
   for (WaitId wait : it->second.waits)
     registry_->CancelWait(wait);
   it->second.waits.clear();
@@ -188,35 +346,39 @@ void Daemon::OnClose(uint64_t connection_id) {
 
 Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
                                   std::string request_id_json,
-                                  std::string session) {
+                                  std::string session, bool needs_commit) {
   return Reply([this, connection_id, id_json = std::move(request_id_json),
-                session = std::move(session)](Result<std::string> result,
-                                              bool before_commit) {
+                session = std::move(session), needs_commit](
+                   Result<std::string> result, Reply::EarlyEnds early_ends) {
     auto it = connections_.find(connection_id);
     if (it == connections_.end() || it->second.channel->closed())
       return;
-    std::string notices_json;
+    HeldReply reply{.id_json = id_json,
+                    .result = std::move(result),
+                    .needs_commit = needs_commit};
     if (!session.empty()) {
       auto notices = registry_->TakeNotices(session);
       if (!notices.empty()) {
         // They report other ends, which EndSurvivesACrash did not check.
-        before_commit = false;
+        early_ends.reset();
         std::vector<Notice> typed;
         typed.reserve(notices.size());
         for (auto& task : notices) {
           std::string text = NoticeText(task);
           typed.push_back({View(std::move(task)), std::move(text)});
         }
-        EncodeValue(notices_json, typed);
+        EncodeValue(reply.notices_json, typed);
       }
     }
     Connection& connection = it->second;
-    connection.channel->Send(EncodeReplyLine(id_json, result, notices_json));
-    if (before_commit) {
-      connection.holds_replies_before_commit = true;
-    } else {
-      connection.holds_replies_after_commit = true;
+    // Early only with nothing held before it: replies keep their order.
+    if (early_ends && connection.held.empty()) {
+      connection.channel->Send(ReplyLine(std::move(reply), std::nullopt));
+      connection.sent_early = true;
+      registry_->KeepSeen(*early_ends);
+      return;
     }
+    connection.held.push_back(std::move(reply));
   });
 }
 
@@ -227,14 +389,16 @@ void Daemon::OnLine(uint64_t connection_id, std::string_view line) {
   Connection& connection = it->second;
   auto request = DecodeRequestLine(line);
   if (!request) {
-    // Nothing was done: the error goes out with the next flush.
-    connection.channel->Send(EncodeReplyLine(
-        request.error().id_json, std::unexpected(request.error().error), ""));
-    connection.holds_replies_after_commit = true;
+    // Nothing was done; the error goes out in order, after the commit.
+    connection.held.push_back(
+        {.id_json = std::move(request.error().id_json),
+         .result = std::unexpected(std::move(request.error().error)),
+         .needs_commit = false});
     return;
   }
   Reply reply =
-      MakeReplier(connection_id, std::move(request->id_json), request->session);
+      MakeReplier(connection_id, std::move(request->id_json), request->session,
+                  NeedsCommit(OpOf(request->request)));
   std::visit(
       [&](const auto& typed) {
         Handle(connection, typed, request->session, reply);
@@ -250,33 +414,39 @@ void Daemon::BeforeSleep() {
   // so a restarted batond arrives at the same end. That saves the waiter
   // the commit's time.
   for (auto& [id, connection] : connections_) {
-    if (connection.holds_replies_before_commit &&
-        !connection.holds_replies_after_commit) {
+    if (connection.sent_early) {
       connection.channel->Flush();
-      connection.holds_replies_before_commit = false;
+      connection.sent_early = false;
     }
   }
-  bool flushed = true;
-  if (store_->HasPendingWrites()) {
-    if (auto status = store_->Flush(); !status) {
-      flushed = false;
-      BATON_LOG_ERROR("committing state failed, will retry: {}",
-                      status.error().message);
-      if (!flush_retry_timer_) {
-        flush_retry_timer_ = loop_.Schedule(clock_.Now() + kFlushRetry,
-                                            [this] { flush_retry_timer_ = 0; });
-      }
+  // The registry hands the executor its spawns and kills once committed.
+  // If the commit fails, it takes back what this iteration did only for
+  // its replies, which then say why (doc/protocol.md, "When state cannot
+  // be saved").
+  std::optional<Error> failure;
+  if (registry_->HasUncommitted()) {
+    std::vector<TaskId> dropped;
+    if (auto committed = registry_->Commit(&dropped); !committed) {
+      failure = CannotSave(committed.error());
+      OnCommitFailed(committed.error(), dropped);
+    } else if (commit_failing_) {
+      commit_failing_ = false;
+      BATON_LOG_INFO(
+          "state saved again, after {} failed attempts in {}", failed_commits_,
+          FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(
+              clock_.Now() - commit_failing_since_)));
     }
   }
   // Replies before the supervisor's requests: a client waits on its reply,
   // while writing to the supervisor wakes it, and on a busy machine the
   // kernel may run it (and the spawn) before we get the CPU back.
   for (auto& [id, connection] : connections_) {
+    for (HeldReply& reply : connection.held)
+      connection.channel->Send(ReplyLine(std::move(reply), failure));
+    connection.held.clear();
     connection.channel->Flush();
-    connection.holds_replies_after_commit = false;
-    connection.holds_replies_before_commit = false;
   }
-  if (flushed) {
+  if (!failure) {
     // The ends just committed need no exit files any more.
     executor_->AcknowledgeExits(
         [this](const TaskId& id) { return !registry_->IsLive(id); });
@@ -285,6 +455,74 @@ void Daemon::BeforeSleep() {
   for (uint64_t id : closed_connections_)
     connections_.erase(id);
   closed_connections_.clear();
+}
+
+void Daemon::OnCommitFailed(const Error& error,
+                            const std::vector<TaskId>& dropped) {
+  // Once per episode: the log may live on the disk that is full.
+  if (!commit_failing_) {
+    commit_failing_ = true;
+    commit_failing_since_ = clock_.Now();
+    failed_commits_ = 0;
+    BATON_LOG_ERROR(
+        "cannot save state: {}; requests that need it get an error, and "
+        "batond retries every {} s",
+        error.message, kFlushRetry.count());
+  }
+  ++failed_commits_;
+  if (!dropped.empty()) {
+    std::string ids;
+    for (const TaskId& id : dropped) {
+      // The check runner's snapshot may have made its folder already.
+      std::error_code ignored;
+      std::filesystem::remove_all(executor_->TaskDir(id), ignored);
+      ids += (ids.empty() ? "" : ", ") + id.ToString();
+    }
+    BATON_LOG_WARN("not saved, so never started: {}", ids);
+  }
+  if (!flush_retry_timer_) {
+    flush_retry_timer_ = loop_.Schedule(clock_.Now() + kFlushRetry,
+                                        [this] { flush_retry_timer_ = 0; });
+  }
+}
+
+Error Daemon::CannotSave(const Error& cause) const {
+  const std::string& path = options_.paths.database();
+  switch (cause.sys_errno) {
+    case ENOSPC:
+    case EDQUOT:
+      return Error{
+          ErrorCode::kIo,
+          fmt::format("cannot save state: disk full ({}) at {}; free space "
+                      "and retry",
+                      cause.sys_errno == ENOSPC ? "ENOSPC" : "EDQUOT", path)};
+    case EIO:
+      return Error{ErrorCode::kIo,
+                   fmt::format("cannot save state: I/O error (EIO) at {}; "
+                               "check the disk, then retry",
+                               path)};
+    default:
+      break;
+  }
+  if (cause.code == ErrorCode::kUnavailable) {
+    return Error{ErrorCode::kUnavailable,
+                 fmt::format("cannot save state: {} is locked by another "
+                             "process; retry",
+                             path)};
+  }
+  return Error{ErrorCode::kIo,
+               fmt::format("cannot save state ({}); retry", cause.message)};
+}
+
+std::string Daemon::ReplyLine(HeldReply reply,
+                              const std::optional<Error>& failure) {
+  if (!failure)  // Its notices are delivered: they are committed.
+    return EncodeReplyLine(reply.id_json, reply.result, reply.notices_json);
+  if (!reply.result || !reply.needs_commit) {
+    // True all the same; its notices were taken back.
+    return EncodeReplyLine(reply.id_json, reply.result, "");
+  }
+  return EncodeReplyLine(reply.id_json, std::unexpected(*failure), "");
 }
 
 }  // namespace baton

@@ -9,8 +9,10 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
+#include <vector>
 
 #include "baton/core/task_registry.h"
 #include "baton/daemon/agent_runtime.h"
@@ -50,42 +52,53 @@ class Daemon {
   Status Run() { return loop_.Run(); }
 
  private:
+  // A reply waiting for the commit of its loop iteration, in parts, so
+  // that a failed commit can send an error instead, or the reply without
+  // the notices it would have carried.
+  struct HeldReply {
+    std::string id_json;          // The request's id, as it came.
+    Result<std::string> result;   // The result object's text, or the error.
+    std::string notices_json;     // The notices list's text, or empty.
+    // Its facts hang on this iteration's commit (see NeedsCommit).
+    bool needs_commit = true;
+  };
   struct Connection {
     uint64_t id = 0;
     std::unique_ptr<LineChannel> channel;
     std::string attached_session;  // Set by "attach".
     std::set<WaitId> waits;
-    // What the channel holds: replies that must wait for the store's
-    // commit, or only replies that may go before it.
-    bool holds_replies_after_commit = false;
-    bool holds_replies_before_commit = false;
+    std::vector<HeldReply> held;  // In order; sent after the commit.
+    bool sent_early = false;      // The channel holds replies to flush now.
   };
   // Sends the reply of one request, with the session's notices; the
   // connection may be gone by then. Called with the op's typed reply, or
   // an error.
   class Reply {
    public:
-    // The flag: the reply may go before the commit of this loop iteration.
-    using Sender = std::function<void(Result<std::string>, bool)>;
+    // The ends a reply reports when it may go before the commit of this
+    // loop iteration (RawBeforeCommit); nullopt for every other reply.
+    using EarlyEnds = std::optional<std::vector<TaskId>>;
+    using Sender = std::function<void(Result<std::string>, EarlyEnds)>;
     explicit Reply(Sender send) : send_(std::move(send)) {}
     template <class R>
     void operator()(const R& result) const {
-      send_(EncodeObject(result), false);
+      send_(EncodeObject(result), std::nullopt);
     }
     template <class R>
     void operator()(const Result<R>& result) const {
       if (!result)
-        return send_(std::unexpected(result.error()), false);
-      send_(EncodeObject(*result), false);
+        return send_(std::unexpected(result.error()), std::nullopt);
+      send_(EncodeObject(*result), std::nullopt);
     }
     void operator()(std::unexpected<Error> error) const {
-      send_(std::move(error), false);
+      send_(std::move(error), std::nullopt);
     }
     // For a reply whose every fact would come out the same after a crash
-    // before the commit (see BeforeSleep).
+    // before the commit (see BeforeSleep): `ends` are the ends it reports,
+    // which stay seen if it went early and the commit then fails.
     template <class R>
-    void BeforeCommit(const R& result) const {
-      send_(EncodeObject(result), true);
+    void BeforeCommit(const R& result, std::vector<TaskId> ends) const {
+      send_(EncodeObject(result), std::move(ends));
     }
 
    private:
@@ -93,11 +106,25 @@ class Daemon {
   };
 
   void OnAccept();
+  // Out of descriptors: accepts the next client on the reserve descriptor,
+  // tells it why and closes it, so that no client hangs and the listening
+  // socket does not wake the loop for it again and again. True when it
+  // refused one (try the next); false when there was none, or when it
+  // could not (then accepting pauses for a moment).
+  bool RefuseClient(int err);
+  void PauseAccepting();
   void OnLine(uint64_t connection_id, std::string_view line);
   void OnClose(uint64_t connection_id);
   void BeforeSleep();
+  // The commit failed: logged once until it works again, retried.
+  void OnCommitFailed(const Error& error, const std::vector<TaskId>& dropped);
+  // The error a request gets when the state it needs cannot be saved.
+  Error CannotSave(const Error& cause) const;
+  // `reply` as sent, given the commit's failure (nullopt: it worked).
+  static std::string ReplyLine(HeldReply reply,
+                               const std::optional<Error>& failure);
   Reply MakeReplier(uint64_t connection_id, std::string request_id_json,
-                    std::string session);
+                    std::string session, bool needs_commit);
   // The task as clients see it, with its output's size.
   TaskView View(TaskRecord task);
   // True when a crash before this iteration's commit would bring a
@@ -145,10 +172,20 @@ class Daemon {
   std::unique_ptr<AppServerProbe> codex_probe_;
   ProgramCache command_cache_;  // For the preflight's PATH searches.
   UniqueFd listen_fd_;
+  // Kept open to be closed when descriptors run out: it makes room to
+  // accept a client and tell it so (RefuseClient).
+  UniqueFd reserve_fd_;
+  bool out_of_fds_ = false;          // Since the first EMFILE, until an accept.
+  uint64_t refused_clients_ = 0;     // While out_of_fds_.
+  TimerId accept_resume_timer_ = 0;  // Set while accepting pauses.
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
   uint64_t next_connection_id_ = 1;
   TimerId flush_retry_timer_ = 0;  // Set while a failed flush waits.
+  // Since the first failed commit, until one works.
+  bool commit_failing_ = false;
+  MonoTime commit_failing_since_{};
+  uint64_t failed_commits_ = 0;
   int64_t started_ms_ = 0;
 };
 

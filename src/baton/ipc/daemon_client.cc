@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 #include <poll.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,9 +43,38 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
   return DaemonClient(std::move(*fd), options.session);
 }
 
+namespace {
+
+// A reply to no request in particular: batond refused the connection or a
+// line it could not read (out of descriptors, a line over its limit).
+bool IsConnectionError(const ReplyLine& reply) {
+  return !reply.id && !reply.ok;
+}
+
+// Writes all of `data`; never raises SIGPIPE.
+Status SendAll(int fd, std::string_view data) {
+  while (!data.empty()) {
+    ssize_t n = ::send(fd, data.data(), data.size(), MSG_NOSIGNAL);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::unexpected(ErrnoError("send", errno));
+    data.remove_prefix(static_cast<size_t>(n));
+  }
+  return {};
+}
+
+}  // namespace
+
 Status DaemonClient::WriteLine(std::string line) {
   line.push_back('\n');
-  if (auto written = WriteAll(fd_.get(), line); !written) {
+  if (auto written = SendAll(fd_.get(), line); !written) {
+    // batond may have said why before it closed (a request over its
+    // limit): that beats "connection lost".
+    if (auto reply = ReadReply(std::chrono::milliseconds(500));
+        reply && IsConnectionError(*reply)) {
+      return std::unexpected(reply->error);
+    }
     return MakeError(
         ErrorCode::kUnavailable,
         "lost the connection to batond: " + written.error().message);
@@ -101,6 +131,8 @@ Result<ReplyLine> DaemonClient::ReadReplyTo(int64_t id) {
     auto reply = ReadReply();
     if (!reply || reply->id == id)
       return reply;
+    if (IsConnectionError(*reply))
+      return std::unexpected(reply->error);
   }
 }
 

@@ -8,11 +8,12 @@
 namespace baton {
 
 LineChannel::LineChannel(EventLoop* loop, UniqueFd fd, LineCallback on_line,
-                         CloseCallback on_close)
+                         CloseCallback on_close, Limits limits)
     : loop_(loop),
       fd_(std::move(fd)),
       on_line_(std::move(on_line)),
-      on_close_(std::move(on_close)) {
+      on_close_(std::move(on_close)),
+      limits_(std::move(limits)) {
   if (!loop_->AddFd(fd_.get(), EPOLLIN | EPOLLRDHUP,
                     [this](uint32_t events) { OnEvents(events); })) {
     fd_.reset();
@@ -30,18 +31,32 @@ void LineChannel::Close() {
   }
   if (!fd_)
     return;
+  if (close_reason_ == CloseReason::kOpen)
+    close_reason_ = CloseReason::kByUs;
   loop_->RemoveFd(fd_.get());
   fd_.reset();
 }
 
 void LineChannel::Send(std::string_view line) {
-  if (!fd_)
+  if (!fd_ || unread_output_over_)
     return;
+  if (limits_.max_unread_output != 0 &&
+      out_.size() > limits_.max_unread_output) {
+    // Closed at the next Flush(), not here: Send runs inside callbacks
+    // that do not expect the channel to close under them.
+    unread_output_over_ = true;
+    return;
+  }
   out_.append(line);
   out_.push_back('\n');
 }
 
 void LineChannel::Flush() {
+  if (fd_ && unread_output_over_) {
+    out_.clear();
+    HandleClose(CloseReason::kUnreadOutput);
+    return;
+  }
   while (fd_ && !out_.empty()) {
     ssize_t n = ::send(fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL);
     if (n < 0) {
@@ -49,7 +64,7 @@ void LineChannel::Flush() {
         continue;
       if (errno == EAGAIN || errno == EWOULDBLOCK)
         break;
-      HandleClose();
+      HandleClose(CloseReason::kPeer);
       return;
     }
     out_.erase(0, static_cast<size_t>(n));
@@ -64,10 +79,27 @@ void LineChannel::Flush() {
   }
 }
 
-void LineChannel::HandleClose() {
+void LineChannel::HandleClose(CloseReason reason) {
+  close_reason_ = reason;
   Close();
   if (on_close_)
     on_close_();
+}
+
+void LineChannel::RefuseLine() {
+  if (!limits_.overlong_reply.empty()) {
+    // Before the close, as far as the socket takes it now: the peer may
+    // still be writing its line, and nothing more is read from it.
+    out_.append(limits_.overlong_reply);
+    out_.push_back('\n');
+    ssize_t sent;
+    while ((sent = ::send(fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL)) <
+               0 &&
+           errno == EINTR) {
+    }
+  }
+  out_.clear();
+  HandleClose(CloseReason::kLineTooLong);
 }
 
 void LineChannel::OnEvents(uint32_t events) {
@@ -86,7 +118,7 @@ void LineChannel::OnEvents(uint32_t events) {
           continue;
         if (errno == EAGAIN || errno == EWOULDBLOCK)
           break;
-        HandleClose();
+        HandleClose(CloseReason::kPeer);
         return;
       }
       if (n == 0) {
@@ -94,8 +126,12 @@ void LineChannel::OnEvents(uint32_t events) {
         break;
       }
       in_.append(buf, static_cast<size_t>(n));
-      if (static_cast<size_t>(n) < sizeof buf)
+      // Enough to serve, or to know the line is too long: the rest waits
+      // in the socket (level-triggered, so the loop comes back for it).
+      if (static_cast<size_t>(n) < sizeof buf ||
+          in_.size() - served_ > limits_.max_line) {
         break;
+      }
     }
     if (events & EPOLLERR)
       eof_ = true;
@@ -115,6 +151,8 @@ void LineChannel::ServeLines() {
       return;
     }
     std::string_view line(in_.data() + served_, nl - served_);
+    if (line.size() > limits_.max_line)
+      return RefuseLine();
     if (!line.empty()) {
       on_line_(line);
       ++served;
@@ -124,8 +162,10 @@ void LineChannel::ServeLines() {
     return;
   in_.erase(0, served_);
   served_ = 0;
-  if (in_.size() > kMaxLine || eof_)
-    HandleClose();
+  if (in_.size() > limits_.max_line)
+    return RefuseLine();
+  if (eof_)
+    HandleClose(CloseReason::kPeer);
 }
 
 }  // namespace baton

@@ -1,7 +1,8 @@
 // A non-blocking, newline-delimited message channel on an EventLoop: reads
 // whole lines and hands them to a callback; buffers writes and flushes them
-// when the socket can take them. Used for both the client protocol and the
-// supervisor protocol (doc/protocol.md).
+// when the socket can take them. Bounds what a peer may cost: the length of
+// a line, and the output it leaves unread. Used for both the client
+// protocol and the supervisor protocol (doc/protocol.md).
 #ifndef BATON_IPC_LINE_CHANNEL_H_
 #define BATON_IPC_LINE_CHANNEL_H_
 
@@ -9,18 +10,40 @@
 #include <string>
 #include <string_view>
 
+#include "baton/ipc/limits.h"
 #include "baton/loop/event_loop.h"
 #include "baton/util/unique_fd.h"
 
 namespace baton {
+
+// What a LineChannel lets its peer cost it.
+struct LineChannelLimits {
+  // The longest line read, without its '\n'. A longer one closes the
+  // channel (a broken or hostile peer), after `overlong_reply` (when not
+  // empty) is sent as far as the socket takes it at once.
+  size_t max_line = kMaxInternalLine;
+  std::string overlong_reply;
+  // Output the peer may leave unread: a Send() while more than this
+  // waits closes the channel at the next Flush(). 0 = no limit.
+  size_t max_unread_output = 0;
+};
 
 class LineChannel {
  public:
   using LineCallback = std::function<void(std::string_view line)>;
   using CloseCallback = std::function<void()>;
 
-  // Lines longer than this close the channel (a broken or hostile peer).
-  static constexpr size_t kMaxLine = 64 << 20;
+  // The default longest line: the peer is baton itself.
+  static constexpr size_t kMaxLine = kMaxInternalLine;
+
+  using Limits = LineChannelLimits;
+  enum class CloseReason {
+    kOpen,
+    kPeer,          // The peer closed, or the socket failed.
+    kByUs,          // Close() was called.
+    kLineTooLong,   // A line over Limits::max_line.
+    kUnreadOutput,  // Over Limits::max_unread_output left unread.
+  };
   // Lines served per loop turn. The rest wait for the next turn, after the
   // loop's before-sleep hooks: batond commits and sends what the first
   // lines asked for (their replies, their spawns) while it parses the next
@@ -31,18 +54,22 @@ class LineChannel {
 
   // Takes `fd` (non-blocking) and registers it with `loop`. The callbacks
   // must not destroy the channel; defer that (e.g. to a before-sleep hook).
+  // on_close runs when the peer closes or a limit is passed, not on
+  // Close().
   LineChannel(EventLoop* loop, UniqueFd fd, LineCallback on_line,
-              CloseCallback on_close);
+              CloseCallback on_close, Limits limits = {});
   ~LineChannel();
   LineChannel(const LineChannel&) = delete;
   LineChannel& operator=(const LineChannel&) = delete;
 
   // Queues `line` plus '\n'. Written at the next Flush() (or when the socket
-  // drains). No-op once closed.
+  // drains). No-op once closed, and once the peer left more than
+  // Limits::max_unread_output unread (the next Flush() closes).
   void Send(std::string_view line);
   // Writes as much of the queue as the socket takes now.
   void Flush();
   bool closed() const { return !fd_; }
+  CloseReason close_reason() const { return close_reason_; }
   bool has_pending_output() const { return !out_.empty(); }
   int fd() const { return fd_.get(); }
   // Closes without calling on_close.
@@ -53,12 +80,18 @@ class LineChannel {
   // Serves up to kLinesPerTurn complete lines; schedules the rest for the
   // next turn, and reports a close seen at EOF once every line is served.
   void ServeLines();
-  void HandleClose();
+  // Closes and runs on_close, for `reason`.
+  void HandleClose(CloseReason reason);
+  // A line over the limit: the reply (if any), then the close.
+  void RefuseLine();
 
   EventLoop* loop_;
   UniqueFd fd_;
   LineCallback on_line_;
   CloseCallback on_close_;
+  Limits limits_;
+  CloseReason close_reason_ = CloseReason::kOpen;
+  bool unread_output_over_ = false;  // Send() found too much unread.
   std::string in_;
   size_t served_ = 0;  // in_[0, served_) is served.
   bool eof_ = false;   // The peer closed; served lines come first.

@@ -15,6 +15,12 @@ using std::chrono::milliseconds;
 class LineChannelTest : public ::testing::Test {
  protected:
   void SetUp() override {
+    Open({});
+    loop_.AddBeforeSleep([this] { order_.push_back("turn"); });
+  }
+
+  // A new channel (and peer) with `limits`.
+  void Open(LineChannel::Limits limits) {
     int fds[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
     peer_ = UniqueFd(fds[1]);
@@ -24,8 +30,17 @@ class LineChannelTest : public ::testing::Test {
           lines_.emplace_back(line);
           order_.push_back("line");
         },
-        [this] { order_.push_back("close"); });
-    loop_.AddBeforeSleep([this] { order_.push_back("turn"); });
+        [this] { order_.push_back("close"); }, std::move(limits));
+  }
+
+  // What the peer can read now.
+  std::string ReadPeer() {
+    std::string data;
+    char buf[65536];
+    ssize_t n;
+    while ((n = ::read(peer_.get(), buf, sizeof buf)) > 0)
+      data.append(buf, static_cast<size_t>(n));
+    return data;
   }
 
   void Write(const std::string& data) {
@@ -103,6 +118,59 @@ TEST_F(LineChannelTest, ClosingWithLinesLeftDropsThemAndTheirTurn) {
   EXPECT_EQ(loop_.pending_timers(), 0u);
   ASSERT_TRUE(loop_.RunOnce(milliseconds(0)));
   EXPECT_EQ(lines_.size(), LineChannel::kLinesPerTurn);
+}
+
+TEST_F(LineChannelTest, ALineOverTheLimitIsAnsweredThenClosed) {
+  Open({.max_line = 100, .overlong_reply = "too long", .max_unread_output = 0});
+  Write("short\n" + std::string(150, 'x'));
+  for (int i = 0; i < 5 && !channel_->closed(); ++i)
+    ASSERT_TRUE(loop_.RunOnce(milliseconds(100)));
+  EXPECT_EQ(lines_, std::vector<std::string>{"short"});
+  EXPECT_TRUE(channel_->closed());
+  EXPECT_EQ(channel_->close_reason(), LineChannel::CloseReason::kLineTooLong);
+  EXPECT_EQ(order_.back(), "close");
+  EXPECT_EQ(ReadPeer(), "too long\n");
+}
+
+TEST_F(LineChannelTest, ACompleteLineOverTheLimitIsNotServed) {
+  Open({.max_line = 100, .overlong_reply = "too long", .max_unread_output = 0});
+  Write(std::string(101, 'x') + "\n" + std::string(100, 'y') + "\n");
+  for (int i = 0; i < 5 && !channel_->closed(); ++i)
+    ASSERT_TRUE(loop_.RunOnce(milliseconds(100)));
+  EXPECT_TRUE(lines_.empty());
+  EXPECT_EQ(channel_->close_reason(), LineChannel::CloseReason::kLineTooLong);
+}
+
+TEST_F(LineChannelTest, APeerThatLeavesTooMuchUnreadIsDropped) {
+  LineChannel::Limits limits;
+  limits.max_unread_output = 1 << 20;
+  Open(limits);
+  std::string reply(64 << 10, 'r');
+  // The socket takes some; the rest queues until more than the limit waits
+  // when another reply is due.
+  for (int i = 0; i < 64 && !channel_->closed(); ++i) {
+    channel_->Send(reply);
+    channel_->Flush();
+  }
+  EXPECT_TRUE(channel_->closed());
+  EXPECT_EQ(channel_->close_reason(), LineChannel::CloseReason::kUnreadOutput);
+  EXPECT_EQ(order_.back(), "close");
+}
+
+TEST_F(LineChannelTest, OneReplyOverTheUnreadLimitStillGoesOut) {
+  LineChannel::Limits limits;
+  limits.max_unread_output = 1 << 10;
+  Open(limits);
+  channel_->Send(std::string(64 << 10, 'r'));
+  channel_->Flush();
+  EXPECT_FALSE(channel_->closed());
+  size_t got = 0;
+  for (int i = 0; i < 100 && got < (64 << 10) + 1; ++i) {
+    got += ReadPeer().size();
+    channel_->Flush();
+  }
+  EXPECT_EQ(got, (64u << 10) + 1);
+  EXPECT_FALSE(channel_->closed());
 }
 
 }  // namespace

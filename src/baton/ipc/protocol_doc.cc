@@ -83,7 +83,7 @@ std::string ProtocolReference() {
   out += "\nEach of its `items`:\n\n";
   out += FieldTable(DocumentFields<QuestionItem>());
   out += fmt::format(
-      "\n## Limits\n\n"
+      "\n## Limits of a request\n\n"
       "Past a limit, the request is refused with `invalid_argument` and a "
       "message naming the field; nothing is changed.\n\n"
       "| what | at most |\n|---|---|\n"

@@ -41,6 +41,9 @@ Error SqliteError(sqlite3* db, int rc, std::string_view context) {
       // Only these come from a failed system call; elsewhere the errno
       // sqlite remembers may be stale.
       sys_errno = db != nullptr ? sqlite3_system_errno(db) : 0;
+      // SQLite reports a full disk as SQLITE_FULL and clears its errno.
+      if ((rc & 0xff) == SQLITE_FULL && sys_errno == 0)
+        sys_errno = ENOSPC;
       if (sys_errno == EACCES || sys_errno == EPERM) {
         code = ErrorCode::kPermissionDenied;
       }

@@ -305,6 +305,8 @@ Status SqliteTaskStore::Load() {
 }
 
 Result<int64_t> SqliteTaskStore::NextTaskNumber(TaskKind kind) {
+  StartWrite();
+  JournalCounter(kind);
   int64_t number = ++last_numbers_[kind];
   pending_counters_[kind] = number;
   return number;
@@ -318,6 +320,8 @@ Status SqliteTaskStore::PutTask(const TaskRecord& task) {
                     "<kind>-<N>, N >= 1, of the spec's kind",
                     task.id.ToString(), TaskKindName(task.spec.kind)));
   }
+  StartWrite();
+  JournalTask(task.id);
   auto pending = pending_tasks_.find(task.id);
   if (pending == pending_tasks_.end()) {
     Result<std::optional<int64_t>> seq = std::nullopt;  // A new task.
@@ -343,6 +347,7 @@ Status SqliteTaskStore::PutTask(const TaskRecord& task) {
   // twice even if a caller numbered a task itself.
   int64_t& last = last_numbers_[task.id.kind];
   if (task.id.number > last) {
+    JournalCounter(task.id.kind);
     last = task.id.number;
     pending_counters_[task.id.kind] = last;
   }
@@ -477,11 +482,15 @@ Status SqliteTaskStore::SetCursor(const TaskId& id, const std::string& reader,
                        fmt::format("no task {}", id.ToString()));
     }
   }
-  pending_cursors_[{id, reader}] = offset;
+  StartWrite();
+  std::pair<TaskId, std::string> key{id, reader};
+  JournalCursor(key);
+  pending_cursors_[key] = offset;
   return {};
 }
 
 Status SqliteTaskStore::MarkSessionLeased(const std::string& session) {
+  StartWrite();
   pending_sessions_.insert(session);
   return {};
 }
@@ -501,6 +510,7 @@ Result<std::vector<std::string>> SqliteTaskStore::LoadLeasedSessions() {
 }
 
 Status SqliteTaskStore::Flush() {
+  batch_flushed_ = true;
   if (!HasPendingWrites())
     return {};
   if (auto written = WritePending(); !written) {
@@ -526,6 +536,9 @@ Status SqliteTaskStore::Flush() {
   pending_counters_.clear();
   pending_cursors_.clear();
   pending_sessions_.clear();
+  task_journal_.clear();
+  cursor_journal_.clear();
+  counter_journal_.clear();
   return {};
 }
 

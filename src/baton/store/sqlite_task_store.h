@@ -53,6 +53,8 @@ class SqliteTaskStore : public TaskStore {
   // writes pending and says so in the error.
   Status Flush() override;
   bool HasPendingWrites() const override;
+  void RevertTask(const TaskId& id) override;
+  void RevertCursor(const TaskId& id, const std::string& reader) override;
 
  private:
   // A task row: its creation-order key and the record.
@@ -85,6 +87,14 @@ class SqliteTaskStore : public TaskStore {
   // The seq of a flushed task, nullopt if there is none.
   Result<std::optional<int64_t>> StoredSeq(const TaskId& id);
   Status WritePending();
+  // Called by every write: after a Flush(), the first write starts a new
+  // batch, and the journal of the last one is dropped.
+  void StartWrite();
+  // Before a write: notes in the journal (once per batch) the buffered
+  // write it replaces, for Revert*.
+  void JournalTask(const TaskId& id);
+  void JournalCounter(TaskKind kind);
+  void JournalCursor(const std::pair<TaskId, std::string>& key);
   // "database <path>: <doing>: <error>"; a damaged database gets the
   // move-it-aside advice instead.
   Error Describe(Error error, std::string_view doing) const;
@@ -107,6 +117,14 @@ class SqliteTaskStore : public TaskStore {
   std::map<TaskKind, int64_t> pending_counters_;
   std::map<std::pair<TaskId, std::string>, uint64_t> pending_cursors_;
   std::set<std::string> pending_sessions_;
+
+  // The batch's journal, for Revert*: per key it wrote, the pending write
+  // it replaced (nullopt: there was none). Dropped at the next batch.
+  std::map<TaskId, std::optional<Row>> task_journal_;
+  std::map<std::pair<TaskId, std::string>, std::optional<uint64_t>>
+      cursor_journal_;
+  std::map<TaskKind, std::optional<int64_t>> counter_journal_;
+  bool batch_flushed_ = false;  // Flush() ran since the batch's last write.
 };
 
 }  // namespace baton

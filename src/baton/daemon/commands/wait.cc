@@ -25,6 +25,8 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
             it != connections_.end()) {
           it->second.waits.erase(cell->id);
         }
+        if (result.error)  // A task it names was not saved.
+          return reply(std::unexpected(*result.error));
         bool reproducible = std::ranges::all_of(
             result.ended,
             [this](const TaskRecord& task) { return EndSurvivesACrash(task); });
@@ -51,7 +53,10 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
           }
         }
         if (reproducible) {
-          reply.BeforeCommit(answer);
+          std::vector<TaskId> ends;
+          for (const TaskView& task : answer.ended)
+            ends.push_back(task.task.id);
+          reply.BeforeCommit(answer, std::move(ends));
         } else {
           reply(answer);
         }

@@ -1,0 +1,159 @@
+// TaskRegistry's batches (task_registry.h, Commit): executor requests held
+// until the commit of the state they depend on, and what a failed commit
+// takes back. Split from task_registry.cc, which holds everything else.
+#include <fmt/format.h>
+
+#include <algorithm>
+#include <utility>
+
+#include "baton/core/task_registry.h"
+#include "baton/util/log.h"
+
+namespace baton {
+
+Status TaskRegistry::Commit(std::vector<TaskId>* rolled_back) {
+  if (store_->HasPendingWrites()) {
+    if (auto flushed = store_->Flush(); !flushed) {
+      RollBack(flushed.error(), rolled_back);
+      return flushed;
+    }
+  }
+  undo_.clear();
+  saved_in_batch_.clear();
+  for (Effect& effect : std::exchange(effects_, {}))
+    RunEffect(std::move(effect));
+  return {};
+}
+
+void TaskRegistry::RunEffect(Effect effect) {
+  if (effect.kind == Effect::Kind::kStart) {
+    executor_->Start(effect.task);
+    return;
+  }
+  const TaskId& id = effect.task.id;
+  if (!live_.contains(id))
+    return;  // It ended meanwhile.
+  if (effect.stop_delay <= std::chrono::milliseconds(0)) {
+    executor_->Kill(id, effect.grace);
+    return;
+  }
+  timers_->Schedule(clock_->Now() + effect.stop_delay,
+                    [this, id, grace = effect.grace] {
+                      // Still there: it did not end by itself.
+                      if (live_.contains(id))
+                        executor_->Kill(id, grace);
+                    });
+}
+
+void TaskRegistry::RollBack(const Error& error,
+                            std::vector<TaskId>* rolled_back) {
+  // The records as they are without the undone changes, newest undone
+  // first, so each field gets the value it had before the batch.
+  std::map<TaskId, TaskRecord> records;
+  std::set<TaskId> created;
+  for (auto undo = undo_.rbegin(); undo != undo_.rend(); ++undo) {
+    if (undo->kind == Undo::Kind::kCursor) {
+      store_->RevertCursor(undo->id, undo->reader);
+      continue;
+    }
+    auto record = records.find(undo->id);
+    if (record == records.end()) {
+      auto current = Lookup(undo->id);
+      if (!current)
+        continue;
+      record = records.emplace(undo->id, std::move(*current)).first;
+    }
+    TaskRecord& task = record->second;
+    switch (undo->kind) {
+      case Undo::Kind::kCreated:
+        created.insert(undo->id);
+        break;
+      case Undo::Kind::kEndSeen:
+        task.end_seen = false;
+        break;
+      case Undo::Kind::kNoticeDelivered:
+        task.notice_delivered = false;
+        break;
+      case Undo::Kind::kKill:
+        // A task that ended meanwhile keeps its end, which counts as
+        // killed, as any end racing a kill does (OnTaskExited).
+        if (!IsTerminal(task.status)) {
+          task.status = undo->status;
+          task.kill_reason = undo->kill_reason;
+          task.end_seen = undo->end_seen;
+        }
+        break;
+      case Undo::Kind::kCursor:
+        break;
+    }
+  }
+  // Every revert before the first write, which starts a new batch.
+  for (const auto& [id, task] : records)
+    store_->RevertTask(id);
+  // Ends unseen again, per owner, to be noticed before the later ones.
+  std::map<std::string, std::vector<TaskId>> unnoticed_again;
+  for (auto& [id, task] : records) {
+    if (created.contains(id)) {
+      live_.erase(id);
+      std::erase_if(effects_,
+                    [&](const Effect& effect) { return effect.task.id == id; });
+      FailWaitsOn(id, error);
+      if (rolled_back)
+        rolled_back->push_back(id);
+      continue;
+    }
+    if (saved_in_batch_.contains(id)) {
+      Save(task);  // What stays of the batch goes into the next commit.
+    } else if (!IsTerminal(task.status)) {
+      live_[id] = task;
+    }
+    if (IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen &&
+        !task.notice_delivered) {
+      unnoticed_again[task.spec.owner].push_back(id);
+    }
+  }
+  for (auto& [owner, ids] : unnoticed_again) {
+    std::vector<TaskId>& unnoticed = unnoticed_[owner];
+    std::erase_if(ids, [&](const TaskId& id) {
+      return std::find(unnoticed.begin(), unnoticed.end(), id) !=
+             unnoticed.end();
+    });
+    unnoticed.insert(unnoticed.begin(), ids.begin(), ids.end());
+  }
+  std::erase_if(effects_, [](const Effect& effect) { return effect.undoable; });
+  undo_.clear();
+  saved_in_batch_.clear();
+}
+
+void TaskRegistry::FailWaitsOn(const TaskId& id, const Error& error) {
+  auto entry = waits_by_task_.find(id);
+  if (entry == waits_by_task_.end())
+    return;
+  std::vector<WaitRef> refs = std::move(entry->second);
+  waits_by_task_.erase(entry);
+  for (const WaitRef& ref : refs) {
+    auto node = waiters_.extract(ref.wait);
+    if (!node)
+      continue;
+    if (node.mapped().timer)
+      timers_->Cancel(node.mapped().timer);
+    WaitResult result;
+    result.error =
+        Error{ErrorCode::kIo,
+              fmt::format("cannot save state, so {} was not created: {}",
+                          id.ToString(), error.message)};
+    node.mapped().done(std::move(result));
+  }
+}
+
+void TaskRegistry::KeepSeen(const std::vector<TaskId>& ids) {
+  for (const TaskId& id : ids) {
+    size_t erased = std::erase_if(undo_, [&](const Undo& undo) {
+      return undo.kind == Undo::Kind::kEndSeen && undo.id == id;
+    });
+    if (erased)
+      saved_in_batch_.insert(id);
+  }
+}
+
+}  // namespace baton
