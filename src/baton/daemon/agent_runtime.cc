@@ -8,6 +8,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <charconv>
 
 #include "baton/util/clock.h"
 #include "baton/util/file_util.h"
@@ -52,8 +53,12 @@ Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
     if (!token.empty() &&
         std::all_of(token.begin(), token.end(),
                     [](unsigned char c) { return std::isdigit(c); })) {
-      size_t number = std::stoul(token);
-      if (number >= 1 && number <= options.size()) {
+      // All digits; from_chars fails only past size_t's range (where
+      // std::stoul threw), which names no option either.
+      size_t number = 0;
+      auto parsed =
+          std::from_chars(token.data(), token.data() + token.size(), number);
+      if (parsed.ec == std::errc() && number >= 1 && number <= options.size()) {
         labels.push_back(options[number - 1].value("label", ""));
         found = true;
       } else {
