@@ -32,7 +32,7 @@ struct TaskId {
   auto operator<=>(const TaskId&) const = default;
 };
 
-// The closed set of DESIGN.md §1. Terminal: completed, failed, killed,
+// The closed set of doc/tasks.md. Terminal: completed, failed, killed,
 // interrupted.
 enum class TaskStatus {
   kQueued,
@@ -51,7 +51,7 @@ inline bool IsTerminal(TaskStatus status) {
   return status >= TaskStatus::kCompleted;
 }
 
-// What an agent task runs: an agent CLI through an adapter (DESIGN.md §4).
+// What an agent task runs: an agent CLI through an adapter (doc/agents.md).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
   std::string adapter;  // "claude", "codex", "codex-exec", "acp", "command".
@@ -152,7 +152,7 @@ struct TaskRecord {
 // "SIGTERM" for 15; "signal 77" for unknown numbers.
 std::string SignalName(int signal);
 
-// The status and detail that `exit` means for `task` (DESIGN.md §1):
+// The status and detail that `exit` means for `task` (doc/tasks.md):
 // completed only for exit code 0 without a kill; killed only when baton
 // stopped it; interrupted when the runtime lost it.
 void ApplyExit(const ExitInfo& exit, TaskRecord& task);

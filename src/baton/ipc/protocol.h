@@ -20,7 +20,8 @@ using Json = nlohmann::json;
 // Bumped on incompatible changes; every reply carries it.
 inline constexpr int kProtocolVersion = 1;
 
-// The task as clients see it (field names are stable; doc/cli-json.md).
+// The task as clients see it (field names are stable; doc/cli.md, "JSON
+// output").
 // `output_bytes` is included when known.
 Json TaskToJson(const TaskRecord& task,
                 std::optional<uint64_t> output_bytes = std::nullopt);
