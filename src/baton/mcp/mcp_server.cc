@@ -330,6 +330,7 @@ Result<std::unique_ptr<DaemonConnection>> Server::OpenConnection() {
   client.paths = options_.paths;
   client.session = facts_.session;
   client.baton_binary = facts_.baton_binary;
+  client.autostart = options_.autostart;
   return DaemonConnection::Open(&loop_, client, [this](const Json& notice) {
     notices_.push_back(notice);
   });
