@@ -6,6 +6,10 @@
 #include <cstring>
 #include <string>
 
+#ifdef BATON_SANITIZER_LOG_DIR
+#include <sanitizer/common_interface_defs.h>
+#endif
+
 #include "baton/cli/cli.h"
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/malloc_tuning.h"
@@ -73,6 +77,12 @@ int SupervisorMain(int argc, char** argv) {
 }  // namespace
 
 int main(int argc, char** argv) {
+#ifdef BATON_SANITIZER_LOG_DIR
+  // A sanitizer build (cmake/sanitizers.cmake): batond and the supervisor
+  // run detached with stderr on /dev/null, so every process of this binary
+  // reports into the build's folder, where ctest's fixture looks.
+  __sanitizer_set_report_path(BATON_SANITIZER_LOG_DIR "/baton");
+#endif
   if (argc >= 2 && std::strcmp(argv[1], "internal-supervisor") == 0) {
     return SupervisorMain(argc, argv);
   }

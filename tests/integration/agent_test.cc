@@ -43,6 +43,10 @@ TEST_F(AgentTest, QuestionAnswerAndCompletion) {
   auto bad = Baton({"answer", id, "7"}, env_);
   EXPECT_EQ(bad.exit_code, 1);
   EXPECT_NE(bad.err.find("options 1 to 2"), std::string::npos) << bad.err;
+  // Past size_t: no option either (std::stoul threw here).
+  auto huge = Baton({"answer", id, "99999999999999999999999"}, env_);
+  EXPECT_EQ(huge.exit_code, 1);
+  EXPECT_NE(huge.err.find("options 1 to 2"), std::string::npos) << huge.err;
   auto answered = Baton({"answer", id, "2"}, env_);
   EXPECT_EQ(answered.exit_code, 0) << answered.err;
   auto late = Baton({"answer", id, "1"}, env_);

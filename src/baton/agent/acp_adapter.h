@@ -1,9 +1,10 @@
 // Any Agent Client Protocol agent (Gemini CLI `--acp`, OpenCode `acp`, Qwen
 // Code, Kimi, goose): JSON-RPC 2.0 over newline-delimited stdio
-// (research/agent-protocols.md §7). session/new or session/load, one
-// session/prompt per turn, session/update as events, permission requests as
-// questions, session/cancel. ACP v1 has no steering and no free-form
-// question, and this client offers no file system or terminal.
+// (doc/agent-testing.md, "Gemini CLI over ACP"). session/new or
+// session/load, one session/prompt per turn, session/update as events,
+// permission requests as questions, session/cancel. ACP v1 has no steering
+// and no free-form question, and this client offers no file system or
+// terminal.
 #ifndef BATON_AGENT_ACP_ADAPTER_H_
 #define BATON_AGENT_ACP_ADAPTER_H_
 

@@ -7,11 +7,22 @@
 #include "baton/agent/codex_adapter.h"
 #include "baton/agent/codex_exec_adapter.h"
 #include "baton/agent/command_adapter.h"
+#include "baton/util/json_depth.h"
 
 namespace baton {
 
 std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
                                     AdapterSink& sink) {
+  // A line nested deeper than any real message would overflow the stack of
+  // whatever walks its tree (an id echoed back is dumped): refused unread.
+  if (!JsonDepthWithin(line)) {
+    sink.Emit(
+        {{"type", "error"},
+         {"message", fmt::format("unreadable line from {}: nested "
+                                 "deeper than {} levels: {}",
+                                 who, kMaxJsonDepth, line.substr(0, 200))}});
+    return std::nullopt;
+  }
   Json message = Json::parse(line, nullptr, false);
   if (message.is_discarded() || !message.is_object()) {
     sink.Emit({{"type", "error"},

@@ -1,5 +1,5 @@
 // Adapters turn an agent CLI's headless protocol into baton's normalized
-// events (DESIGN.md §4: session, text, tool, question, result, error) and
+// events (doc/agents.md: session, text, tool, question, result, error) and
 // turn the director's messages, answers and interrupts into protocol lines.
 // Pure protocol translation: an adapter does no I/O; what it wants written
 // to the CLI's stdin goes to its AdapterSink.

@@ -1,6 +1,6 @@
 // Claude Code headless: stream-json out and in, permission prompts and
 // AskUserQuestion over stdio as control requests
-// (research/agent-protocols.md §2).
+// (doc/agent-testing.md, "Claude Code").
 #ifndef BATON_AGENT_CLAUDE_ADAPTER_H_
 #define BATON_AGENT_CLAUDE_ADAPTER_H_
 

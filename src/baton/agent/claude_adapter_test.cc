@@ -9,7 +9,7 @@ namespace {
 
 using testing::RecordingSink;
 
-// Lines as the real CLI printed them (research/agent-protocols.md §2.2).
+// Lines as the real CLI printed them (doc/agent-testing.md, "Claude Code").
 constexpr const char* kInit =
     R"j({"type":"system","subtype":"init","cwd":"/w","session_id":"72755031-5623","tools":["Bash"],"model":"claude-sonnet-4-5"})j";
 constexpr const char* kText =

@@ -1,5 +1,5 @@
 // Codex through `codex app-server`: JSON-RPC over stdio lines without the
-// "jsonrpc" member (research/agent-protocols.md §3.4). Threads, turns,
+// "jsonrpc" member (doc/agent-testing.md, "Codex app-server"). Threads, turns,
 // steering, interrupts, resume by thread id; approvals and user-input
 // requests become questions. Not the `codex exec --json` fallback.
 #ifndef BATON_AGENT_CODEX_ADAPTER_H_

@@ -4,7 +4,8 @@
 // brief goes on stdin (the prompt argument is "-"), so its length and a
 // leading dash do not matter. The stream: thread.started, turn.started,
 // item.started|updated|completed, turn.completed | turn.failed, error
-// (research/agent-protocols.md §3; tests/agents/transcripts/codex-exec-*).
+// (doc/agent-testing.md, "Codex exec --json";
+// tests/agents/transcripts/codex-exec-*).
 // No approvals or questions (exec never asks), no messages once started: a
 // follow-up is a new task that resumes the thread.
 #ifndef BATON_AGENT_CODEX_EXEC_ADAPTER_H_

@@ -1,5 +1,5 @@
-// The `baton` command line: the verbs of DESIGN.md §5 for people and
-// scripts, each a client call to batond (doc/cli.md). Uses only ipc and util.
+// The `baton` command line: the verbs of doc/cli.md for people and
+// scripts, each a client call to batond. Uses only ipc and util.
 #ifndef BATON_CLI_CLI_H_
 #define BATON_CLI_CLI_H_
 

@@ -1,5 +1,5 @@
 // Model names as directors give them: `<provider>/<model>[:<effort>]`
-// (DESIGN.md §4). Validated before anything is spawned.
+// (doc/agents.md). Validated before anything is spawned.
 #ifndef BATON_CORE_MODEL_SPEC_H_
 #define BATON_CORE_MODEL_SPEC_H_
 

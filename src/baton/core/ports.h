@@ -1,5 +1,6 @@
 // The registry's boundaries with the outside world: where tasks are stored
-// (TaskStore), how processes are run (Executor) and how time passes (Timers).
+// (TaskStore) and how processes are run (Executor); how time passes (Timers)
+// is in util/timers.h, since loop/ implements it and uses only util.
 // Implementations live in store/, executor/ and loop/; tests use the fakes in
 // tests/support/. Declared here so that core depends on nothing to its right.
 #ifndef BATON_CORE_PORTS_H_
@@ -15,6 +16,7 @@
 #include "baton/core/task.h"
 #include "baton/util/clock.h"
 #include "baton/util/result.h"
+#include "baton/util/timers.h"
 
 namespace baton {
 
@@ -118,17 +120,6 @@ class Executor {
   // terminal. Each is re-adopted (its exit comes later) or reported through
   // OnTaskExited (it ended while no daemon ran, or it was lost: kLost).
   virtual void Adopt(const std::vector<TaskRecord>& live) = 0;
-};
-
-using TimerId = uint64_t;
-
-// One-shot timers on the loop thread.
-class Timers {
- public:
-  virtual ~Timers() = default;
-  virtual TimerId Schedule(MonoTime when, std::function<void()> callback) = 0;
-  // Cancelling a timer that already fired or was cancelled is a no-op.
-  virtual void Cancel(TimerId id) = 0;
 };
 
 }  // namespace baton

@@ -32,7 +32,7 @@ struct TaskId {
   auto operator<=>(const TaskId&) const = default;
 };
 
-// The closed set of DESIGN.md §1. Terminal: completed, failed, killed,
+// The closed set of doc/tasks.md. Terminal: completed, failed, killed,
 // interrupted.
 enum class TaskStatus {
   kQueued,
@@ -63,7 +63,7 @@ enum class KillOutcome { kRequested, kAlreadyTerminal };
 // How a message reaches an agent worker: after its turn, or into it.
 enum class SendMode { kFollowup, kSteer };
 
-// What an agent task runs: an agent CLI through an adapter (DESIGN.md §4).
+// What an agent task runs: an agent CLI through an adapter (doc/agents.md).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
   std::string adapter;  // "claude", "codex", "codex-exec", "acp", "command".
@@ -207,7 +207,7 @@ std::string CommandText(const TaskSpec& spec);
 // listings show its value as "***" (doc/security.md).
 bool LooksSecret(std::string_view name);
 
-// The status and detail that `exit` means for `task` (DESIGN.md §1):
+// The status and detail that `exit` means for `task` (doc/tasks.md):
 // completed only for exit code 0 without a kill; killed only when baton
 // stopped it; interrupted when the runtime lost it.
 void ApplyExit(const ExitInfo& exit, TaskRecord& task);

@@ -1,5 +1,5 @@
 // The task registry: ids, owners, statuses, reads, kills, waits, notices and
-// leases (DESIGN.md §1 and §3). Pure logic over three ports (TaskStore,
+// leases (doc/tasks.md). Pure logic over three ports (TaskStore,
 // Executor, Timers); it makes no system calls of its own.
 //
 // Single-threaded: every call, including the ExecutorListener callbacks and

@@ -229,7 +229,10 @@ Status CheckRunner::Spawn(const std::vector<std::string>& argv,
 }
 
 void CheckRunner::RunNext(const TaskId& id) {
-  Run& run = *runs_.at(id);
+  // Callers hold a run for `id` (just added, or found by its callback).
+  auto found = runs_.find(id);
+  BATON_CHECK(found != runs_.end());
+  Run& run = *found->second;
   const auto& checks = run.task.spec.checks;
   if (run.next_check >= checks.size())
     return Complete(id);

@@ -1,4 +1,4 @@
-// Checks and evidence (DESIGN.md §4): for a task that names check commands,
+// Checks and evidence (doc/tasks.md): for a task that names check commands,
 // batond snapshots its folder when it starts; when it ends, runs the checks
 // there one after the other, then reports the end with the evidence: the
 // files changed during the run (a before/after scan, narrowed by

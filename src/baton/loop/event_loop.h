@@ -14,8 +14,8 @@
 #include <unordered_map>
 #include <vector>
 
-#include "baton/core/ports.h"
 #include "baton/util/result.h"
+#include "baton/util/timers.h"
 #include "baton/util/unique_fd.h"
 
 namespace baton {

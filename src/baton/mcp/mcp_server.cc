@@ -303,6 +303,7 @@ Result<std::unique_ptr<AsyncDaemonClient>> Server::OpenConnection() {
   client.paths = options_.paths;
   client.session = facts_.session;
   client.baton_binary = facts_.baton_binary;
+  client.autostart = options_.autostart;
   return AsyncDaemonClient::Open(&loop_, client, [this](Notice notice) {
     notices_.push_back(std::move(notice));
   });

@@ -24,6 +24,9 @@ struct McpServerOptions {
   std::chrono::milliseconds progress_interval{3000};
   int in_fd = 0;
   int out_fd = 1;
+  // Start batond when none runs. Off only where no process may be started
+  // (the fuzz target of the server, fuzz/mcp_server_fuzz.cc).
+  bool autostart = true;
 };
 
 // Serves until stdin ends (or stdout breaks). Returns the exit code.

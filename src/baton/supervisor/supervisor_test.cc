@@ -8,6 +8,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <filesystem>
 #include <fstream>
 #include <map>
@@ -464,7 +465,8 @@ TEST_F(SupervisorTest, ABurstOfSpawnsKeepsOrderKillsAndHello) {
     } else if (auto* e = std::get_if<ExitedEvent>(&*event)) {
       EXPECT_EQ(spawned[e->task], 1) << e->task << " exited before spawned";
       EXPECT_EQ(exited[e->task]++, 0) << e->task;
-      int n = std::stoi(e->task.substr(6));
+      int n = -1;
+      std::from_chars(e->task.data() + 6, e->task.data() + e->task.size(), n);
       if (n % 3 == 0) {
         EXPECT_EQ(e->cause, ExitCause::kKilled) << e->task;
       } else {

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <cctype>
+#include <charconv>
 #include <cmath>
 
 namespace baton {
@@ -28,10 +29,22 @@ Result<std::chrono::milliseconds> ParseDuration(std::string_view text) {
     }
     if (i == start)
       return bad();
-    std::string number(text.substr(start, i - start));
+    std::string_view number = text.substr(start, i - start);
     if (number.find('.') != number.rfind('.') || number == ".")
       return bad();
-    double value = std::stod(number);
+    // from_chars, not std::stod: a number too large for a double (a digit
+    // and 400 zeros) is an error here, where stod would throw.
+    double value = 0;
+    auto [end, error] =
+        std::from_chars(number.data(), number.data() + number.size(), value);
+    if (error == std::errc::result_out_of_range) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("invalid duration '{}': the number is too "
+                                   "large",
+                                   text));
+    }
+    if (error != std::errc() || end != number.data() + number.size())
+      return bad();
     size_t unit_start = i;
     while (i < text.size() &&
            std::isalpha(static_cast<unsigned char>(text[i]))) {

@@ -2,6 +2,8 @@
 
 #include <gtest/gtest.h>
 
+#include <string>
+
 namespace baton {
 namespace {
 
@@ -23,6 +25,19 @@ TEST(Duration, RejectsGarbageWithAHelpfulMessage) {
     ASSERT_FALSE(parsed.has_value()) << bad;
     EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
     EXPECT_NE(parsed.error().message.find("e.g. 500ms"), std::string::npos);
+  }
+}
+
+// std::stod threw std::out_of_range here, and `baton run --timeout
+// 1<400 zeros>s` died with SIGABRT (issue 11).
+TEST(Duration, ANumberTooLargeForADoubleIsAnError) {
+  for (const std::string& huge :
+       {"1" + std::string(400, '0') + "s", "1" + std::string(400, '0')}) {
+    auto parsed = ParseDuration(huge);
+    ASSERT_FALSE(parsed.has_value()) << huge;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(parsed.error().message.find("too large"), std::string::npos)
+        << parsed.error().message;
   }
 }
 

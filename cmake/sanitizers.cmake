@@ -1,0 +1,73 @@
+# Sanitizer builds (presets asan-ubsan and ci: "address,undefined"; tsan:
+# "thread"; doc/sanitizers.md). BATON_SANITIZE is the -fsanitize= list,
+# empty for a plain build.
+set(BATON_SANITIZE "" CACHE STRING
+    "Sanitizers to build with (-fsanitize= list): address,undefined or thread")
+
+if(BATON_SANITIZE)
+  # -O1 keeps the suite's run time near a plain build's while the reports
+  # stay readable. -fno-sanitize-recover=all: an UBSan finding aborts, as
+  # an ASan one does, so the test that hit it fails instead of printing and
+  # passing.
+  add_compile_options(-fsanitize=${BATON_SANITIZE} -fno-sanitize-recover=all
+                      -fno-omit-frame-pointer -O1)
+  add_link_options(-fsanitize=${BATON_SANITIZE} -fno-sanitize-recover=all)
+  # Where the baton binary's processes report: batond and the supervisor
+  # run detached with stderr on /dev/null, and a CLI's report on stderr
+  # would be lost in a test that expects it to fail anyway. The fixture
+  # below fails the run when any report is there.
+  set(BATON_SANITIZER_LOG_DIR ${CMAKE_BINARY_DIR}/sanitizer-reports)
+  file(MAKE_DIRECTORY ${BATON_SANITIZER_LOG_DIR})
+  if(BATON_SANITIZE MATCHES "address" AND NOT BATON_SANITIZE MATCHES "fuzzer")
+    # Not a position-independent executable: an ASan+UBSan baton has 1.7
+    # million relative relocations (instrumented globals, UBSan's check
+    # records), which the loader applied at every start of every CLI
+    # call, 0.2 s of CPU each; without PIE the linker resolves them.
+    add_link_options(-no-pie)
+  endif()
+  set(BATON_GTEST_PROPERTIES FIXTURES_REQUIRED sanitizer)
+  # Every process start costs more under the sanitizers (the runtime's set
+  # up, the leak check at exit): tests' time limits are this many times
+  # their plain ones.
+  set(BATON_TEST_TIME_FACTOR 3)
+else()
+  set(BATON_GTEST_PROPERTIES)
+  set(BATON_TEST_TIME_FACTOR 1)
+endif()
+
+# Called once the tests are defined: the fixture that clears the reports
+# before the tests and fails after them if any process of the baton binary
+# reported. Tests found by gtest_discover_tests are only known at build time:
+# they get FIXTURES_REQUIRED through BATON_GTEST_PROPERTIES.
+function(baton_sanitizer_fixture)
+  if(NOT BATON_SANITIZE)
+    return()
+  endif()
+  add_test(NAME sanitizer_reports_clear
+           COMMAND ${CMAKE_SOURCE_DIR}/scripts/sanitizer-reports clear
+                   ${BATON_SANITIZER_LOG_DIR})
+  add_test(NAME sanitizer_reports
+           COMMAND ${CMAKE_SOURCE_DIR}/scripts/sanitizer-reports check
+                   ${BATON_SANITIZER_LOG_DIR})
+  set_tests_properties(sanitizer_reports_clear PROPERTIES
+                       FIXTURES_SETUP sanitizer)
+  set_tests_properties(sanitizer_reports PROPERTIES
+                       FIXTURES_CLEANUP sanitizer)
+  get_property(tests DIRECTORY ${CMAKE_SOURCE_DIR} PROPERTY TESTS)
+  foreach(test IN LISTS tests)
+    if(NOT test MATCHES "^sanitizer_reports")
+      set_property(TEST ${test} APPEND PROPERTY FIXTURES_REQUIRED sanitizer)
+    endif()
+  endforeach()
+endfunction()
+
+# Makes the test executable `target` of a sanitizer build report where the
+# fixture looks (tests/sanitizer_report_path.cc).
+function(baton_sanitizer_test_binary target)
+  if(BATON_SANITIZE)
+    target_sources(${target} PRIVATE
+                   ${CMAKE_SOURCE_DIR}/tests/sanitizer_report_path.cc)
+    target_compile_definitions(${target} PRIVATE
+      BATON_SANITIZER_LOG_DIR="${BATON_SANITIZER_LOG_DIR}")
+  endif()
+endfunction()

@@ -1,0 +1,51 @@
+#include "baton/agent/adapter.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "baton/util/json_depth.h"
+#include "tests/support/adapter_sinks.h"
+
+namespace baton {
+namespace {
+
+using testing::OfType;
+using testing::RecordingSink;
+
+// Issue 12: a line of 60,000 nested arrays. The codex and ACP adapters kept
+// its id to answer it later (dumped as a map key) and overflowed the
+// stack, in batond; now every adapter refuses the line with an error event.
+TEST(ParseStreamLine, ALineNestedTooDeeplyIsAnErrorForEveryAdapter) {
+  std::string deep(60'000, '[');
+  deep += std::string(60'000, ']');
+  const std::string line =
+      R"({"id":)" + deep +
+      R"(,"method":"item/commandExecution/requestApproval","params":{}})";
+  for (const char* name : {"claude", "codex", "codex-exec", "acp"}) {
+    auto adapter = MakeAdapter(name);
+    ASSERT_NE(adapter, nullptr) << name;
+    RecordingSink sink;
+    adapter->OnLine(line, sink);
+    auto errors = OfType(sink, "error");
+    ASSERT_EQ(errors.size(), 1u) << name;
+    EXPECT_NE(errors[0]["message"].get<std::string>().find(
+                  "nested deeper than 256 levels"),
+              std::string::npos)
+        << name << ": " << errors[0]["message"];
+    EXPECT_TRUE(OfType(sink, "question").empty()) << name;
+    EXPECT_TRUE(sink.lines.empty()) << name;
+  }
+}
+
+TEST(ParseStreamLine, NestingUpToTheLimitIsRead) {
+  std::string nested(kMaxJsonDepth - 1, '[');
+  nested += std::string(kMaxJsonDepth - 1, ']');
+  RecordingSink sink;
+  auto message = ParseStreamLine(R"({"a":)" + nested + "}", "test", sink);
+  ASSERT_TRUE(message.has_value());
+  EXPECT_TRUE(sink.events.empty());
+}
+
+}  // namespace
+}  // namespace baton
