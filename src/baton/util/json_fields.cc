@@ -177,7 +177,8 @@ Status DecodeValue(const Json& in, int64_t& out, const FieldRules& rules,
   };
   if (in.is_number_unsigned()) {
     uint64_t value = in.get<uint64_t>();
-    if (value > static_cast<uint64_t>(rules.max)) {
+    if (value > static_cast<uint64_t>(rules.max) ||
+        (rules.min > 0 && value < static_cast<uint64_t>(rules.min))) {
       return Invalid(fmt::format("'{}' is {}; it must be an integer {}", path,
                                  value, range()));
     }
