@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
 
 namespace baton {
 
@@ -78,36 +79,59 @@ void LineChannel::OnEvents(uint32_t events) {
   if (!fd_ || resume_timer_ || eof_)
     return;
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd_.get(), buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-          break;
-        HandleClose();
-        return;
-      }
-      if (n == 0) {
-        eof_ = true;  // Serve complete lines before reporting the close.
-        break;
-      }
-      in_.append(buf, static_cast<size_t>(n));
-      if (static_cast<size_t>(n) < sizeof buf)
-        break;
-    }
+    if (!ReadAvailable())
+      return;
     if (events & EPOLLERR)
       eof_ = true;
     ServeLines();
   }
 }
 
-void LineChannel::ServeLines() {
+bool LineChannel::ReadAvailable() {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return true;
+      HandleClose();
+      return false;
+    }
+    if (n == 0) {
+      eof_ = true;  // Serve complete lines before reporting the close.
+      return true;
+    }
+    in_.append(buf, static_cast<size_t>(n));
+    if (static_cast<size_t>(n) < sizeof buf)
+      return true;
+  }
+}
+
+void LineChannel::ServeAvailable() {
+  if (!fd_)
+    return;
+  if (resume_timer_) {
+    loop_->Cancel(resume_timer_);
+    resume_timer_ = 0;
+  }
+  // A dead peer's last bytes are all queued: read until none are left.
+  while (fd_ && !eof_ && in_.size() <= kMaxLine) {
+    size_t before = in_.size();
+    if (!ReadAvailable())
+      return;
+    if (in_.size() == before)
+      break;
+  }
+  ServeLines(SIZE_MAX);
+}
+
+void LineChannel::ServeLines(size_t limit) {
   size_t served = 0;
   for (size_t nl; fd_ && (nl = in_.find('\n', served_)) != std::string::npos;
        served_ = nl + 1) {
-    if (served == kLinesPerTurn) {
+    if (served == limit) {
       resume_timer_ = loop_->Schedule(MonoTime::clock::now(), [this] {
         resume_timer_ = 0;
         ServeLines();
