@@ -39,10 +39,16 @@ class SupervisorTest : public ::testing::Test {
 
   void TearDown() override {
     client_.reset();
-    for (pid_t pid : task_pids_)
-      ::kill(-pid, SIGKILL);
-    for (pid_t pid : supervisors_)
-      ::kill(pid, SIGKILL);
+    // A pid of 0 (a reply that was not the one expected) would signal
+    // our own process group.
+    for (pid_t pid : task_pids_) {
+      if (pid > 0)
+        ::kill(-pid, SIGKILL);
+    }
+    for (pid_t pid : supervisors_) {
+      if (pid > 0)
+        ::kill(pid, SIGKILL);
+    }
     for (pid_t pid : children_) {
       ::kill(pid, SIGKILL);
       ::waitpid(pid, nullptr, 0);
