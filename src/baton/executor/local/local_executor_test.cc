@@ -475,14 +475,15 @@ TEST_F(LocalExecutorTest, ASupervisorOfProtocolOneGetsWholeEnvironments) {
   executor->SetListener(this);
   auto connected = executor->Connect();
   ASSERT_TRUE(connected) << connected.error().message;
-  supervisor_pids_.insert(static_cast<pid_t>(executor->supervisor_pid()));
+  auto stand_in = static_cast<pid_t>(executor->supervisor_pid());
+  supervisor_pids_.insert(stand_in);
 
   TaskRecord task = Shell(1, "true");
   task.spec.base_env = {"PATH=/usr/bin:/bin", "WHICH=1", "SET=base"};
   task.spec.env_overrides["SET"] = "over";
   executor->Start(task);
   executor->Flush();
-  ASSERT_TRUE(WaitGone(static_cast<pid_t>(executor->supervisor_pid()), 5s));
+  ASSERT_TRUE(WaitGone(stand_in, 5s));
   std::string lines = ReadFile(record).value_or("");
   ASSERT_EQ(std::count(lines.begin(), lines.end(), '\n'), 1) << lines;
   auto request = ParseSupervisorRequest(lines.substr(0, lines.size() - 1));
