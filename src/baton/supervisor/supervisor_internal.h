@@ -58,6 +58,7 @@ class Supervisor {
     bool status_lost = false;
     int64_t leader_ended_ms = 0;
     bool drained = false;  // The group outlived the leader.
+    MonoTime drain_deadline{};
     int leftovers = 0;
     TimerId drain_timer = 0;
   };

@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <vector>
 
 #include "baton/supervisor/process_info.h"
 #include "baton/supervisor/supervisor_internal.h"
@@ -24,6 +25,9 @@ using std::chrono::milliseconds;
 // How often a group that outlived its leader is checked for emptiness
 // when no SIGCHLD can tell (members that are not our children).
 constexpr milliseconds kDrainPoll{20};
+// How long after the grace's SIGKILL a group may still have members before
+// the task ends without them.
+constexpr milliseconds kDrainAfterSigkill{2000};
 // An adopted task's end is read from its keeper's record, which follows
 // the exit by a moment: looked for after 5 ms, doubling, 9 times (about
 // 2.5 s in all) before the end is given up as unknown.
@@ -121,8 +125,11 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
   // stopped as a kill stops it, and the task ends once the group is empty
   // (doc/supervisor.md, "Leftovers"). A kill or deadline already under way
   // has its SIGKILL scheduled.
-  if (task.cause == ExitCause::kNatural) {
-    task.leftovers = static_cast<int>(GroupMembers(task.pid).size());
+  std::vector<pid_t> members = GroupMembers(task.pid);
+  // An adopted task's leader may still be its keeper's zombie.
+  std::erase(members, task.pid);
+  if (task.cause == ExitCause::kNatural && !members.empty()) {
+    task.leftovers = static_cast<int>(members.size());
     BATON_LOG_INFO(
         "{}: leader ended, {} left in group {}: SIGTERM, SIGKILL "
         "after {} ms",
@@ -132,6 +139,13 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
     EscalateAfter(task.pid, task.grace);
   }
   task.drained = true;
+  // The SIGKILL comes within the grace: the task's for leftovers, the
+  // stop's for a kill or deadline under way.
+  milliseconds grace = task.cause == ExitCause::kNatural
+                           ? task.grace
+                           : milliseconds(task.record.stop_grace_ms);
+  task.drain_deadline =
+      std::chrono::steady_clock::now() + grace + kDrainAfterSigkill;
   task.drain_timer =
       loop_.Schedule(std::chrono::steady_clock::now() + kDrainPoll,
                      [this, id = task.id] { PollDrain(id); });
@@ -143,6 +157,16 @@ void Supervisor::PollDrain(const std::string& id) {
     return;
   it->second.drain_timer = 0;
   if (!GroupExists(it->second.pid)) {
+    Finish(it);
+    return;
+  }
+  // Past its SIGKILL, what is left is no process we can signal (another
+  // user's, in the group): the task ends without waiting for it.
+  if (std::chrono::steady_clock::now() > it->second.drain_deadline) {
+    BATON_LOG_WARN(
+        "{}: group {} still has members after SIGKILL; ending "
+        "the task without them",
+        id, it->second.pid);
     Finish(it);
     return;
   }
