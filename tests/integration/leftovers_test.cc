@@ -5,6 +5,7 @@
 #include <signal.h>
 
 #include <chrono>
+#include <map>
 #include <memory>
 #include <string>
 #include <thread>
@@ -58,6 +59,34 @@ TEST_F(LeftoversTest, DaemonStopKillTasksLeavesNoLeftover) {
   auto stopped = Baton({"daemon", "stop", "--kill-tasks"}, {}, seconds(20));
   EXPECT_EQ(stopped.exit_code, 0) << stopped.err;
   EXPECT_EQ(CountProcesses({"sleep", "78.125"}), 0);
+}
+
+// The lease drain stops the whole group as well: a session's task whose
+// leader is gone but whose group is not is still the session's to stop.
+TEST_F(LeftoversTest, TheLeaseDrainLeavesNoLeftover) {
+  std::map<std::string, std::string> env = {{"BATON_SESSION", "agent"},
+                                            {"BATON_LEASE", "300ms"}};
+  std::string id = Run("trap '' TERM; sleep 79.125 & echo started", {}, env);
+  for (int i = 0; i < 500 && Baton({"output", id}, env).out.empty(); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  {
+    // An MCP-like client attaches, then goes away: the lease starts.
+    DaemonClient::Options options;
+    options.paths = StatePaths{home_, home_};
+    options.session = "agent";
+    options.autostart = false;
+    auto client = DaemonClient::Connect(options);
+    ASSERT_TRUE(client) << client.error().message;
+    ASSERT_TRUE(client->Call("attach"));
+  }
+  Baton({"wait", "--timeout", "15s", id}, env);
+  auto task = Status(id, env);
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  // Its leader had ended by itself; its leftover was stopped.
+  EXPECT_EQ(task["detail"],
+            "killed: session lease expired; stopped 1 leftover process")
+      << task.dump();
+  EXPECT_EQ(CountProcesses({"sleep", "79.125"}), 0);
 }
 
 }  // namespace
