@@ -4,9 +4,13 @@
 
 #include <chrono>
 #include <fstream>
+#include <map>
+#include <set>
+#include <sstream>
 #include <thread>
 
 #include "baton/util/clock.h"
+#include "baton/util/file_util.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -115,6 +119,57 @@ TEST_F(CrashRecoveryTest, TimeoutHoldsWhileNoDaemonRuns) {
   auto task = Status(id);
   EXPECT_EQ(task["status"], "killed");
   EXPECT_EQ(task["detail"], "timed out after 500ms");
+}
+
+// Issue 12, findings 5 and 12: 200 runs pipelined on one connection, and
+// batond killed the moment the first reply arrives (between the replies
+// and the spawns of that loop turn, often). Every answered task must run
+// exactly once, and show its pid and start even if batond never heard of
+// the start.
+TEST_F(CrashRecoveryTest, AnsweredRunsRunExactlyOnceWhenBatondDies) {
+  std::string ran = home_ + "/ran";
+  std::set<std::string> answered;
+  for (int trial = 0; trial < 4; ++trial) {
+    ASSERT_EQ(Baton({"ls"}).exit_code, 0);  // Starts batond.
+    int daemon_pid = DaemonPids().first;
+    auto client = ConnectToDaemon();
+    ASSERT_TRUE(client) << client.error().message;
+    for (int i = 0; i < 200; ++i) {
+      ASSERT_TRUE(client->Send(
+          RunRequest{.command = "echo $BATON_TASK_ID >> " + ran,
+                     .cwd = home_,
+                     .base_env = std::vector<std::string>{"PATH=/usr/bin:/bin"}}));
+    }
+    auto first = client->ReadReply(seconds(10));
+    ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
+    for (auto reply = std::move(first); reply;
+         reply = client->ReadReply(milliseconds(500))) {
+      if (auto run = DecodeResult<TaskReply>(*reply, "run"))
+        answered.insert(run->task.task.id.ToString());
+    }
+    ASSERT_TRUE(WaitForPidGone(daemon_pid, seconds(5)));
+  }
+  ASSERT_FALSE(answered.empty());
+  std::vector<std::string> wait = {"wait", "--all", "--timeout", "60s"};
+  wait.insert(wait.end(), answered.begin(), answered.end());
+  auto waited = Baton(wait, {}, seconds(90));
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+
+  std::map<std::string, int> runs;
+  std::istringstream lines(ReadFile(ran).value_or(""));
+  for (std::string line; std::getline(lines, line);)
+    ++runs[line];
+  int never = 0, twice = 0;
+  for (const std::string& id : answered) {
+    never += runs[id] == 0;
+    twice += runs[id] > 1;
+    auto task = Status(id);
+    EXPECT_EQ(task["status"], "completed") << task.dump();
+    EXPECT_TRUE(task["pid"].is_number()) << task.dump();
+    EXPECT_TRUE(task["started_at"].is_string()) << task.dump();
+  }
+  EXPECT_EQ(never, 0) << "of " << answered.size() << " answered tasks";
+  EXPECT_EQ(twice, 0) << "of " << answered.size() << " answered tasks";
 }
 
 }  // namespace

@@ -159,6 +159,11 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
   task.exit_code = exit.exit_code;
   task.signal = exit.signal;
   task.ended_ms = exit.ended_ms;
+  // It ran, but batond never heard of the start (it died first).
+  if (task.pid == 0 && exit.pid > 0)
+    task.pid = exit.pid;
+  if (task.started_ms == 0 && exit.started_ms > 0)
+    task.started_ms = exit.started_ms;
   if (exit.evidence)
     task.evidence = exit.evidence;
   switch (exit.cause) {
@@ -197,6 +202,11 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
         task.detail = "ended without an exit status";
       }
       break;
+  }
+  if (exit.leftovers_stopped > 0) {
+    task.detail +=
+        fmt::format("; stopped {} leftover process{}", exit.leftovers_stopped,
+                    exit.leftovers_stopped == 1 ? "" : "es");
   }
   if (exit.output_disk_full) {
     task.detail += "; output incomplete: disk full (no space left on device)";

@@ -166,6 +166,13 @@ struct ExitInfo {
   std::optional<TaskStatus> verdict;
   std::string verdict_detail;
   std::optional<Evidence> evidence;  // When the task had checks.
+  // The start, as the executor recorded it with the exit: batond may not
+  // have heard of the start before a crash (0 = not known).
+  int64_t pid = 0;
+  int64_t started_ms = 0;
+  // Processes the task's leader left in its process group, which the
+  // executor stopped before it reported the end.
+  int leftovers_stopped = 0;
 };
 
 // Everything the registry knows of one task; the row of the tasks table.
@@ -209,7 +216,8 @@ bool LooksSecret(std::string_view name);
 
 // The status and detail that `exit` means for `task` (doc/tasks.md):
 // completed only for exit code 0 without a kill; killed only when baton
-// stopped it; interrupted when the runtime lost it.
+// stopped it; interrupted when the runtime lost it. Also the start the exit
+// carries, where the task has none yet.
 void ApplyExit(const ExitInfo& exit, TaskRecord& task);
 
 }  // namespace baton

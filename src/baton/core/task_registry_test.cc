@@ -141,6 +141,47 @@ TEST_F(TaskRegistryTest, ExitStatusesMapToTheClosedSet) {
   EXPECT_EQ(registry_->live_count(), 0u);
 }
 
+// Issue 12, finding 12: batond died before it heard of the start; the end,
+// recovered from the exit record, carries it.
+TEST_F(TaskRegistryTest, AnEndCarriesTheStartBatondNeverHeardOf) {
+  registry_->Start(Shell("true"), [](Result<TaskRecord>) {});
+  ExitInfo exit;
+  exit.exit_code = 0;
+  exit.pid = 4321;
+  exit.started_ms = 1500;
+  exit.ended_ms = 2000;
+  registry_->OnTaskExited(Id("shell-1"), exit);
+  auto task = registry_->Get("shell-1", "");
+  ASSERT_TRUE(task);
+  EXPECT_EQ(task->status, TaskStatus::kCompleted);
+  EXPECT_EQ(task->pid, 4321);
+  EXPECT_EQ(task->started_ms, 1500);
+  // A start batond heard of stays as it was.
+  std::string heard = StartRunning();
+  exit.pid = 99;
+  exit.started_ms = 1;
+  registry_->OnTaskExited(Id(heard), exit);
+  EXPECT_EQ(registry_->Get(heard, "")->pid, 100);
+  EXPECT_EQ(registry_->Get(heard, "")->started_ms, 1000);
+}
+
+// Issue 13: what the executor stopped after the leader's exit is told.
+TEST_F(TaskRegistryTest, LeftoversStoppedAreInTheDetail) {
+  std::string one = StartRunning(), two = StartRunning();
+  ExitInfo exit;
+  exit.exit_code = 0;
+  exit.leftovers_stopped = 1;
+  registry_->OnTaskExited(Id(one), exit);
+  exit.exit_code = 2;
+  exit.leftovers_stopped = 3;
+  registry_->OnTaskExited(Id(two), exit);
+  EXPECT_EQ(registry_->Get(one, "")->status, TaskStatus::kCompleted);
+  EXPECT_EQ(registry_->Get(one, "")->detail,
+            "exit code: 0; stopped 1 leftover process");
+  EXPECT_EQ(registry_->Get(two, "")->detail,
+            "exit code: 2; stopped 3 leftover processes");
+}
+
 TEST_F(TaskRegistryTest, OtherSessionsTasksAreInvisibleAndRefused) {
   std::string mine = StartRunning("alice");
   std::string shared = StartRunning("");

@@ -110,40 +110,63 @@ void LineChannel::OnEvents(uint32_t events) {
   if (!fd_ || resume_timer_ || eof_)
     return;
   if (events & (EPOLLIN | EPOLLHUP | EPOLLERR | EPOLLRDHUP)) {
-    char buf[65536];
-    for (;;) {
-      ssize_t n = ::read(fd_.get(), buf, sizeof buf);
-      if (n < 0) {
-        if (errno == EINTR)
-          continue;
-        if (errno == EAGAIN || errno == EWOULDBLOCK)
-          break;
-        HandleClose(CloseReason::kPeer);
-        return;
-      }
-      if (n == 0) {
-        eof_ = true;  // Serve complete lines before reporting the close.
-        break;
-      }
-      in_.append(buf, static_cast<size_t>(n));
-      // Enough to serve, or to know the line is too long: the rest waits
-      // in the socket (level-triggered, so the loop comes back for it).
-      if (static_cast<size_t>(n) < sizeof buf ||
-          in_.size() - served_ > limits_.max_line) {
-        break;
-      }
-    }
+    if (!ReadAvailable())
+      return;
     if (events & EPOLLERR)
       eof_ = true;
     ServeLines();
   }
 }
 
-void LineChannel::ServeLines() {
+bool LineChannel::ReadAvailable() {
+  char buf[65536];
+  for (;;) {
+    ssize_t n = ::read(fd_.get(), buf, sizeof buf);
+    if (n < 0) {
+      if (errno == EINTR)
+        continue;
+      if (errno == EAGAIN || errno == EWOULDBLOCK)
+        return true;
+      HandleClose(CloseReason::kPeer);
+      return false;
+    }
+    if (n == 0) {
+      eof_ = true;  // Serve complete lines before reporting the close.
+      return true;
+    }
+    in_.append(buf, static_cast<size_t>(n));
+    // Enough to serve, or to know the line is too long: the rest waits in
+    // the socket (level-triggered, so the loop comes back for it).
+    if (static_cast<size_t>(n) < sizeof buf ||
+        in_.size() - served_ > limits_.max_line) {
+      return true;
+    }
+  }
+}
+
+void LineChannel::ServeAvailable() {
+  if (!fd_)
+    return;
+  if (resume_timer_) {
+    loop_->Cancel(resume_timer_);
+    resume_timer_ = 0;
+  }
+  // A dead peer's last bytes are all queued: read until none are left.
+  while (fd_ && !eof_ && in_.size() - served_ <= limits_.max_line) {
+    size_t before = in_.size();
+    if (!ReadAvailable())
+      return;
+    if (in_.size() == before)
+      break;
+  }
+  ServeLines(SIZE_MAX);
+}
+
+void LineChannel::ServeLines(size_t limit) {
   size_t served = 0;
   for (size_t nl; fd_ && (nl = in_.find('\n', served_)) != std::string::npos;
        served_ = nl + 1) {
-    if (served == kLinesPerTurn) {
+    if (served == limit) {
       resume_timer_ = loop_->Schedule(MonoTime::clock::now(), [this] {
         resume_timer_ = 0;
         ServeLines();
@@ -164,8 +187,24 @@ void LineChannel::ServeLines() {
   served_ = 0;
   if (in_.size() > limits_.max_line)
     return RefuseLine();
-  if (eof_)
-    HandleClose(CloseReason::kPeer);
+  if (!eof_)
+    return;
+  // A last line without its newline is a line all the same.
+  if (!in_.empty()) {
+    std::string last = std::exchange(in_, {});
+    on_line_(last);
+    if (!fd_)
+      return;
+  }
+  // The peer only closed its writing side: the replies to its last lines
+  // go out in this turn (after the owner's before-sleep hooks, which may
+  // hold them until a commit), and the close comes at the next.
+  resume_timer_ = loop_->Schedule(MonoTime::clock::now(), [this] {
+    resume_timer_ = 0;
+    Flush();
+    if (fd_)
+      HandleClose(CloseReason::kPeer);
+  });
 }
 
 }  // namespace baton

@@ -74,12 +74,21 @@ class LineChannel {
   int fd() const { return fd_.get(); }
   // Closes without calling on_close.
   void Close();
+  // Reads whatever the peer has sent by now and serves every complete line
+  // at once, past kLinesPerTurn (then a close seen is reported as usual).
+  // For a server about to replace this channel by a new one from the same
+  // peer, which died: nothing it sent before it went may be dropped.
+  void ServeAvailable();
 
  private:
   void OnEvents(uint32_t events);
-  // Serves up to kLinesPerTurn complete lines; schedules the rest for the
-  // next turn, and reports a close seen at EOF once every line is served.
-  void ServeLines();
+  // Reads what the socket holds now into in_ (sets eof_ at its end).
+  // False if the read failed (the channel is then closed).
+  bool ReadAvailable();
+  // Serves up to `limit` complete lines; schedules the rest for the next
+  // turn. At EOF, serves a last line without its newline too, and reports
+  // the close at the next turn, once this turn's replies went out.
+  void ServeLines(size_t limit = kLinesPerTurn);
   // Closes and runs on_close, for `reason`.
   void HandleClose(CloseReason reason);
   // A line over the limit: the reply (if any), then the close.

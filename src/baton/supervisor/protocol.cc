@@ -30,16 +30,9 @@ std::optional<T> OptionalField(const Json& json, const char* key) {
   return it->get<T>();
 }
 
-// Indexed by ExitCause; kLost never travels (only batond concludes it).
-constexpr std::string_view kCauseNames[] = {"natural", "killed", "timeout"};
-
-std::optional<ExitCause> ParseCause(const std::string& name) {
-  for (size_t i = 0; i < std::size(kCauseNames); ++i) {
-    if (kCauseNames[i] == name)
-      return static_cast<ExitCause>(i);
-  }
-  return std::nullopt;
-}
+// Indexed by ExitCause.
+constexpr std::string_view kCauseNames[] = {"natural", "killed", "timeout",
+                                            "lost"};
 
 std::chrono::milliseconds Millis(const Json& json, const char* key) {
   return std::chrono::milliseconds(json.at(key).get<int64_t>());
@@ -104,8 +97,12 @@ Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
     hello.pid = json.at("pid").get<int64_t>();
     hello.version = json.value("version", 1);
     for (const Json& live : json.at("live")) {
-      hello.live.push_back(
-          {live.at("task").get<std::string>(), live.at("pid").get<int64_t>()});
+      hello.live.push_back({live.at("task").get<std::string>(),
+                            live.at("pid").get<int64_t>(),
+                            live.value("started_ms", int64_t{0})});
+    }
+    if (auto unknown = json.find("unknown_ends"); unknown != json.end()) {
+      hello.unknown_ends = unknown->get<std::vector<std::string>>();
     }
     return hello;
   }
@@ -116,7 +113,8 @@ Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
   }
   if (op == "spawn_failed") {
     return SpawnFailedReply{json.at("task").get<std::string>(),
-                            json.at("error").get<std::string>()};
+                            json.at("error").get<std::string>(),
+                            json.value("already_started", false)};
   }
   if (op == "exited") {
     ExitedEvent exited;
@@ -124,12 +122,14 @@ Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
     exited.pid = json.at("pid").get<int64_t>();
     exited.exit_code = OptionalField<int>(json, "exit_code");
     exited.signal = OptionalField<int>(json, "signal");
-    auto cause = ParseCause(json.at("cause").get<std::string>());
+    auto cause = ParseExitCause(json.at("cause").get<std::string>());
     if (!cause)
       return MakeError(ErrorCode::kInvalidArgument, "bad cause");
     exited.cause = *cause;
     exited.ended_ms = json.at("ended_ms").get<int64_t>();
     exited.disk_full = json.value("disk_full", false);
+    exited.started_ms = json.value("started_ms", int64_t{0});
+    exited.leftovers = json.value("leftovers", 0);
     return exited;
   }
   return MakeError(ErrorCode::kNotFound, "unknown op " + op);
@@ -189,12 +189,15 @@ std::string EncodeMessage(const KillRequest& m) {
 std::string EncodeMessage(const HelloReply& m) {
   Json live = Json::array();
   for (const LiveTask& task : m.live) {
-    live.push_back({{"task", task.task}, {"pid", task.pid}});
+    live.push_back({{"task", task.task},
+                    {"pid", task.pid},
+                    {"started_ms", task.started_ms}});
   }
-  return Dump({{"op", "hello"},
-               {"version", m.version},
-               {"pid", m.pid},
-               {"live", live}});
+  Json json = {
+      {"op", "hello"}, {"version", m.version}, {"pid", m.pid}, {"live", live}};
+  if (!m.unknown_ends.empty())
+    json["unknown_ends"] = m.unknown_ends;
+  return Dump(json);
 }
 
 std::string EncodeMessage(const SpawnedReply& m) {
@@ -205,19 +208,25 @@ std::string EncodeMessage(const SpawnedReply& m) {
 }
 
 std::string EncodeMessage(const SpawnFailedReply& m) {
-  return Dump({{"op", "spawn_failed"}, {"task", m.task}, {"error", m.error}});
+  Json json = {{"op", "spawn_failed"}, {"task", m.task}, {"error", m.error}};
+  if (m.already_started)
+    json["already_started"] = true;
+  return Dump(json);
 }
 
 std::string EncodeMessage(const ExitedEvent& m) {
-  BATON_CHECK(m.cause != ExitCause::kLost);
-  return Dump({{"op", "exited"},
+  Json json = {{"op", "exited"},
                {"task", m.task},
                {"pid", m.pid},
                {"exit_code", Nullable(m.exit_code)},
                {"signal", Nullable(m.signal)},
-               {"cause", kCauseNames[static_cast<int>(m.cause)]},
+               {"cause", ExitCauseName(m.cause)},
                {"ended_ms", m.ended_ms},
-               {"disk_full", m.disk_full}});
+               {"disk_full", m.disk_full},
+               {"started_ms", m.started_ms}};
+  if (m.leftovers > 0)
+    json["leftovers"] = m.leftovers;
+  return Dump(json);
 }
 
 Result<SupervisorRequest> ParseSupervisorRequest(std::string_view line) {
@@ -235,7 +244,22 @@ ExitInfo ToExitInfo(const ExitedEvent& event) {
   exit.signal = event.signal;
   exit.ended_ms = event.ended_ms;
   exit.output_disk_full = event.disk_full;
+  exit.pid = event.pid;
+  exit.started_ms = event.started_ms;
+  exit.leftovers_stopped = event.leftovers;
   return exit;
+}
+
+std::string_view ExitCauseName(ExitCause cause) {
+  return kCauseNames[static_cast<size_t>(cause)];
+}
+
+std::optional<ExitCause> ParseExitCause(std::string_view name) {
+  for (size_t i = 0; i < std::size(kCauseNames); ++i) {
+    if (kCauseNames[i] == name)
+      return static_cast<ExitCause>(i);
+  }
+  return std::nullopt;
 }
 
 }  // namespace baton

@@ -18,10 +18,13 @@
 
 namespace baton {
 
-// 2: `env` requests and `env_id` in spawns. A supervisor outlives batond
+// 2: `env` requests and `env_id` in spawns. 3: the hello names the tasks
+// whose ends cannot be known, and its live tasks' start times; an exit
+// carries the start, the leftovers stopped, and may be `lost`; a spawn of
+// an id already spawned is refused as such. A supervisor outlives batond
 // across an upgrade, so batond checks the version the hello reply names
-// before it uses them.
-inline constexpr int kSupervisorProtocolVersion = 2;
+// before it uses what came later.
+inline constexpr int kSupervisorProtocolVersion = 3;
 inline constexpr int kFirstVersionWithEnvironments = 2;
 
 // batond -> supervisor.
@@ -42,7 +45,8 @@ struct SpawnRequest {
   // set over that environment (replacing those of the same name).
   std::vector<std::string> env;
   std::optional<uint64_t> env_id;
-  // Not sent: the supervisor's own copy of environment `env_id`.
+  // Not sent: the supervisor's own copy of environment `env_id` (in batond,
+  // the environment it stands for, kept to send the spawn again).
   std::shared_ptr<const std::vector<std::string>> base_env;
   std::string cwd;        // Absolute; empty = "/".
   std::string log;        // Output log (stdout + stderr), appended.
@@ -86,12 +90,17 @@ std::vector<std::string> SpawnEnvironment(const SpawnRequest& request);
 struct LiveTask {
   std::string task;
   int64_t pid = 0;
+  int64_t started_ms = 0;  // 0 from a supervisor of protocol 2.
 };
 
 struct HelloReply {
   int64_t pid = 0;  // The supervisor's.
   std::vector<LiveTask> live;
   int version = kSupervisorProtocolVersion;  // The supervisor's protocol.
+  // Tasks a supervisor that died had started, or was starting, whose end
+  // nobody can tell (doc/supervisor.md, "When the supervisor dies"). Never
+  // to be spawned again.
+  std::vector<std::string> unknown_ends;
 };
 
 struct SpawnedReply {
@@ -103,6 +112,9 @@ struct SpawnedReply {
 struct SpawnFailedReply {
   std::string task;
   std::string error;
+  // The id was spawned before (by this supervisor or one whose journal it
+  // read): it ran, or may have, so it is not run twice.
+  bool already_started = false;
 };
 
 // Also the content of a task's exit file.
@@ -111,9 +123,14 @@ struct ExitedEvent {
   int64_t pid = 0;
   std::optional<int> exit_code;
   std::optional<int> signal;
-  ExitCause cause = ExitCause::kNatural;  // Never kLost.
+  // kLost only for a task adopted from a supervisor that died whose end
+  // could not be learned.
+  ExitCause cause = ExitCause::kNatural;
   int64_t ended_ms = 0;
   bool disk_full = false;
+  int64_t started_ms = 0;
+  // Processes the leader left in its group, stopped before this was sent.
+  int leftovers = 0;
 };
 
 using SupervisorEvent =
@@ -138,6 +155,10 @@ Result<SupervisorRequest> ParseSupervisorRequest(std::string_view line);
 Result<SupervisorEvent> ParseSupervisorEvent(std::string_view line);
 
 ExitInfo ToExitInfo(const ExitedEvent& event);
+
+// "natural", "killed", "timeout", "lost", and back.
+std::string_view ExitCauseName(ExitCause cause);
+std::optional<ExitCause> ParseExitCause(std::string_view name);
 
 }  // namespace baton
 

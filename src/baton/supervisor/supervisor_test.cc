@@ -15,7 +15,9 @@
 #include <thread>
 
 #include "baton/ipc/unix_socket.h"
+#include "baton/supervisor/process_info.h"
 #include "baton/supervisor/protocol.h"
+#include "baton/supervisor/supervisor_test_fixture.h"
 #include "baton/util/file_util.h"
 
 namespace baton {
@@ -53,12 +55,12 @@ TEST(SupervisorProtocol, RoundTrips) {
       std::get<SpawnRequest>(*ParseSupervisorRequest(EncodeMessage(spawn)))
           .timeout);
 
-  ExitedEvent exited{"shell-2", 42,  std::nullopt, 9, ExitCause::kTimedOut,
-                     1234,      true};
+  ExitedEvent exited{"shell-2", 42,   std::nullopt, 9, ExitCause::kTimedOut,
+                     1234,      true, 1000,         2};
   EXPECT_EQ(EncodeMessage(exited),
             R"({"cause":"timeout","disk_full":true,"ended_ms":1234,)"
-            R"("exit_code":null,"op":"exited","pid":42,"signal":9,)"
-            R"("task":"shell-2"})");
+            R"("exit_code":null,"leftovers":2,"op":"exited","pid":42,)"
+            R"("signal":9,"started_ms":1000,"task":"shell-2"})");
   auto event = ParseSupervisorEvent(EncodeMessage(exited));
   ASSERT_TRUE(event);
   ExitInfo info = ToExitInfo(std::get<ExitedEvent>(*event));
@@ -66,14 +68,39 @@ TEST(SupervisorProtocol, RoundTrips) {
   EXPECT_FALSE(info.exit_code);
   EXPECT_EQ(info.signal, 9);
   EXPECT_TRUE(info.output_disk_full);
+  // The start travels with the end (a crash may have lost the spawned).
+  EXPECT_EQ(info.pid, 42);
+  EXPECT_EQ(info.started_ms, 1000);
+  EXPECT_EQ(info.leftovers_stopped, 2);
+  // An adopted task whose end nobody recorded.
+  exited.cause = ExitCause::kLost;
+  event = ParseSupervisorEvent(EncodeMessage(exited));
+  ASSERT_TRUE(event);
+  EXPECT_EQ(std::get<ExitedEvent>(*event).cause, ExitCause::kLost);
+  // An exit record of protocol 2 has no start.
+  event = ParseSupervisorEvent(
+      R"({"op":"exited","task":"shell-1","pid":3,"exit_code":0,)"
+      R"("signal":null,"cause":"natural","ended_ms":5})");
+  ASSERT_TRUE(event);
+  EXPECT_EQ(std::get<ExitedEvent>(*event).started_ms, 0);
+  EXPECT_EQ(std::get<ExitedEvent>(*event).leftovers, 0);
 
   HelloReply sent;
   sent.pid = 7;
-  sent.live = {{"a", 8}};
+  sent.live = {{"a", 8, 99}};
+  sent.unknown_ends = {"shell-4"};
   auto hello = ParseSupervisorEvent(EncodeMessage(sent));
   ASSERT_TRUE(hello);
   EXPECT_EQ(std::get<HelloReply>(*hello).live[0].pid, 8);
+  EXPECT_EQ(std::get<HelloReply>(*hello).live[0].started_ms, 99);
+  EXPECT_EQ(std::get<HelloReply>(*hello).unknown_ends,
+            std::vector<std::string>{"shell-4"});
   EXPECT_EQ(std::get<HelloReply>(*hello).version, kSupervisorProtocolVersion);
+
+  auto refused = ParseSupervisorEvent(
+      EncodeMessage(SpawnFailedReply{"shell-1", "started before", true}));
+  ASSERT_TRUE(refused);
+  EXPECT_TRUE(std::get<SpawnFailedReply>(*refused).already_started);
   // A supervisor from before versions were told apart says version 1.
   auto old = ParseSupervisorEvent(R"({"op":"hello","pid":7,"live":[]})");
   ASSERT_TRUE(old);
@@ -96,133 +123,6 @@ TEST(SupervisorProtocol, RoundTrips) {
             ErrorCode::kInvalidArgument);
 }
 
-// Runs RunSupervisor in a forked child of the test, as its own process.
-class SupervisorTest : public ::testing::Test {
- protected:
-  void SetUp() override {
-    char dir[] = "/tmp/baton-sv-XXXXXX";
-    ASSERT_NE(::mkdtemp(dir), nullptr);
-    root_ = dir;
-    paths_ = {root_ + "/home", root_ + "/run"};
-    ASSERT_TRUE(paths_.Prepare());
-  }
-
-  void TearDown() override {
-    client_.reset();
-    for (pid_t pid : task_pids_)
-      ::kill(-pid, SIGKILL);
-    for (pid_t pid : children_) {
-      ::kill(pid, SIGKILL);
-      ::waitpid(pid, nullptr, 0);
-    }
-    std::filesystem::remove_all(root_);
-  }
-
-  // Starts a supervisor; returns its pid and the byte it wrote to the ready
-  // pipe ('\0' for none).
-  std::pair<pid_t, char> Fork() {
-    int fds[2];
-    EXPECT_EQ(::pipe2(fds, O_CLOEXEC), 0);
-    pid_t pid = ::fork();
-    if (pid == 0) {
-      ::close(fds[0]);
-      ::_exit(RunSupervisor(paths_, fds[1]));
-    }
-    children_.push_back(pid);
-    ::close(fds[1]);
-    UniqueFd ready(fds[0]);
-    char byte = 0;
-    pollfd pfd{ready.get(), POLLIN, 0};
-    if (::poll(&pfd, 1, 5000) == 1 && ::read(ready.get(), &byte, 1) != 1) {
-      byte = 0;
-    }
-    return {pid, byte};
-  }
-
-  // The exit status of child `pid`, or -1 if it runs on after `limit`.
-  int WaitExit(pid_t pid, milliseconds limit = 5s) {
-    auto deadline = std::chrono::steady_clock::now() + limit;
-    int status = 0;
-    while (::waitpid(pid, &status, WNOHANG) == 0) {
-      if (std::chrono::steady_clock::now() > deadline)
-        return -1;
-      std::this_thread::sleep_for(10ms);
-    }
-    std::erase(children_, pid);
-    return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
-  }
-
-  void Connect() {
-    auto fd = ConnectUnix(paths_.supervisor_socket());
-    ASSERT_TRUE(fd) << fd.error().message;
-    client_ = std::move(*fd);
-  }
-  // Connects (again) and says hello, as batond does; the reply.
-  HelloReply ConnectAndGreet() {
-    Connect();
-    Send(EncodeMessage(HelloRequest{}));
-    return ReceiveAs<HelloReply>();
-  }
-  void Send(const std::string& line) {
-    std::string data = line + "\n";
-    ASSERT_EQ(::send(client_.get(), data.data(), data.size(), MSG_NOSIGNAL),
-              static_cast<ssize_t>(data.size()));
-  }
-  // The next line from the supervisor, "" on EOF or after 5 s.
-  std::string Receive() {
-    for (;;) {
-      if (size_t nl = in_.find('\n'); nl != std::string::npos) {
-        std::string line = in_.substr(0, nl);
-        in_.erase(0, nl + 1);
-        return line;
-      }
-      pollfd pfd{client_.get(), POLLIN, 0};
-      char buf[4096];
-      ssize_t n = ::poll(&pfd, 1, 5000) == 1
-                      ? ::read(client_.get(), buf, sizeof buf)
-                      : 0;
-      if (n <= 0)
-        return "";
-      in_.append(buf, n);
-    }
-  }
-  template <class T>
-  T ReceiveAs() {
-    std::string line = Receive();
-    auto event = ParseSupervisorEvent(line);
-    EXPECT_TRUE(event && std::holds_alternative<T>(*event)) << line;
-    return event && std::holds_alternative<T>(*event) ? std::get<T>(*event)
-                                                      : T{};
-  }
-
-  // Spawns a shell task that runs `command` once the file `gate` exists.
-  SpawnedReply SpawnGated(const std::string& task, const std::string& gate,
-                          const std::string& command) {
-    SpawnRequest spawn;
-    spawn.task = task;
-    spawn.argv = {
-        "/bin/sh", "-c",
-        "while [ ! -e " + gate + " ]; do sleep 0.01; done; " + command};
-    spawn.env = {"PATH=/usr/bin:/bin"};
-    spawn.cwd = root_;
-    spawn.log = root_ + "/" + task + ".log";
-    spawn.exit_file = root_ + "/" + task + ".exit";
-    Send(EncodeMessage(spawn));
-    auto spawned = ReceiveAs<SpawnedReply>();
-    EXPECT_EQ(spawned.task, task);
-    task_pids_.push_back(static_cast<pid_t>(spawned.pid));
-    return spawned;
-  }
-  void Touch(const std::string& name) { std::ofstream(root_ + "/" + name); }
-
-  std::string root_;
-  StatePaths paths_;
-  UniqueFd client_;
-  std::string in_;
-  std::vector<pid_t> children_;
-  std::vector<pid_t> task_pids_;
-};
-
 TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   auto [pid, ready] = Fork();
   ASSERT_EQ(ready, 'R');
@@ -236,7 +136,10 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   Send(R"({"op":"from-the-future"})");
   Send(EncodeMessage(HelloRequest{}));
   auto hello = ReceiveAs<HelloReply>();
-  EXPECT_EQ(hello.pid, pid);
+  // The forked process is the keeper; the supervisor is its child.
+  auto stat = ReadProcStat(static_cast<pid_t>(hello.pid));
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->ppid, pid);
   EXPECT_TRUE(hello.live.empty());
 
   SpawnRequest bad_log;

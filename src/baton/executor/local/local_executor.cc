@@ -6,6 +6,7 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -59,12 +60,14 @@ Result<std::string> ReadLine(int fd, MonoTime deadline) {
     ssize_t n = ::recv(fd, buf, sizeof buf, MSG_PEEK);
     if (n < 0 && errno == EINTR)
       continue;
-    if (n < 0)
-      return std::unexpected(ErrnoError("recv", errno));
-    if (n == 0) {
+    // A supervisor that was dying (its socket not yet closed) took the
+    // connection and dropped it: as if nobody listened.
+    if (n == 0 || (n < 0 && errno == ECONNRESET)) {
       return MakeError(ErrorCode::kUnavailable,
                        "the supervisor closed the connection");
     }
+    if (n < 0)
+      return std::unexpected(ErrnoError("recv", errno));
     auto* newline = static_cast<char*>(std::memchr(buf, '\n', n));
     size_t take = newline ? newline - buf + 1 : static_cast<size_t>(n);
     // Takes exactly what was peeked: the bytes are already queued.
@@ -120,6 +123,20 @@ LocalExecutor::LocalExecutor(EventLoop* loop, StatePaths paths,
 LocalExecutor::~LocalExecutor() {
   if (failure_timer_)
     loop_->Cancel(failure_timer_);
+  if (reconnect_timer_)
+    loop_->Cancel(reconnect_timer_);
+}
+
+int64_t LocalExecutor::supervisor_pid() const {
+  if (!connected())
+    return 0;
+  // Its death may not have reached our loop yet (the close is read later).
+  if (supervisor_pidfd_) {
+    pollfd pfd{supervisor_pidfd_.get(), POLLIN, 0};
+    if (::poll(&pfd, 1, 0) == 1)
+      return 0;
+  }
+  return supervisor_pid_;
 }
 
 std::string LocalExecutor::TaskDir(const TaskId& id) const {
@@ -146,26 +163,34 @@ Status LocalExecutor::Connect() {
     auto fd = ConnectUnix(paths_.supervisor_socket());
     Status attempt =
         fd ? Handshake(std::move(*fd), deadline) : std::unexpected(fd.error());
-    if (attempt)
+    if (attempt) {
+      if (reconcile_pending_)
+        Reconcile();
       return {};
+    }
+    auto fail = [&](Error error) -> Status {
+      if (reconcile_pending_)
+        SettleLost();
+      return std::unexpected(std::move(error));
+    };
     // kUnavailable: nobody listens, or the supervisor was exiting (idle)
     // just as we connected. Either way, start one.
     if (attempt.error().code != ErrorCode::kUnavailable)
-      return attempt;
+      return fail(attempt.error());
     auto started = StartSupervisor(deadline);
     if (!started)
-      return std::unexpected(started.error());
+      return fail(started.error());
     if (!*started) {
       // Another supervisor holds the lock and is about to listen (or to
       // exit). Rare and short-lived, so a brief sleep is enough.
       std::this_thread::sleep_for(milliseconds(10));
     }
     if (MillisLeft(deadline) == 0) {
-      return MakeError(ErrorCode::kTimeout,
-                       fmt::format("could not reach the supervisor at {} "
-                                   "within {} s; see {}/supervisor.log",
-                                   paths_.supervisor_socket(),
-                                   kConnectTimeout.count(), paths_.home));
+      return fail(Error{ErrorCode::kTimeout,
+                        fmt::format("could not reach the supervisor at {} "
+                                    "within {} s; see {}/supervisor.log",
+                                    paths_.supervisor_socket(),
+                                    kConnectTimeout.count(), paths_.home)});
     }
   }
 }
@@ -187,10 +212,13 @@ Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
   if (auto ok = SetNonBlocking(fd.get(), true); !ok)
     return ok;
   supervisor_pid_ = hello->pid;
+  supervisor_pidfd_.reset(
+      static_cast<int>(::syscall(SYS_pidfd_open, hello->pid, 0)));
   supervisor_version_ = hello->version;
   hello_live_.clear();
   for (const LiveTask& task : hello->live)
-    hello_live_[task.task] = task.pid;
+    hello_live_[task.task] = task;
+  unknown_ends_ = {hello->unknown_ends.begin(), hello->unknown_ends.end()};
   channel_ = std::make_unique<LineChannel>(
       loop_, std::move(fd), [this](std::string_view l) { OnLine(l); },
       [this] { OnSupervisorLost(); });
@@ -230,6 +258,10 @@ void LocalExecutor::Flush() {
 }
 
 void LocalExecutor::Start(const TaskRecord& task) {
+  StartTask(task, /*restart=*/false);
+}
+
+void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
   const TaskSpec& spec = task.spec;
   SpawnRequest request;
   request.task = task.id.ToString();
@@ -263,7 +295,13 @@ void LocalExecutor::Start(const TaskRecord& task) {
       return FailLater(task.id, made.error());
     }
   }
-  if (spec.stdin_pipe || spec.stdin_text) {
+  struct stat stdin_stat {};
+  if (restart && ::lstat(fmt::format("{}/{}", dir, kStdinFile).c_str(),
+                         &stdin_stat) == 0) {
+    // Made before batond died (neither kind of stdin is stored).
+    request.stdin_path = fmt::format("{}/{}", dir, kStdinFile);
+    request.stdin_fifo = S_ISFIFO(stdin_stat.st_mode);
+  } else if (!restart && (spec.stdin_pipe || spec.stdin_text)) {
     request.stdin_path = fmt::format("{}/{}", dir, kStdinFile);
     ::unlink(request.stdin_path.c_str());
     Status made = spec.stdin_pipe
@@ -286,25 +324,50 @@ void LocalExecutor::Start(const TaskRecord& task) {
       spec.base_env.empty() ? own_env_ : spec.base_env;
   request.env = TaskEnvOverrides(task);
   if (supervisor_version_ >= kFirstVersionWithEnvironments) {
-    request.env_id = EnvironmentId(base);
+    request.env_id = EnvironmentId(base, &request.base_env);
   } else {
     // A supervisor from before the upgrade takes whole environments only.
     request.env = SetEnvironmentEntries(base, request.env);
   }
   live_[request.task] = task.id;
   outbox_.push_back(EncodeMessage(request));
+  unanswered_[request.task] = std::move(request);
 }
 
-uint64_t LocalExecutor::EnvironmentId(const std::vector<std::string>& env) {
-  if (auto it = environment_ids_.find(env); it != environment_ids_.end())
-    return it->second;
-  // Slots are reused in turn, so the supervisor holds at most kEnvironments.
-  uint64_t id = next_environment_++ % kEnvironments;
-  std::erase_if(environment_ids_,
-                [id](const auto& entry) { return entry.second == id; });
-  environment_ids_.emplace(env, id);
-  outbox_.push_back(EncodeMessage(EnvRequest{id, env}));
-  return id;
+uint64_t LocalExecutor::EnvironmentId(
+    const std::vector<std::string>& env,
+    std::shared_ptr<const std::vector<std::string>>* shared) {
+  auto it = environment_ids_.find(env);
+  if (it == environment_ids_.end()) {
+    // Slots are reused in turn, so the supervisor holds at most
+    // kEnvironments.
+    uint64_t id = next_environment_++ % kEnvironments;
+    std::erase_if(environment_ids_,
+                  [id](const auto& entry) { return entry.second.id == id; });
+    it = environment_ids_
+             .emplace(
+                 env,
+                 EnvironmentSlot{
+                     id, std::make_shared<const std::vector<std::string>>(env)})
+             .first;
+    outbox_.push_back(EncodeMessage(EnvRequest{id, env}));
+  }
+  if (shared)
+    *shared = it->second.env;
+  return it->second.id;
+}
+
+void LocalExecutor::Resend(SpawnRequest request) {
+  // The new connection has its own environment ids.
+  if (request.base_env &&
+      supervisor_version_ >= kFirstVersionWithEnvironments) {
+    request.env_id = EnvironmentId(*request.base_env, &request.base_env);
+  } else if (request.base_env) {
+    request.env = SetEnvironmentEntries(*request.base_env, request.env);
+    request.env_id.reset();
+  }
+  outbox_.push_back(EncodeMessage(request));
+  unanswered_[request.task] = std::move(request);
 }
 
 void LocalExecutor::CloseStdin(const TaskId& id) {
@@ -313,21 +376,31 @@ void LocalExecutor::CloseStdin(const TaskId& id) {
 }
 
 void LocalExecutor::Kill(const TaskId& id, milliseconds grace) {
-  // Without a connection the task was already reported (lost or ended).
+  std::string name = id.ToString();
+  // Kept until the task's end, to be sent again if a new supervisor takes
+  // the task over before this one reached the old (the first one counts).
+  if (live_.contains(name))
+    kills_.try_emplace(name, grace);
+  // Without a connection the task is reconciled (kills_ then) or was
+  // already reported (lost or ended).
   if (connected())
-    outbox_.push_back(EncodeMessage(KillRequest{id.ToString(), grace}));
+    outbox_.push_back(EncodeMessage(KillRequest{name, grace}));
 }
 
 void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
-  std::map<std::string, int64_t> unknown = hello_live_;
+  std::map<std::string, LiveTask> unknown = hello_live_;
   for (const TaskRecord& task : live) {
     std::string name = task.id.ToString();
     unknown.erase(name);
-    if (connected() && hello_live_.contains(name)) {
+    if (auto it = hello_live_.find(name);
+        connected() && it != hello_live_.end()) {
       live_[name] = task.id;  // Its end comes later as an event.
-      // Spawned, but batond died before it heard so: say it now.
-      if (task.status == TaskStatus::kQueued) {
-        listener_->OnTaskSpawned(task.id, hello_live_[name], WallMillis());
+      // Spawned, but batond died before it heard so: say it now (a task
+      // killed meanwhile is stopped then).
+      if (task.pid == 0) {
+        int64_t started = it->second.started_ms;
+        listener_->OnTaskSpawned(task.id, it->second.pid,
+                                 started > 0 ? started : WallMillis());
       }
       continue;
     }
@@ -339,33 +412,84 @@ void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
       listener_->OnTaskExited(task.id, node.mapped());
       continue;
     }
-    listener_->OnTaskExited(task.id, RecordedExit(task.id));
+    if (auto recorded = ExitFileRecord(task.id)) {
+      listener_->OnTaskExited(task.id, *recorded);
+      continue;
+    }
+    if (unknown_ends_.contains(name)) {
+      ReportUnknownEnd(task.id);
+      continue;
+    }
+    if (task.pid == 0) {
+      // batond never heard of a start and no supervisor has a trace of
+      // one (it refuses an id it ever started): the spawn never left
+      // batond. A kill that came first is all that happens to it.
+      if (task.status == TaskStatus::kStopping) {
+        ExitInfo killed;
+        killed.cause = ExitCause::kKilled;
+        killed.ended_ms = WallMillis();
+        listener_->OnTaskExited(task.id, killed);
+      } else {
+        BATON_LOG_INFO("{}: answered but never started; starting it now", name);
+        StartTask(task, /*restart=*/true);
+      }
+      continue;
+    }
+    listener_->OnTaskExited(task.id, LostExit());
   }
-  // Ends of tasks the store does not know: nobody needs their records.
+  // Ends of tasks the store does not know (or has settled): nobody needs
+  // their records.
   for (auto& [name, exit] : std::exchange(unclaimed_exits_, {})) {
     if (auto id = TaskId::Parse(name))
       unacked_exits_[name] = *id;
   }
-  for (const auto& [name, pid] : unknown) {
+  AcknowledgeUnknownEnds();
+  for (const auto& [name, task] : unknown) {
     BATON_LOG_WARN(
         "the supervisor runs {} (pid {}), which is not live in "
         "the store; leaving it alone",
-        name, pid);
+        name, task.pid);
   }
 }
 
-ExitInfo LocalExecutor::RecordedExit(const TaskId& id) const {
-  if (auto text = ReadFile(ExitFilePath(id))) {
-    auto event = ParseSupervisorEvent(*text);
-    if (event && std::holds_alternative<ExitedEvent>(*event)) {
-      return ToExitInfo(std::get<ExitedEvent>(*event));
-    }
-    BATON_LOG_WARN("{}: unreadable exit file: {}", id.ToString(), *text);
+void LocalExecutor::AcknowledgeUnknownEnds() {
+  for (const std::string& name : unknown_ends_) {
+    auto id = TaskId::Parse(name);
+    if (id && !live_.contains(name))
+      unacked_exits_.try_emplace(name, *id);
   }
+}
+
+void LocalExecutor::ReportUnknownEnd(const TaskId& id) {
+  BATON_LOG_WARN("{}: the supervisor that ran it died; its end is unknown",
+                 id.ToString());
+  unacked_exits_[id.ToString()] = id;
+  listener_->OnTaskExited(id, LostExit());
+}
+
+ExitInfo LocalExecutor::LostExit() const {
   ExitInfo lost;
   lost.cause = ExitCause::kLost;
   lost.ended_ms = WallMillis();
   return lost;
+}
+
+std::optional<ExitInfo> LocalExecutor::ExitFileRecord(const TaskId& id) const {
+  auto text = ReadFile(ExitFilePath(id));
+  if (!text)
+    return std::nullopt;
+  auto event = ParseSupervisorEvent(*text);
+  if (event && std::holds_alternative<ExitedEvent>(*event)) {
+    return ToExitInfo(std::get<ExitedEvent>(*event));
+  }
+  BATON_LOG_WARN("{}: unreadable exit file: {}", id.ToString(), *text);
+  return std::nullopt;
+}
+
+ExitInfo LocalExecutor::RecordedExit(const TaskId& id) const {
+  if (auto recorded = ExitFileRecord(id))
+    return *recorded;
+  return LostExit();
 }
 
 void LocalExecutor::OnLine(std::string_view line) {
@@ -375,17 +499,31 @@ void LocalExecutor::OnLine(std::string_view line) {
     return;
   }
   if (auto* spawned = std::get_if<SpawnedReply>(&*event)) {
+    unanswered_.erase(spawned->task);
     auto it = live_.find(spawned->task);
     if (it != live_.end()) {
       listener_->OnTaskSpawned(it->second, spawned->pid, spawned->started_ms);
     }
   } else if (auto* failed = std::get_if<SpawnFailedReply>(&*event)) {
+    // An id the supervisor started before is never run twice: unless we
+    // know it runs, it may have, and nobody can tell how it ended.
+    bool unheard = unanswered_.erase(failed->task) > 0;
+    kills_.erase(failed->task);
+    if (failed->already_started && !unheard)
+      return;
     if (auto node = live_.extract(failed->task)) {
-      listener_->OnTaskSpawnFailed(
-          node.mapped(), Error{ErrorCode::kSpawnFailed, failed->error});
+      if (failed->already_started) {
+        BATON_LOG_WARN("{}: {}", failed->task, failed->error);
+        listener_->OnTaskExited(node.mapped(), LostExit());
+      } else {
+        listener_->OnTaskSpawnFailed(
+            node.mapped(), Error{ErrorCode::kSpawnFailed, failed->error});
+      }
     }
   } else if (auto* exited = std::get_if<ExitedEvent>(&*event)) {
     hello_live_.erase(exited->task);
+    unanswered_.erase(exited->task);
+    kills_.erase(exited->task);
     if (auto node = live_.extract(exited->task)) {
       unacked_exits_[exited->task] = node.mapped();
       listener_->OnTaskExited(node.mapped(), ToExitInfo(*exited));
@@ -415,17 +553,74 @@ void LocalExecutor::AcknowledgeExits(
 
 void LocalExecutor::OnSupervisorLost() {
   BATON_LOG_WARN(
-      "lost the supervisor (pid {}); settling its {} tasks from "
-      "their exit files",
+      "lost the supervisor (pid {}) with {} tasks; a new one adopts them",
       supervisor_pid_, live_.size());
   outbox_.clear();
   hello_live_.clear();
+  unknown_ends_.clear();
   environment_ids_.clear();
+  supervisor_pidfd_.reset();
   // A supervisor that died wrote no file for these; their ends were
   // reported already, so only the store's commit matters now.
   unacked_exits_.clear();
   unclaimed_exits_.clear();
-  // Moved out first: a listener may Start() again, which reconnects.
+  reconcile_pending_ = true;
+  // Not from inside the channel's close: a new supervisor, started now,
+  // keeps the tasks under their deadlines and learns their ends.
+  if (!reconnect_timer_) {
+    reconnect_timer_ =
+        loop_->Schedule(std::chrono::steady_clock::now(), [this] {
+          reconnect_timer_ = 0;
+          if (reconcile_pending_ && !connected()) {
+            if (auto connected = Connect(); !connected) {
+              BATON_LOG_ERROR("no new supervisor: {}",
+                              connected.error().message);
+            }
+          }
+        });
+  }
+}
+
+void LocalExecutor::Reconcile() {
+  reconcile_pending_ = false;
+  // Moved out first: a listener may Start() again.
+  auto tasks = std::exchange(live_, {});
+  auto sent = std::exchange(unanswered_, {});
+  for (const auto& [name, id] : tasks) {
+    auto request = sent.extract(name);
+    if (auto it = hello_live_.find(name); it != hello_live_.end()) {
+      live_[name] = id;  // Adopted by the new supervisor.
+      if (request) {
+        listener_->OnTaskSpawned(id, it->second.pid, it->second.started_ms);
+      }
+    } else if (auto recorded = ExitFileRecord(id)) {
+      listener_->OnTaskExited(id, *recorded);
+    } else if (unknown_ends_.contains(name)) {
+      ReportUnknownEnd(id);
+    } else if (request) {
+      // The lost supervisor never had it (else its journal would say so
+      // to the new one, which also refuses an id it knows).
+      live_[name] = id;
+      Resend(std::move(request.mapped()));
+    } else {
+      listener_->OnTaskExited(id, LostExit());
+    }
+  }
+  AcknowledgeUnknownEnds();
+  // Kills the lost supervisor may never have read; a second one of a task
+  // already being stopped is ignored.
+  std::erase_if(kills_, [&](const auto& kill) {
+    if (!live_.contains(kill.first))
+      return true;
+    outbox_.push_back(EncodeMessage(KillRequest{kill.first, kill.second}));
+    return false;
+  });
+}
+
+void LocalExecutor::SettleLost() {
+  reconcile_pending_ = false;
+  unanswered_.clear();
+  kills_.clear();
   auto lost = std::exchange(live_, {});
   for (const auto& [name, id] : lost) {
     listener_->OnTaskExited(id, RecordedExit(id));

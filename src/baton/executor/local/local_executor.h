@@ -9,12 +9,15 @@
 #include <functional>
 #include <map>
 #include <memory>
+#include <optional>
+#include <set>
 #include <string>
 #include <vector>
 
 #include "baton/core/ports.h"
 #include "baton/ipc/line_channel.h"
 #include "baton/loop/event_loop.h"
+#include "baton/supervisor/protocol.h"
 #include "baton/util/clock.h"
 #include "baton/util/state_paths.h"
 
@@ -47,12 +50,14 @@ class LocalExecutor : public Executor {
   // Connects to the supervisor, starting one if none listens, and exchanges
   // hello (blocking, at most about kConnectTimeout). Call before Adopt().
   // Fails (kTimeout, kSpawnFailed, kUnavailable, kIo) when no supervisor
-  // can be reached; Start() tries again.
+  // can be reached; Start() tries again. After a lost supervisor, it also
+  // settles the tasks the lost one had (doc/supervisor.md, "When the
+  // supervisor dies").
   Status Connect();
   // Sends everything queued by Start() and Kill(). Never blocks.
   void Flush();
-  // From the last hello; 0 before the first Connect().
-  int64_t supervisor_pid() const { return supervisor_pid_; }
+  // The live supervisor's pid; 0 when none is connected or it has died.
+  int64_t supervisor_pid() const;
 
   // Instead of exec'ing baton_binary, the started supervisor process (a
   // detached grandchild of ours) calls `entry(ready_fd)`, which must not
@@ -71,7 +76,9 @@ class LocalExecutor : public Executor {
   void Start(const TaskRecord& task) override;
   void Kill(const TaskId& id, std::chrono::milliseconds grace) override;
   // REQUIRES: Connect() was called (if it failed, every task not recorded
-  // in its exit file is reported lost).
+  // in its exit file is reported lost). A task that never started (batond
+  // died between its answer and its spawn) is started now: see
+  // doc/supervisor.md, "Exactly once".
   void Adopt(const std::vector<TaskRecord>& live) override;
 
   // Called after a store commit. For each exit reported since that
@@ -87,6 +94,24 @@ class LocalExecutor : public Executor {
 
  private:
   std::string ExitFilePath(const TaskId& id) const;
+  // Start(), for a new task (`restart` false: batond makes its stdin) or
+  // for one that never started before batond died (its stdin file, if
+  // any, is in its folder already).
+  void StartTask(const TaskRecord& task, bool restart);
+  // After a reconnection: the tasks the lost supervisor had are adopted by
+  // the new one, ended (exit file), unknown (lost), or were never received
+  // (spawned again).
+  void Reconcile();
+  // Reports every task sent or adopted through their exit files, or lost.
+  void SettleLost();
+  void Resend(SpawnRequest request);
+  ExitInfo LostExit() const;
+  // Reported lost because the supervisor could not tell its end: batond
+  // acknowledges it after the commit, so the supervisor forgets it.
+  void ReportUnknownEnd(const TaskId& id);
+  // The hello's unknown ends that are not live here (settled, or not ours):
+  // acknowledged after the next commit, so the supervisor forgets them.
+  void AcknowledgeUnknownEnds();
   // Says hello on a fresh connection and hands it to a LineChannel.
   // kUnavailable if the supervisor closes it first (it was exiting).
   Status Handshake(UniqueFd fd, MonoTime deadline);
@@ -98,9 +123,13 @@ class LocalExecutor : public Executor {
   // The recorded end of a task the supervisor no longer has: its exit file,
   // or kLost.
   ExitInfo RecordedExit(const TaskId& id) const;
+  std::optional<ExitInfo> ExitFileRecord(const TaskId& id) const;
   void FailLater(const TaskId& id, Error error);
   // The id of `env` on this connection; defines it first if it is new.
-  uint64_t EnvironmentId(const std::vector<std::string>& env);
+  // `shared` gets the environment as kept for a spawn sent again.
+  uint64_t EnvironmentId(
+      const std::vector<std::string>& env,
+      std::shared_ptr<const std::vector<std::string>>* shared = nullptr);
   bool connected() const { return channel_ && !channel_->closed(); }
 
   EventLoop* loop_;
@@ -116,8 +145,19 @@ class LocalExecutor : public Executor {
   std::unique_ptr<LineChannel> retired_channel_;
   std::vector<std::string> outbox_;  // Lines waiting for Flush().
   int64_t supervisor_pid_ = 0;
+  UniqueFd supervisor_pidfd_;   // Polls readable once it died.
   int supervisor_version_ = 0;  // Its protocol, from the hello reply.
-  std::map<std::string, int64_t> hello_live_;  // Task -> pid, at hello.
+  std::map<std::string, LiveTask> hello_live_;  // At hello, by task.
+  std::set<std::string> unknown_ends_;          // From the hello.
+  // Spawns queued or sent whose outcome has not come: sent again to a new
+  // supervisor if the one they went to died (the new one refuses an id
+  // already started).
+  std::map<std::string, SpawnRequest> unanswered_;
+  // Kills asked for live tasks, by task: sent again after a reconnection.
+  std::map<std::string, std::chrono::milliseconds> kills_;
+  // The supervisor was lost: the next Connect() settles what it had.
+  bool reconcile_pending_ = false;
+  TimerId reconnect_timer_ = 0;
   // Tasks sent to (or adopted from) the supervisor whose end we have not
   // reported yet.
   std::map<std::string, TaskId> live_;
@@ -129,7 +169,11 @@ class LocalExecutor : public Executor {
   // Environments sent to the supervisor on this connection (EnvRequest),
   // so that a spawn names one instead of carrying its kilobytes.
   static constexpr uint64_t kEnvironments = 16;
-  std::map<std::vector<std::string>, uint64_t> environment_ids_;
+  struct EnvironmentSlot {
+    uint64_t id = 0;
+    std::shared_ptr<const std::vector<std::string>> env;
+  };
+  std::map<std::vector<std::string>, EnvironmentSlot> environment_ids_;
   uint64_t next_environment_ = 0;
   // batond's own environment, for requests that bring none.
   const std::vector<std::string> own_env_;

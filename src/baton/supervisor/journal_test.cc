@@ -1,0 +1,170 @@
+#include "baton/supervisor/journal.h"
+
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+
+#include "baton/supervisor/process_info.h"
+#include "baton/util/file_util.h"
+
+namespace baton {
+namespace {
+
+class JournalTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    char dir[] = "/tmp/baton-journal-XXXXXX";
+    ASSERT_NE(::mkdtemp(dir), nullptr);
+    root_ = dir;
+    path_ = root_ + "/supervisor.journal";
+  }
+  void TearDown() override { std::filesystem::remove_all(root_); }
+
+  JournalTask Started(const std::string& task, int64_t pid) {
+    JournalTask t;
+    t.task = task;
+    t.started = true;
+    t.pid = pid;
+    t.start_ticks = 1000 + pid;
+    t.started_ms = 5000;
+    t.exit_file = "/x/" + task + "/exit.json";
+    t.log = "/x/" + task + "/output.log";
+    t.deadline_ms = 9000;
+    t.grace_ms = 300;
+    return t;
+  }
+
+  std::string root_;
+  std::string path_;
+};
+
+TEST_F(JournalTest, ANewSupervisorReadsWhatTheLastOneLeftOpen) {
+  {
+    auto opened = Journal::Open(path_, "boot-1");
+    ASSERT_TRUE(opened) << opened.error().message;
+    Journal& journal = opened->first;
+    EXPECT_TRUE(opened->second.open.empty());
+    journal.Spawning("shell-1");
+    journal.Started(Started("shell-1", 11));
+    journal.Spawning("shell-2");
+    journal.Started(Started("shell-2", 12));
+    JournalTask stopped = Started("shell-2", 12);
+    stopped.cause = ExitCause::kKilled;
+    stopped.stopped_ms = 7000;
+    stopped.stop_grace_ms = 200;
+    journal.Stopped(stopped);
+    journal.Spawning("shell-3");  // Never heard of again.
+    journal.Spawning("shell-4");
+    journal.Ended("shell-4");  // Its spawn failed.
+    journal.Spawning("shell-5");
+    journal.Started(Started("shell-5", 15));
+    journal.Ended("shell-5");
+  }
+  ASSERT_TRUE(AppendReapedRecord(path_, {11, 1011, 3 << 8, 8000}));
+  {
+    // A line cut short by a crash is skipped.
+    std::string text = ReadFile(path_).value_or("");
+    ASSERT_TRUE(WriteFileAtomic(path_, text + R"({"op":"ended","ta)"));
+  }
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened);
+  const JournalState& state = opened->second;
+  ASSERT_EQ(state.open.size(), 3u);
+  const JournalTask& one = state.open.at("shell-1");
+  EXPECT_TRUE(one.started);
+  EXPECT_EQ(one.pid, 11);
+  EXPECT_EQ(one.start_ticks, 1011u);
+  EXPECT_EQ(one.exit_file, "/x/shell-1/exit.json");
+  EXPECT_EQ(one.deadline_ms, 9000);
+  EXPECT_EQ(one.grace_ms, 300);
+  EXPECT_EQ(one.cause, ExitCause::kNatural);
+  const JournalTask& two = state.open.at("shell-2");
+  EXPECT_EQ(two.cause, ExitCause::kKilled);
+  EXPECT_EQ(two.stopped_ms, 7000);
+  EXPECT_EQ(two.stop_grace_ms, 200);
+  EXPECT_FALSE(state.open.at("shell-3").started);
+  ASSERT_EQ(state.reaped.size(), 1u);
+  EXPECT_EQ(state.reaped[0].pid, 11);
+  EXPECT_EQ(state.reaped[0].status, 3 << 8);
+  for (const char* task : {"shell-1", "shell-3", "shell-4", "shell-5"})
+    EXPECT_TRUE(state.known.Contains(task)) << task;
+  EXPECT_FALSE(state.known.Contains("shell-6"));
+
+  // Reopened, the file holds only what is open: the same state again.
+  auto again = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->second.open.size(), 3u);
+  EXPECT_EQ(again->second.open.at("shell-2").cause, ExitCause::kKilled);
+  EXPECT_TRUE(again->second.reaped.empty());
+  EXPECT_FALSE(again->second.known.Contains("shell-5"));
+}
+
+TEST_F(JournalTest, AnotherBootsJournalIsIgnored) {
+  {
+    auto opened = Journal::Open(path_, "boot-1");
+    ASSERT_TRUE(opened);
+    opened->first.Started(Started("shell-1", 11));
+  }
+  auto opened = Journal::Open(path_, "boot-2");
+  ASSERT_TRUE(opened);
+  EXPECT_TRUE(opened->second.open.empty());
+  EXPECT_FALSE(opened->second.known.Contains("shell-1"));
+}
+
+TEST_F(JournalTest, KeeperRecordsAreReadAsTheyCome) {
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened);
+  Journal& journal = opened->first;
+  journal.Started(Started("shell-1", 11));
+  EXPECT_TRUE(journal.ReadReaped().empty());
+  ASSERT_TRUE(AppendReapedRecord(path_, {11, 1011, 9, 8000}));
+  auto reaped = journal.ReadReaped();
+  ASSERT_EQ(reaped.size(), 1u);
+  EXPECT_EQ(reaped[0].status, 9);
+  EXPECT_TRUE(journal.ReadReaped().empty());
+  // Compaction keeps what is open and drops the rest.
+  journal.Compact({Started("shell-1", 11)});
+  journal.Ended("shell-1");
+  EXPECT_TRUE(Journal::Open(path_, "boot-1")->second.open.empty());
+}
+
+TEST(TaskIdSetTest, KeepsRunsOfIds) {
+  TaskIdSet set;
+  for (int n : {5, 3, 4, 1, 9, 2, 7, 8})
+    set.Insert("shell-" + std::to_string(n));
+  set.Insert("agent-2");
+  set.Insert("odd name");
+  for (int n : {1, 2, 3, 4, 5, 7, 8, 9})
+    EXPECT_TRUE(set.Contains("shell-" + std::to_string(n))) << n;
+  EXPECT_FALSE(set.Contains("shell-6"));
+  EXPECT_FALSE(set.Contains("shell-10"));
+  EXPECT_FALSE(set.Contains("shell-0"));
+  EXPECT_TRUE(set.Contains("agent-2"));
+  EXPECT_FALSE(set.Contains("agent-1"));
+  EXPECT_TRUE(set.Contains("odd name"));
+  set.Insert("shell-6");
+  EXPECT_TRUE(set.Contains("shell-6"));
+}
+
+TEST(ProcessInfoTest, ReadsStatAcrossOddCommandNames) {
+  auto stat = ParseProcStat(
+      "42 (a (b) c) S 1 42 42 0 -1 4194560 100 0 0 0 1 2 0 0 20 0 1 0 "
+      "123456 1000 200 18446744073709551615");
+  ASSERT_TRUE(stat);
+  EXPECT_EQ(stat->state, 'S');
+  EXPECT_EQ(stat->ppid, 1);
+  EXPECT_EQ(stat->pgrp, 42);
+  EXPECT_EQ(stat->session, 42);
+  EXPECT_EQ(stat->start_ticks, 123456u);
+  EXPECT_FALSE(ParseProcStat("42 (x) S 1 2"));
+  auto self = ReadProcStat(::getpid());
+  ASSERT_TRUE(self);
+  EXPECT_EQ(self->ppid, ::getppid());
+  EXPECT_GT(self->start_ticks, 0u);
+  EXPECT_FALSE(BootId().empty());
+  EXPECT_FALSE(GroupMembers(::getpgrp()).empty());
+}
+
+}  // namespace
+}  // namespace baton

@@ -1,0 +1,160 @@
+// The supervisor process's state and loop (doc/supervisor.md). Internal to
+// supervisor/: supervisor.cc has the connection, hello and spawn side,
+// supervisor_tasks.cc the task side (stops, reaping, leftovers, exit
+// records, adopting a dead supervisor's tasks). RunSupervisor
+// (supervisor.h) is the entry point.
+#ifndef BATON_SUPERVISOR_SUPERVISOR_INTERNAL_H_
+#define BATON_SUPERVISOR_SUPERVISOR_INTERNAL_H_
+
+#include <sys/types.h>
+
+#include <chrono>
+#include <map>
+#include <memory>
+#include <optional>
+#include <string>
+#include <unordered_map>
+#include <utility>
+#include <vector>
+
+#include "baton/ipc/line_channel.h"
+#include "baton/loop/event_loop.h"
+#include "baton/supervisor/journal.h"
+#include "baton/supervisor/protocol.h"
+#include "baton/supervisor/spawn_pool.h"
+#include "baton/util/state_paths.h"
+#include "baton/util/unique_fd.h"
+
+namespace baton {
+
+class Supervisor {
+ public:
+  explicit Supervisor(const StatePaths& paths) : paths_(paths) {}
+  // REQUIRES: `lock` holds the supervisor lock; `journal` was opened.
+  int Run(UniqueFd ready, UniqueFd lock, Journal journal, JournalState state);
+
+ private:
+  using milliseconds = std::chrono::milliseconds;
+
+  struct Task {
+    std::string id;
+    pid_t pid = 0;    // Also the process group and session id.
+    UniqueFd log_fd;  // Kept open until the exit, for the disk-full check.
+    UniqueFd stdin_holder;  // A FIFO stdin's writer, until close_stdin.
+    // What the journal says of it (exit file, start, deadline, stop).
+    JournalTask record;
+    milliseconds grace{0};                  // For the timeout and leftovers.
+    ExitCause cause = ExitCause::kNatural;  // Else a stop is under way.
+    TimerId deadline = 0;                   // 0 = none.
+    // Adopted from a supervisor that died: not our child, so its end comes
+    // through this pidfd and its status from the keeper's record.
+    bool orphan = false;
+    UniqueFd pidfd;
+    int record_tries = 0;
+    // The leader has ended and its group is being emptied (doc/supervisor.md,
+    // "Leftovers"); its status and how many it left.
+    bool leader_ended = false;
+    int leader_status = 0;
+    bool status_lost = false;
+    int64_t leader_ended_ms = 0;
+    bool drained = false;  // The group outlived the leader.
+    MonoTime drain_deadline{};
+    int leftovers = 0;
+    TimerId drain_timer = 0;
+  };
+  using TaskMap = std::map<std::string, Task>;
+
+  // supervisor.cc: signals as loop events, then the socket.
+  Status Listen();
+  void OnAccept();
+  void OnLine(std::string_view line);
+  void Send(const std::string& line);
+  void Spawn(SpawnRequest request);
+  void OnSpawned(SpawnOutcome outcome);
+  // Answers a hello once no spawn is under way, so that its live list is
+  // complete.
+  void MaybeAnswerHello();
+  void OnAck(const std::vector<std::string>& tasks);
+  void ScheduleDeadline(Task& task, milliseconds after);
+
+  // supervisor_tasks.cc.
+  void Stop(Task& task, milliseconds grace, ExitCause cause);
+  void EscalateAfter(pid_t pgid, milliseconds grace);
+  void ReapChildren();
+  // The leader of `it` ended with `status`: the task ends now, or once the
+  // processes it left in its group are gone.
+  void LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
+                   int64_t ended_ms = 0);
+  // Ends the task once its group is empty; else looks again shortly.
+  void PollDrain(const std::string& id);
+  // Ends the tasks whose leader ended and whose group is now empty.
+  void FinishDrainedTasks();
+  void Finish(TaskMap::iterator it);
+  // Writes the exit records batond has not acknowledged to their files: it
+  // went away, so the files are now their only record.
+  void WriteUnackedExits();
+  static void WriteExitFile(const std::string& task, const std::string& file,
+                            const std::string& record);
+  // At start-up: takes over the tasks a dead supervisor's journal names.
+  void AdoptOrphans(JournalState state);
+  void AdoptOrphan(const JournalTask& record);
+  void OnOrphanEnded(const std::string& id);
+  // The keeper's record of an orphan's end, if it wrote it yet.
+  std::optional<ReapedRecord> FindReaped(const Task& task);
+  void CompactJournalIfLarge();
+  bool HasOrphans() const;
+
+  StatePaths paths_;
+  EventLoop loop_;
+  UniqueFd listen_fd_;
+  std::unique_ptr<LineChannel> client_;
+  // Unsolicited events go only to a client that said hello, so that the
+  // first line it reads is the hello reply.
+  bool client_said_hello_ = false;
+  TaskMap tasks_;  // Live tasks by id.
+  std::unordered_map<pid_t, std::string> ids_by_pid_;
+  // Tasks handed to the pool and not yet started, with what batond asked
+  // for them meanwhile.
+  struct Starting {
+    bool close_stdin = false;
+    std::optional<milliseconds> kill_grace;
+    uint64_t connection = 0;  // Which client asked (connection_).
+  };
+  std::map<std::string, Starting> starting_;
+  // Children reaped while spawns were under way whose pid no task had yet:
+  // a task that ended before its spawn's outcome came back, or an orphaned
+  // grandchild. Cleared once nothing is starting.
+  std::unordered_map<pid_t, int> early_exits_;
+  bool hello_pending_ = false;
+  // Counts accepted connections: a spawn's outcome is answered only to
+  // the connection that asked; a later one learns it from its hello.
+  uint64_t connection_ = 0;
+  std::unique_ptr<SpawnPool> pool_;
+  // Pending SIGKILLs by process group, also of groups whose leader is gone.
+  std::map<pid_t, TimerId> escalations_;
+  // Exit records sent to batond and not yet acknowledged (it acknowledges
+  // once it has committed the task's end): task -> {exit file, record}.
+  std::map<std::string, std::pair<std::string, std::string>> unacked_exits_;
+  // Environments batond defined on this connection (EnvRequest), by id.
+  static constexpr size_t kMaxEnvironments = 256;
+  std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>>
+      environments_;
+  // Exiting when idle waits until a client came or the start-up grace ran
+  // out.
+  bool idle_exit_armed_ = false;
+  bool stop_requested_ = false;
+
+  std::optional<Journal> journal_;
+  // Every id spawned by us or named by the journal we started from: never
+  // spawned again (doc/supervisor.md, "Exactly once").
+  TaskIdSet spawned_ids_;
+  // Started (or being started) by a supervisor that died, their ends not
+  // known: told to batond in every hello until it acknowledges them.
+  std::vector<std::string> unknown_ends_;
+  // Keeper records read from the journal and not yet matched.
+  std::vector<ReapedRecord> reaped_;
+};
+
+}  // namespace baton
+
+#endif  // BATON_SUPERVISOR_SUPERVISOR_INTERNAL_H_

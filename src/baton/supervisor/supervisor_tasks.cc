@@ -1,0 +1,394 @@
+// The supervisor's task side: stops and deadlines, reaping, the leftovers a
+// leader leaves in its group, exit records, and the tasks a supervisor that
+// died left behind (doc/supervisor.md).
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/statvfs.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <vector>
+
+#include "baton/supervisor/process_info.h"
+#include "baton/supervisor/supervisor_internal.h"
+#include "baton/util/clock.h"
+#include "baton/util/file_util.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+// How often a group that outlived its leader is checked for emptiness
+// when no SIGCHLD can tell (members that are not our children).
+constexpr milliseconds kDrainPoll{20};
+// How long after the grace's SIGKILL a group may still have members before
+// the task ends without them.
+constexpr milliseconds kDrainAfterSigkill{2000};
+// An adopted task's end is read from its keeper's record, which follows
+// the exit by a moment: looked for after 5 ms, doubling, 9 times (about
+// 2.5 s in all) before the end is given up as unknown.
+constexpr milliseconds kRecordRetry{5};
+constexpr int kRecordTries = 9;
+
+milliseconds MillisUntil(int64_t wall_ms) {
+  return milliseconds(std::max<int64_t>(wall_ms - WallMillis(), 0));
+}
+
+}  // namespace
+
+void Supervisor::Stop(Task& task, milliseconds grace, ExitCause cause) {
+  // The first stop wins: its cause is what happened, its grace holds. A
+  // task whose leader ended is already having its group emptied.
+  if (task.cause != ExitCause::kNatural || task.leader_ended)
+    return;
+  task.cause = cause;
+  if (task.deadline)
+    loop_.Cancel(std::exchange(task.deadline, 0));
+  BATON_LOG_INFO("{}: {}; SIGTERM to group {}, SIGKILL after {} ms", task.id,
+                 cause == ExitCause::kTimedOut ? "timed out" : "kill", task.pid,
+                 grace.count());
+  ::kill(-task.pid, SIGTERM);
+  // A stopped process acts on SIGTERM only once continued.
+  ::kill(-task.pid, SIGCONT);
+  task.record.cause = cause;
+  task.record.stopped_ms = WallMillis();
+  task.record.stop_grace_ms = grace.count();
+  if (journal_)
+    journal_->Stopped(task.record);
+  EscalateAfter(task.pid, grace);
+}
+
+void Supervisor::EscalateAfter(pid_t pgid, milliseconds grace) {
+  // Keyed by the group, not the task: the leader may be reaped before the
+  // grace ends while members that ignore SIGTERM live on.
+  if (auto old = escalations_.find(pgid); old != escalations_.end())
+    loop_.Cancel(old->second);
+  escalations_[pgid] =
+      loop_.Schedule(std::chrono::steady_clock::now() + grace, [this, pgid] {
+        escalations_.erase(pgid);
+        if (GroupExists(pgid)) {
+          BATON_LOG_INFO("group {} outlived its grace: SIGKILL", pgid);
+          ::kill(-pgid, SIGKILL);
+        }
+      });
+}
+
+void Supervisor::ReapChildren() {
+  for (;;) {
+    int status = 0;
+    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    if (pid < 0 && errno == EINTR)
+      continue;
+    if (pid <= 0)
+      break;
+    // Others are orphaned grandchildren, reaped only so they leave no
+    // zombie, or tasks whose spawn outcome is still on its way.
+    if (auto id = ids_by_pid_.find(pid); id != ids_by_pid_.end()) {
+      LeaderEnded(tasks_.find(id->second), status, false);
+    } else if (!starting_.empty()) {
+      early_exits_[pid] = status;
+    }
+  }
+  // A group whose last member (often a grandchild reparented to us) was
+  // just reaped needs no SIGKILL: drop its escalation, so an idle
+  // supervisor can exit now rather than after the grace.
+  for (auto e = escalations_.begin(); e != escalations_.end();) {
+    if (!GroupExists(e->first)) {
+      loop_.Cancel(e->second);
+      e = escalations_.erase(e);
+    } else {
+      ++e;
+    }
+  }
+  FinishDrainedTasks();
+}
+
+void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
+                             int64_t ended_ms) {
+  Task& task = it->second;
+  task.leader_ended_ms = ended_ms > 0 ? ended_ms : WallMillis();
+  ids_by_pid_.erase(task.pid);
+  if (task.deadline)
+    loop_.Cancel(std::exchange(task.deadline, 0));
+  task.leader_ended = true;
+  task.leader_status = status;
+  task.status_lost = status_lost;
+  if (!GroupExists(task.pid)) {
+    Finish(it);
+    return;
+  }
+  // A task leaves nothing behind: what the leader left in its group is
+  // stopped as a kill stops it, and the task ends once the group is empty
+  // (doc/supervisor.md, "Leftovers"). A kill or deadline already under way
+  // has its SIGKILL scheduled.
+  std::vector<pid_t> members = GroupMembers(task.pid);
+  // An adopted task's leader may still be its keeper's zombie.
+  std::erase(members, task.pid);
+  if (task.cause == ExitCause::kNatural && !members.empty()) {
+    task.leftovers = static_cast<int>(members.size());
+    BATON_LOG_INFO(
+        "{}: leader ended, {} left in group {}: SIGTERM, SIGKILL "
+        "after {} ms",
+        task.id, task.leftovers, task.pid, task.grace.count());
+    ::kill(-task.pid, SIGTERM);
+    ::kill(-task.pid, SIGCONT);
+    EscalateAfter(task.pid, task.grace);
+  }
+  task.drained = true;
+  // The SIGKILL comes within the grace: the task's for leftovers, the
+  // stop's for a kill or deadline under way.
+  milliseconds grace = task.cause == ExitCause::kNatural
+                           ? task.grace
+                           : milliseconds(task.record.stop_grace_ms);
+  task.drain_deadline =
+      std::chrono::steady_clock::now() + grace + kDrainAfterSigkill;
+  task.drain_timer =
+      loop_.Schedule(std::chrono::steady_clock::now() + kDrainPoll,
+                     [this, id = task.id] { PollDrain(id); });
+}
+
+void Supervisor::PollDrain(const std::string& id) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end())
+    return;
+  it->second.drain_timer = 0;
+  if (!GroupExists(it->second.pid)) {
+    Finish(it);
+    return;
+  }
+  // Past its SIGKILL, what is left is no process we can signal (another
+  // user's, in the group): the task ends without waiting for it.
+  if (std::chrono::steady_clock::now() > it->second.drain_deadline) {
+    BATON_LOG_WARN(
+        "{}: group {} still has members after SIGKILL; ending "
+        "the task without them",
+        id, it->second.pid);
+    Finish(it);
+    return;
+  }
+  it->second.drain_timer =
+      loop_.Schedule(std::chrono::steady_clock::now() + kDrainPoll,
+                     [this, id] { PollDrain(id); });
+}
+
+void Supervisor::FinishDrainedTasks() {
+  std::vector<std::string> drained;
+  for (const auto& [id, task] : tasks_) {
+    if (task.leader_ended && !GroupExists(task.pid))
+      drained.push_back(id);
+  }
+  for (const std::string& id : drained)
+    Finish(tasks_.find(id));
+}
+
+void Supervisor::Finish(TaskMap::iterator it) {
+  Task& task = it->second;
+  int status = task.leader_status;
+  ExitedEvent exited;
+  exited.task = task.id;
+  exited.pid = task.pid;
+  if (task.status_lost) {
+    exited.cause = ExitCause::kLost;
+  } else {
+    if (WIFEXITED(status))
+      exited.exit_code = WEXITSTATUS(status);
+    if (WIFSIGNALED(status))
+      exited.signal = WTERMSIG(status);
+    exited.cause = task.cause;
+  }
+  // The end is when nothing of the task runs any more.
+  exited.ended_ms = task.drained ? WallMillis() : task.leader_ended_ms;
+  exited.started_ms = task.record.started_ms;
+  exited.leftovers = task.leftovers;
+  // A heuristic: a full file system at exit probably cut the output short.
+  struct statvfs vfs {};
+  exited.disk_full = task.log_fd && ::fstatvfs(task.log_fd.get(), &vfs) == 0 &&
+                     vfs.f_bavail == 0;
+  std::string record = EncodeMessage(exited);
+  // A batond that is here gets the record and keeps it in its store; until
+  // it acknowledges that, we keep it too, and write the exit file only if
+  // batond goes away first. A batond that is away finds the file: it is
+  // written before the task leaves the live set (and so the hello list).
+  if (client_said_hello_ && client_ && !client_->closed()) {
+    Send(record);
+    client_->Flush();
+    unacked_exits_[task.id] = {task.record.exit_file, record};
+  } else {
+    WriteExitFile(task.id, task.record.exit_file, record);
+  }
+  if (journal_)
+    journal_->Ended(task.id);
+  if (task.deadline)
+    loop_.Cancel(task.deadline);
+  if (task.drain_timer)
+    loop_.Cancel(task.drain_timer);
+  if (task.pidfd)
+    loop_.RemoveFd(task.pidfd.get());
+  // Nothing can join an empty group, so a pending SIGKILL could only hit a
+  // new group that reuses the id.
+  if (auto e = escalations_.find(task.pid);
+      e != escalations_.end() && !GroupExists(task.pid)) {
+    loop_.Cancel(e->second);
+    escalations_.erase(e);
+  }
+  BATON_LOG_INFO("{}: pid {} ended: {}", task.id, task.pid, record);
+  ids_by_pid_.erase(task.pid);
+  tasks_.erase(it);
+  CompactJournalIfLarge();
+}
+
+void Supervisor::WriteExitFile(const std::string& task, const std::string& file,
+                               const std::string& record) {
+  if (auto written = WriteFileAtomic(file, record); !written) {
+    BATON_LOG_ERROR("{}: exit record lost: {}", task, written.error().message);
+  }
+}
+
+void Supervisor::WriteUnackedExits() {
+  for (const auto& [task, file_and_record] : unacked_exits_)
+    WriteExitFile(task, file_and_record.first, file_and_record.second);
+  if (!unacked_exits_.empty()) {
+    BATON_LOG_INFO("wrote {} exit records batond had not acknowledged",
+                   unacked_exits_.size());
+  }
+  unacked_exits_.clear();
+}
+
+bool Supervisor::HasOrphans() const {
+  return std::any_of(tasks_.begin(), tasks_.end(),
+                     [](const auto& entry) { return entry.second.orphan; });
+}
+
+void Supervisor::CompactJournalIfLarge() {
+  // A keeper may still append the record an orphan waits for: it would
+  // go to the old file.
+  if (!journal_ || journal_->size() < Journal::kCompactBytes || HasOrphans())
+    return;
+  std::vector<JournalTask> open;
+  for (const auto& [id, task] : tasks_)
+    open.push_back(task.record);
+  // Ids that may run, or whose ends are unknown, stay "spawning".
+  for (const auto& [id, starting] : starting_) {
+    open.emplace_back();
+    open.back().task = id;
+  }
+  for (const std::string& id : unknown_ends_) {
+    open.emplace_back();
+    open.back().task = id;
+  }
+  journal_->Compact(open);
+}
+
+void Supervisor::AdoptOrphans(JournalState state) {
+  spawned_ids_ = std::move(state.known);
+  reaped_ = std::move(state.reaped);
+  for (const auto& [id, record] : state.open) {
+    if (record.started) {
+      AdoptOrphan(record);
+    } else {
+      // Between "spawning" and the spawn's outcome: it may run, unseen.
+      BATON_LOG_WARN(
+          "{}: a supervisor that died was starting it; its end "
+          "cannot be known",
+          id);
+      unknown_ends_.push_back(id);
+    }
+  }
+  reaped_.clear();  // Those matched nothing we adopted.
+}
+
+void Supervisor::AdoptOrphan(const JournalTask& record) {
+  auto [it, inserted] = tasks_.try_emplace(record.task);
+  Task& task = it->second;
+  task.id = record.task;
+  task.pid = static_cast<pid_t>(record.pid);
+  task.record = record;
+  task.grace = milliseconds(record.grace_ms);
+  task.cause = record.cause;
+  task.orphan = true;
+  auto stat = ReadProcStat(task.pid);
+  if (stat && stat->start_ticks == record.start_ticks)
+    task.pidfd.reset(OpenPidfd(task.pid));
+  if (!task.pidfd) {
+    // It ended while no supervisor ran.
+    if (auto reaped = FindReaped(task)) {
+      BATON_LOG_INFO("{}: ended while no supervisor ran (pid {})", task.id,
+                     task.pid);
+      LeaderEnded(it, reaped->status, false, reaped->ended_ms);
+      return;
+    }
+    // Reaped by the supervisor that died, which may have written its
+    // record; else nobody can tell its end.
+    if (!ReadFile(record.exit_file)) {
+      BATON_LOG_WARN("{}: pid {} is gone and its end was not recorded", task.id,
+                     task.pid);
+      unknown_ends_.push_back(task.id);
+    } else if (journal_) {
+      journal_->Ended(task.id);
+    }
+    tasks_.erase(it);
+    return;
+  }
+  // Live (or a zombie its keeper is about to reap): ours to stop and time,
+  // its end comes through the pidfd and the keeper's record.
+  task.log_fd.reset(
+      ::open(record.log.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  (void)loop_.AddFd(task.pidfd.get(), EPOLLIN,
+                    [this, id = task.id](uint32_t) { OnOrphanEnded(id); });
+  if (task.cause != ExitCause::kNatural) {
+    // Its stop was under way: the SIGKILL is still due.
+    EscalateAfter(task.pid,
+                  MillisUntil(record.stopped_ms + record.stop_grace_ms));
+  } else if (record.deadline_ms) {
+    ScheduleDeadline(task, MillisUntil(*record.deadline_ms));
+  }
+  BATON_LOG_INFO("{}: adopted pid {} from a supervisor that died", task.id,
+                 task.pid);
+}
+
+std::optional<ReapedRecord> Supervisor::FindReaped(const Task& task) {
+  auto match = [&](const ReapedRecord& r) {
+    return r.pid == task.pid && r.start_ticks == task.record.start_ticks;
+  };
+  auto found = std::find_if(reaped_.begin(), reaped_.end(), match);
+  if (found == reaped_.end() && journal_) {
+    for (ReapedRecord& record : journal_->ReadReaped())
+      reaped_.push_back(record);
+    found = std::find_if(reaped_.begin(), reaped_.end(), match);
+  }
+  if (found == reaped_.end())
+    return std::nullopt;
+  ReapedRecord record = *found;
+  reaped_.erase(found);
+  return record;
+}
+
+void Supervisor::OnOrphanEnded(const std::string& id) {
+  auto it = tasks_.find(id);
+  if (it == tasks_.end() || it->second.leader_ended)
+    return;
+  Task& task = it->second;
+  if (task.pidfd) {
+    loop_.RemoveFd(task.pidfd.get());
+    task.pidfd.reset();
+  }
+  if (auto reaped = FindReaped(task)) {
+    LeaderEnded(it, reaped->status, false, reaped->ended_ms);
+    return;
+  }
+  if (task.record_tries == kRecordTries) {
+    BATON_LOG_WARN("{}: pid {} ended, but no keeper recorded how", id,
+                   task.pid);
+    LeaderEnded(it, 0, true);
+    return;
+  }
+  milliseconds wait = kRecordRetry * (1 << task.record_tries++);
+  loop_.Schedule(std::chrono::steady_clock::now() + wait,
+                 [this, id] { OnOrphanEnded(id); });
+}
+
+}  // namespace baton
