@@ -437,20 +437,22 @@ void Daemon::BeforeSleep() {
               clock_.Now() - commit_failing_since_)));
     }
   }
-  // Replies before the supervisor's requests: a client waits on its reply,
-  // while writing to the supervisor wakes it, and on a busy machine the
-  // kernel may run it (and the spawn) before we get the CPU back.
-  for (auto& [id, connection] : connections_) {
-    for (HeldReply& reply : connection.held)
-      connection.channel->Send(ReplyLine(std::move(reply), failure));
-    connection.held.clear();
-    connection.channel->Flush();
-  }
+  // The supervisor's requests before the replies: once a client is told of
+  // a task, its spawn is in the supervisor's socket, which a supervisor
+  // reads whole even after batond died (doc/supervisor.md, "Exactly
+  // once"). So an answered task runs, and with the environment its client
+  // sent, which is never stored.
   if (!failure) {
     // The ends just committed need no exit files any more.
     executor_->AcknowledgeExits(
         [this](const TaskId& id) { return !registry_->IsLive(id); });
     executor_->Flush();
+  }
+  for (auto& [id, connection] : connections_) {
+    for (HeldReply& reply : connection.held)
+      connection.channel->Send(ReplyLine(std::move(reply), failure));
+    connection.held.clear();
+    connection.channel->Flush();
   }
   for (uint64_t id : closed_connections_)
     connections_.erase(id);

@@ -118,7 +118,7 @@ LocalExecutor::LocalExecutor(EventLoop* loop, StatePaths paths,
       paths_(std::move(paths)),
       baton_binary_(std::move(baton_binary)),
       grace_(grace),
-      own_env_(ProcessEnvironment()) {}
+      own_env_(CleanEnvironment()) {}
 
 LocalExecutor::~LocalExecutor() {
   if (failure_timer_)

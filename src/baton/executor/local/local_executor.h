@@ -175,7 +175,9 @@ class LocalExecutor : public Executor {
   };
   std::map<std::vector<std::string>, EnvironmentSlot> environment_ids_;
   uint64_t next_environment_ = 0;
-  // batond's own environment, for requests that bring none.
+  // For a task that brings no environment (started again after a restart:
+  // its client's is never stored): the clean one (util/environment.h),
+  // never batond's own.
   const std::vector<std::string> own_env_;
   std::vector<std::pair<TaskId, Error>> failures_;  // For FailLater().
   TimerId failure_timer_ = 0;                       // 0 = none.
