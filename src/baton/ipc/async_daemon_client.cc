@@ -67,8 +67,12 @@ void AsyncDaemonClient::Close() {
 
 void AsyncDaemonClient::OnLine(std::string_view line) {
   auto reply = DecodeReplyLine(line);
-  if (!reply)
-    return;  // Not ours to answer; batond never sends this.
+  if (!reply) {
+    // A reply we cannot read belongs to some pending call, which would
+    // otherwise wait forever: fail them all, as a closed connection does.
+    Fail(reply.error());
+    return;
+  }
   if (notices_) {
     for (auto& notice : reply->notices)
       notices_(std::move(notice));
@@ -85,14 +89,18 @@ void AsyncDaemonClient::OnLine(std::string_view line) {
 }
 
 void AsyncDaemonClient::OnClose() {
-  // Fail what is pending; a callback may Close or drop us, so take them
-  // all out first.
+  Fail(Error{ErrorCode::kUnavailable,
+             "batond closed the connection (did it stop or crash? see "
+             "batond.log in the state directory); try again"});
+}
+
+void AsyncDaemonClient::Fail(const Error& error) {
+  if (channel_)
+    channel_->Close();
+  // A callback may Close or drop us, so take them all out first.
   auto pending = std::exchange(pending_, {});
-  for (auto& [id, done] : pending) {
-    done(MakeError(ErrorCode::kUnavailable,
-                   "batond closed the connection (did it stop or crash? see "
-                   "batond.log in the state directory); try again"));
-  }
+  for (auto& [id, done] : pending)
+    done(std::unexpected(error));
 }
 
 }  // namespace baton

@@ -63,6 +63,8 @@ class AsyncDaemonClient {
   void Send(std::string line, LineCallback done);
   void OnLine(std::string_view line);
   void OnClose();
+  // Closes the connection and fails every pending call with `error`.
+  void Fail(const Error& error);
 
   EventLoop* loop_;
   std::string session_;
