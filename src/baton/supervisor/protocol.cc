@@ -57,7 +57,7 @@ Result<R> ParseWith(std::string_view line, F parse) {
 Result<SupervisorRequest> RequestFromJson(const Json& json,
                                           const std::string& op) {
   if (op == "hello")
-    return HelloRequest{};
+    return SupervisorHello{};
   if (op == "spawn") {
     SpawnRequest spawn;
     spawn.task = json.at("task").get<std::string>();
@@ -85,15 +85,15 @@ Result<SupervisorRequest> RequestFromJson(const Json& json,
                       json.at("env").get<std::vector<std::string>>()};
   }
   if (op == "kill") {
-    return KillRequest{json.at("task").get<std::string>(),
-                       Millis(json, "grace_ms")};
+    return SupervisorKill{json.at("task").get<std::string>(),
+                          Millis(json, "grace_ms")};
   }
   return MakeError(ErrorCode::kNotFound, "unknown op " + op);
 }
 
 Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
   if (op == "hello") {
-    HelloReply hello;
+    SupervisorHelloReply hello;
     hello.pid = json.at("pid").get<int64_t>();
     hello.version = json.value("version", 1);
     for (const Json& live : json.at("live")) {
@@ -137,7 +137,7 @@ Result<SupervisorEvent> EventFromJson(const Json& json, const std::string& op) {
 
 }  // namespace
 
-std::string EncodeMessage(const HelloRequest&) {
+std::string EncodeMessage(const SupervisorHello&) {
   return Dump({{"op", "hello"}, {"version", kSupervisorProtocolVersion}});
 }
 
@@ -181,12 +181,12 @@ std::vector<std::string> SpawnEnvironment(const SpawnRequest& request) {
   return SetEnvironmentEntries(*request.base_env, request.env);
 }
 
-std::string EncodeMessage(const KillRequest& m) {
+std::string EncodeMessage(const SupervisorKill& m) {
   return Dump(
       {{"op", "kill"}, {"task", m.task}, {"grace_ms", m.grace.count()}});
 }
 
-std::string EncodeMessage(const HelloReply& m) {
+std::string EncodeMessage(const SupervisorHelloReply& m) {
   Json live = Json::array();
   for (const LiveTask& task : m.live) {
     live.push_back({{"task", task.task},

@@ -28,7 +28,7 @@ inline constexpr int kSupervisorProtocolVersion = 3;
 inline constexpr int kFirstVersionWithEnvironments = 2;
 
 // batond -> supervisor.
-struct HelloRequest {};
+struct SupervisorHello {};
 
 // Defines environment `id` for the spawns that follow on this connection
 // (or replaces it). batond sends each distinct environment once, not the
@@ -67,7 +67,7 @@ struct CloseStdinRequest {
   std::string task;
 };
 
-struct KillRequest {
+struct SupervisorKill {
   std::string task;
   std::chrono::milliseconds grace{5000};
 };
@@ -79,8 +79,8 @@ struct AckRequest {
 };
 
 using SupervisorRequest =
-    std::variant<HelloRequest, SpawnRequest, KillRequest, CloseStdinRequest,
-                 AckRequest, EnvRequest>;
+    std::variant<SupervisorHello, SpawnRequest, SupervisorKill,
+                 CloseStdinRequest, AckRequest, EnvRequest>;
 
 // The environment a spawn runs with: `request.env` alone, or over
 // `request.base_env` when it has one.
@@ -93,7 +93,7 @@ struct LiveTask {
   int64_t started_ms = 0;  // 0 from a supervisor of protocol 2.
 };
 
-struct HelloReply {
+struct SupervisorHelloReply {
   int64_t pid = 0;  // The supervisor's.
   std::vector<LiveTask> live;
   int version = kSupervisorProtocolVersion;  // The supervisor's protocol.
@@ -133,17 +133,17 @@ struct ExitedEvent {
   int leftovers = 0;
 };
 
-using SupervisorEvent =
-    std::variant<HelloReply, SpawnedReply, SpawnFailedReply, ExitedEvent>;
+using SupervisorEvent = std::variant<SupervisorHelloReply, SpawnedReply,
+                                     SpawnFailedReply, ExitedEvent>;
 
 // One JSON object without a newline.
-std::string EncodeMessage(const HelloRequest& message);
+std::string EncodeMessage(const SupervisorHello& message);
 std::string EncodeMessage(const SpawnRequest& message);
-std::string EncodeMessage(const KillRequest& message);
+std::string EncodeMessage(const SupervisorKill& message);
 std::string EncodeMessage(const CloseStdinRequest& message);
 std::string EncodeMessage(const AckRequest& message);
 std::string EncodeMessage(const EnvRequest& message);
-std::string EncodeMessage(const HelloReply& message);
+std::string EncodeMessage(const SupervisorHelloReply& message);
 std::string EncodeMessage(const SpawnedReply& message);
 std::string EncodeMessage(const SpawnFailedReply& message);
 std::string EncodeMessage(const ExitedEvent& message);

@@ -158,7 +158,7 @@ void Supervisor::OnLine(std::string_view line) {
                    request.error().message);
     return;
   }
-  if (std::holds_alternative<HelloRequest>(*request)) {
+  if (std::holds_alternative<SupervisorHello>(*request)) {
     hello_pending_ = true;
     MaybeAnswerHello();
   } else if (auto* spawn = std::get_if<SpawnRequest>(&*request)) {
@@ -179,7 +179,7 @@ void Supervisor::OnLine(std::string_view line) {
         std::make_shared<const std::vector<std::string>>(std::move(env->env));
   } else if (auto* ack = std::get_if<AckRequest>(&*request)) {
     OnAck(ack->tasks);
-  } else if (auto* kill = std::get_if<KillRequest>(&*request)) {
+  } else if (auto* kill = std::get_if<SupervisorKill>(&*request)) {
     if (auto it = tasks_.find(kill->task); it != tasks_.end())
       Stop(it->second, kill->grace, ExitCause::kKilled);
     if (auto it = starting_.find(kill->task);
@@ -208,7 +208,7 @@ void Supervisor::MaybeAnswerHello() {
     return;
   hello_pending_ = false;
   client_said_hello_ = true;
-  HelloReply hello;
+  SupervisorHelloReply hello;
   hello.pid = ::getpid();
   for (const auto& [id, task] : tasks_)
     hello.live.push_back({id, task.pid, task.record.started_ms});

@@ -101,7 +101,7 @@ TEST_F(SupervisorRecoveryTest, ANewSupervisorAdoptsWhatADeadOneRan) {
   EXPECT_EQ(record->started_ms, ends_meanwhile.started_ms);
 
   Touch("go1");
-  Send(EncodeMessage(KillRequest{"shell-4", 100ms}));
+  Send(EncodeMessage(SupervisorKill{"shell-4", 100ms}));
   auto start = std::chrono::steady_clock::now();
   auto exits = ReceiveExits(3);
   EXPECT_EQ(exits["shell-1"].cause, ExitCause::kNatural);
@@ -166,7 +166,7 @@ TEST_F(SupervisorRecoveryTest, WhatADeadBatondSentIsServedBeforeANewHello) {
   std::string burst;
   for (int i = 1; i <= kTasks; ++i)
     burst += EncodeMessage(Spawn("shell-" + std::to_string(i), "true")) + "\n";
-  burst += EncodeMessage(KillRequest{"shell-0", 50ms}) + "\n";
+  burst += EncodeMessage(SupervisorKill{"shell-0", 50ms}) + "\n";
   ASSERT_EQ(::send(client_.get(), burst.data(), burst.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(burst.size()));
   UniqueFd old_client = std::move(client_);

@@ -85,17 +85,18 @@ TEST(SupervisorProtocol, RoundTrips) {
   EXPECT_EQ(std::get<ExitedEvent>(*event).started_ms, 0);
   EXPECT_EQ(std::get<ExitedEvent>(*event).leftovers, 0);
 
-  HelloReply sent;
+  SupervisorHelloReply sent;
   sent.pid = 7;
   sent.live = {{"a", 8, 99}};
   sent.unknown_ends = {"shell-4"};
   auto hello = ParseSupervisorEvent(EncodeMessage(sent));
   ASSERT_TRUE(hello);
-  EXPECT_EQ(std::get<HelloReply>(*hello).live[0].pid, 8);
-  EXPECT_EQ(std::get<HelloReply>(*hello).live[0].started_ms, 99);
-  EXPECT_EQ(std::get<HelloReply>(*hello).unknown_ends,
+  EXPECT_EQ(std::get<SupervisorHelloReply>(*hello).live[0].pid, 8);
+  EXPECT_EQ(std::get<SupervisorHelloReply>(*hello).live[0].started_ms, 99);
+  EXPECT_EQ(std::get<SupervisorHelloReply>(*hello).unknown_ends,
             std::vector<std::string>{"shell-4"});
-  EXPECT_EQ(std::get<HelloReply>(*hello).version, kSupervisorProtocolVersion);
+  EXPECT_EQ(std::get<SupervisorHelloReply>(*hello).version,
+            kSupervisorProtocolVersion);
 
   auto refused = ParseSupervisorEvent(
       EncodeMessage(SpawnFailedReply{"shell-1", "started before", true}));
@@ -104,7 +105,7 @@ TEST(SupervisorProtocol, RoundTrips) {
   // A supervisor from before versions were told apart says version 1.
   auto old = ParseSupervisorEvent(R"({"op":"hello","pid":7,"live":[]})");
   ASSERT_TRUE(old);
-  EXPECT_EQ(std::get<HelloReply>(*old).version, 1);
+  EXPECT_EQ(std::get<SupervisorHelloReply>(*old).version, 1);
 
   auto ack = ParseSupervisorRequest(EncodeMessage(AckRequest{{"a", "b"}}));
   ASSERT_TRUE(ack);
@@ -134,8 +135,8 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   Connect();
   Send("garbage");
   Send(R"({"op":"from-the-future"})");
-  Send(EncodeMessage(HelloRequest{}));
-  auto hello = ReceiveAs<HelloReply>();
+  Send(EncodeMessage(SupervisorHello{}));
+  auto hello = ReceiveAs<SupervisorHelloReply>();
   // The forked process is the keeper; the supervisor is its child.
   auto stat = ReadProcStat(static_cast<pid_t>(hello.pid));
   ASSERT_TRUE(stat);
@@ -167,8 +168,8 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   EXPECT_GT(spawned.started_ms, 0);
   EXPECT_EQ(::getpgid(spawned.pid), spawned.pid);
   EXPECT_EQ(::getsid(spawned.pid), spawned.pid);
-  Send(EncodeMessage(HelloRequest{}));
-  hello = ReceiveAs<HelloReply>();
+  Send(EncodeMessage(SupervisorHello{}));
+  hello = ReceiveAs<SupervisorHelloReply>();
   ASSERT_EQ(hello.live.size(), 1u);
   EXPECT_EQ(hello.live[0].task, "shell-1");
   EXPECT_EQ(hello.live[0].pid, spawned.pid);
@@ -183,7 +184,7 @@ TEST_F(SupervisorTest, SpeaksTheProtocolAndRecordsExits) {
   // batond committed it: no exit file, then or later.
   Send(EncodeMessage(AckRequest{{"shell-1"}}));
   // A kill of an ended task is ignored.
-  Send(EncodeMessage(KillRequest{"shell-1", 10ms}));
+  Send(EncodeMessage(SupervisorKill{"shell-1", 10ms}));
 
   client_.reset();  // batond goes away with nothing live: the supervisor too.
   EXPECT_EQ(WaitExit(pid), 0);
@@ -208,8 +209,8 @@ TEST_F(SupervisorTest, WritesTheExitFilesBatondDidNotAcknowledge) {
             11);
   Send(EncodeMessage(AckRequest{{"shell-2", "shell-99"}}));
   // The ack is read before this hello; shell-1 waits for its ack.
-  Send(EncodeMessage(HelloRequest{}));
-  ASSERT_EQ(ReceiveAs<HelloReply>().live.size(), 1u);
+  Send(EncodeMessage(SupervisorHello{}));
+  ASSERT_EQ(ReceiveAs<SupervisorHelloReply>().live.size(), 1u);
   EXPECT_FALSE(std::filesystem::exists(root_ + "/shell-1.exit"));
 
   // A new batond connects: the old one's unacknowledged exit goes to its
@@ -323,8 +324,8 @@ TEST_F(SupervisorTest, EventsWaitForHello) {
     std::this_thread::sleep_for(10ms);
   }
   // batond reads the hello reply first, so the exit was not sent before it.
-  Send(EncodeMessage(HelloRequest{}));
-  EXPECT_TRUE(ReceiveAs<HelloReply>().live.empty());
+  Send(EncodeMessage(SupervisorHello{}));
+  EXPECT_TRUE(ReceiveAs<SupervisorHelloReply>().live.empty());
 }
 
 // Spawns run on worker threads: whatever batond sends while they are under
@@ -348,9 +349,9 @@ TEST_F(SupervisorTest, ABurstOfSpawnsKeepsOrderKillsAndHello) {
     if (i == 0)  // The same id again while it starts or sleeps.
       burst += EncodeMessage(spawn) + "\n";
     if (i % 3 == 0)
-      burst += EncodeMessage(KillRequest{spawn.task, 10ms}) + "\n";
+      burst += EncodeMessage(SupervisorKill{spawn.task, 10ms}) + "\n";
   }
-  burst += EncodeMessage(HelloRequest{}) + "\n";
+  burst += EncodeMessage(SupervisorHello{}) + "\n";
   ASSERT_EQ(::send(client_.get(), burst.data(), burst.size(), MSG_NOSIGNAL),
             static_cast<ssize_t>(burst.size()));
 
@@ -379,7 +380,7 @@ TEST_F(SupervisorTest, ABurstOfSpawnsKeepsOrderKillsAndHello) {
       EXPECT_EQ(f->task, "shell-0");
       EXPECT_EQ(f->error, "task shell-0 is already live");
       ++refused;
-    } else if (auto* h = std::get_if<HelloReply>(&*event)) {
+    } else if (auto* h = std::get_if<SupervisorHelloReply>(&*event)) {
       // Answered once nothing was starting: every task is spawned by now.
       EXPECT_EQ(static_cast<int>(spawned.size()), kTasks);
       for (const LiveTask& live : h->live)

@@ -98,10 +98,10 @@ class SupervisorTest : public ::testing::Test {
     client_ = std::move(*fd);
   }
   // Connects (again) and says hello, as batond does; the reply.
-  HelloReply ConnectAndGreet() {
+  SupervisorHelloReply ConnectAndGreet() {
     Connect();
-    Send(EncodeMessage(HelloRequest{}));
-    auto hello = ReceiveAs<HelloReply>();
+    Send(EncodeMessage(SupervisorHello{}));
+    auto hello = ReceiveAs<SupervisorHelloReply>();
     if (hello.pid > 0)
       supervisors_.push_back(static_cast<pid_t>(hello.pid));
     return hello;

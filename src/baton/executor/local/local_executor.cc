@@ -196,7 +196,7 @@ Status LocalExecutor::Connect() {
 }
 
 Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
-  if (auto sent = SendAll(fd.get(), EncodeMessage(HelloRequest{}) + "\n");
+  if (auto sent = SendAll(fd.get(), EncodeMessage(SupervisorHello{}) + "\n");
       !sent) {
     return sent;
   }
@@ -204,7 +204,7 @@ Status LocalExecutor::Handshake(UniqueFd fd, MonoTime deadline) {
   if (!line)
     return std::unexpected(line.error());
   auto event = ParseSupervisorEvent(*line);
-  auto* hello = event ? std::get_if<HelloReply>(&*event) : nullptr;
+  auto* hello = event ? std::get_if<SupervisorHelloReply>(&*event) : nullptr;
   if (hello == nullptr) {
     return MakeError(ErrorCode::kIo,
                      "the supervisor answered hello with: " + *line);
@@ -384,7 +384,7 @@ void LocalExecutor::Kill(const TaskId& id, milliseconds grace) {
   // Without a connection the task is reconciled (kills_ then) or was
   // already reported (lost or ended).
   if (connected())
-    outbox_.push_back(EncodeMessage(KillRequest{name, grace}));
+    outbox_.push_back(EncodeMessage(SupervisorKill{name, grace}));
 }
 
 void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
@@ -612,7 +612,7 @@ void LocalExecutor::Reconcile() {
   std::erase_if(kills_, [&](const auto& kill) {
     if (!live_.contains(kill.first))
       return true;
-    outbox_.push_back(EncodeMessage(KillRequest{kill.first, kill.second}));
+    outbox_.push_back(EncodeMessage(SupervisorKill{kill.first, kill.second}));
     return false;
   });
 }
