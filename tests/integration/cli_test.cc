@@ -123,7 +123,11 @@ TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
   // An unknown form, as a raw line: refused with the forms it may take.
   auto raw = RawRequest(R"({"id":99,"op":"wait","tasks":[")" + slow +
                         R"("],"still_running":"all"})");
-  EXPECT_NE(raw.find("\"none\""), std::string::npos) << raw;
+  auto refused = DecodeReplyLine(raw);
+  ASSERT_TRUE(refused) << raw;
+  EXPECT_FALSE(refused->ok);
+  EXPECT_NE(refused->error.message.find("\"none\""), std::string::npos)
+      << raw;
 }
 
 TEST_F(CliTest, WaitAllAndTimeout) {

@@ -3,6 +3,7 @@
 #include <fcntl.h>
 #include <poll.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -276,12 +277,15 @@ Result<DaemonClient> BatonTest::ConnectToDaemon() {
   return DaemonClient::Connect(options);
 }
 
-std::string BatonTest::RawRequest(const std::string& line) {
+std::string BatonTest::RawRequest(const std::string& line,
+                                  bool then_half_close) {
   auto fd = ConnectUnix(StatePaths{home_, home_}.daemon_socket());
   EXPECT_TRUE(fd) << fd.error().message;
   if (!fd)
     return "";
-  EXPECT_TRUE(WriteAll(fd->get(), line + "\n"));
+  EXPECT_TRUE(WriteAll(fd->get(), then_half_close ? line : line + "\n"));
+  if (then_half_close)
+    ::shutdown(fd->get(), SHUT_WR);
   std::string in;
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
   while (in.find('\n') == std::string::npos) {

@@ -101,10 +101,11 @@ class BatonTest : public ::testing::Test {
   void KillDaemonHard();
   // A protocol client of this test's running batond (none is started).
   Result<DaemonClient> ConnectToDaemon();
-  // Writes `line` (a '\n' is added) on a new connection to the running
-  // batond and returns the first line it answers ("" when it closed or
-  // said nothing within 10 s).
-  std::string RawRequest(const std::string& line);
+  // Writes `line` (a '\n' is added, unless `then_half_close`: then the
+  // line goes without it, and the writing side is shut) on a new connection
+  // to the running batond, and returns the first line it answers ("" when
+  // it closed or said nothing within 10 s).
+  std::string RawRequest(const std::string& line, bool then_half_close = false);
 
   std::string home_;
   std::string binary_ = BATON_BINARY;

@@ -252,7 +252,6 @@ struct DelegateRequest {
   void Fields(V& v) {
     v("brief", brief,
       {.required = true,
-       .non_empty = true,
        .max_bytes = kMaxTextBytes,
        .doc = "what the agent should do"});
     v("agent", agent,
