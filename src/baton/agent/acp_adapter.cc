@@ -103,11 +103,10 @@ std::vector<std::string> AcpAdapter::Argv(
 void AcpAdapter::Request(std::string_view method, Json params,
                          AdapterSink& sink) {
   std::string id = fmt::format("{}#{}.{}", method, prefix_, next_request_++);
-  sink.WriteLine(Json{{"jsonrpc", "2.0"},
-                      {"id", id},
-                      {"method", method},
-                      {"params", std::move(params)}}
-                     .dump());
+  sink.WriteLine(ToLine(Json{{"jsonrpc", "2.0"},
+                             {"id", id},
+                             {"method", method},
+                             {"params", std::move(params)}}));
 }
 
 void AcpAdapter::Begin(const AgentSpec& spec, const std::string& cwd,
@@ -235,14 +234,14 @@ void AcpAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
   if (method != "session/request_permission") {
     // This client offers no fs/* or terminal/* (it said so in initialize);
     // answer anything we do not serve so the agent never waits on us.
-    sink.WriteLine(Json{{"jsonrpc", "2.0"},
-                        {"id", id},
-                        {"error",
-                         {{"code", -32601},
-                          {"message", fmt::format("Method not found: {} is not "
-                                                  "offered by baton",
-                                                  method)}}}}
-                       .dump());
+    sink.WriteLine(
+        ToLine(Json{{"jsonrpc", "2.0"},
+                    {"id", id},
+                    {"error",
+                     {{"code", -32601},
+                      {"message", fmt::format("Method not found: {} is not "
+                                              "offered by baton",
+                                              method)}}}}));
     return;
   }
   // A request belongs to the running prompt: any replay is over.
@@ -445,7 +444,7 @@ Status AcpAdapter::Answer(const Json& question,
   Json outcome = chosen.is_null()
                      ? Json{{"outcome", "cancelled"}}
                      : Json{{"outcome", "selected"}, {"optionId", chosen}};
-  sink.WriteLine(Response(ref, {{"outcome", outcome}}).dump());
+  sink.WriteLine(ToLine(Response(ref, {{"outcome", outcome}})));
   pending_permissions_.erase(ref.dump());
   return {};
 }
@@ -454,13 +453,12 @@ void AcpAdapter::Interrupt(AdapterSink& sink) {
   if (!prompt_running_ || session_id_.empty())
     return;
   sink.WriteLine(
-      Notification("session/cancel", {{"sessionId", session_id_}}).dump());
+      ToLine(Notification("session/cancel", {{"sessionId", session_id_}})));
   // The spec: the client answers its pending permission requests with
   // "cancelled" once it has sent session/cancel.
   for (const auto& [key, pending] : pending_permissions_) {
-    sink.WriteLine(
-        Response(pending["id"], {{"outcome", {{"outcome", "cancelled"}}}})
-            .dump());
+    sink.WriteLine(ToLine(
+        Response(pending["id"], {{"outcome", {{"outcome", "cancelled"}}}})));
   }
   pending_permissions_.clear();
 }

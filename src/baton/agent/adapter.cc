@@ -47,6 +47,10 @@ std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
   return nullptr;
 }
 
+std::string ToLine(const Json& message) {
+  return message.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
 std::string ShortToolInput(const Json& input, size_t max) {
   std::string text;
   if (input.is_object()) {

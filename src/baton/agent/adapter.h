@@ -102,6 +102,10 @@ std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name);
 std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
                                     AdapterSink& sink);
 
+// A message for the CLI's stdin as one line of compact JSON. Invalid UTF-8
+// (a director's text may hold any bytes) is replaced, so it never throws.
+std::string ToLine(const Json& message);
+
 // The short form of a tool input for a "tool" event: a command line, a
 // path, or compact JSON, at most `max` characters.
 std::string ShortToolInput(const Json& input, size_t max = 160);

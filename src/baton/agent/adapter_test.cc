@@ -47,5 +47,33 @@ TEST(ParseStreamLine, NestingUpToTheLimitIsRead) {
   EXPECT_TRUE(sink.events.empty());
 }
 
+// Found by fuzz_adapter_claude: a director's text with invalid UTF-8 made
+// ClaudeAdapter::Send throw from dump(). batond's JSON parse hands over
+// valid UTF-8 today; the adapters no longer rely on it.
+TEST(ToLine, ADirectorsInvalidUtf8IsReplacedNotThrown) {
+  const std::string text = "fix \xff\xfe it";
+  for (const char* name : {"claude", "codex", "acp"}) {
+    auto adapter = MakeAdapter(name);
+    RecordingSink sink;
+    AgentSpec spec;
+    spec.adapter = name;
+    spec.brief = text;
+    EXPECT_NO_THROW({
+      adapter->Begin(spec, "/w", sink);
+      (void)adapter->Send(text, SendMode::kFollowup, sink);
+      (void)adapter->Send(text, SendMode::kSteer, sink);
+    }) << name;
+  }
+  auto claude = MakeAdapter("claude");
+  RecordingSink sink;
+  AgentSpec spec;
+  spec.brief = text;
+  claude->Begin(spec, "/w", sink);
+  ASSERT_EQ(sink.lines.size(), 1u);
+  EXPECT_NE(sink.lines[0].dump().find("fix \xEF\xBF\xBD\xEF\xBF\xBD it"),
+            std::string::npos)
+      << sink.lines[0].dump();
+}
+
 }  // namespace
 }  // namespace baton

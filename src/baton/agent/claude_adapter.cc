@@ -49,7 +49,7 @@ std::vector<std::string> ClaudeAdapter::Argv(
 
 void ClaudeAdapter::Begin(const AgentSpec& spec, const std::string&,
                           AdapterSink& sink) {
-  sink.WriteLine(UserLine(spec.brief).dump());
+  sink.WriteLine(ToLine(UserLine(spec.brief)));
 }
 
 void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
@@ -170,7 +170,7 @@ Status ClaudeAdapter::Send(std::string_view message, SendMode,
   // A user line mid-turn is folded into the running turn (a steer); between
   // turns it starts the next one (a follow-up). The runtime decides when.
   verdict_.reset();
-  sink.WriteLine(UserLine(message).dump());
+  sink.WriteLine(ToLine(UserLine(message)));
   return {};
 }
 
@@ -215,21 +215,19 @@ Status ClaudeAdapter::Answer(const Json& question,
       decision = {{"behavior", "allow"}, {"updatedInput", input}};
     }
   }
-  sink.WriteLine(Json{{"type", "control_response"},
-                      {"response",
-                       {{"subtype", "success"},
-                        {"request_id", question.value("ref", "")},
-                        {"response", decision}}}}
-                     .dump());
+  sink.WriteLine(ToLine(Json{{"type", "control_response"},
+                             {"response",
+                              {{"subtype", "success"},
+                               {"request_id", question.value("ref", "")},
+                               {"response", decision}}}}));
   return {};
 }
 
 void ClaudeAdapter::Interrupt(AdapterSink& sink) {
   sink.WriteLine(
-      Json{{"type", "control_request"},
-           {"request_id", fmt::format("baton_int_{}", next_request_++)},
-           {"request", {{"subtype", "interrupt"}}}}
-          .dump());
+      ToLine(Json{{"type", "control_request"},
+                  {"request_id", fmt::format("baton_int_{}", next_request_++)},
+                  {"request", {{"subtype", "interrupt"}}}}));
 }
 
 }  // namespace baton

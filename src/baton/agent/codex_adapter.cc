@@ -112,9 +112,8 @@ std::vector<std::string> CodexAdapter::Argv(
 std::string CodexAdapter::Request(std::string_view method, Json params,
                                   AdapterSink& sink) {
   std::string id = fmt::format("{}#{}.{}", method, prefix_, next_request_++);
-  sink.WriteLine(
-      Json{{"id", id}, {"method", method}, {"params", std::move(params)}}
-          .dump());
+  sink.WriteLine(ToLine(
+      Json{{"id", id}, {"method", method}, {"params", std::move(params)}}));
   return id;
 }
 
@@ -215,7 +214,7 @@ void CodexAdapter::OnResponse(const Json& message, AdapterSink& sink) {
     if (thread_requested_)
       return;
     thread_requested_ = true;
-    sink.WriteLine(Json{{"method", "initialized"}}.dump());
+    sink.WriteLine(ToLine(Json{{"method", "initialized"}}));
     Json params = {{"cwd", cwd_},
                    {"approvalPolicy", "on-request"},
                    {"sandbox", "workspace-write"}};
@@ -291,12 +290,11 @@ void CodexAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
     question["question_ids"] = ids;
   } else {
     // Never leave codex waiting on a request we cannot serve.
-    sink.WriteLine(
-        Json{{"id", message["id"]},
-             {"error",
-              {{"code", -32601},
-               {"message", fmt::format("baton does not handle {}", method)}}}}
-            .dump());
+    sink.WriteLine(ToLine(Json{
+        {"id", message["id"]},
+        {"error",
+         {{"code", -32601},
+          {"message", fmt::format("baton does not handle {}", method)}}}}));
     return;
   }
   unresolved_[message["id"].dump()] = message["id"];
@@ -484,7 +482,7 @@ Status CodexAdapter::Answer(const Json& question,
       decision = "cancel";
     result = {{"decision", decision}};
   }
-  sink.WriteLine(Json{{"id", question["ref"]}, {"result", result}}.dump());
+  sink.WriteLine(ToLine(Json{{"id", question["ref"]}, {"result", result}}));
   return {};
 }
 
