@@ -9,6 +9,8 @@ if ! command -v node >/dev/null 2>&1; then
   exit 0
 fi
 if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
-  npm ci --no-audit --no-fund --loglevel=error
+  # `npm install` with the lockfile, as scripts/setup does (npm ci refuses
+  # this lockfile: a Windows-only optional dependency is not published).
+  npm install --no-audit --no-fund --loglevel=error
 fi
 exec node --test --test-reporter=spec "$@"
