@@ -56,7 +56,7 @@ Json ToolEvent(const Json& call) {
   if (input.empty() && call.contains("rawInput"))
     input = ShortToolInput(call["rawInput"]);
   if (input.empty()) {
-    for (const auto& location : call.value("locations", Json::array())) {
+    for (const auto& location : ArrayAt(call, "locations")) {
       input = StringAt(location, "path");
       break;
     }
@@ -159,7 +159,7 @@ void AcpAdapter::Prompt(std::string_view text, AdapterSink& sink) {
 
 void AcpAdapter::OnResponse(const Json& message, AdapterSink& sink) {
   std::string method = MethodOfId(message["id"]);
-  const Json& result = message.value("result", Json());
+  const Json& result = MemberAt(message, "result");
   if (method.empty()) {
     method = MethodOfResult(result);
     if (load_phase_ == LoadPhase::kLoading &&
@@ -202,7 +202,7 @@ void AcpAdapter::OnResponse(const Json& message, AdapterSink& sink) {
       return;
     }
     const Json& capabilities = ObjectAt(result, "agentCapabilities");
-    if (!capabilities.value("loadSession", false)) {
+    if (!BoolAt(capabilities, "loadSession")) {
       Fail("resume not supported by this agent", sink);
       return;
     }
@@ -251,15 +251,15 @@ void AcpAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
   const Json& call = ObjectAt(params, "toolCall");
   std::string what = StringAt(call, "title");
   if (what.empty())
-    what = ToolEvent(call).value("input", "");
+    what = StringAt(ToolEvent(call), "input");
   Json options = Json::array();
   Json ids = Json::array();
   Json kinds = Json::array();
-  for (const auto& option : params.value("options", Json::array())) {
+  for (const auto& option : ArrayAt(params, "options")) {
     std::string kind = StringAt(option, "kind");
     options.push_back({{"label", StringAt(option, "name")},
                        {"description", OptionDescription(kind)}});
-    ids.push_back(option.value("optionId", Json()));
+    ids.push_back(MemberAt(option, "optionId"));
     kinds.push_back(kind);
   }
   std::string kind = StringAt(call, "kind");
@@ -419,12 +419,12 @@ Status AcpAdapter::Answer(const Json& question,
                      "the question has no request id");
   }
   const Json& ref = question["ref"];
-  const Json& ids = question.value("option_ids", Json::array());
-  const Json& kinds = question.value("option_kinds", Json::array());
+  const Json& ids = ArrayAt(question, "option_ids");
+  const Json& kinds = ArrayAt(question, "option_kinds");
   Json options = Json::array();
-  if (const Json items = question.value("items", Json::array());
+  if (const Json items = ArrayAt(question, "items");
       items.is_array() && !items.empty()) {
-    options = items[0].value("options", Json::array());
+    options = ArrayAt(items[0], "options");
   }
   Json chosen;
   if (!answers.empty() && !answers[0].skipped) {

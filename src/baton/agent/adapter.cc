@@ -7,29 +7,22 @@
 #include "baton/agent/codex_adapter.h"
 #include "baton/agent/codex_exec_adapter.h"
 #include "baton/agent/command_adapter.h"
-#include "baton/util/json_depth.h"
+#include "baton/util/json_fields.h"
 
 namespace baton {
 
 std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
                                     AdapterSink& sink) {
-  // A line nested deeper than any real message would overflow the stack of
-  // whatever walks its tree (an id echoed back is dumped): refused unread.
-  if (!JsonDepthWithin(line)) {
-    sink.Emit(
-        {{"type", "error"},
-         {"message", fmt::format("unreadable line from {}: nested "
-                                 "deeper than {} levels: {}",
-                                 who, kMaxJsonDepth, line.substr(0, 200))}});
-    return std::nullopt;
-  }
-  Json message = Json::parse(line, nullptr, false);
-  if (message.is_discarded() || !message.is_object()) {
+  auto parsed = ParseJson(line, {.max_depth = kMaxStreamLineDepth});
+  if (!parsed || !parsed->value.is_object()) {
     sink.Emit({{"type", "error"},
-               {"message", fmt::format("unreadable line from {}: {}", who,
+               {"message", fmt::format("unreadable line from {}: {}: {}", who,
+                                       parsed ? "not a JSON object"
+                                              : parsed.error().message,
                                        line.substr(0, 200))}});
     return std::nullopt;
   }
+  Json message = std::move(parsed->value);
   return message;
 }
 

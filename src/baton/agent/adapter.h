@@ -96,9 +96,15 @@ class AgentAdapter {
 // else.
 std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name);
 
-// One line of a CLI's stdout as a JSON object. Anything else becomes an
-// "error" event naming `who` and the line's start (never fatal), and
-// nullopt.
+// How deeply a CLI's line may nest objects and lists: deeper than any real
+// message (a tool's input nests a few levels), shallow enough that every
+// walk of the tree (an id echoed back is dumped) stays far from the
+// stack's end.
+inline constexpr size_t kMaxStreamLineDepth = 256;
+
+// One line of a CLI's stdout as a JSON object. Anything else (not JSON, not
+// an object, nested deeper than kMaxStreamLineDepth) becomes an "error"
+// event naming `who`, why, and the line's start (never fatal), and nullopt.
 std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
                                     AdapterSink& sink);
 

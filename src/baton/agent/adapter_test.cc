@@ -4,7 +4,6 @@
 
 #include <string>
 
-#include "baton/util/json_depth.h"
 #include "tests/support/adapter_sinks.h"
 
 namespace baton {
@@ -39,8 +38,8 @@ TEST(ParseStreamLine, ALineNestedTooDeeplyIsAnErrorForEveryAdapter) {
 }
 
 TEST(ParseStreamLine, NestingUpToTheLimitIsRead) {
-  std::string nested(kMaxJsonDepth - 1, '[');
-  nested += std::string(kMaxJsonDepth - 1, ']');
+  std::string nested(kMaxStreamLineDepth - 1, '[');
+  nested += std::string(kMaxStreamLineDepth - 1, ']');
   RecordingSink sink;
   auto message = ParseStreamLine(R"({"a":)" + nested + "}", "test", sink);
   ASSERT_TRUE(message.has_value());

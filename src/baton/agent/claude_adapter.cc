@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include "baton/core/model_spec.h"
+#include "baton/util/json_fields.h"
 
 namespace baton {
 namespace {
@@ -57,7 +58,7 @@ void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
   if (!parsed)
     return;
   Json& message = *parsed;
-  std::string type = message.value("type", "");
+  std::string type = StringAt(message, "type");
   if (auto sid = message.find("session_id");
       sid != message.end() && sid->is_string() && !sid->empty() &&
       *sid != session_id_) {
@@ -65,15 +66,15 @@ void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
     sink.Emit({{"type", "session"}, {"session_id", session_id_}});
   }
   if (type == "assistant") {
-    const Json& content = message["message"].value("content", Json::array());
+    const Json& content = ArrayAt(ObjectAt(message, "message"), "content");
     for (const auto& block : content) {
-      std::string kind = block.value("type", "");
-      if (kind == "text" && !block.value("text", "").empty()) {
+      std::string kind = StringAt(block, "type");
+      if (kind == "text" && !StringAt(block, "text").empty()) {
         sink.Emit({{"type", "text"}, {"text", block["text"]}});
       } else if (kind == "tool_use") {
         sink.Emit({{"type", "tool"},
-                   {"name", block.value("name", "?")},
-                   {"input", ShortToolInput(block.value("input", Json()))}});
+                   {"name", StringAt(block, "name", "?")},
+                   {"input", ShortToolInput(MemberAt(block, "input"))}});
       }
     }
   } else if (type == "control_request") {
@@ -95,28 +96,28 @@ void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
 }
 
 void ClaudeAdapter::OnControlRequest(const Json& message, AdapterSink& sink) {
-  const Json& request = message.value("request", Json::object());
-  if (request.value("subtype", "") != "can_use_tool")
+  const Json& request = ObjectAt(message, "request");
+  if (StringAt(request, "subtype") != "can_use_tool")
     return;
-  std::string tool = request.value("tool_name", "?");
-  Json input = request.value("input", Json::object());
+  std::string tool = StringAt(request, "tool_name", "?");
+  Json input = ObjectAt(request, "input");
   Json question = {{"type", "question"},
-                   {"ref", message.value("request_id", "")},
+                   {"ref", StringAt(message, "request_id")},
                    {"tool", tool},
                    {"input", input}};
   Json items = Json::array();
   if (tool == "AskUserQuestion") {
     question["kind"] = "ask";
-    for (const auto& q : input.value("questions", Json::array())) {
+    for (const auto& q : ArrayAt(input, "questions")) {
       Json options = Json::array();
-      for (const auto& option : q.value("options", Json::array())) {
-        options.push_back({{"label", option.value("label", "")},
-                           {"description", option.value("description", "")}});
+      for (const auto& option : ArrayAt(q, "options")) {
+        options.push_back({{"label", StringAt(option, "label")},
+                           {"description", StringAt(option, "description")}});
       }
-      items.push_back({{"prompt", q.value("question", "")},
-                       {"header", q.value("header", "")},
+      items.push_back({{"prompt", StringAt(q, "question")},
+                       {"header", StringAt(q, "header")},
                        {"options", options},
-                       {"multi_select", q.value("multiSelect", false)}});
+                       {"multi_select", BoolAt(q, "multiSelect")}});
     }
   } else {
     question["kind"] = "permission";
@@ -133,19 +134,18 @@ void ClaudeAdapter::OnControlRequest(const Json& message, AdapterSink& sink) {
 }
 
 void ClaudeAdapter::OnResult(const Json& message, AdapterSink& sink) {
-  std::string subtype = message.value("subtype", "");
-  bool ok = subtype == "success" && !message.value("is_error", false);
+  std::string subtype = StringAt(message, "subtype");
+  bool ok = subtype == "success" && !BoolAt(message, "is_error");
   std::string detail;
   if (ok) {
-    detail =
-        fmt::format("turn ended ({} turns)", message.value("num_turns", 0));
+    detail = fmt::format("turn ended ({} turns)", IntAt(message, "num_turns"));
   } else if (subtype == "error_max_turns") {
     detail = "max-turns";
   } else if (subtype == "error_max_budget_usd") {
     detail = "max-budget";
   } else {
     std::string errors;
-    for (const auto& e : message.value("errors", Json::array())) {
+    for (const auto& e : ArrayAt(message, "errors")) {
       if (e.is_string())
         errors += (errors.empty() ? "" : "; ") + e.get<std::string>();
     }
@@ -153,7 +153,7 @@ void ClaudeAdapter::OnResult(const Json& message, AdapterSink& sink) {
   }
   Json result = {{"type", "result"},
                  {"ok", ok},
-                 {"text", message.value("result", "")},
+                 {"text", StringAt(message, "result")},
                  {"detail", detail}};
   if (message.contains("total_cost_usd")) {
     result["cost_usd"] = message["total_cost_usd"];
@@ -177,9 +177,9 @@ Status ClaudeAdapter::Send(std::string_view message, SendMode,
 Status ClaudeAdapter::Answer(const Json& question,
                              const std::vector<ItemAnswer>& answers,
                              AdapterSink& sink) {
-  Json input = question.value("input", Json::object());
+  Json input = ObjectAt(question, "input");
   Json decision;
-  if (question.value("kind", "") == "permission") {
+  if (StringAt(question, "kind") == "permission") {
     bool allow = !answers.empty() && !answers[0].skipped &&
                  !answers[0].labels.empty() && answers[0].labels[0] == "Allow";
     decision =
@@ -193,7 +193,7 @@ Status ClaudeAdapter::Answer(const Json& question,
                    {"interrupt", false}};
   } else {
     Json chosen = Json::object();
-    const Json& items = question.value("items", Json::array());
+    const Json& items = ArrayAt(question, "items");
     for (size_t i = 0; i < items.size() && i < answers.size(); ++i) {
       if (answers[i].skipped)
         continue;
@@ -204,7 +204,7 @@ Status ClaudeAdapter::Answer(const Json& question,
           value += (value.empty() ? "" : ", ") + label;
         }
       }
-      chosen[items[i].value("prompt", "")] = value;
+      chosen[StringAt(items[i], "prompt")] = value;
     }
     if (chosen.empty()) {
       decision = {{"behavior", "deny"},
@@ -218,7 +218,7 @@ Status ClaudeAdapter::Answer(const Json& question,
   sink.WriteLine(ToLine(Json{{"type", "control_response"},
                              {"response",
                               {{"subtype", "success"},
-                               {"request_id", question.value("ref", "")},
+                               {"request_id", StringAt(question, "ref")},
                                {"response", decision}}}}));
   return {};
 }

@@ -96,6 +96,31 @@ TEST(ClaudeAdapter, GarbageIsAnErrorEventNotACrash) {
   EXPECT_EQ(sink.events[0]["type"], "error");
 }
 
+// Found by fuzz_adapter_claude (fuzz/corpus/adapter_claude/): lines of the
+// right type with members missing or of another type threw from nlohmann's
+// value() inside batond. A newer CLI may send any shape: each reads as
+// absent, and the adapter goes on.
+TEST(ClaudeAdapter, MissingOrMistypedMembersAreAbsentNotThrown) {
+  ClaudeAdapter adapter;
+  RecordingSink sink;
+  for (
+      const char* line : {
+          R"({"type":"assistant"})",
+          R"({"type":7})",
+          R"({"type":"assistant","message":{"content":[1,"x",{"type":3}]}})",
+          R"({"type":"assistant","message":{"content":{"type":"text"}}})",
+          R"({"type":"control_request","request":[]})",
+          R"({"type":"control_request","request":{"subtype":"can_use_tool","input":{"questions":[{"options":7}]}}})",
+          R"({"type":"result","subtype":"error","errors":"no","num_turns":"2"})",
+      }) {
+    adapter.OnLine(line, sink);
+  }
+  adapter.OnLine(kText, sink);
+  ASSERT_FALSE(sink.events.empty());
+  EXPECT_EQ(sink.events.back()["type"], "text");
+  EXPECT_EQ(sink.events.back()["text"], "I will run a command.");
+}
+
 TEST(ClaudeAdapter, AskUserQuestionBecomesATypedQuestionAndTheAnswerAllows) {
   ClaudeAdapter adapter;
   RecordingSink sink;

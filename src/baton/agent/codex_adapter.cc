@@ -45,7 +45,7 @@ Json ToolEvent(const Json& item, const std::string& cwd) {
   if (type == "commandExecution") {
     name = "shell";
     // commandActions hold the command without the `/bin/bash -lc` wrapper.
-    for (const auto& action : item.value("commandActions", Json::array())) {
+    for (const auto& action : ArrayAt(item, "commandActions")) {
       std::string command = StringAt(action, "command");
       if (command.empty()) {
         input.clear();
@@ -57,17 +57,17 @@ Json ToolEvent(const Json& item, const std::string& cwd) {
       input = StringAt(item, "command");
   } else if (type == "fileChange") {
     name = "edit";
-    for (const auto& change : item.value("changes", Json::array())) {
+    for (const auto& change : ArrayAt(item, "changes")) {
       input +=
           (input.empty() ? "" : ", ") + StripCwd(StringAt(change, "path"), cwd);
     }
   } else if (type == "mcpToolCall") {
     name =
         fmt::format("{}/{}", StringAt(item, "server"), StringAt(item, "tool"));
-    input = ShortToolInput(item.value("arguments", Json()));
+    input = ShortToolInput(MemberAt(item, "arguments"));
   } else if (type == "dynamicToolCall") {
     name = StringAt(item, "tool");
-    input = ShortToolInput(item.value("arguments", Json()));
+    input = ShortToolInput(MemberAt(item, "arguments"));
   } else if (type == "webSearch") {
     name = "web_search";
     input = StringAt(item, "query");
@@ -185,7 +185,7 @@ void CodexAdapter::StartTurn(std::string_view text, AdapterSink& sink) {
 
 void CodexAdapter::OnResponse(const Json& message, AdapterSink& sink) {
   std::string method = MethodOfId(message["id"]);
-  const Json& result = message.value("result", Json());
+  const Json& result = MemberAt(message, "result");
   if (method.empty())
     method = MethodOfResult(result);
   if (message.contains("error")) {
@@ -262,7 +262,7 @@ void CodexAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
     if (it != items_.end()) {
       Json tool = ToolEvent(it->second, cwd_);
       if (tool.is_object())
-        paths = tool.value("input", "");
+        paths = StringAt(tool, "input");
     }
     std::string prompt = paths.empty() ? std::string("Allow a file change?")
                                        : fmt::format("Allow edit: {}?", paths);
@@ -273,9 +273,9 @@ void CodexAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
   } else if (method == "item/tool/requestUserInput") {
     Json items = Json::array();
     Json ids = Json::array();
-    for (const auto& q : params.value("questions", Json::array())) {
+    for (const auto& q : ArrayAt(params, "questions")) {
       Json options = Json::array();
-      for (const auto& option : q.value("options", Json::array())) {
+      for (const auto& option : ArrayAt(q, "options")) {
         options.push_back({{"label", StringAt(option, "label")},
                            {"description", StringAt(option, "description")}});
       }
@@ -328,7 +328,7 @@ void CodexAdapter::OnNotification(const Json& message, AdapterSink& sink) {
     }
   } else if (method == "error") {
     std::string error = ErrorText(ObjectAt(params, "error"));
-    if (params.value("willRetry", false))
+    if (BoolAt(params, "willRetry"))
       error += " (codex will retry)";
     sink.Emit({{"type", "error"}, {"message", error}});
   }
@@ -362,7 +362,7 @@ void CodexAdapter::OnTurnCompleted(const Json& turn, AdapterSink& sink) {
     done_turns_.insert(id);
   std::string status = StringAt(turn, "status");
   std::string text = last_text_;
-  for (const auto& item : turn.value("items", Json::array())) {
+  for (const auto& item : ArrayAt(turn, "items")) {
     if (StringAt(item, "type") == "agentMessage" &&
         !StringAt(item, "text").empty()) {
       text = StringAt(item, "text");
@@ -449,11 +449,11 @@ Status CodexAdapter::Answer(const Json& question,
     return MakeError(ErrorCode::kInvalidArgument,
                      "the question has no request id");
   }
-  std::string method = question.value("method", "");
+  std::string method = StringAt(question, "method");
   Json result;
   if (method == "item/tool/requestUserInput") {
     Json chosen = Json::object();
-    const Json& ids = question.value("question_ids", Json::array());
+    const Json& ids = ArrayAt(question, "question_ids");
     for (size_t i = 0; i < ids.size() && i < answers.size(); ++i) {
       if (answers[i].skipped)
         continue;
@@ -473,7 +473,7 @@ Status CodexAdapter::Answer(const Json& question,
     // Codex does not always offer "decline" for commands (observed:
     // ["accept", {acceptWithExecpolicyAmendment}, "cancel"]); then a refusal
     // is "cancel", which also ends the turn.
-    const Json offered = question.value("available_decisions", Json());
+    const Json offered = MemberAt(question, "available_decisions");
     auto offers = [&](const char* name) {
       return std::find(offered.begin(), offered.end(), Json(name)) !=
              offered.end();

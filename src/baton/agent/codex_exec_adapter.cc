@@ -121,14 +121,14 @@ void CodexExecAdapter::OnItem(const Json& item, bool completed,
     input = UnwrapShell(StringAt(item, "command"));
   } else if (type == "file_change") {
     name = "edit";
-    for (const auto& change : item.value("changes", Json::array())) {
+    for (const auto& change : ArrayAt(item, "changes")) {
       input += (input.empty() ? "" : ", ") +
                StripCwd(StringAt(change, "path"), cwd_);
     }
   } else if (type == "mcp_tool_call") {
     name =
         fmt::format("{}/{}", StringAt(item, "server"), StringAt(item, "tool"));
-    input = ShortToolInput(item.value("arguments", Json()));
+    input = ShortToolInput(MemberAt(item, "arguments"));
   } else if (type == "web_search") {
     name = "web_search";
     input = StringAt(item, "query");

@@ -6,21 +6,6 @@
 
 namespace baton {
 
-std::string StringAt(const nlohmann::json& object, const char* key) {
-  if (!object.is_object())
-    return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-const nlohmann::json& ObjectAt(const nlohmann::json& object, const char* key) {
-  static const nlohmann::json kEmpty = nlohmann::json::object();
-  if (!object.is_object())
-    return kEmpty;
-  auto it = object.find(key);
-  return it != object.end() && it->is_object() ? *it : kEmpty;
-}
-
 std::string MethodOfId(const nlohmann::json& id) {
   if (!id.is_string())
     return "";

@@ -5,6 +5,7 @@
 #include "baton/daemon/agent_event_log.h"
 #include "baton/daemon/agent_worker.h"
 #include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -154,7 +155,7 @@ Result<Json> AgentRuntime::Events(const TaskRecord& task, int64_t after) const {
   Json events = Json::array();
   for (Json& event :
        ReadAgentEvents(executor_->TaskDir(task.id) + "/" + kAgentEventsFile)) {
-    if (event.value("seq", 0) > after)
+    if (IntAt(event, "seq") > after)
       events.push_back(std::move(event));
   }
   return events;

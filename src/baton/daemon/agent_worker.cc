@@ -14,6 +14,7 @@
 
 #include "baton/ipc/event_text.h"
 #include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -43,7 +44,7 @@ Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
     answer.skipped = true;
     return answer;
   }
-  const Json& options = item.value("options", Json::array());
+  const Json& options = ArrayAt(item, "options");
   std::vector<std::string> labels;
   bool all_options = !options.empty();
   size_t start = 0;
@@ -58,7 +59,7 @@ Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
       size_t number = 0;  // Stays 0, out of range, when it overflows.
       std::from_chars(token.data(), token.data() + token.size(), number);
       if (number >= 1 && number <= options.size()) {
-        labels.push_back(options[number - 1].value("label", ""));
+        labels.push_back(StringAt(options[number - 1], "label"));
         found = true;
       } else {
         return MakeError(ErrorCode::kInvalidArgument,
@@ -68,8 +69,8 @@ Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
       }
     } else {
       for (const auto& option : options) {
-        if (Lower(option.value("label", "")) == Lower(token)) {
-          labels.push_back(option.value("label", ""));
+        if (Lower(StringAt(option, "label")) == Lower(token)) {
+          labels.push_back(StringAt(option, "label"));
           found = true;
           break;
         }
@@ -82,7 +83,7 @@ Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
     start = comma + 1;
   }
   if (all_options && !labels.empty()) {
-    if (labels.size() > 1 && !item.value("multi_select", false)) {
+    if (labels.size() > 1 && !BoolAt(item, "multi_select")) {
       return MakeError(
           ErrorCode::kInvalidArgument,
           fmt::format("item {} takes one choice; give one option", index + 1));
@@ -201,8 +202,8 @@ Status AgentWorker::Answer(const std::vector<std::string>& texts,
         ErrorCode::kAlreadyExists,
         fmt::format("{} has no open question: its question (event {}) was "
                     "withdrawn by the agent ({}); nothing to answer",
-                    task_.id.ToString(), last_withdrawn_.value("question", 0),
-                    last_withdrawn_.value("reason", "resolved")));
+                    task_.id.ToString(), IntAt(last_withdrawn_, "question"),
+                    StringAt(last_withdrawn_, "reason", "resolved")));
   }
   if (open_questions_.empty()) {
     return MakeError(ErrorCode::kAlreadyExists,
@@ -211,7 +212,7 @@ Status AgentWorker::Answer(const std::vector<std::string>& texts,
                                  task_.id.ToString()));
   }
   const Json question = open_questions_.front();
-  const Json& items = question.value("items", Json::array());
+  const Json& items = ArrayAt(question, "items");
   if (texts.size() != items.size()) {
     return MakeError(
         ErrorCode::kInvalidArgument,
@@ -235,11 +236,11 @@ Status AgentWorker::Answer(const std::vector<std::string>& texts,
   open_questions_.pop_front();
   last_withdrawn_ = nullptr;
   Record({{"type", "answer"},
-          {"question", question.value("seq", 0)},
+          {"question", IntAt(question, "seq")},
           {"answers", record}});
   if (open_questions_.empty())
     registry_->SetWaiting(task_.id, false);
-  *answered = {{"question", question.value("seq", 0)}, {"answers", record}};
+  *answered = {{"question", IntAt(question, "seq")}, {"answers", record}};
   return {};
 }
 
@@ -296,23 +297,23 @@ void AgentWorker::Emit(Json event) {
   if (index < replay_.skip_emits)
     return;  // On disk already (a replay).
   event["src"] = index;
-  std::string type = event.value("type", "");
+  std::string type = StringAt(event, "type");
   if (type == "question_withdrawn") {
     // Only a question still open is withdrawn; adapters also report
     // requests that were answered meanwhile.
     auto open = std::find_if(
         open_questions_.begin(), open_questions_.end(),
-        [&](const Json& q) { return q.value("ref", Json()) == event["ref"]; });
+        [&](const Json& q) { return MemberAt(q, "ref") == event["ref"]; });
     if (open == open_questions_.end())
       return;
-    event["question"] = open->value("seq", 0);
+    event["question"] = IntAt(*open, "seq");
     open_questions_.erase(open);
     last_withdrawn_ = event;
     if (open_questions_.empty())
       registry_->SetWaiting(task_.id, false);
   }
   if (type == "session")
-    registry_->SetAgentSession(task_.id, event.value("session_id", ""));
+    registry_->SetAgentSession(task_.id, StringAt(event, "session_id"));
   Record(std::move(event));
 }
 
@@ -355,7 +356,7 @@ void AgentWorker::Record(Json event) {
     WriteTranscript(TranscriptText(
         {{"type", "error"}, {"message", appended.error().message}}));
   }
-  if (event.value("type", "") == "question") {
+  if (StringAt(event, "type") == "question") {
     open_questions_.push_back(event);
     registry_->SetWaiting(task_.id, true);
   }
@@ -400,36 +401,35 @@ int64_t AgentWorker::LoadEvents() {
   std::map<int64_t, Json> questions;
   std::map<int64_t, std::string> queued;
   for (const Json& event : ReadAgentEvents(dir_ + "/" + kAgentEventsFile)) {
-    last_seq = std::max<int64_t>(last_seq, event.value("seq", 0));
-    if (auto src = event.find("src");
-        src != event.end() && src->is_number_integer()) {
+    last_seq = std::max<int64_t>(last_seq, IntAt(event, "seq"));
+    if (MemberAt(event, "src").is_number_integer()) {
       replay_.skip_emits =
-          std::max<int64_t>(replay_.skip_emits, src->get<int64_t>() + 1);
+          std::max<int64_t>(replay_.skip_emits, IntAt(event, "src") + 1);
     }
-    std::string type = event.value("type", "");
+    std::string type = StringAt(event, "type");
     if (type == "question")
-      questions[event.value("seq", 0)] = event;
+      questions[IntAt(event, "seq")] = event;
     if (type == "answer") {
-      questions.erase(event.value("question", 0));
+      questions.erase(IntAt(event, "question"));
       last_withdrawn_ = nullptr;
     }
     if (type == "question_withdrawn") {
-      questions.erase(event.value("question", 0));
+      questions.erase(IntAt(event, "question"));
       last_withdrawn_ = event;
     }
     if (type == "result")
       questions.clear();
     // Follow-ups: queued until a "delivered" event names them.
     if (type == "message" &&
-        event.value("delivery", "").starts_with("queued")) {
-      queued[event.value("seq", 0)] = event.value("text", "");
+        StringAt(event, "delivery").starts_with("queued")) {
+      queued[IntAt(event, "seq")] = StringAt(event, "text");
     }
     if (type == "delivered")
-      queued.erase(event.value("message", 0));
-    if ((type == "message" && event.value("delivery", "") == "sent") ||
+      queued.erase(IntAt(event, "message"));
+    if ((type == "message" && StringAt(event, "delivery") == "sent") ||
         type == "delivered") {
-      replay_.last_start_at = std::max<int64_t>(
-          replay_.last_start_at, event.value("emits", int64_t{-1}));
+      replay_.last_start_at =
+          std::max<int64_t>(replay_.last_start_at, IntAt(event, "emits", -1));
     }
   }
   for (auto& [seq, question] : questions)

@@ -4,47 +4,17 @@
 
 #include <cstdint>
 
+#include "baton/util/json_fields.h"
+
 namespace baton {
 namespace {
-
-using Json = nlohmann::json;
-
-// The field `key` of `object` if it has that type, else empty.
-std::string Str(const Json& object, std::string_view key) {
-  if (!object.is_object())
-    return "";
-  auto it = object.find(key);
-  return it != object.end() && it->is_string() ? it->get<std::string>() : "";
-}
-
-int64_t Int(const Json& object, std::string_view key) {
-  if (!object.is_object())
-    return 0;
-  auto it = object.find(key);
-  return it != object.end() && it->is_number_integer() ? it->get<int64_t>() : 0;
-}
-
-bool Bool(const Json& object, std::string_view key) {
-  if (!object.is_object())
-    return false;
-  auto it = object.find(key);
-  return it != object.end() && it->is_boolean() && it->get<bool>();
-}
-
-const Json& Array(const Json& object, std::string_view key) {
-  static const Json kEmpty = Json::array();
-  if (!object.is_object())
-    return kEmpty;
-  auto it = object.find(key);
-  return it != object.end() && it->is_array() ? *it : kEmpty;
-}
 
 // An item's options, one line each, numbered from 1.
 void AppendOptionLines(const Json& item, std::string& text) {
   size_t n = 0;
-  for (const auto& option : Array(item, "options")) {
-    std::string description = Str(option, "description");
-    text += fmt::format("  [{}] {}{}\n", ++n, Str(option, "label"),
+  for (const auto& option : ArrayAt(item, "options")) {
+    std::string description = StringAt(option, "description");
+    text += fmt::format("  [{}] {}{}\n", ++n, StringAt(option, "label"),
                         description.empty() ? "" : " — " + description);
   }
 }
@@ -52,29 +22,29 @@ void AppendOptionLines(const Json& item, std::string& text) {
 // What an event says, for EventLine.
 std::string EventBody(const Json& event, const std::string& type) {
   if (type == "text" || type == "note")
-    return Str(event, "text");
+    return StringAt(event, "text");
   if (type == "tool")
-    return Str(event, "name") + ": " + Str(event, "input");
+    return StringAt(event, "name") + ": " + StringAt(event, "input");
   if (type == "session")
-    return Str(event, "session_id");
+    return StringAt(event, "session_id");
   if (type == "result") {
-    std::string text = Str(event, "text");
-    return (Bool(event, "ok") ? "ok: " : "failed: ") + Str(event, "detail") +
-           (text.empty() ? "" : " — " + text);
+    std::string text = StringAt(event, "text");
+    return (BoolAt(event, "ok") ? "ok: " : "failed: ") +
+           StringAt(event, "detail") + (text.empty() ? "" : " — " + text);
   }
   if (type == "error")
-    return Str(event, "message");
+    return StringAt(event, "message");
   if (type == "question_withdrawn") {
-    return fmt::format("question {}: {}", Int(event, "question"),
-                       Str(event, "reason"));
+    return fmt::format("question {}: {}", IntAt(event, "question"),
+                       StringAt(event, "reason"));
   }
   if (type == "question") {
     std::string body;
-    for (const auto& item : Array(event, "items")) {
-      body += Str(item, "prompt");
+    for (const auto& item : ArrayAt(event, "items")) {
+      body += StringAt(item, "prompt");
       size_t n = 0;
-      for (const auto& option : Array(item, "options"))
-        body += fmt::format(" [{}] {}", ++n, Str(option, "label"));
+      for (const auto& option : ArrayAt(item, "options"))
+        body += fmt::format(" [{}] {}", ++n, StringAt(option, "label"));
     }
     return body;
   }
@@ -88,24 +58,24 @@ std::string EventBody(const Json& event, const std::string& type) {
 }  // namespace
 
 std::string EventLine(const Json& event) {
-  std::string type = Str(event, "type");
-  return fmt::format("{:>4} {:<9} {}", Int(event, "seq"), type,
+  std::string type = StringAt(event, "type");
+  return fmt::format("{:>4} {:<9} {}", IntAt(event, "seq"), type,
                      EventBody(event, type));
 }
 
 std::string TranscriptText(const Json& event) {
-  std::string type = Str(event, "type");
+  std::string type = StringAt(event, "type");
   if (type == "text")
-    return Str(event, "text") + "\n";
+    return StringAt(event, "text") + "\n";
   if (type == "tool") {
-    std::string name = Str(event, "name");
+    std::string name = StringAt(event, "name");
     return fmt::format("> {}: {}\n", name.empty() ? "?" : name,
-                       Str(event, "input"));
+                       StringAt(event, "input"));
   }
   if (type == "question") {
     std::string text;
-    for (const auto& item : Array(event, "items")) {
-      text += fmt::format("? {}\n", Str(item, "prompt"));
+    for (const auto& item : ArrayAt(event, "items")) {
+      text += fmt::format("? {}\n", StringAt(item, "prompt"));
       AppendOptionLines(item, text);
     }
     return text;
@@ -119,22 +89,22 @@ std::string TranscriptText(const Json& event) {
             : answers->dump(-1, ' ', false, Json::error_handler_t::replace));
   }
   if (type == "question_withdrawn")
-    return fmt::format("= withdrawn: {}\n", Str(event, "reason"));
+    return fmt::format("= withdrawn: {}\n", StringAt(event, "reason"));
   if (type == "delivered")
-    return fmt::format("< followup (delivered): {}\n", Str(event, "text"));
+    return fmt::format("< followup (delivered): {}\n", StringAt(event, "text"));
   if (type == "message") {
-    return fmt::format("< {} ({}): {}\n", Str(event, "mode"),
-                       Str(event, "delivery"), Str(event, "text"));
+    return fmt::format("< {} ({}): {}\n", StringAt(event, "mode"),
+                       StringAt(event, "delivery"), StringAt(event, "text"));
   }
   if (type == "result") {
-    return Bool(event, "ok")
-               ? fmt::format("[result] {}\n", Str(event, "text"))
-               : fmt::format("[failed] {}\n", Str(event, "detail"));
+    return BoolAt(event, "ok")
+               ? fmt::format("[result] {}\n", StringAt(event, "text"))
+               : fmt::format("[failed] {}\n", StringAt(event, "detail"));
   }
   if (type == "error")
-    return fmt::format("[error] {}\n", Str(event, "message"));
+    return fmt::format("[error] {}\n", StringAt(event, "message"));
   if (type == "note")
-    return fmt::format("[note] {}\n", Str(event, "text"));
+    return fmt::format("[note] {}\n", StringAt(event, "text"));
   return "";
 }
 

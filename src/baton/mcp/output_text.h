@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-#include "baton/core/task.h"
+#include "baton/ipc/messages.h"  // TaskRecord, the protocol's view of a task.
 #include "baton/util/result.h"
 
 namespace baton::mcp {

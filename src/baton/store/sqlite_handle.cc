@@ -2,13 +2,37 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <filesystem>
 
+#include "baton/util/unique_fd.h"
+
 namespace baton {
+
+namespace {
+
+// The database holds what tasks need to run again, their environments
+// among them, secrets included (doc/security.md): only its owner may read
+// it, whatever the umask. Creating the file first with mode 0600 is the
+// only way to choose its mode (SQLite creates with 0644 & ~umask), and
+// SQLite gives the -wal and -shm files the database's mode. A database
+// from before, with a wider mode, is narrowed; a file that is not ours is
+// left to SQLite, which reports what it cannot do.
+void MakeOwnerOnly(const std::string& path) {
+  if (path.empty() || path == ":memory:")
+    return;
+  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CREAT | O_CLOEXEC, 0600));
+  if (fd.get() >= 0)
+    (void)::fchmod(fd.get(), 0600);  // Not ours: SQLite will say so.
+  for (const char* suffix : {"-wal", "-shm"})
+    (void)::chmod((path + suffix).c_str(), 0600);  // Absent: nothing to do.
+}
+
+}  // namespace
 
 Error SqliteError(sqlite3* db, int rc, std::string_view context) {
   // sqlite3_errmsg describes the last failed call on `db`; fall back to the
@@ -141,6 +165,7 @@ std::optional<int64_t> Statement::ColumnOptionalInt(int column) const {
 }
 
 Result<Db> Db::Open(const std::string& path) {
+  MakeOwnerOnly(path);
   sqlite3* raw = nullptr;
   // NOMUTEX: a connection is used by one thread only (see TaskStore).
   int rc = sqlite3_open_v2(

@@ -171,6 +171,31 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
             "tasks_unnoticed");
 }
 
+// The database keeps tasks' environments, secrets among them: only its
+// owner reads it, the WAL included, whatever the umask; an older, wider
+// database is narrowed when opened (issue 12, finding 11).
+TEST_F(SqliteTaskStoreTest, DatabaseAndWalAreOwnerOnly) {
+  mode_t old_umask = ::umask(022);
+  auto mode = [](const std::string& path) {
+    struct stat st {};
+    return ::stat(path.c_str(), &st) == 0 ? (st.st_mode & 07777) : 0u;
+  };
+  {
+    auto store = OpenStore();
+    ASSERT_NE(store, nullptr);
+    TaskRecord task = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kQueued);
+    task.spec.env_overrides = {{"API_KEY", "sk-secret"}};
+    ASSERT_TRUE(store->PutTask(task));
+    ASSERT_TRUE(store->Flush());
+    EXPECT_EQ(mode(path_), 0600u);
+    EXPECT_EQ(mode(path_ + "-wal"), 0600u);
+  }
+  ASSERT_EQ(::chmod(path_.c_str(), 0644), 0);
+  ASSERT_NE(OpenStore(), nullptr);
+  EXPECT_EQ(mode(path_), 0600u);
+  ::umask(old_umask);
+}
+
 TEST_F(SqliteTaskStoreTest, StatusListsAgreeWithIsTerminal) {
   for (int i = 0; i <= static_cast<int>(TaskStatus::kInterrupted); ++i) {
     auto status = static_cast<TaskStatus>(i);

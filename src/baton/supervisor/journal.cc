@@ -10,6 +10,7 @@
 
 #include "baton/supervisor/protocol.h"
 #include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -69,19 +70,13 @@ std::string TaskLines(const JournalTask& task) {
 void Replay(const Json& json, JournalState& state) {
   if (!json.is_object())
     return;
-  auto text = [&](const char* key) {
-    auto it = json.find(key);
-    return it != json.end() && it->is_string() ? it->get<std::string>()
-                                               : std::string();
-  };
   auto number = [&](const char* key) -> std::optional<int64_t> {
-    auto it = json.find(key);
-    if (it == json.end() || !it->is_number_integer())
+    if (!MemberAt(json, key).is_number_integer())
       return std::nullopt;
-    return it->get<int64_t>();
+    return IntAt(json, key);
   };
-  std::string op = text("op");
-  std::string task = text("task");
+  std::string op = StringAt(json, "op");
+  std::string task = StringAt(json, "task");
   if (op == "reaped") {
     auto pid = number("pid");
     auto ticks = number("start_ticks");
@@ -108,13 +103,13 @@ void Replay(const Json& json, JournalState& state) {
     t.pid = number("pid").value_or(0);
     t.start_ticks = static_cast<uint64_t>(number("start_ticks").value_or(0));
     t.started_ms = number("started_ms").value_or(0);
-    t.exit_file = text("exit_file");
-    t.log = text("log");
+    t.exit_file = StringAt(json, "exit_file");
+    t.log = StringAt(json, "log");
     t.deadline_ms = number("deadline_ms");
     t.grace_ms = number("grace_ms").value_or(5000);
   } else if (op == "stop") {
     auto it = state.open.find(task);
-    auto cause = ParseExitCause(text("cause"));
+    auto cause = ParseExitCause(StringAt(json, "cause"));
     if (it != state.open.end() && cause) {
       it->second.cause = *cause;
       it->second.stopped_ms = number("stopped_ms").value_or(0);
@@ -196,8 +191,8 @@ Result<std::pair<Journal, JournalState>> Journal::Open(std::string path,
       Json json = Json::parse(line, nullptr, false);
       if (first) {
         first = false;
-        this_boot = json.is_object() && json.value("op", "") == "journal" &&
-                    json.value("boot_id", "") == boot_id && !boot_id.empty();
+        this_boot = json.is_object() && StringAt(json, "op") == "journal" &&
+                    StringAt(json, "boot_id") == boot_id && !boot_id.empty();
         return;
       }
       if (this_boot)

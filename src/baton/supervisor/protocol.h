@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baton/core/task.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/result.h"
 
 namespace baton {
@@ -27,8 +28,29 @@ namespace baton {
 inline constexpr int kSupervisorProtocolVersion = 3;
 inline constexpr int kFirstVersionWithEnvironments = 2;
 
+// How an exit's cause is written: "natural", "killed", "timeout", "lost".
+template <>
+struct JsonEnum<ExitCause> {
+  static constexpr std::pair<ExitCause, std::string_view> kNames[] = {
+      {ExitCause::kNatural, "natural"},
+      {ExitCause::kKilled, "killed"},
+      {ExitCause::kTimedOut, "timeout"},
+      {ExitCause::kLost, "lost"}};
+};
+
+// Each message lists its fields once, in Fields() (util/json_fields.h): the
+// decoder, the encoder and the checks come from that list. A line carries
+// the message's "op" first; fields a side does not know are ignored, so
+// either side may be newer (the version in the hello says which).
+
 // batond -> supervisor.
-struct SupervisorHello {};
+struct SupervisorHello {
+  int version = kSupervisorProtocolVersion;  // batond's.
+  template <class V>
+  void Fields(V& v) {
+    v("version", version);
+  }
+};
 
 // Defines environment `id` for the spawns that follow on this connection
 // (or replaces it). batond sends each distinct environment once, not the
@@ -36,6 +58,12 @@ struct SupervisorHello {};
 struct EnvRequest {
   uint64_t id = 0;
   std::vector<std::string> env;  // "K=V" entries.
+
+  template <class V>
+  void Fields(V& v) {
+    v("id", id, {.required = true});
+    v("env", env, {.required = true});
+  }
 };
 
 struct SpawnRequest {
@@ -60,22 +88,54 @@ struct SpawnRequest {
   std::string stderr_path;
   std::string stdin_path;
   bool stdin_fifo = false;
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+    v("argv", argv, {.required = true, .non_empty = true});
+    v("env", env, {.required = true});
+    v("env_id", env_id, {.omit_when_empty = true});
+    v("cwd", cwd);
+    v("log", log, {.required = true, .non_empty = true});
+    v("exit_file", exit_file, {.required = true, .non_empty = true});
+    v("timeout_ms", timeout, {.min = 0, .omit_when_empty = true});
+    v("grace_ms", grace, {.required = true, .min = 0});
+    v("stderr", stderr_path, {.omit_when_empty = true});
+    v("stdin", stdin_path, {.omit_when_empty = true});
+    v("stdin_fifo", stdin_fifo);
+  }
 };
 
 // Lets a task read EOF on a FIFO stdin once batond closed its end too.
 struct CloseStdinRequest {
   std::string task;
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+  }
 };
 
 struct SupervisorKill {
   std::string task;
   std::chrono::milliseconds grace{5000};
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+    v("grace_ms", grace, {.required = true, .min = 0});
+  }
 };
 
 // batond has committed these tasks' ends: the supervisor forgets their exit
 // records instead of writing them to the exit files.
 struct AckRequest {
   std::vector<std::string> tasks;
+
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks, {.required = true});
+  }
 };
 
 using SupervisorRequest =
@@ -91,6 +151,13 @@ struct LiveTask {
   std::string task;
   int64_t pid = 0;
   int64_t started_ms = 0;  // 0 from a supervisor of protocol 2.
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+    v("pid", pid, {.required = true});
+    v("started_ms", started_ms);
+  }
 };
 
 struct SupervisorHelloReply {
@@ -101,12 +168,27 @@ struct SupervisorHelloReply {
   // nobody can tell (doc/supervisor.md, "When the supervisor dies"). Never
   // to be spawned again.
   std::vector<std::string> unknown_ends;
+
+  template <class V>
+  void Fields(V& v) {
+    v("version", version);  // Absent from protocol 1.
+    v("pid", pid, {.required = true});
+    v("live", live, {.required = true});
+    v("unknown_ends", unknown_ends, {.omit_when_empty = true});
+  }
 };
 
 struct SpawnedReply {
   std::string task;
   int64_t pid = 0;  // Also the process group and session id.
   int64_t started_ms = 0;
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+    v("pid", pid, {.required = true});
+    v("started_ms", started_ms, {.required = true});
+  }
 };
 
 struct SpawnFailedReply {
@@ -115,6 +197,13 @@ struct SpawnFailedReply {
   // The id was spawned before (by this supervisor or one whose journal it
   // read): it ran, or may have, so it is not run twice.
   bool already_started = false;
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+    v("error", error, {.required = true});
+    v("already_started", already_started);
+  }
 };
 
 // Also the content of a task's exit file.
@@ -131,6 +220,19 @@ struct ExitedEvent {
   int64_t started_ms = 0;
   // Processes the leader left in its group, stopped before this was sent.
   int leftovers = 0;
+
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .non_empty = true});
+    v("pid", pid, {.required = true});
+    v("exit_code", exit_code);
+    v("signal", signal);
+    v("cause", cause, {.required = true});
+    v("ended_ms", ended_ms, {.required = true});
+    v("disk_full", disk_full);
+    v("started_ms", started_ms);
+    v("leftovers", leftovers, {.min = 0});
+  }
 };
 
 using SupervisorEvent = std::variant<SupervisorHelloReply, SpawnedReply,

@@ -20,6 +20,15 @@ bool Gone(pid_t pid) {
   return !stat || stat->state == 'Z';
 }
 
+// Gone, and reaped (by its keeper): only then are its files closed. The
+// leader of a process whose other threads still exit already shows 'Z'
+// while their descriptor table, and the supervisor's lock with it, lives
+// on for a moment; a supervisor started then finds the lock held and
+// leaves (batond retries; a test must wait).
+bool Reaped(pid_t pid) {
+  return !ReadProcStat(pid);
+}
+
 bool WaitUntil(const std::function<bool()>& done, milliseconds limit = 5s) {
   auto deadline = std::chrono::steady_clock::now() + limit;
   while (!done()) {
@@ -77,7 +86,7 @@ TEST_F(SupervisorRecoveryTest, ANewSupervisorAdoptsWhatADeadOneRan) {
   auto killed = SpawnGated("shell-4", "never", "true");
 
   ASSERT_EQ(::kill(first, SIGKILL), 0);
-  ASSERT_TRUE(WaitUntil([&] { return Gone(first); }));
+  ASSERT_TRUE(WaitUntil([&] { return Reaped(first); }));
   client_.reset();
   // Ends while no supervisor runs: its keeper records how.
   Touch("go2");
@@ -134,7 +143,7 @@ TEST_F(SupervisorRecoveryTest, AnIdIsNeverSpawnedTwice) {
 
   // A supervisor that died was starting shell-9: it may run, unseen.
   ASSERT_EQ(::kill(first, SIGKILL), 0);
-  ASSERT_TRUE(WaitUntil([&] { return Gone(first); }));
+  ASSERT_TRUE(WaitUntil([&] { return Reaped(first); }));
   {
     std::ofstream journal(paths_.home + "/supervisor.journal", std::ios::app);
     journal << R"({"op":"spawning","task":"shell-9"})"

@@ -57,10 +57,11 @@ TEST(SupervisorProtocol, RoundTrips) {
 
   ExitedEvent exited{"shell-2", 42,   std::nullopt, 9, ExitCause::kTimedOut,
                      1234,      true, 1000,         2};
+  // The op first, then the fields in the order Fields() lists them.
   EXPECT_EQ(EncodeMessage(exited),
-            R"({"cause":"timeout","disk_full":true,"ended_ms":1234,)"
-            R"("exit_code":null,"leftovers":2,"op":"exited","pid":42,)"
-            R"("signal":9,"started_ms":1000,"task":"shell-2"})");
+            R"({"op":"exited","task":"shell-2","pid":42,"exit_code":null,)"
+            R"("signal":9,"cause":"timeout","ended_ms":1234,)"
+            R"("disk_full":true,"started_ms":1000,"leftovers":2})");
   auto event = ParseSupervisorEvent(EncodeMessage(exited));
   ASSERT_TRUE(event);
   ExitInfo info = ToExitInfo(std::get<ExitedEvent>(*event));

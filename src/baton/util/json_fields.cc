@@ -438,4 +438,58 @@ Result<ParsedJson> ParseJson(std::string_view text,
   return out;
 }
 
+namespace {
+// The member of `object` named `key`, or nullptr.
+const Json* FindMember(const Json& object, std::string_view key) {
+  if (!object.is_object())
+    return nullptr;
+  auto it = object.find(key);
+  return it == object.end() ? nullptr : &*it;
+}
+}  // namespace
+
+std::string StringAt(const Json& object, std::string_view key,
+                     std::string_view fallback) {
+  const Json* member = FindMember(object, key);
+  return member && member->is_string() ? member->get_ref<const std::string&>()
+                                       : std::string(fallback);
+}
+
+int64_t IntAt(const Json& object, std::string_view key, int64_t fallback) {
+  const Json* member = FindMember(object, key);
+  if (!member || !member->is_number_integer())
+    return fallback;
+  // An unsigned value past int64_t's range would wrap: out of range is as
+  // good as absent.
+  if (member->is_number_unsigned() &&
+      member->get<uint64_t>() >
+          static_cast<uint64_t>(std::numeric_limits<int64_t>::max())) {
+    return fallback;
+  }
+  return member->get<int64_t>();
+}
+
+bool BoolAt(const Json& object, std::string_view key, bool fallback) {
+  const Json* member = FindMember(object, key);
+  return member && member->is_boolean() ? member->get<bool>() : fallback;
+}
+
+const Json& ObjectAt(const Json& object, std::string_view key) {
+  static const Json kEmpty = Json::object();
+  const Json* member = FindMember(object, key);
+  return member && member->is_object() ? *member : kEmpty;
+}
+
+const Json& ArrayAt(const Json& object, std::string_view key) {
+  static const Json kEmpty = Json::array();
+  const Json* member = FindMember(object, key);
+  return member && member->is_array() ? *member : kEmpty;
+}
+
+const Json& MemberAt(const Json& object, std::string_view key) {
+  static const Json kNull;
+  const Json* member = FindMember(object, key);
+  return member ? *member : kNull;
+}
+
 }  // namespace baton

@@ -473,6 +473,25 @@ struct ParsedJson {
 Result<ParsedJson> ParseJson(std::string_view text,
                              const JsonParseLimits& limits = {});
 
+// ---- lenient reading -----------------------------------------------------
+
+// For JSON whose shape is advice, not a contract: the agent CLIs' streams
+// (a newer CLI may send anything), records baton wrote and reads back
+// (journals, events.jsonl), events rendered for people. A member that is
+// missing, or of another type, or an `object` that is no object, reads as
+// the fallback: never an error, never an exception (nlohmann's value()
+// throws on a type mismatch). A request from outside is decoded with
+// DecodeObject instead, and refused with the field named.
+std::string StringAt(const Json& object, std::string_view key,
+                     std::string_view fallback = "");
+int64_t IntAt(const Json& object, std::string_view key, int64_t fallback = 0);
+bool BoolAt(const Json& object, std::string_view key, bool fallback = false);
+// The member if it is an object (an array), else an empty one.
+const Json& ObjectAt(const Json& object, std::string_view key);
+const Json& ArrayAt(const Json& object, std::string_view key);
+// The member whatever its type, or null.
+const Json& MemberAt(const Json& object, std::string_view key);
+
 }  // namespace baton
 
 #endif  // BATON_UTIL_JSON_FIELDS_H_

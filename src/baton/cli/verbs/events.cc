@@ -9,15 +9,10 @@
 
 #include "baton/cli/verbs.h"
 #include "baton/ipc/event_text.h"
+#include "baton/util/json_fields.h"
 
 namespace baton {
 namespace {
-
-int64_t Seq(const Json& event) {
-  auto it = event.find("seq");
-  return it != event.end() && it->is_number_integer() ? it->get<int64_t>()
-                                                      : 0;
-}
 
 // Waits until the task's folder changes (events.jsonl grows or appears) or
 // the task ends. A wait would answer at once while a question is open, so
@@ -84,7 +79,7 @@ int DoEvents(const Context& ctx, const std::string& id, bool follow) {
     if (!reply)
       return ReportError(ctx, reply.error());
     for (const Json& event : reply->events) {
-      after = std::max(after, Seq(event));
+      after = std::max(after, IntAt(event, "seq"));
       if (ctx.json) {
         std::string line;
         EncodeValue(line, event);
