@@ -18,6 +18,8 @@
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/line_reader.h"
 #include "baton/mcp/protocol_version.h"
+#include "baton/mcp/server.h"
+#include "baton/mcp/task_mapping.h"
 #include "baton/mcp/tool.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/detached_process.h"
@@ -40,109 +42,12 @@ const char* const kInstructions =
 
 namespace {
 
-constexpr std::string_view kServerVersion = "0.1.0";
-// A line longer than this is not a message we can serve; it is dropped
-// (LineReader) and answered with one parse error.
-constexpr size_t kMaxLine = 64 << 20;
-
 std::string GenerateSession() {
   std::random_device random;
   return fmt::format("mcp-{}-{:08x}", ::getpid(), random());
 }
 
-class Server;
-
-// One tools/call in flight.
-class Call : public ToolCall {
- public:
-  Call(Server* server, Json id, Json progress_token, Json arguments)
-      : server_(server),
-        id_(std::move(id)),
-        progress_token_(std::move(progress_token)),
-        arguments_(std::move(arguments)) {}
-
-  const Json& arguments() const override { return arguments_; }
-  const ServerFacts& facts() const override;
-  void DaemonWait(WaitRequest request, std::string what,
-                  ReplyCallback<WaitRequest> done) override;
-  void Finish(ToolResult result) override;
-
-  // Ends the call without an answer (notifications/cancelled, EOF). Only a
-  // call still waiting can be cancelled: past the wait, its reads consume
-  // output, and answering is better than losing it (a cancellation that
-  // races the response is normal, says the spec).
-  bool CancelWait();
-  bool done() const { return done_; }
-  std::string key() const { return id_.dump(); }
-
- private:
-  std::shared_ptr<Call> self() {
-    return std::static_pointer_cast<Call>(shared_from_this());
-  }
-  AsyncDaemonClient* daemon(Error* error) override;
-  // A handler callback's exception (none is expected: replies are typed and
-  // arguments checked) becomes an error result, not a dead server.
-  void Run(const std::function<void()>& fn) override;
-  void Post(std::function<void()> fn) override;
-  void EndWait();
-  void SendProgress();
-
-  Server* server_;
-  Json id_;
-  Json progress_token_;  // Null when the client asked for no progress.
-  Json arguments_;
-  bool done_ = false;
-  std::unique_ptr<AsyncDaemonClient> wait_connection_;
-  std::string waiting_for_;
-  TimerId progress_timer_ = 0;
-  int64_t progress_ticks_ = 0;
-};
-
-class Server {
- public:
-  explicit Server(const McpServerOptions& options);
-  int Run();
-
-  // For Call.
-  const ServerFacts& facts() const { return facts_; }
-  EventLoop* loop() { return &loop_; }
-  std::chrono::milliseconds progress_interval() const {
-    return options_.progress_interval;
-  }
-  // The attached connection, reopened (and re-attached) if it was lost.
-  AsyncDaemonClient* MainConnection(Error* error);
-  Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection();
-  // Destroys `connection` outside of its own callbacks.
-  void Retire(std::unique_ptr<AsyncDaemonClient> connection);
-  void Send(const Json& message);
-  void CallEnded(Call* call);
-  // The pending notices, each handed out once.
-  std::vector<Notice> TakeNotices() { return std::exchange(notices_, {}); }
-
- private:
-  void OnStdin();
-  void ReadAllBlocking();
-  void Feed(std::string_view data);
-  void ServeLine(std::string_view line);
-  void OnEof();
-  void HandleLine(std::string_view line);
-  void HandleRequest(const Message& message);
-  void HandleNotification(const Message& message);
-  void HandleInitialize(const Message& message);
-  void HandleToolsCall(const Message& message);
-  Json ToolsListResult() const;
-
-  McpServerOptions options_;
-  ServerFacts facts_;
-  EventLoop loop_;
-  LineReader reader_{kMaxLine};
-  bool eof_ = false;
-  bool stdout_broken_ = false;
-  std::unique_ptr<AsyncDaemonClient> main_;
-  std::vector<std::unique_ptr<AsyncDaemonClient>> retired_;
-  std::map<std::string, std::shared_ptr<Call>> calls_;  // By id.dump().
-  std::vector<Notice> notices_;
-};
+}  // namespace
 
 // ---- Call -------------------------------------------------------------------
 
@@ -243,6 +148,21 @@ void Call::Finish(ToolResult result) {
     return;
   done_ = true;
   EndWait();
+  Json reply;
+  if (as_task_ && result.started) {
+    // The task is durable before this leaves: batond answered the start
+    // after its commit. Notices wait for the next ordinary result.
+    reply = ModernResult(McpTask(result.started->task), "task");
+  } else {
+    reply = CallResult(std::move(result));
+    if (meta_.modern)
+      reply = ModernResult(std::move(reply));
+  }
+  server_->Send(MakeResult(id_, std::move(reply)));
+  server_->CallEnded(this);
+}
+
+Json Call::CallResult(ToolResult result) {
   auto notices = server_->TakeNotices();
   Json notices_json = Json::array();
   std::string text = std::move(result.text);
@@ -266,26 +186,10 @@ void Call::Finish(ToolResult result) {
     result.structured["notices"] = std::move(notices_json);
     call_result["structuredContent"] = std::move(result.structured);
   }
-  server_->Send(MakeResult(id_, std::move(call_result)));
-  server_->CallEnded(this);
+  return call_result;
 }
 
 // ---- Server -----------------------------------------------------------------
-
-Json NoticesSchema() {
-  return {{"type", "array"},
-          {"description",
-           "Tasks of this session that ended and whose end you had not seen; "
-           "each is told once"},
-          {"items",
-           {{"type", "object"},
-            {"properties",
-             {{"task_id", {{"type", "string"}}},
-              {"status", {{"type", "string"}}},
-              {"detail", {{"type", "string"}}},
-              {"text", {{"type", "string"}}}}},
-            {"required", {"task_id", "text"}}}}};
-}
 
 Server::Server(const McpServerOptions& options) : options_(options) {
   facts_.session =
@@ -332,7 +236,7 @@ AsyncDaemonClient* Server::MainConnection(Error* error) {
       BATON_LOG_ERROR("attach {}: {}", session, reply.error().message);
     } else {
       BATON_LOG_INFO("session {} attached (lease {} ms)", session,
-             reply->lease_ms);
+                     reply->lease_ms);
     }
   });
   return main_.get();
@@ -470,6 +374,9 @@ void Server::OnEof() {
     calls.push_back(call);
   for (auto& call : calls)
     call->CancelWait();
+  for (auto& [key, subscription] : subscriptions_)
+    subscription->Close();
+  subscriptions_.clear();
   if (calls_.empty())
     loop_.Stop();
 }
@@ -508,6 +415,13 @@ void Server::HandleNotification(const Message& message) {
   std::optional<Json> request_id = given ? RequestId(*given) : std::nullopt;
   if (!request_id)
     return;
+  if (auto sub = subscriptions_.find(request_id->dump());
+      sub != subscriptions_.end()) {
+    // A subscription ends without an answer when its client cancels it.
+    sub->second->Close();
+    subscriptions_.erase(sub);
+    return;
+  }
   auto it = calls_.find(request_id->dump());
   if (it == calls_.end())
     return;  // Already answered: the race the spec allows.
@@ -516,109 +430,9 @@ void Server::HandleNotification(const Message& message) {
     const Json* reason = Member(message.params, "reason");
     const auto* text = reason ? reason->get_ptr<const std::string*>() : nullptr;
     BATON_LOG_INFO("call {} cancelled: {}", request_id->dump(),
-           text ? *text : "");
+                   text ? *text : "");
   }
 }
-
-void Server::HandleRequest(const Message& message) {
-  const std::string& method = message.method;
-  if (method == "initialize")
-    return HandleInitialize(message);
-  if (method == "ping")
-    return Send(MakeResult(message.id, Json::object()));
-  if (method == "tools/list")
-    return Send(MakeResult(message.id, ToolsListResult()));
-  if (method == "tools/call")
-    return HandleToolsCall(message);
-  // server/discover (the 2026-07-28 probe) among them: answering at once
-  // makes clients fall back to initialize without waiting for a timeout.
-  Send(MakeErrorResponse(message.id, kMethodNotFound,
-                         fmt::format("Method not found: {}", method)));
-}
-
-void Server::HandleInitialize(const Message& message) {
-  Json requested;
-  if (const Json* asked = Member(message.params, "protocolVersion"))
-    requested = *asked;
-  std::string_view version = NegotiateProtocolVersion(requested);
-  BATON_LOG_INFO("initialize: client asked {}, we speak {}", requested.dump(),
-                 version);
-  Send(MakeResult(message.id,
-                  {{"protocolVersion", version},
-                   {"capabilities", {{"tools", {{"listChanged", false}}}}},
-                   {"serverInfo",
-                    {{"name", "baton"},
-                     {"title", "baton: background tasks"},
-                     {"version", kServerVersion}}},
-                   {"instructions", kInstructions}}));
-}
-
-Json Server::ToolsListResult() const {
-  Json tools = Json::array();
-  for (const auto& tool : AllTools()) {
-    Json output = tool.output_schema;
-    output["properties"]["notices"] = NoticesSchema();
-    output["required"].push_back("notices");
-    tools.push_back({{"name", tool.name},
-                     {"title", tool.title},
-                     {"description", tool.description},
-                     {"inputSchema", tool.input_schema},
-                     {"outputSchema", std::move(output)},
-                     {"annotations", tool.annotations}});
-  }
-  return {{"tools", std::move(tools)}};
-}
-
-void Server::HandleToolsCall(const Message& message) {
-  const Json* name_json = Member(message.params, "name");
-  const auto* name =
-      name_json ? name_json->get_ptr<const std::string*>() : nullptr;
-  if (!name) {
-    return Send(MakeErrorResponse(message.id, kInvalidParams,
-                                  "Invalid params: tools/call needs a 'name'"));
-  }
-  const ToolDefinition* tool = nullptr;
-  for (const auto& candidate : AllTools()) {
-    if (candidate.name == *name)
-      tool = &candidate;
-  }
-  if (!tool) {
-    std::string names;
-    for (const auto& candidate : AllTools())
-      names += (names.empty() ? "" : ", ") + candidate.name;
-    return Send(MakeErrorResponse(
-        message.id, kInvalidParams,
-        fmt::format("Unknown tool: {} (tools: {})", *name, names)));
-  }
-  Json arguments = Json::object();
-  if (const Json* given = Member(message.params, "arguments");
-      given && !given->is_null()) {
-    if (!given->is_object()) {
-      return Send(
-          MakeErrorResponse(message.id, kInvalidParams,
-                            "Invalid params: 'arguments' must be an object"));
-    }
-    arguments = *given;
-  }
-  Json token;
-  if (const Json* meta = Member(message.params, "_meta")) {
-    const Json* given = Member(*meta, "progressToken");
-    if (given && (given->is_string() || given->is_number_integer()))
-      token = *given;  // Echoed with its own JSON type.
-  }
-  auto call = std::make_shared<Call>(this, message.id, std::move(token),
-                                     std::move(arguments));
-  calls_[call->key()] = call;
-  try {
-    tool->handler(call);
-  } catch (const std::exception& e) {
-    BATON_LOG_ERROR("tool {}: {}", *name, e.what());
-    call->Finish(ToolResult::Error(
-        fmt::format("internal error in baton mcp: {}", e.what())));
-  }
-}
-
-}  // namespace
 
 int RunMcpServer(const McpServerOptions& options) {
   // A client that goes away mid-write must not kill us with SIGPIPE; the

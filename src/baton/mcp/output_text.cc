@@ -185,3 +185,30 @@ std::string LastLines(std::string_view text, size_t max_lines) {
 }
 
 }  // namespace baton::mcp
+
+namespace baton::mcp {
+
+std::string ReadLogTail(const std::string& path, uint64_t size) {
+  constexpr size_t kLastLines = 10;
+  constexpr uint64_t kTailBytes = 4096;
+  if (path.empty() || size == 0)
+    return "";
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    return "";
+  uint64_t from = size > kTailBytes ? size - kTailBytes : 0;
+  std::string data(size - from, '\0');
+  ssize_t n =
+      ::pread(fd.get(), data.data(), data.size(), static_cast<off_t>(from));
+  if (n <= 0)
+    return "";
+  data.resize(static_cast<size_t>(n));
+  if (from > 0) {
+    // Drop the partial first line.
+    size_t nl = data.find('\n');
+    data.erase(0, nl == std::string::npos ? 0 : nl + 1);
+  }
+  return LastLines(data, kLastLines);
+}
+
+}  // namespace baton::mcp

@@ -67,6 +67,10 @@ Result<OutputSlice> ReadOutputSlice(const std::string& path,
 // "[status: killed, killed: not needed]".
 std::string StatusLine(const TaskRecord& task);
 
+// The last lines (at most 10, from the last 4 KiB) of the log at `path`
+// whose size is `size`, read from its file; "" when unreadable.
+std::string ReadLogTail(const std::string& path, uint64_t size);
+
 // The last `max_lines` lines of `text` (a trailing newline does not count as
 // an empty last line).
 std::string LastLines(std::string_view text, size_t max_lines);

@@ -16,6 +16,7 @@
 
 #include "baton/ipc/async_daemon_client.h"
 #include "baton/ipc/messages.h"
+#include "baton/mcp/modern.h"
 #include "baton/util/result.h"
 
 namespace baton::mcp {
@@ -29,9 +30,12 @@ struct ToolResult {
   std::string text;
   Json structured;
   bool is_error = false;
+  // The task a tool started (run, delegate): a client of the tasks
+  // extension is answered with it as a CreateTaskResult instead.
+  std::optional<TaskView> started;
 
   static ToolResult Error(std::string message) {
-    return {std::move(message), nullptr, true};
+    return {std::move(message), nullptr, true, std::nullopt};
   }
 };
 
@@ -55,6 +59,10 @@ class ToolCall : public std::enable_shared_from_this<ToolCall> {
 
   virtual const Json& arguments() const = 0;
   virtual const ServerFacts& facts() const = 0;
+  // What the request's `_meta` said (modern era), or a legacy request.
+  virtual const RequestMeta& meta() const = 0;
+  // The inputResponses of a modern retry (multi round-trip), else null.
+  virtual const Json& input_responses() const = 0;
 
   // A typed request (ipc/messages.h) on the session's attached connection;
   // `done` gets batond's typed reply or the error (also when batond cannot

@@ -57,6 +57,8 @@ class UnreachableCall : public ToolCall {
   explicit UnreachableCall(Json arguments) : arguments_(std::move(arguments)) {}
   const Json& arguments() const override { return arguments_; }
   const ServerFacts& facts() const override { return facts_; }
+  const RequestMeta& meta() const override { return meta_; }
+  const Json& input_responses() const override { return input_responses_; }
   void DaemonWait(WaitRequest, std::string,
                   ReplyCallback<WaitRequest> done) override {
     Post([done] { done(MakeError(ErrorCode::kUnavailable, "no batond")); });
@@ -86,6 +88,8 @@ class UnreachableCall : public ToolCall {
 
  private:
   Json arguments_;
+  RequestMeta meta_;
+  Json input_responses_;
   ServerFacts facts_{
       .session = "s", .baton_binary = "/bin/baton", .cwd = "/tmp"};
   std::vector<std::function<void()>> posted_;

@@ -114,7 +114,7 @@ void HandleDelegate(const ToolCallPtr& call) {
         structured["note"] = task.spec.agent->note;
       }
     }
-    call->Finish({std::move(text), std::move(structured), false});
+    call->Finish({std::move(text), std::move(structured), false, reply->task});
   });
 }
 

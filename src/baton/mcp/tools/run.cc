@@ -93,7 +93,7 @@ void HandleRun(const ToolCallPtr& call) {
           TaskName(task), TaskStatusName(task.status), CommandText(task.spec),
           id, wait_command);
     }
-    call->Finish({std::move(text), std::move(structured), false});
+    call->Finish({std::move(text), std::move(structured), false, reply->task});
   });
 }
 

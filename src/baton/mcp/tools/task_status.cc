@@ -1,43 +1,14 @@
 // The `task_status` tool: a non-consuming look at one task (status, detail,
 // label, cwd, times, output size, the last lines of its output).
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <unistd.h>
 
 #include "baton/mcp/agent_events.h"
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/clock.h"
-#include "baton/util/unique_fd.h"
 
 namespace baton::mcp {
 namespace {
-
-constexpr size_t kLastLines = 10;
-constexpr uint64_t kTailBytes = 4096;
-
-// The last lines of the log, read straight from its file (the daemon's
-// task object names it and its size); "" when unreadable.
-std::string TailOfLog(const std::string& path, uint64_t size) {
-  if (path.empty() || size == 0)
-    return "";
-  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd)
-    return "";
-  uint64_t from = size > kTailBytes ? size - kTailBytes : 0;
-  std::string data(size - from, '\0');
-  ssize_t n =
-      ::pread(fd.get(), data.data(), data.size(), static_cast<off_t>(from));
-  if (n <= 0)
-    return "";
-  data.resize(static_cast<size_t>(n));
-  if (from > 0) {
-    // Drop the partial first line.
-    size_t nl = data.find('\n');
-    data.erase(0, nl == std::string::npos ? 0 : nl + 1);
-  }
-  return LastLines(data, kLastLines);
-}
 
 Json TimeOrNull(int64_t wall_ms) {
   return wall_ms ? Json(FormatIsoTime(wall_ms)) : Json(nullptr);
@@ -94,7 +65,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
     const TaskRecord& task = reply->task.task;
     uint64_t size = reply->task.output_bytes.value_or(0);
-    std::string last = TailOfLog(task.output_path, size);
+    std::string last = ReadLogTail(task.output_path, size);
     Json structured = TaskSummary(task);
     AddTimes(task, structured);
     structured["cwd"] = task.spec.cwd;

@@ -1,0 +1,194 @@
+// The inside of `baton mcp` (mcp_server.h is its face): the Server (stdin,
+// stdout, the daemon connections, dispatch), one Call per tools/call in
+// flight, and one Subscription per open subscriptions/listen. Split over
+// mcp_server.cc (the loop, stdio, calls), server_methods.cc (the methods of
+// both eras) and server_tasks.cc (the tasks extension and subscriptions).
+// Everything runs on the loop thread.
+#ifndef BATON_MCP_SERVER_H_
+#define BATON_MCP_SERVER_H_
+
+#include <map>
+#include <memory>
+#include <set>
+#include <string>
+#include <vector>
+
+#include "baton/ipc/async_daemon_client.h"
+#include "baton/loop/event_loop.h"
+#include "baton/mcp/json_rpc.h"
+#include "baton/mcp/line_reader.h"
+#include "baton/mcp/mcp_server.h"
+#include "baton/mcp/modern.h"
+#include "baton/mcp/tool.h"
+
+namespace baton::mcp {
+
+// A line longer than this is not a message we can serve; it is dropped
+// (LineReader) and answered with one parse error.
+inline constexpr size_t kMaxLine = 64 << 20;
+
+class Server;
+
+// One tools/call in flight.
+class Call : public ToolCall {
+ public:
+  Call(Server* server, Json id, Json progress_token, Json arguments,
+       RequestMeta meta, bool as_task)
+      : server_(server),
+        id_(std::move(id)),
+        progress_token_(std::move(progress_token)),
+        arguments_(std::move(arguments)),
+        meta_(std::move(meta)),
+        as_task_(as_task) {}
+
+  const Json& arguments() const override { return arguments_; }
+  const ServerFacts& facts() const override;
+  const RequestMeta& meta() const override { return meta_; }
+  const Json& input_responses() const override { return input_responses_; }
+  void set_input_responses(Json responses) {
+    input_responses_ = std::move(responses);
+  }
+  void DaemonWait(WaitRequest request, std::string what,
+                  ReplyCallback<WaitRequest> done) override;
+  void Finish(ToolResult result) override;
+
+  // Ends the call without an answer (notifications/cancelled, EOF). Only a
+  // call still waiting can be cancelled: past the wait, its reads consume
+  // output, and answering is better than losing it (a cancellation that
+  // races the response is normal, says the spec).
+  bool CancelWait();
+  bool done() const { return done_; }
+  std::string key() const { return id_.dump(); }
+
+ private:
+  std::shared_ptr<Call> self() {
+    return std::static_pointer_cast<Call>(shared_from_this());
+  }
+  AsyncDaemonClient* daemon(Error* error) override;
+  // A handler callback's exception (none is expected: replies are typed and
+  // arguments checked) becomes an error result, not a dead server.
+  void Run(const std::function<void()>& fn) override;
+  void Post(std::function<void()> fn) override;
+  void EndWait();
+  void SendProgress();
+  Json CallResult(ToolResult result);
+
+  Server* server_;
+  Json id_;
+  Json progress_token_;  // Null when the client asked for no progress.
+  Json arguments_;
+  RequestMeta meta_;
+  // The client declared the tasks extension and the tool starts a task:
+  // the answer is a CreateTaskResult.
+  bool as_task_ = false;
+  Json input_responses_;  // A retry's inputResponses (modern era), or null.
+  bool done_ = false;
+  std::unique_ptr<AsyncDaemonClient> wait_connection_;
+  std::string waiting_for_;
+  TimerId progress_timer_ = 0;
+  int64_t progress_ticks_ = 0;
+};
+
+// One subscriptions/listen: tells its client of every status change of the
+// tasks it named (notifications/tasks), from batond's waits, never by
+// polling. Working tasks are waited on, on a connection of the
+// subscription's own; a task that asks is told and then left out of the
+// wait until it works again (an answer through this server says so).
+class Subscription : public std::enable_shared_from_this<Subscription> {
+ public:
+  Subscription(Server* server, Json id) : server_(server), id_(std::move(id)) {}
+  const Json& id() const { return id_; }
+  bool Watches(const std::string& task) const { return told_.count(task) > 0; }
+  // Starts watching `tasks` (already checked) and acknowledges.
+  void Start(const std::vector<TaskView>& tasks, Json honored);
+  // `view` may have changed: tells the client when it did, and waits on
+  // it again if it works.
+  void Tell(const TaskView& view);
+  // Ends it without an answer (cancelled, or the client went away).
+  void Close();
+
+ private:
+  void Arm();
+  void OnWait(Result<WaitReply> reply);
+
+  Server* server_;
+  Json id_;
+  std::map<std::string, std::string> told_;  // Task id -> what was told.
+  std::set<std::string> working_;            // Waited on.
+  std::unique_ptr<AsyncDaemonClient> wait_;
+  bool answering_ = false;  // In OnWait: it arms the next wait itself.
+  bool closed_ = false;
+};
+
+class Server {
+ public:
+  explicit Server(const McpServerOptions& options);
+  int Run();
+
+  // For Call and Subscription.
+  const ServerFacts& facts() const { return facts_; }
+  EventLoop* loop() { return &loop_; }
+  std::chrono::milliseconds progress_interval() const {
+    return options_.progress_interval;
+  }
+  // The attached connection, reopened (and re-attached) if it was lost.
+  AsyncDaemonClient* MainConnection(Error* error);
+  Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection();
+  // Destroys `connection` outside of its own callbacks.
+  void Retire(std::unique_ptr<AsyncDaemonClient> connection);
+  void Send(const Json& message);
+  void CallEnded(Call* call);
+  // The pending notices, each handed out once.
+  std::vector<Notice> TakeNotices() { return std::exchange(notices_, {}); }
+  // The DetailedTask of `view` (reads an ended task's output tail).
+  Json DetailedTaskOf(const TaskView& view) const;
+  // Every subscription watching `view`'s task hears of it.
+  void TaskChanged(const TaskView& view);
+
+ private:
+  void OnStdin();
+  void ReadAllBlocking();
+  void Feed(std::string_view data);
+  void ServeLine(std::string_view line);
+  void OnEof();
+  void HandleLine(std::string_view line);
+  void HandleNotification(const Message& message);
+
+  // server_methods.cc
+  void HandleRequest(const Message& message);
+  void Reply(const Message& message, const RequestMeta& meta, Json result);
+  void ReplyError(const Message& message, const RpcError& error);
+  void HandleInitialize(const Message& message);
+  void HandleDiscover(const Message& message, const RequestMeta& meta);
+  void HandleToolsCall(const Message& message, const RequestMeta& meta);
+  Json ToolsListResult(bool modern) const;
+
+  // server_tasks.cc
+  void HandleTasksMethod(const Message& message, const RequestMeta& meta);
+  void HandleListen(const Message& message, const RequestMeta& meta);
+  void TasksGet(const Message& message, const RequestMeta& meta,
+                const std::string& task);
+  void TasksUpdate(const Message& message, const RequestMeta& meta,
+                   const std::string& task);
+  void TasksCancel(const Message& message, const RequestMeta& meta,
+                   const std::string& task);
+  // Looks `task` up again and tells the subscriptions.
+  void Refresh(const std::string& task);
+
+  McpServerOptions options_;
+  ServerFacts facts_;
+  EventLoop loop_;
+  LineReader reader_{kMaxLine};
+  bool eof_ = false;
+  bool stdout_broken_ = false;
+  std::unique_ptr<AsyncDaemonClient> main_;
+  std::vector<std::unique_ptr<AsyncDaemonClient>> retired_;
+  std::map<std::string, std::shared_ptr<Call>> calls_;  // By id.dump().
+  // By id.dump().
+  std::map<std::string, std::shared_ptr<Subscription>> subscriptions_;
+  std::vector<Notice> notices_;
+};
+
+}  // namespace baton::mcp
+
+#endif  // BATON_MCP_SERVER_H_
