@@ -6,6 +6,7 @@
 #include <string>
 
 #include "baton/cli/verbs.h"
+#include "baton/util/version.h"
 
 namespace baton {
 namespace {
@@ -44,7 +45,7 @@ int RunCli(int argc, char** argv) {
   app.add_flag("--json", ctx.json, "One JSON document per line on stdout");
   app.add_option("--session", ctx.session,
                  "Owner session (default: $BATON_SESSION; none = unowned)");
-  app.set_version_flag("--version", "baton 0.1.0");
+  app.set_version_flag("--version", std::string("baton ") + kBatonVersion);
 
   std::string unknown;
   const Verb* chosen = ChooseVerb(argc, argv, &unknown);

@@ -23,6 +23,7 @@
 #include "baton/util/detached_process.h"
 #include "baton/util/log.h"
 #include "baton/util/unique_fd.h"
+#include "baton/util/version.h"
 
 namespace baton::mcp {
 
@@ -40,7 +41,7 @@ const char* const kInstructions =
 
 namespace {
 
-constexpr std::string_view kServerVersion = "0.1.0";
+constexpr std::string_view kServerVersion = kBatonVersion;
 // A line longer than this is not a message we can serve; it is dropped
 // (LineReader) and answered with one parse error.
 constexpr size_t kMaxLine = 64 << 20;
@@ -332,7 +333,7 @@ AsyncDaemonClient* Server::MainConnection(Error* error) {
       BATON_LOG_ERROR("attach {}: {}", session, reply.error().message);
     } else {
       BATON_LOG_INFO("session {} attached (lease {} ms)", session,
-             reply->lease_ms);
+                     reply->lease_ms);
     }
   });
   return main_.get();
@@ -516,7 +517,7 @@ void Server::HandleNotification(const Message& message) {
     const Json* reason = Member(message.params, "reason");
     const auto* text = reason ? reason->get_ptr<const std::string*>() : nullptr;
     BATON_LOG_INFO("call {} cancelled: {}", request_id->dump(),
-           text ? *text : "");
+                   text ? *text : "");
   }
 }
 
