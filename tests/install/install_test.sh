@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
-# `cmake --install` of a build into a fresh prefix, then the installed
-# binary on its own: --version, a task run and waited for, an MCP
+# `cmake --install` of a build into a fresh prefix: the man page and the
+# completion scripts in their places, then the installed binary on its own: --version, a task run and waited for, an MCP
 # initialize, and the batond it started is the installed binary (not the
 # build's). Usage: install_test.sh BUILD_DIR VERSION
 set -euo pipefail
@@ -31,6 +31,20 @@ fail() {
 cmake --install "$build" --prefix "$tmp/prefix" >"$tmp/install.log" ||
   fail "cmake --install: $(cat "$tmp/install.log")"
 [ -x "$baton" ] || fail "no executable $baton after the install"
+
+# The man page and the completion scripts, where man and the shells look.
+for f in share/man/man1/baton.1 share/bash-completion/completions/baton \
+  share/zsh/site-functions/_baton share/fish/vendor_completions.d/baton.fish; do
+  [ -f "$tmp/prefix/$f" ] || fail "no $f in the prefix"
+done
+found=$(man -M "$tmp/prefix/share/man" -w baton) || fail "man does not find baton(1)"
+[ "$found" = "$tmp/prefix/share/man/man1/baton.1" ] || fail "man found $found"
+warnings=$(groff -man -Tutf8 -ww -z "$found" 2>&1)
+[ -z "$warnings" ] || fail "groff warns of baton(1): $warnings"
+for verb in run wait kill daemon; do
+  MANWIDTH=100 man -l "$found" 2>/dev/null | grep -q "^   baton $verb\$" ||
+    fail "baton(1) has no section for $verb"
+done
 
 got=$("$baton" --version)
 [ "$got" = "baton $version" ] || fail "--version said '$got', not 'baton $version'"

@@ -28,6 +28,8 @@ const std::vector<Verb>& Verbs() {
        "Serve MCP on stdio for a coding agent (claude mcp add baton -- "
        "baton mcp)",
        DefineMcp},
+      {"completion", "Print the completion script of bash, zsh or fish",
+       DefineCompletion},
   };
   return verbs;
 }
