@@ -67,7 +67,7 @@ exe=$(readlink "/proc/$pid/exe")
 
 # baton mcp answers initialize with its name and version.
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
-reply=$(printf '%s\n' "$init" | timeout 10 "$baton" mcp)
+reply=$(printf '%s\n' "$init" | timeout 10 "$baton" mcp 2>/dev/null)
 case "$reply" in
   *'"serverInfo"'*'"name":"baton"'*"\"version\":\"$version\""*) ;;
   *) fail "baton mcp answered initialize with: $reply" ;;

@@ -25,8 +25,8 @@ const std::vector<Verb>& Verbs() {
        DefineNotices},
       {"daemon", "Manage batond", DefineDaemon},
       {"mcp",
-       "Serve MCP on stdio for a coding agent (claude mcp add baton -- "
-       "baton mcp)",
+       "Serve MCP on stdio for a coding agent; install CLIENT registers it "
+       "in claude, codex, gemini, cursor or vscode",
        DefineMcp},
       {"completion", "Print the completion script of bash, zsh or fish",
        DefineCompletion},
