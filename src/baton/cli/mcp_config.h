@@ -20,8 +20,8 @@ namespace baton {
 struct McpEntry {
   std::string command;            // The baton binary, an absolute path.
   std::vector<std::string> args;  // {"mcp"}.
-  bool with_type = false;  // Also "type": "stdio" (VS Code needs it;
-                           // Claude Code writes it).
+  bool with_type = false;         // Also "type": "stdio" (VS Code needs it;
+                                  // Claude Code writes it).
 };
 
 inline constexpr std::string_view kServerName = "baton";

@@ -28,6 +28,8 @@ const std::vector<Verb>& Verbs() {
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "
        "in claude, codex, gemini, cursor or vscode",
        DefineMcp},
+      {"doctor", "Check the set-up: batond, state, agent CLIs, MCP clients",
+       DefineDoctor},
       {"completion", "Print the completion script of bash, zsh or fish",
        DefineCompletion},
   };
