@@ -90,17 +90,9 @@ int main(int argc, char** argv) {
       std::strcmp(argv[2], "run") == 0) {
     return DaemonMain(argc, argv);
   }
-  if (argc >= 2 && std::strcmp(argv[1], "mcp") == 0) {
-    if (argc >= 3) {
-      // stdout belongs to MCP; usage goes to stderr.
-      std::fprintf(stderr,
-                   "usage: baton mcp\n  An MCP server on stdio (one owner "
-                   "session; BATON_SESSION names it, BATON_HOME picks the "
-                   "state).\n  Register it: claude mcp add baton -- baton "
-                   "mcp\n");
-      return std::strcmp(argv[2], "--help") == 0 ? 0 : 2;
-    }
+  // `baton mcp` alone is the server; `baton mcp install ...` and the rest
+  // are the CLI's (cli/verbs/mcp.cc).
+  if (argc == 2 && std::strcmp(argv[1], "mcp") == 0)
     return baton::mcp::RunMcpServerFromEnvironment();
-  }
   return baton::RunCli(argc, argv);
 }

@@ -7,6 +7,7 @@
 
 #include "baton/agent/json_rpc_util.h"
 #include "baton/core/model_spec.h"
+#include "baton/util/version.h"
 
 namespace baton {
 namespace {
@@ -119,7 +120,7 @@ void AcpAdapter::Begin(const AgentSpec& spec, const std::string& cwd,
            {"clientCapabilities",
             {{"fs", {{"readTextFile", false}, {"writeTextFile", false}}},
              {"terminal", false}}},
-           {"clientInfo", {{"name", "baton"}, {"version", "0.1.0"}}}},
+           {"clientInfo", {{"name", "baton"}, {"version", kBatonVersion}}}},
           sink);
 }
 

@@ -7,6 +7,7 @@
 
 #include "baton/agent/codex_config.h"
 #include "baton/agent/json_rpc_util.h"
+#include "baton/util/version.h"
 
 namespace baton {
 namespace {
@@ -123,12 +124,13 @@ void CodexAdapter::Begin(const AgentSpec& spec, const std::string& cwd,
   cwd_ = cwd;
   resume_thread_ = spec.resume_session;
   // experimentalApi: turn/steer and item/tool/requestUserInput need it.
-  Request("initialize",
-          {{"clientInfo",
-            {{"name", "baton"}, {"title", "baton"}, {"version", "0.1.0"}}},
-           {"capabilities",
-            {{"experimentalApi", true}, {"requestAttestation", false}}}},
-          sink);
+  Request(
+      "initialize",
+      {{"clientInfo",
+        {{"name", "baton"}, {"title", "baton"}, {"version", kBatonVersion}}},
+       {"capabilities",
+        {{"experimentalApi", true}, {"requestAttestation", false}}}},
+      sink);
 }
 
 void CodexAdapter::OnLine(std::string_view line, AdapterSink& sink) {

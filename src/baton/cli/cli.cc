@@ -5,7 +5,9 @@
 #include <cstdlib>
 #include <string>
 
+#include "baton/cli/help_docs.h"
 #include "baton/cli/verbs.h"
+#include "baton/util/version.h"
 
 namespace baton {
 namespace {
@@ -34,17 +36,32 @@ const Verb* ChooseVerb(int argc, char** argv, std::string* unknown) {
 
 }  // namespace
 
-int RunCli(int argc, char** argv) {
-  CLI::App app{"baton: background tasks for coding agents and people", "baton"};
+void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
+                       const Verb* only) {
+  app.name("baton");
+  app.description("baton: background tasks for coding agents and people");
   app.require_subcommand(1);
   app.fallthrough();
-  Context ctx;
-  const char* env_session = std::getenv("BATON_SESSION");
-  ctx.session = env_session ? env_session : "";
   app.add_flag("--json", ctx.json, "One JSON document per line on stdout");
   app.add_option("--session", ctx.session,
                  "Owner session (default: $BATON_SESSION; none = unowned)");
-  app.set_version_flag("--version", "baton 0.1.0");
+  app.set_version_flag("--version", std::string("baton ") + kBatonVersion);
+  for (const Verb& verb : Verbs()) {
+    if (!only || only == &verb) {
+      verb.define(*app.add_subcommand(std::string(verb.name),
+                                      std::string(verb.description)),
+                  ctx, action);
+    }
+  }
+}
+
+int RunCli(int argc, char** argv) {
+  if (argc == 3 && std::string_view(argv[1]) == "internal-docs")
+    return WriteGeneratedDocs(argv[2]);
+  CLI::App app;
+  Context ctx;
+  const char* env_session = std::getenv("BATON_SESSION");
+  ctx.session = env_session ? env_session : "";
 
   std::string unknown;
   const Verb* chosen = ChooseVerb(argc, argv, &unknown);
@@ -56,13 +73,7 @@ int RunCli(int argc, char** argv) {
   }
   Action action;
   // Only the chosen verb's parser is built (all of them for --help).
-  for (const Verb& verb : Verbs()) {
-    if (!chosen || chosen == &verb) {
-      verb.define(*app.add_subcommand(std::string(verb.name),
-                                      std::string(verb.description)),
-                  ctx, action);
-    }
-  }
+  DefineCommandLine(app, ctx, action, chosen);
   try {
     app.parse(argc, argv);
   } catch (const CLI::CallForHelp& e) {

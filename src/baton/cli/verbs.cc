@@ -25,9 +25,13 @@ const std::vector<Verb>& Verbs() {
        DefineNotices},
       {"daemon", "Manage batond", DefineDaemon},
       {"mcp",
-       "Serve MCP on stdio for a coding agent (claude mcp add baton -- "
-       "baton mcp)",
+       "Serve MCP on stdio for a coding agent; install CLIENT registers it "
+       "in claude, codex, gemini, cursor or vscode",
        DefineMcp},
+      {"doctor", "Check the set-up: batond, state, agent CLIs, MCP clients",
+       DefineDoctor},
+      {"completion", "Print the completion script of bash, zsh or fish",
+       DefineCompletion},
   };
   return verbs;
 }

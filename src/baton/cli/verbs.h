@@ -28,6 +28,13 @@ struct Verb {
 // Every verb, in --help's order.
 const std::vector<Verb>& Verbs();
 
+// Defines the whole command line on `app`: the global flags (into `ctx`)
+// and every verb, or only `only` when it is not null. RunCli parses with
+// it; the man page and the completion scripts are written from it
+// (command_tree.h), so they say what the parser accepts.
+void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
+                       const Verb* only);
+
 void DefineRun(CLI::App& command, const Context& ctx, Action& action);
 void DefineList(CLI::App& command, const Context& ctx, Action& action);
 void DefineStatus(CLI::App& command, const Context& ctx, Action& action);
@@ -43,6 +50,8 @@ void DefineAttach(CLI::App& command, const Context& ctx, Action& action);
 void DefineNotices(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
 void DefineMcp(CLI::App& command, const Context& ctx, Action& action);
+void DefineDoctor(CLI::App& command, const Context& ctx, Action& action);
+void DefineCompletion(CLI::App& command, const Context& ctx, Action& action);
 
 }  // namespace baton
 

@@ -25,6 +25,7 @@
 #include "baton/util/detached_process.h"
 #include "baton/util/log.h"
 #include "baton/util/unique_fd.h"
+#include "baton/util/version.h"
 
 namespace baton::mcp {
 

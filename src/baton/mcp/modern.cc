@@ -4,6 +4,7 @@
 
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/protocol_version.h"
+#include "baton/util/version.h"
 
 namespace baton::mcp {
 
@@ -60,7 +61,7 @@ std::expected<RequestMeta, RpcError> ReadRequestMeta(const Json& params) {
 Json ServerInfo() {
   return {{"name", "baton"},
           {"title", "baton: background tasks"},
-          {"version", "0.1.0"}};
+          {"version", kBatonVersion}};
 }
 
 Json ModernResult(Json result, std::string_view result_type) {

@@ -8,11 +8,19 @@ namespace baton {
 
 void DefineList(CLI::App& command, const Context& ctx, Action& action) {
   auto all = std::make_shared<bool>(false);
+  auto quiet = std::make_shared<bool>(false);
   command.add_flag("--all,-a", *all, "Include all ended tasks");
-  command.callback([&ctx, &action, all] {
-    action = [&ctx, all] {
+  command.add_flag("--quiet,-q", *quiet,
+                   "Only the ids, one a line (what shell completion reads)");
+  command.callback([&ctx, &action, all, quiet] {
+    action = [&ctx, all, quiet] {
       return CallAndPrint(
           ctx, ListRequest{.all = *all}, [&](const ListReply& list) {
+            if (*quiet) {
+              for (const TaskView& view : list.tasks)
+                std::printf("%s\n", view.task.id.ToString().c_str());
+              return kExitOk;
+            }
             if (list.tasks.empty()) {
               std::printf("no tasks%s\n",
                           *all ? "" : " (baton ls --all shows ended ones)");

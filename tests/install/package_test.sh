@@ -1,0 +1,80 @@
+#!/usr/bin/env bash
+# The .deb that CPack makes from a build (the same install rules as
+# `cmake --install`): its control fields (name, version from the project's
+# and git's, Depends only on the Debian libraries the binary needs), its
+# files in Debian's places, then unpacked into a fresh root and run from
+# there (--version, a task waited for, an MCP initialize).
+# Usage: package_test.sh BUILD_DIR PROJECT_VERSION
+set -euo pipefail
+build=$1
+version=$2
+if ! command -v dpkg-deb >/dev/null || ! command -v dpkg-shlibdeps >/dev/null; then
+  echo "package_test: skipped: dpkg-deb and dpkg-shlibdeps (dpkg-dev) are needed"
+  exit 0
+fi
+tmp=$(mktemp -d /tmp/baton-package.XXXXXX)
+root=$tmp/root
+baton=$root/usr/bin/baton
+export BATON_HOME=$tmp/home
+unset BATON_SESSION
+cleanup() {
+  if [ -x "$baton" ]; then
+    pids=$("$baton" --json daemon status 2>/dev/null |
+      sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p' || true)
+    timeout 20 "$baton" daemon stop --kill-tasks >/dev/null 2>&1 || true
+    for pid in $pids; do
+      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+      if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
+    done
+  fi
+  rm -rf "$tmp"
+}
+trap cleanup EXIT
+fail() {
+  echo "package_test: FAIL: $*" >&2
+  exit 1
+}
+
+cpack --config "$build/CPackConfig.cmake" -B "$tmp/out" >"$tmp/cpack.log" 2>&1 ||
+  fail "cpack: $(cat "$tmp/cpack.log")"
+debs=("$tmp"/out/baton_*.deb)
+[ -f "${debs[0]}" ] || fail "cpack made no baton_*.deb: $(ls "$tmp/out")"
+deb=${debs[0]}
+
+field() { dpkg-deb -f "$deb" "$1"; }
+[ "$(field Package)" = baton ] || fail "Package is '$(field Package)'"
+[ "$(field Architecture)" = "$(dpkg --print-architecture)" ] ||
+  fail "Architecture is '$(field Architecture)'"
+pkg_version=$(field Version)
+[[ $pkg_version =~ ^${version//./\\.}(\+git[0-9]+\.g[0-9a-f]+(\.dirty)?)?$ ]] ||
+  fail "Version '$pkg_version' is not $version[+git<count>.g<hash>[.dirty]]"
+[ "$(basename "$deb")" = "baton_${pkg_version}_$(field Architecture).deb" ] ||
+  fail "file name $(basename "$deb")"
+# The binary links SQLite, fmt, libstdc++ and libgcc statically: glibc is
+# all it needs, and all the package may ask for.
+depends=$(field Depends)
+[[ $depends =~ ^libc6\ \(\>=\ [0-9.]+\)$ ]] ||
+  fail "Depends is '$depends', not only libc6"
+
+dpkg-deb -c "$deb" | awk '{print $6}' >"$tmp/files"
+for f in ./usr/bin/baton ./usr/share/man/man1/baton.1 \
+  ./usr/share/bash-completion/completions/baton \
+  ./usr/share/zsh/vendor-completions/_baton \
+  ./usr/share/fish/vendor_completions.d/baton.fish; do
+  grep -qx -- "$f" "$tmp/files" || fail "the .deb has no $f: $(cat "$tmp/files")"
+done
+listed=$(dpkg-deb -c "$deb" | grep ' ./usr/bin/baton$')
+[[ $listed == "-rwxr-xr-x root/root "* ]] ||
+  fail "usr/bin/baton is not root's 0755: $listed"
+# Stripped, as Debian ships binaries.
+size=$(echo "$listed" | awk '{print $3}')
+[ "$size" -lt 30000000 ] || fail "usr/bin/baton is $size bytes: not stripped"
+
+# Unpacked into a fresh root, it runs on its own.
+dpkg-deb -x "$deb" "$root"
+[ "$("$baton" --version)" = "baton $version" ] || fail "--version: $("$baton" --version)"
+timeout 20 "$baton" run --wait -- true || fail "run --wait -- true exited $?"
+init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
+reply=$(printf '%s\n' "$init" | timeout 10 "$baton" mcp 2>/dev/null)
+[[ $reply == *'"serverInfo"'* ]] || fail "baton mcp answered: $reply"
+echo "package_test: ok ($(basename "$deb"), Depends: $depends)"
