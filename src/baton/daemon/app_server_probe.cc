@@ -242,35 +242,8 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
   BATON_LOG_INFO("probing {} app-server --help (pid {})", *program, pid);
 
   Status watched =
-      loop_->AddFd(p->pidfd.get(), EPOLLIN, [this, key, p](uint32_t) {
-        // Ended and not reaped yet, its group id is still its own:
-        // whatever it left behind goes with it.
-        siginfo_t info{};
-        if (::waitid(P_PID, p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-            info.si_pid == p->pid) {
-          ::kill(-p->pid, SIGKILL);
-        }
-        int status = 0;
-        pid_t reaped = ::waitpid(p->pid, &status, WNOHANG);
-        if (reaped == 0 || (reaped < 0 && errno == EINTR))
-          return;
-        ProbeRun run;
-        if (reaped < 0) {
-          run.end = ProbeRun::End::kSignaled;  // Reaped by someone else: lost.
-        } else if (p->timed_out) {
-          run.end = ProbeRun::End::kTimedOut;
-        } else if (WIFEXITED(status)) {
-          run.end = ProbeRun::End::kExited;
-          run.code = WEXITSTATUS(status);
-        } else {
-          run.end = ProbeRun::End::kSignaled;
-          run.code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-        }
-        if (p->err)
-          p->Drain();
-        run.output = std::move(p->output);
-        Finish(key, std::move(run));
-      });
+      loop_->AddFd(p->pidfd.get(), EPOLLIN,
+                   [this, key, p](uint32_t) { OnProbeExit(key, p); });
   if (!watched) {
     ::kill(-pid, SIGKILL);
     ::waitpid(pid, nullptr, 0);
@@ -291,6 +264,36 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
     p->timed_out = true;
     ::kill(-p->pid, SIGKILL);  // Its process group: pid == pgid, unreaped.
   });
+}
+
+void AppServerProbe::OnProbeExit(const Key& key, Probe* p) {
+  // Ended and not reaped yet, its group id is still its own:
+  // whatever it left behind goes with it.
+  siginfo_t info{};
+  if (::waitid(P_PID, p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
+      info.si_pid == p->pid) {
+    ::kill(-p->pid, SIGKILL);
+  }
+  int status = 0;
+  pid_t reaped = ::waitpid(p->pid, &status, WNOHANG);
+  if (reaped == 0 || (reaped < 0 && errno == EINTR))
+    return;
+  ProbeRun run;
+  if (reaped < 0) {
+    run.end = ProbeRun::End::kSignaled;  // Reaped by someone else: lost.
+  } else if (p->timed_out) {
+    run.end = ProbeRun::End::kTimedOut;
+  } else if (WIFEXITED(status)) {
+    run.end = ProbeRun::End::kExited;
+    run.code = WEXITSTATUS(status);
+  } else {
+    run.end = ProbeRun::End::kSignaled;
+    run.code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
+  }
+  if (p->err)
+    p->Drain();
+  run.output = std::move(p->output);
+  Finish(key, std::move(run));
 }
 
 void AppServerProbe::Finish(const Key& key, ProbeRun run) {

@@ -90,6 +90,9 @@ class AppServerProbe {
                          std::vector<std::string>>;
   struct Probe;
 
+  // The probe's pidfd is readable: reaps it, and finishes with how it
+  // ended (unless it is not reapable yet).
+  void OnProbeExit(const Key& key, Probe* probe);
   void Finish(const Key& key, ProbeRun run);
 
   EventLoop* loop_;
