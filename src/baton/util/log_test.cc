@@ -3,7 +3,8 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
-#include <regex>
+#include <algorithm>
+#include <string_view>
 
 #include "baton/util/file_util.h"
 #include "tests/support/temp_dir.h"
@@ -26,6 +27,21 @@ class LogTest : public ::testing::Test {
   testing::TempDir tmp_;
 };
 
+// "2026-12-01T16:07:45.385" at the start of `text`: digits where the
+// shape has a 'd'. (Not std::regex: g++ 12 warns inside <regex> under -O1
+// with sanitizers, and CI builds with -Werror.)
+bool StartsWithTimestamp(std::string_view text) {
+  constexpr std::string_view kShape = "dddd-dd-ddTdd:dd:dd.ddd";
+  if (text.size() < kShape.size())
+    return false;
+  for (size_t i = 0; i < kShape.size(); ++i) {
+    bool digit = text[i] >= '0' && text[i] <= '9';
+    if (kShape[i] == 'd' ? !digit : text[i] != kShape[i])
+      return false;
+  }
+  return true;
+}
+
 TEST_F(LogTest, EverySinkGetsEachRecordInItsOwnFormat) {
   auto standard = LogSink::File(tmp_.path() + "/standard.log");
   auto utc = LogSink::File(tmp_.path() + "/utc.log", LogFormat::kUtcNoLevel);
@@ -38,16 +54,14 @@ TEST_F(LogTest, EverySinkGetsEachRecordInItsOwnFormat) {
   BATON_LOG_DEBUG("not at the default level");
 
   std::string pid = std::to_string(::getpid());
-  EXPECT_TRUE(std::regex_match(
-      Read("standard.log"),
-      std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3} tester\[)" + pid +
-                 R"(\] warning: disk nearly full\n)")))
-      << Read("standard.log");
-  EXPECT_TRUE(std::regex_match(
-      Read("utc.log"),
-      std::regex(R"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z tester\[)" + pid +
-                 R"(\] disk nearly full\n)")))
-      << Read("utc.log");
+  std::string standard_text = Read("standard.log");
+  EXPECT_TRUE(StartsWithTimestamp(standard_text)) << standard_text;
+  EXPECT_EQ(standard_text.substr(std::min<size_t>(23, standard_text.size())),
+            " tester[" + pid + "] warning: disk nearly full\n");
+  std::string utc_text = Read("utc.log");
+  EXPECT_TRUE(StartsWithTimestamp(utc_text)) << utc_text;
+  EXPECT_EQ(utc_text.substr(std::min<size_t>(23, utc_text.size())),
+            "Z tester[" + pid + "] disk nearly full\n");
 }
 
 TEST_F(LogTest, ReplacedSinksGetNothingMoreAndNoSinksLogNothing) {
