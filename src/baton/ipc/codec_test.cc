@@ -104,8 +104,9 @@ TEST(CodecTest, EveryValidSampleDecodes) {
     auto decoded = DecodeRequestLine(sample.line);
     EXPECT_TRUE(decoded) << sample.line << ": "
                          << (decoded ? "" : decoded.error().error.message);
-    if (decoded)
+    if (decoded) {
       EXPECT_EQ(OpOf(decoded->request), sample.op);
+    }
   }
 }
 
@@ -138,12 +139,14 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
       bool text = field.type.find("string") != std::string::npos;
       bool list =
           field.type.starts_with("list") || field.type.starts_with("object");
-      if (text)
+      if (text) {
         EXPECT_GT(field.rules.max_bytes, 0u)
             << request.kOp << "." << field.name;
-      if (list)
+      }
+      if (list) {
         EXPECT_GT(field.rules.max_items, 0u)
             << request.kOp << "." << field.name;
+      }
     }
   };
   std::apply([&](auto... requests) { (check(requests), ...); },
