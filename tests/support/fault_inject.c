@@ -249,7 +249,10 @@ static void Absolute(int dirfd, const char* path, char* out, size_t size) {
     ssize_t n = readlink(link, dir, sizeof dir - 1);
     dir[n > 0 ? n : 0] = '\0';
   }
-  snprintf(out, size, "%s/%s", dir, path);
+  // A path too long to hold is matched as no path at all.
+  int written = snprintf(out, size, "%s/%s", dir, path);
+  if (written < 0 || (size_t)written >= size)
+    out[0] = '\0';
 }
 
 // Whether an open of `path` with `flags` creates a file that is to fail.
