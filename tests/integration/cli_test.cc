@@ -126,8 +126,7 @@ TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
   auto refused = DecodeReplyLine(raw);
   ASSERT_TRUE(refused) << raw;
   EXPECT_FALSE(refused->ok);
-  EXPECT_NE(refused->error.message.find("\"none\""), std::string::npos)
-      << raw;
+  EXPECT_NE(refused->error.message.find("\"none\""), std::string::npos) << raw;
 }
 
 TEST_F(CliTest, WaitAllAndTimeout) {

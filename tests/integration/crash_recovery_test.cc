@@ -135,10 +135,10 @@ TEST_F(CrashRecoveryTest, AnsweredRunsRunExactlyOnceWhenBatondDies) {
     auto client = ConnectToDaemon();
     ASSERT_TRUE(client) << client.error().message;
     for (int i = 0; i < 200; ++i) {
-      ASSERT_TRUE(client->Send(
-          RunRequest{.command = "echo $BATON_TASK_ID >> " + ran,
-                     .cwd = home_,
-                     .base_env = std::vector<std::string>{"PATH=/usr/bin:/bin"}}));
+      ASSERT_TRUE(client->Send(RunRequest{
+          .command = "echo $BATON_TASK_ID >> " + ran,
+          .cwd = home_,
+          .base_env = std::vector<std::string>{"PATH=/usr/bin:/bin"}}));
     }
     auto first = client->ReadReply(seconds(10));
     ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
