@@ -7,6 +7,7 @@
 #include <fstream>
 #include <thread>
 
+#include "baton/util/file_util.h"
 #include "tests/integration/fake_agent_fixture.h"
 
 namespace baton::testing {
@@ -275,7 +276,14 @@ TEST_F(CodexAgentTest, DelegatesDuringTheProbeWaitForItAndItRunsOnce) {
       ++answered;
     });
   }
-  std::this_thread::sleep_for(milliseconds(300));
+  // Once batond logs the probe, all three wait for it. (Not a fixed
+  // sleep: under the sanitizers batond itself may take longer to start.)
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (ReadFile(home_ + "/batond.log").value_or("").find("probing") ==
+             std::string::npos &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(milliseconds(20));
+  }
   auto status = Baton({"--json", "daemon", "status"}, env_);
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_EQ(answered, 0);  // Still waiting for the probe.

@@ -8,6 +8,7 @@
 #include <set>
 #include <sstream>
 #include <thread>
+#include <vector>
 
 #include "baton/util/clock.h"
 #include "baton/util/file_util.h"
@@ -23,21 +24,37 @@ class CrashRecoveryTest : public BatonTest {};
 
 TEST_F(CrashRecoveryTest, TasksSurviveAndAreReportedTruthfully) {
   // Long tasks outlive the crash and the restart; short ones end while no
-  // batond runs.
-  std::string long_ok = Run("sleep 2; seq 1 20000; echo long done");
-  std::string long_bad = Run("sleep 2.2; echo failing >&2; exit 5");
-  std::string short_ok = Run("sleep 0.3; seq 1 50000");
-  std::string short_bad = Run("sleep 0.3; exit 3");
-  std::string short_sig = Run("sleep 0.3; kill -KILL $$");
+  // batond runs. Gates, not sleeps: each ends when the test says so, however
+  // slowly batond runs (sanitizers, a loaded machine).
+  std::string short_gate = home_ + "/short-gate";
+  std::string long_gate = home_ + "/long-gate";
+  auto after = [](const std::string& gate, const std::string& then) {
+    return "while [ ! -e " + gate + " ]; do sleep 0.01; done; " + then;
+  };
+  std::string long_ok = Run(after(long_gate, "seq 1 20000; echo long done"));
+  std::string long_bad =
+      Run(after(long_gate, "sleep 0.2; echo failing >&2; exit 5"));
+  std::string short_ok = Run(after(short_gate, "seq 1 50000"));
+  std::string short_bad = Run(after(short_gate, "exit 3"));
+  std::string short_sig = Run(after(short_gate, "kill -KILL $$"));
   int long_pid = WaitStarted(long_ok)["pid"];
-  for (const auto& id : {long_bad, short_ok, short_bad, short_sig}) {
-    ASSERT_EQ(WaitStarted(id)["status"], "running");
+  ASSERT_EQ(WaitStarted(long_bad)["status"], "running");
+  std::vector<int> short_pids;
+  for (const auto& id : {short_ok, short_bad, short_sig}) {
+    auto task = WaitStarted(id);
+    ASSERT_EQ(task["status"], "running");
+    short_pids.push_back(task["pid"]);
   }
   auto [daemon_pid, supervisor_pid] = DaemonPids();
   ASSERT_GT(supervisor_pid, 0);
 
   KillDaemonHard();
-  std::this_thread::sleep_for(milliseconds(1000));  // Short ones end now.
+  std::ofstream{short_gate};  // Short ones end now, with no batond.
+  for (int pid : short_pids) {
+    for (int i = 0; i < 1000 && kill(pid, 0) == 0; ++i)
+      std::this_thread::sleep_for(milliseconds(10));
+    EXPECT_NE(kill(pid, 0), 0) << "a short task did not end";
+  }
   EXPECT_EQ(kill(long_pid, 0), 0) << "a running task died with batond";
 
   // The next command starts a new batond, which re-adopts everything.
@@ -53,6 +70,7 @@ TEST_F(CrashRecoveryTest, TasksSurviveAndAreReportedTruthfully) {
   EXPECT_EQ(long_task["pid"], long_pid);
 
   // Waits on re-adopted tasks are woken by their real exits.
+  std::ofstream{long_gate};
   auto waited = Baton({"--json", "wait", "--all", long_ok, long_bad});
   EXPECT_EQ(waited.exit_code, 1);
   EXPECT_EQ(Status(long_ok)["status"], "completed");

@@ -30,12 +30,16 @@ TEST_F(EvidenceTest, GitFolderReportsChangedFilesChecksAndOverlaps) {
   if (std::system("command -v git >/dev/null") != 0)
     GTEST_SKIP() << "no git";
   std::string dir = MakeFolder(true);
-  std::string id = Run(
-      "sleep 0.3; echo b > b.txt; echo more >> a.txt; rm gone.txt; mkdir -p "
-      "build; echo o > build/out.o",
-      {"--cwd", dir, "--check", "echo checking; exit 2", "--check",
-       "git status --short"});
-  std::string other = Run("sleep 1", {"--cwd", dir});
+  // The first task goes on once the other runs: the two overlap however
+  // slowly tasks start (a gate outside the folder, not a sleep).
+  std::string gate = home_ + "/other-runs";
+  std::string id =
+      Run("while [ ! -e " + gate +
+              " ]; do sleep 0.01; done; echo b > b.txt; echo more >> a.txt; rm "
+              "gone.txt; mkdir -p build; echo o > build/out.o",
+          {"--cwd", dir, "--check", "echo checking; exit 2", "--check",
+           "git status --short"});
+  std::string other = Run("touch " + gate + "; sleep 1", {"--cwd", dir});
   auto waited = Baton({"--json", "wait", "--timeout", "20s", id});
   auto task = waited.json()["ended"][0];
   EXPECT_EQ(task["status"], "completed") << waited.out;

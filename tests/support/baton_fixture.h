@@ -19,6 +19,21 @@
 
 namespace baton::testing {
 
+// Whether this build runs under ASan or TSan (presets ci, tsan, fuzz). The
+// daemon's resident memory means little there: shadow memory and ASan's
+// quarantine of freed blocks count in it.
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+inline constexpr bool kSanitizedBuild = true;
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer) || __has_feature(thread_sanitizer)
+inline constexpr bool kSanitizedBuild = true;
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+#else
+inline constexpr bool kSanitizedBuild = false;
+#endif
+
 struct CommandResult {
   int exit_code = -1;  // 128+N when killed by signal N.
   std::string out;
