@@ -42,6 +42,9 @@ class LiveLine {
 };
 
 int ExitCodeOf(const TaskRecord& task) {
+  // A process that exited 0 but failed a check did not do its job.
+  if (task.status == TaskStatus::kFailed && task.exit_code == 0)
+    return kExitFailed;
   if (task.exit_code)
     return *task.exit_code;
   if (task.signal)
@@ -128,6 +131,7 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   PrintReply(ctx, client, report, [&](const WaitReply&) {
     for (const TaskView& task : report.ended) {
       std::printf("%s\n", TaskSummaryLine(task).c_str());
+      std::fputs(EndText(task).c_str(), stdout);
       std::fputs(QuestionsText(task).c_str(), stdout);
     }
     // The daemon accepted the ids, so each is spelled as it spells them.

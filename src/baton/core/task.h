@@ -215,8 +215,9 @@ std::string CommandText(const TaskSpec& spec);
 bool LooksSecret(std::string_view name);
 
 // The status and detail that `exit` means for `task` (doc/tasks.md):
-// completed only for exit code 0 without a kill; killed only when baton
-// stopped it; interrupted when the runtime lost it. Also the start the exit
+// completed only for exit code 0 without a kill and with every check
+// passed (a failed check makes it failed, its exit code kept); killed only
+// when baton stopped it; interrupted when the runtime lost it. Also the start the exit
 // carries, where the task has none yet.
 void ApplyExit(const ExitInfo& exit, TaskRecord& task);
 

@@ -182,6 +182,33 @@ TEST_F(TaskRegistryTest, LeftoversStoppedAreInTheDetail) {
             "exit code: 2; stopped 3 leftover processes");
 }
 
+// Issue 13: a process that succeeded but whose check failed did not do its
+// job; its exit code stays. A failed process keeps its own detail.
+TEST_F(TaskRegistryTest, AFailedCheckFailsATaskThatExitedZero) {
+  std::string ok = StartRunning(), bad = StartRunning(), two = StartRunning(),
+              passed = StartRunning();
+  ExitInfo exit;
+  exit.exit_code = 0;
+  exit.evidence =
+      Evidence{"scan", {}, {{"true", 0, ""}, {"make test", 2, "FAIL"}}, {}};
+  registry_->OnTaskExited(Id(ok), exit);
+  exit.evidence->checks.push_back({"lint", 1, ""});
+  registry_->OnTaskExited(Id(two), exit);
+  exit.exit_code = 3;
+  registry_->OnTaskExited(Id(bad), exit);
+  exit.exit_code = 0;
+  exit.evidence->checks = {{"true", 0, ""}};
+  registry_->OnTaskExited(Id(passed), exit);
+  auto task = registry_->Get(ok, "");
+  EXPECT_EQ(task->status, TaskStatus::kFailed);
+  EXPECT_EQ(task->detail, "check failed: make test (exit code 2)");
+  EXPECT_EQ(task->exit_code, 0);
+  EXPECT_EQ(registry_->Get(two, "")->detail,
+            "check failed: make test (exit code 2) and 1 more");
+  EXPECT_EQ(registry_->Get(bad, "")->detail, "exit code: 3");
+  EXPECT_EQ(registry_->Get(passed, "")->status, TaskStatus::kCompleted);
+}
+
 TEST_F(TaskRegistryTest, OtherSessionsTasksAreInvisibleAndRefused) {
   std::string mine = StartRunning("alice");
   std::string shared = StartRunning("");

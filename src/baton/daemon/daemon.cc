@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "baton/ipc/limits.h"
+#include "baton/ipc/task_text.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
@@ -365,6 +366,13 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
         typed.reserve(notices.size());
         for (auto& task : notices) {
           std::string text = NoticeText(task);
+          // The checks' outcome is part of the end (doc/tasks.md).
+          if (task.evidence) {
+            std::string evidence = EvidenceText(*task.evidence, "  ", 3);
+            if (!evidence.empty() && evidence.back() == '\n')
+              evidence.pop_back();
+            text += "\n" + evidence;
+          }
           typed.push_back({View(std::move(task)), std::move(text)});
         }
         EncodeValue(reply.notices_json, typed);

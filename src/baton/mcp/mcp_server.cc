@@ -253,10 +253,13 @@ void Call::Finish(ToolResult result) {
     for (const auto& notice : notices) {
       text += "- " + notice.text + "\n";
       const TaskRecord& task = notice.task.task;
-      notices_json.push_back({{"task_id", task.id.ToString()},
-                              {"status", TaskStatusName(task.status)},
-                              {"detail", task.detail},
-                              {"text", notice.text}});
+      Json entry = {{"task_id", task.id.ToString()},
+                    {"status", TaskStatusName(task.status)},
+                    {"detail", task.detail},
+                    {"text", notice.text}};
+      if (task.evidence)
+        entry["evidence"] = EvidenceJson(*task.evidence);
+      notices_json.push_back(std::move(entry));
     }
   }
   Json call_result = {
@@ -283,7 +286,8 @@ Json NoticesSchema() {
              {{"task_id", {{"type", "string"}}},
               {"status", {{"type", "string"}}},
               {"detail", {{"type", "string"}}},
-              {"text", {{"type", "string"}}}}},
+              {"text", {{"type", "string"}}},
+              {"evidence", EvidenceSchema()}}},
             {"required", {"task_id", "text"}}}}};
 }
 

@@ -95,6 +95,7 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
       }
     }
     text += StatusLine(task) + "\n";
+    text += EndEvidenceText(task);
     if (entry.questions)
       text += PendingQuestionsText(entry.id, *entry.questions);
   }

@@ -1,0 +1,73 @@
+// End-to-end: the director's loop (issue 13) through `baton mcp` with the
+// official SDK client: what a director hands out comes back to it whole
+// (evidence, questions), once, at the right moment.
+import { test } from 'node:test';
+import assert from 'node:assert/strict';
+import { mkdirSync } from 'node:fs';
+import { join } from 'node:path';
+import { makeHome, stopDaemon, sleep, connect, call, text } from './helpers.mjs';
+
+const T = { timeout: 60_000 };
+const FAKES = new URL('../agents/fakes', import.meta.url).pathname;
+const agentEnv = () => ({ PATH: `${FAKES}:${process.env.PATH}` });
+
+async function withHome(body) {
+  const home = makeHome();
+  const sessions = [];
+  try {
+    await body(home, (s) => { sessions.push(s); return s; });
+  } finally {
+    for (const s of sessions) await s.client.close().catch(() => {});
+    await stopDaemon(home);
+  }
+}
+
+test('a failed check fails the task; its evidence is in text and structuredContent', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const dir = join(home, 'work');
+    mkdirSync(dir);
+    const r = await call(client, 'run', {
+      command: 'echo x > made.txt', cwd: dir, checks: ['echo broken; exit 2'], label: 'build',
+    });
+    assert.equal(r.isError, false, text(r));
+    const id = r.structuredContent.task_id;
+    const w = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 20 });
+    const entry = w.structuredContent.tasks[0];
+    assert.equal(entry.status, 'failed', text(w));
+    assert.equal(entry.exit_code, 0);
+    assert.equal(entry.detail, 'check failed: echo broken; exit 2 (exit code 2)');
+    assert.deepEqual(entry.evidence.checks, [{ command: 'echo broken; exit 2', exit_code: 2, tail: 'broken\n' }]);
+    assert.equal(entry.evidence.changed_files_count, 1);
+    assert.deepEqual(entry.evidence.changed_files, ['made.txt']);
+    assert.deepEqual(entry.evidence.overlapping_tasks, []);
+    assert.match(text(w), /check `echo broken; exit 2`: exit code 2\n {2}\| broken\nchanged files: 1 \(made\.txt\)/);
+
+    const st = await call(client, 'task_status', { task_id: id });
+    assert.equal(st.structuredContent.status, 'failed');
+    assert.equal(st.structuredContent.evidence.checks[0].exit_code, 2);
+    assert.match(text(st), /check `echo broken; exit 2`: exit code 2/);
+  });
+});
+
+test('the ended notice carries the evidence', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const dir = join(home, 'work');
+    mkdirSync(dir);
+    const r = await call(client, 'run', { command: 'true', cwd: dir, checks: ['exit 5'] });
+    const id = r.structuredContent.task_id;
+    let notices = [];
+    let last;
+    for (let i = 0; i < 50 && notices.length === 0; i++) {
+      await sleep(100);
+      last = await call(client, 'task_list');
+      notices = last.structuredContent.notices;
+    }
+    assert.equal(notices.length, 1, JSON.stringify(last));
+    assert.equal(notices[0].task_id, id);
+    assert.equal(notices[0].status, 'failed');
+    assert.equal(notices[0].evidence.checks[0].command, 'exit 5');
+    assert.match(text(last), new RegExp(`- ${id} failed \\(check failed: exit 5 \\(exit code 5\\)\\)\\n {2}check \`exit 5\`: exit code 5`));
+  });
+});
