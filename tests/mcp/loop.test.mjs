@@ -71,3 +71,53 @@ test('the ended notice carries the evidence', T, async () => {
     assert.match(text(last), new RegExp(`- ${id} failed \\(check failed: exit 5 \\(exit code 5\\)\\)\\n {2}check \`exit 5\`: exit code 5`));
   });
 });
+
+test('a question is noticed once, with numbered options; instructions say so', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    assert.match(client.getInstructions(), /when an agent asks a question, once each/);
+    const d = await call(client, 'delegate', { brief: 'please ASK me', label: 'asker' });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    let last;
+    let notices = [];
+    for (let i = 0; i < 100 && notices.length === 0; i++) {
+      await sleep(100);
+      last = await call(client, 'task_list');
+      notices = last.structuredContent.notices;
+    }
+    assert.equal(notices.length, 1, JSON.stringify(last));
+    assert.equal(notices[0].task_id, id);
+    assert.equal(notices[0].status, 'waiting');
+    assert.equal(notices[0].questions[0].items[0].prompt, 'Which database?');
+    assert.match(text(last), new RegExp(`- ${id} waiting \\(asks a question\\) — asker\\n {2}\\[DB\\] Which database\\?\\n {4}1\\. SQLite — embedded\\n {4}2\\. Postgres — server\\n {2}answer with task_answer`));
+    const next = await call(client, 'task_list');
+    assert.deepEqual(next.structuredContent.notices, [], 'told once');
+    // Told by the notice: a wait on it alone returns at once (nothing else can happen).
+    const w = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 10 });
+    assert.equal(w.structuredContent.tasks[0].status, 'waiting');
+    const a = await call(client, 'task_answer', { task_id: id, answers: ['1'] });
+    assert.equal(a.isError, false, text(a));
+  });
+});
+
+test('waiting again on a collected id blocks until another ends', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const quick = (await call(client, 'run', { command: 'true' })).structuredContent.task_id;
+    const slow = (await call(client, 'run', { command: 'sleep 1.5' })).structuredContent.task_id;
+    const first = await call(client, 'task_output', { task_id: quick, wait: true, timeout_s: 10 });
+    assert.equal(first.structuredContent.tasks[0].task_id, quick);
+    const start = Date.now();
+    const again = await call(client, 'task_output', { task_ids: [quick, slow], wait: true, timeout_s: 10 });
+    assert.ok(Date.now() - start >= 700, `returned after ${Date.now() - start} ms: ${text(again)}`);
+    assert.deepEqual(again.structuredContent.tasks.map((t) => t.task_id), [slow], text(again));
+    assert.deepEqual(again.structuredContent.already_told, [quick]);
+    assert.match(text(again), new RegExp(`already collected \\(told before\\): ${quick}`));
+    // Everything ended and was told: at once, with all of them.
+    const t0 = Date.now();
+    const all = await call(client, 'task_output', { task_ids: [quick, slow], wait: true, timeout_s: 10 });
+    assert.ok(Date.now() - t0 < 2000);
+    assert.deepEqual(all.structuredContent.tasks.map((t) => t.task_id).sort(), [quick, slow].sort());
+  });
+});

@@ -120,6 +120,11 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       ended_now.insert(task.task.id.ToString());
       report.ended.push_back(std::move(task));
     }
+    // Told before (collected): neither news nor still running.
+    for (auto& id : result->already_told) {
+      ended_now.insert(id);
+      report.already_told.push_back(std::move(id));
+    }
     std::erase_if(remaining, [&](const std::string& id) {
       return ended_now.contains(id);
     });
@@ -134,6 +139,11 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       std::fputs(EndText(task).c_str(), stdout);
       std::fputs(QuestionsText(task).c_str(), stdout);
     }
+    std::string told;
+    for (const std::string& id : report.already_told)
+      told += " " + id;
+    if (!told.empty())
+      std::printf("already collected:%s\n", told.c_str());
     // The daemon accepted the ids, so each is spelled as it spells them.
     std::string ids_text;
     for (const std::string& id : remaining)

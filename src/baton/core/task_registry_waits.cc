@@ -45,8 +45,9 @@ Result<WaitId> TaskRegistry::Wait(
     }
     if (auto allowed = CheckOwner(*task, text, session); !allowed)
       return std::unexpected(allowed.error());
-    entries.push_back(
-        {*id, !EndedOrWaiting(task->status), !IsTerminal(task->status)});
+    bool happened = EndedOrWaiting(task->status);
+    entries.push_back({*id, !happened, !IsTerminal(task->status),
+                       happened && !ToldTo(*task, session)});
   }
   return AddWait(std::move(waiter), entries, timeout);
 }
@@ -63,6 +64,8 @@ WaitId TaskRegistry::AddWait(Waiter waiter,
     waiter.ids.push_back(entry.id);
     waiter.pending.push_back(entry.pending);
     waiter.pending_count += entry.pending;
+    waiter.fresh.push_back(entry.fresh);
+    waiter.fresh_count += entry.fresh;
     // A task that has ended changes no more: only live ones are indexed.
     if (!entry.live)
       continue;
@@ -85,8 +88,10 @@ WaitId TaskRegistry::AddWait(Waiter waiter,
 }
 
 bool TaskRegistry::WaiterReady(const Waiter& waiter) {
+  // Any: at the first news, or when nothing is left to happen (every task
+  // ended or asks, all told before), so that it never blocks forever.
   return waiter.all ? waiter.pending_count == 0
-                    : waiter.pending_count < waiter.ids.size();
+                    : waiter.fresh_count > 0 || waiter.pending_count == 0;
 }
 
 void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
@@ -96,11 +101,23 @@ void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
   std::vector<WaitId> ready;
   for (const WaitRef& ref : entry->second) {
     auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end() || !waiter->second.pending[ref.index])
+    if (waiter == waiters_.end())
       continue;
-    waiter->second.pending[ref.index] = false;
-    --waiter->second.pending_count;
-    if (WaiterReady(waiter->second))
+    Waiter& w = waiter->second;
+    // An end or a question is news, also for a task that already asked
+    // (told) and now ends.
+    bool changed = false;
+    if (w.pending[ref.index]) {
+      w.pending[ref.index] = false;
+      --w.pending_count;
+      changed = true;
+    }
+    if (!w.fresh[ref.index]) {
+      w.fresh[ref.index] = true;
+      ++w.fresh_count;
+      changed = true;
+    }
+    if (changed && WaiterReady(w))
       ready.push_back(ref.wait);
   }
   // An ended task changes no more; a waiting one may run again.
@@ -119,21 +136,28 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
     timers_->Cancel(waiter.timer);
   WaitResult result;
   result.timed_out = timed_out;
+  // A wait-any with news answers with the news only; the rest of what
+  // ended or asks was told before.
+  bool news_only = !waiter.all && waiter.fresh_count > 0;
   // Only the ended entries of `ids` are read: on this path, each read of a
   // thousand cold entries cost a wait-any 0.1 ms.
   for (size_t i = 0; i < waiter.ids.size(); ++i) {
     if (waiter.pending[i])
       continue;
     const TaskId& task_id = waiter.ids[i];
+    if (news_only && !waiter.fresh[i]) {
+      result.already_told.push_back(task_id);
+      continue;
+    }
     if (ended && ended->id == task_id) {
-      MarkEndSeen(*ended, waiter.session);
+      MarkSeen(*ended, waiter.session);
       result.ended.push_back(*ended);
       continue;
     }
     auto task = Lookup(task_id);
     if (!task)
       continue;
-    MarkEndSeen(*task, waiter.session);
+    MarkSeen(*task, waiter.session);
     result.ended.push_back(std::move(*task));
   }
   result.asked_ = std::move(waiter.ids);

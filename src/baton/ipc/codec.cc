@@ -252,6 +252,8 @@ void EncodeValue(std::string& out, const WaitReply& value) {
     encoder("still_running", value.still_running);
   }
   encoder("timed_out", value.timed_out);
+  if (!value.already_told.empty())
+    encoder("already_told", value.already_told);
   encoder.Finish();
 }
 

@@ -398,6 +398,7 @@ struct WaitReply {
   std::vector<TaskBrief> still_running;
   std::optional<int64_t> still_running_count;
   bool timed_out = false;
+  std::vector<std::string> already_told;
   template <class V>
   void Fields(V& v) {
     v("ended", ended,
@@ -408,6 +409,11 @@ struct WaitReply {
     v("still_running_count", still_running_count,
       {.doc = "with form `none` only"});
     v("timed_out", timed_out);
+    v("already_told", already_told,
+      {.omit_when_empty = true,
+       .doc = "ids of named tasks that ended (or ask) but whose end (or "
+              "question) this session was told before: left out of `ended` "
+              "while others are news (\"Waits\" below)"});
   }
 };
 // Written by hand: the list of still-running tasks takes the form asked
@@ -417,8 +423,8 @@ void EncodeValue(std::string& out, const WaitReply& value);
 struct WaitRequest {
   static constexpr std::string_view kOp = "wait";
   static constexpr std::string_view kDoc =
-      "answered when any of the tasks ends or asks (every one, with `all`), "
-      "or at the timeout (\"Waits\" below)";
+      "answered when any of the tasks ends or asks, as news to this session "
+      "(every one, with `all`), or at the timeout (\"Waits\" below)";
   using Reply = WaitReply;
   std::vector<std::string> tasks;
   bool all = false;

@@ -15,6 +15,7 @@
 
 #include "baton/ipc/async_daemon_client.h"
 #include "baton/loop/event_loop.h"
+#include "baton/mcp/agent_events.h"
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/line_reader.h"
 #include "baton/mcp/protocol_version.h"
@@ -31,8 +32,10 @@ const char* const kInstructions =
     "briefs to coding agents (delegate), and tells you when they finish or "
     "an agent asks a question (answer it with task_answer). Track every task "
     "id you start. You are told when "
-    "tasks end (notices come with every baton tool result), so never "
-    "busy-poll task_status/task_output and never sleep to wait. While tasks "
+    "tasks end and when an agent asks a question, once each (notices come "
+    "with every baton tool result, with the question's numbered options), "
+    "so never busy-poll task_status/task_output and never sleep to wait. While "
+    "tasks "
     "run, do independent work, and do not redo a running task's work "
     "yourself. When you are blocked, wait on all the relevant ids in one "
     "task_output call with wait: true. Collect every task's result before "
@@ -249,16 +252,27 @@ void Call::Finish(ToolResult result) {
   if (!notices.empty()) {
     if (!text.empty() && text.back() != '\n')
       text += '\n';
-    text += "Notices (tasks of this session that ended unseen):\n";
+    text +=
+        "Notices (tasks of this session that ended unseen, or ask a "
+        "question):\n";
     for (const auto& notice : notices) {
       text += "- " + notice.text + "\n";
       const TaskRecord& task = notice.task.task;
+      bool asks = task.status == TaskStatus::kWaiting;
+      if (asks) {
+        text += fmt::format(
+            "  answer with task_answer {{\"task_id\": \"{}\", \"answers\": "
+            "[\"1\"]}} (one per item: a number, a label or your text)\n",
+            task.id.ToString());
+      }
       Json entry = {{"task_id", task.id.ToString()},
                     {"status", TaskStatusName(task.status)},
                     {"detail", task.detail},
                     {"text", notice.text}};
       if (task.evidence)
         entry["evidence"] = EvidenceJson(*task.evidence);
+      if (asks)
+        entry["questions"] = QuestionsJson(notice.task.questions);
       notices_json.push_back(std::move(entry));
     }
   }
@@ -278,8 +292,9 @@ void Call::Finish(ToolResult result) {
 Json NoticesSchema() {
   return {{"type", "array"},
           {"description",
-           "Tasks of this session that ended and whose end you had not seen; "
-           "each is told once"},
+           "Tasks of this session that ended and whose end you had not seen, "
+           "and agent tasks that ask a question you were not told of; each "
+           "is told once"},
           {"items",
            {{"type", "object"},
             {"properties",
@@ -287,7 +302,8 @@ Json NoticesSchema() {
               {"status", {{"type", "string"}}},
               {"detail", {{"type", "string"}}},
               {"text", {{"type", "string"}}},
-              {"evidence", EvidenceSchema()}}},
+              {"evidence", EvidenceSchema()},
+              {"questions", PendingQuestionsSchema()}}},
             {"required", {"task_id", "text"}}}}};
 }
 
@@ -336,7 +352,7 @@ AsyncDaemonClient* Server::MainConnection(Error* error) {
       BATON_LOG_ERROR("attach {}: {}", session, reply.error().message);
     } else {
       BATON_LOG_INFO("session {} attached (lease {} ms)", session,
-             reply->lease_ms);
+                     reply->lease_ms);
     }
   });
   return main_.get();
@@ -520,7 +536,7 @@ void Server::HandleNotification(const Message& message) {
     const Json* reason = Member(message.params, "reason");
     const auto* text = reason ? reason->get_ptr<const std::string*>() : nullptr;
     BATON_LOG_INFO("call {} cancelled: {}", request_id->dump(),
-           text ? *text : "");
+                   text ? *text : "");
   }
 }
 

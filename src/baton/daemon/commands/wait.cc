@@ -32,6 +32,8 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
             [this](const TaskRecord& task) { return EndSurvivesACrash(task); });
         WaitReply answer;
         answer.timed_out = result.timed_out;
+        for (const TaskId& id : result.already_told)
+          answer.already_told.push_back(id.ToString());
         answer.ended.reserve(result.ended.size());
         for (auto& task : result.ended)
           answer.ended.push_back(View(std::move(task)));

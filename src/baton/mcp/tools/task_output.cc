@@ -43,6 +43,8 @@ struct Gather {
   bool waited = false;
   bool timed_out = false;
   std::vector<std::string> still_running;
+  // Waited tasks whose end (or question) was told before: not news.
+  std::vector<std::string> already_told;
   std::string note;  // A line put first (e.g. a capped timeout).
 };
 
@@ -103,6 +105,12 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
     if (gather->timed_out) {
       text += "Nothing ended before the timeout. ";
     }
+    if (!gather->already_told.empty()) {
+      std::string ids;
+      for (const auto& id : gather->already_told)
+        ids += (ids.empty() ? "" : ", ") + id;
+      text += fmt::format("already collected (told before): {}\n", ids);
+    }
     if (!gather->still_running.empty()) {
       std::string ids;
       for (const auto& id : gather->still_running)
@@ -119,6 +127,8 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
                      {"still_running", gather->still_running},
                      {"timed_out", gather->timed_out},
                      {"waited", gather->waited}};
+  if (gather->waited)
+    structured["already_told"] = gather->already_told;
   gather->call->Finish({std::move(text), std::move(structured), false});
 }
 
@@ -243,6 +253,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
               ToolResult::Error(DaemonErrorText(reply.error())));
         }
         gather->timed_out = reply->timed_out;
+        gather->already_told = reply->already_told;
         for (const auto& brief : reply->still_running)
           gather->still_running.push_back(brief.task.id.ToString());
         if (reply->ended.empty()) {
@@ -281,7 +292,11 @@ ToolDefinition TaskOutputToolDefinition() {
       "output and status, plus the ids still running; on timeout only their "
       "state. An agent task (delegate) also returns when it asks a question "
       "(status waiting): the question comes with it; answer with "
-      "task_answer. Wait on all the ids you are blocked on in one call; never "
+      "task_answer. A wait returns only for news: a task whose end or "
+      "question you were already told (by a wait, a read, a status or a "
+      "notice) does not end the wait again, unless every task named has "
+      "ended and was told (then all come back at once). Wait on all the ids "
+      "you are blocked on in one call; never "
       "poll in a loop or sleep. Long output keeps its head and tail and "
       "says how to read the rest (offset).";
   tool.input_schema = {
@@ -340,6 +355,12 @@ ToolDefinition TaskOutputToolDefinition() {
              {"description", "Ids of waited tasks that had not ended"}}},
            {"timed_out", {{"type", "boolean"}}},
            {"waited", {{"type", "boolean"}}},
+           {"already_told",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description",
+              "Waited tasks that had ended (or asked) and that you had "
+              "already collected: not news, left out of tasks"}}},
        }},
       {"required", {"tasks", "still_running", "timed_out", "waited"}},
   };
