@@ -80,5 +80,20 @@ TEST_F(DirectorLoopTest, AWaitAgainOnACollectedTaskBlocksUntilAnotherEnds) {
   EXPECT_EQ(all_told.json()["ended"].size(), 2u) << all_told.out;
 }
 
+// `baton wait --turn` returns when an agent ends a turn, with its text.
+TEST_F(DirectorLoopTest, WaitTurnFollowsAnAgentTurnByTurn) {
+  std::string id = Delegate({"SLOW first"});
+  WaitForEvent(id, "tool");
+  auto sent = Baton({"send", id, "then second"}, env_);
+  ASSERT_EQ(sent.exit_code, 0) << sent.err;
+  auto turn = Baton({"wait", "--turn", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(turn.exit_code, 0) << turn.out << turn.err;
+  EXPECT_EQ(turn.out, id + " running\n  ended a turn; its final text:\n    "
+                           "turn 1: SLOW first\n")
+      << turn.err;
+  auto end = Baton({"wait", "--timeout", "20s", id}, env_);
+  EXPECT_NE(end.out.find(id + " completed"), std::string::npos) << end.out;
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -121,3 +121,34 @@ test('waiting again on a collected id blocks until another ends', T, async () =>
     assert.deepEqual(all.structuredContent.tasks.map((t) => t.task_id).sort(), [quick, slow].sort());
   });
 });
+
+test('until "turn": a wait returns per turn with the turn\'s final text', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const d = await call(client, 'delegate', { brief: 'SLOW first' });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    for (let i = 0; i < 100; i++) {
+      const st = await call(client, 'task_status', { task_id: id });
+      if (st.structuredContent.status === 'running' && st.structuredContent.tools_used?.length) break;
+      await sleep(50);
+    }
+    const follow = await call(client, 'task_send', { task_id: id, message: 'then SLOW second' });
+    assert.match(follow.structuredContent.delivery, /queued/, text(follow));
+    const bad = await call(client, 'task_output', { task_id: id, until: 'turn' });
+    assert.equal(bad.isError, true);
+    assert.match(text(bad), /wait: true/);
+    const first = await call(client, 'task_output', { task_id: id, wait: true, until: 'turn', timeout_s: 20 });
+    const e1 = first.structuredContent.tasks[0];
+    assert.equal(e1.status, 'running', text(first));
+    assert.equal(e1.turn_ended, true);
+    assert.equal(e1.turn_text, 'turn 1: SLOW first');
+    assert.match(text(first), /ended a turn \(it runs on\); its final text:\nturn 1: SLOW first/);
+    const second = await call(client, 'task_output', { task_id: id, wait: true, until: 'turn', timeout_s: 20 });
+    const e2 = second.structuredContent.tasks[0];
+    assert.equal(e2.turn_text, 'turn 2: then SLOW second', text(second));
+    // Without until "turn", a turn's end does not end the wait: the task's end does.
+    const end = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 20 });
+    assert.equal(end.structuredContent.tasks[0].status, 'completed', text(end));
+  });
+});

@@ -45,6 +45,9 @@ struct WaitResult {
   // Named tasks that ended or ask, whose end or question the session was
   // told before, left out of `ended` because others are news.
   std::vector<TaskId> already_told;
+  // With `turns`: the agent tasks of `ended` that ended a turn (and run
+  // on), each with that turn's final text.
+  std::vector<std::pair<TaskId, std::string>> turns;
 
   // The tasks still running, in the order asked: only ids (FindLive has
   // the records), and only listed on demand. A wait over a thousand ids is
@@ -152,11 +155,12 @@ class TaskRegistry : public ExecutorListener {
   // with all of them, only when every named task has ended or asks and
   // was told. If that already holds, `done` runs before Wait returns.
   // Fails (without calling `done`) on a bad id.
+  // With `turns`, an agent task that ends a turn is news too (TurnEnded).
   using WaitCallback = std::function<void(WaitResult)>;
   Result<WaitId> Wait(const std::vector<std::string>& ids,
                       const std::string& session, bool all,
                       std::optional<std::chrono::milliseconds> timeout,
-                      WaitCallback done);
+                      WaitCallback done, bool turns = false);
   // Drops a wait whose client went away; `done` is not called.
   void CancelWait(WaitId id);
 
@@ -177,6 +181,9 @@ class TaskRegistry : public ExecutorListener {
   // Agent tasks: a question is open (kWaiting) or answered (kRunning).
   // Waiting wakes waits, as an end does. No-op unless the task is live.
   void SetWaiting(const TaskId& id, bool waiting);
+  // Agent tasks: a turn ended with `text` (its final text) and the task
+  // runs on. Wakes the waits that asked for turns and name it.
+  void TurnEnded(const TaskId& id, const std::string& text);
   // Agent tasks: the CLI's own session id, for resume.
   void SetAgentSession(const TaskId& id, const std::string& session_id);
   // Ids of the other tasks, of any owner, that worked in `task`'s folder
@@ -216,6 +223,10 @@ class TaskRegistry : public ExecutorListener {
     // (news). A wait-any answers at the first.
     std::vector<bool> fresh;
     size_t fresh_count = 0;
+    // Whether a turn's end answers it, and the turns that ended (index
+    // in `ids`, final text).
+    bool turns = false;
+    std::vector<std::pair<size_t, std::string>> turns_ended;
     bool all = false;
     TimerId timer = 0;
     WaitCallback done;

@@ -541,6 +541,28 @@ TEST_F(TaskRegistryTest, AToldQuestionDoesNotEndTheNextWait) {
   EXPECT_EQ(second->ended[0].id.ToString(), asks);
 }
 
+// A wait that asked for turns returns at an agent's turn end, with the
+// turn's text; other waits do not.
+TEST_F(TaskRegistryTest, ATurnsWaitReturnsAtATurnsEnd) {
+  std::string agent = StartRunning("alice");
+  std::optional<WaitResult> turns, ends;
+  ASSERT_TRUE(registry_->Wait(
+      {agent}, "alice", false, std::nullopt,
+      [&](WaitResult r) { turns = std::move(r); }, /*turns=*/true));
+  ASSERT_TRUE(registry_->Wait({agent}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { ends = std::move(r); }));
+  registry_->TurnEnded(Id(agent), "done with step 1");
+  ASSERT_TRUE(turns);
+  EXPECT_FALSE(ends);
+  ASSERT_EQ(turns->ended.size(), 1u);
+  EXPECT_EQ(turns->ended[0].status, TaskStatus::kRunning);
+  ASSERT_EQ(turns->turns.size(), 1u);
+  EXPECT_EQ(turns->turns[0].second, "done with step 1");
+  EXPECT_EQ(turns->still_running_count(), 0u);
+  executor_.Exit(Id(agent), 0);
+  EXPECT_TRUE(ends);
+}
+
 TEST_F(TaskRegistryTest, NoticesSurviveARestart) {
   std::string a = StartRunning("alice");
   executor_.Exit(Id(a), 0);

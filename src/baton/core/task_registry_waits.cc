@@ -18,7 +18,8 @@ bool EndedOrWaiting(TaskStatus status) {
 
 Result<WaitId> TaskRegistry::Wait(
     const std::vector<std::string>& ids, const std::string& session, bool all,
-    std::optional<std::chrono::milliseconds> timeout, WaitCallback done) {
+    std::optional<std::chrono::milliseconds> timeout, WaitCallback done,
+    bool turns) {
   if (ids.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "nothing to wait for; name one or more task ids");
@@ -26,6 +27,7 @@ Result<WaitId> TaskRegistry::Wait(
   Waiter waiter;
   waiter.session = session;
   waiter.all = all;
+  waiter.turns = turns;
   waiter.done = std::move(done);
   std::vector<WaitEntry> entries;
   entries.reserve(ids.size());
@@ -127,6 +129,31 @@ void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
     CompleteWait(wait, false, ended);
 }
 
+void TaskRegistry::TurnEnded(const TaskId& id, const std::string& text) {
+  auto entry = waits_by_task_.find(id);
+  if (entry == waits_by_task_.end())
+    return;
+  std::vector<WaitId> ready;
+  for (const WaitRef& ref : entry->second) {
+    auto waiter = waiters_.find(ref.wait);
+    if (waiter == waiters_.end() || !waiter->second.turns)
+      continue;
+    Waiter& w = waiter->second;
+    // Only a task still running: an end or a question says more.
+    if (!w.pending[ref.index])
+      continue;
+    w.pending[ref.index] = false;
+    --w.pending_count;
+    w.fresh[ref.index] = true;
+    ++w.fresh_count;
+    w.turns_ended.emplace_back(ref.index, text);
+    if (WaiterReady(w))
+      ready.push_back(ref.wait);
+  }
+  for (WaitId wait : ready)
+    CompleteWait(wait, false);
+}
+
 void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
   auto node = waiters_.extract(id);
   if (!node)
@@ -160,6 +187,8 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
     MarkSeen(*task, waiter.session);
     result.ended.push_back(std::move(*task));
   }
+  for (auto& [index, text] : waiter.turns_ended)
+    result.turns.emplace_back(waiter.ids[index], std::move(text));
   result.asked_ = std::move(waiter.ids);
   result.running_ = std::move(waiter.pending);
   result.still_running_count_ = waiter.pending_count;

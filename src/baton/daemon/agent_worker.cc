@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "baton/ipc/event_text.h"
 #include "baton/util/file_util.h"
@@ -342,6 +343,8 @@ void AgentWorker::TurnEnded() {
   if (turn_ == TurnState::kStopping)
     return CloseStdin();
   turn_ = TurnState::kTurnEnded;
+  // Waits that follow the agent turn by turn (issue 13).
+  registry_->TurnEnded(task_.id, std::exchange(turn_text_, {}));
   DeliverNextOrClose();
 }
 
@@ -355,7 +358,14 @@ void AgentWorker::Record(Json event) {
     WriteTranscript(TranscriptText(
         {{"type", "error"}, {"message", appended.error().message}}));
   }
-  if (event.value("type", "") == "question") {
+  std::string type = event.value("type", "");
+  if ((type == "text" || type == "result") && event.contains("text") &&
+      event["text"].is_string()) {
+    std::string text = event.value("text", std::string());
+    if (!text.empty())
+      turn_text_ = std::move(text);
+  }
+  if (type == "question") {
     open_questions_.push_back(event);
     registry_->SetWaiting(task_.id, true);
   }

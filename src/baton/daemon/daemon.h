@@ -56,9 +56,9 @@ class Daemon {
   // that a failed commit can send an error instead, or the reply without
   // the notices it would have carried.
   struct HeldReply {
-    std::string id_json;          // The request's id, as it came.
-    Result<std::string> result;   // The result object's text, or the error.
-    std::string notices_json;     // The notices list's text, or empty.
+    std::string id_json;         // The request's id, as it came.
+    Result<std::string> result;  // The result object's text, or the error.
+    std::string notices_json;    // The notices list's text, or empty.
     // Its facts hang on this iteration's commit (see NeedsCommit).
     bool needs_commit = true;
   };

@@ -246,6 +246,8 @@ void EncodeValue(std::string& out, const TaskBrief& value) {
 void EncodeValue(std::string& out, const WaitReply& value) {
   JsonEncoder encoder(out);
   encoder("ended", value.ended);
+  if (!value.turns.empty())
+    encoder("turns", value.turns);
   if (value.still_running_count) {
     encoder("still_running_count", *value.still_running_count);
   } else {

@@ -393,8 +393,20 @@ struct KillRequest {
   }
 };
 
+// An agent task that ended a turn and runs on (a wait with `turns`).
+struct TurnEnd {
+  std::string task;
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("text", text, {.doc = "the turn's final text"});
+  }
+};
+
 struct WaitReply {
   std::vector<TaskView> ended;
+  std::vector<TurnEnd> turns;
   std::vector<TaskBrief> still_running;
   std::optional<int64_t> still_running_count;
   bool timed_out = false;
@@ -409,6 +421,10 @@ struct WaitReply {
     v("still_running_count", still_running_count,
       {.doc = "with form `none` only"});
     v("timed_out", timed_out);
+    v("turns", turns,
+      {.omit_when_empty = true,
+       .doc = "with `turns`: the tasks of `ended` that ended a turn and run "
+              "on, each with the turn's final text"});
     v("already_told", already_told,
       {.omit_when_empty = true,
        .doc = "ids of named tasks that ended (or ask) but whose end (or "
@@ -430,6 +446,7 @@ struct WaitRequest {
   bool all = false;
   std::optional<std::chrono::milliseconds> timeout;
   StillRunningForm still_running = StillRunningForm::kBrief;
+  bool turns = false;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
@@ -442,6 +459,9 @@ struct WaitRequest {
     v("still_running", still_running,
       {.doc = "`none`: only a count (a wait over 1,000 ids answers as "
               "quickly as over one)"});
+    v("turns", turns,
+      {.doc = "also answered when a named agent task ends a turn (it runs "
+              "on: follow it turn by turn)"});
   }
 };
 

@@ -30,6 +30,9 @@ struct Entry {
   bool read = false;  // An output read was made (not state only).
   // A waiting agent task's open questions (batond's), else unset.
   std::optional<std::vector<OpenQuestion>> questions;
+  // An agent task that ended a turn and runs on (until "turn"): the turn's
+  // final text.
+  std::optional<std::string> turn_text;
 };
 
 // Shared by the reads of one call: they finish in any order.
@@ -68,6 +71,10 @@ Json EntryJson(const Entry& entry) {
   json["omitted_bytes"] = entry.omitted;
   if (entry.questions)
     json["questions"] = QuestionsJson(*entry.questions);
+  if (entry.turn_text) {
+    json["turn_ended"] = true;
+    json["turn_text"] = *entry.turn_text;
+  }
   return json;
 }
 
@@ -97,6 +104,11 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
       }
     }
     text += StatusLine(task) + "\n";
+    if (entry.turn_text) {
+      text += "ended a turn (it runs on); its final text:\n" + *entry.turn_text;
+      if (text.back() != '\n')
+        text += '\n';
+    }
     text += EndEvidenceText(task);
     if (entry.questions)
       text += PendingQuestionsText(entry.id, *entry.questions);
@@ -185,8 +197,8 @@ void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
 
 void HandleTaskOutput(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args, {"task_id", "task_ids", "wait", "timeout_s", "offset"});
+  if (auto known = CheckKnownArguments(args, {"task_id", "task_ids", "wait",
+                                              "timeout_s", "offset", "until"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -202,6 +214,20 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   auto offset = OptionalNumber(args, "offset", 0);
   if (!offset)
     return call->Finish(ToolResult::Error(offset.error().message));
+  auto until = OptionalString(args, "until");
+  if (!until)
+    return call->Finish(ToolResult::Error(until.error().message));
+  if (!until->empty() && *until != "end" && *until != "turn") {
+    return call->Finish(ToolResult::Error(fmt::format(
+        "argument 'until' must be \"end\" (the default) or \"turn\" (also "
+        "return when an agent task ends a turn); got \"{}\"",
+        *until)));
+  }
+  if (!until->empty() && !*wait) {
+    return call->Finish(ToolResult::Error(
+        "'until' says what ends a wait: give it with wait: true, e.g. "
+        "{\"task_id\": \"agent-1\", \"wait\": true, \"until\": \"turn\"}"));
+  }
   if (*offset && **offset > kMaxOffset) {
     return call->Finish(ToolResult::Error(fmt::format(
         "argument 'offset' must be a byte offset of at most {:.0f} (got {})",
@@ -244,7 +270,8 @@ void HandleTaskOutput(const ToolCallPtr& call) {
     what += (what.empty() ? "" : ", ") + id;
   WaitRequest request{
       .tasks = *ids,
-      .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0))};
+      .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0)),
+      .turns = *until == "turn"};
   call->DaemonWait(
       std::move(request), "waiting for " + what,
       [gather](Result<WaitReply> reply) {
@@ -267,8 +294,12 @@ void HandleTaskOutput(const ToolCallPtr& call) {
         }
         for (auto& view : reply->ended) {
           std::string id = view.task.id.ToString();
-          gather->entries.push_back(
-              MakeEntry(std::move(id), std::move(view.task)));
+          Entry entry = MakeEntry(std::move(id), std::move(view.task));
+          for (auto& turn : reply->turns) {
+            if (turn.task == entry.id)
+              entry.turn_text = std::move(turn.text);
+          }
+          gather->entries.push_back(std::move(entry));
         }
         gather->outstanding = gather->entries.size();
         gather->cap =
@@ -322,6 +353,14 @@ ToolDefinition TaskOutputToolDefinition() {
              {"maximum", kMaxWaitS},
              {"default", kDefaultWaitS},
              {"description", "Longest wait in seconds (max 50)"}}},
+           {"until",
+            {{"type", "string"},
+             {"enum", {"end", "turn"}},
+             {"default", "end"},
+             {"description",
+              "With wait: \"turn\" also returns when an agent task ends a "
+              "turn (it runs on), with the turn's final text: follow a "
+              "worker turn by turn without polling"}}},
            {"offset",
             {{"type", "integer"},
              {"minimum", 0},
@@ -343,6 +382,11 @@ ToolDefinition TaskOutputToolDefinition() {
       {"description", "Bytes of [output_from, output_to) not shown"}};
   entry["properties"]["error"] = {{"type", "string"}};
   entry["properties"]["questions"] = PendingQuestionsSchema();
+  entry["properties"]["turn_ended"] = {
+      {"type", "boolean"},
+      {"description", "until \"turn\": it ended a turn and runs on"}};
+  entry["properties"]["turn_text"] = {{"type", "string"},
+                                      {"description", "the turn's final text"}};
   entry["required"] = {"task_id"};
   tool.output_schema = {
       {"type", "object"},
