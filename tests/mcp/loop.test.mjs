@@ -152,3 +152,29 @@ test('until "turn": a wait returns per turn with the turn\'s final text', T, asy
     assert.equal(end.structuredContent.tasks[0].status, 'completed', text(end));
   });
 });
+
+test('errors name MCP arguments: one rule for timeout_s, cwd without CLI flags', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const rule = /argument 'timeout_s' must be a number of seconds > 0 \(got (0|-1)\); leave it out for /;
+    const cases = [
+      ['run', { command: 'true', timeout_s: 0 }],
+      ['run', { command: 'true', timeout_s: -1 }],
+      ['delegate', { brief: 'x', timeout_s: -1 }],
+      ['task_output', { task_id: 'shell-1', wait: true, timeout_s: 0 }],
+      ['task_output', { task_id: 'shell-1', wait: true, timeout_s: -1 }],
+    ];
+    for (const [tool, args] of cases) {
+      const res = await call(client, tool, args);
+      assert.equal(res.isError, true, `${tool} ${JSON.stringify(args)}: ${text(res)}`);
+      assert.match(text(res), rule, `${tool} ${JSON.stringify(args)}`);
+    }
+    const { tools } = await client.listTools();
+    const output = tools.find((t) => t.name === 'task_output');
+    assert.equal(output.inputSchema.properties.timeout_s.exclusiveMinimum, 0);
+    const r = await call(client, 'run', { command: 'true', cwd: join(home, 'missing') });
+    assert.equal(r.isError, true);
+    assert.match(text(r), /working directory .*missing cannot be used.*; give an existing directory as cwd/);
+    assert.doesNotMatch(text(r), /--/);
+  });
+});

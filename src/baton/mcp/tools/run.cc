@@ -24,14 +24,9 @@ void HandleRun(const ToolCallPtr& call) {
   auto label = OptionalString(args, "label");
   if (!label)
     return call->Finish(ToolResult::Error(label.error().message));
-  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  auto timeout = TimeoutSeconds(args, "no limit");
   if (!timeout)
     return call->Finish(ToolResult::Error(timeout.error().message));
-  if (*timeout && **timeout <= 0) {
-    return call->Finish(ToolResult::Error(
-        "argument 'timeout_s' must be > 0 seconds (leave it out for no "
-        "limit)"));
-  }
 
   RunRequest request;
   request.command = *command;

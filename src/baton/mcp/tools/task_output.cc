@@ -208,7 +208,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   auto wait = OptionalBool(args, "wait", false);
   if (!wait)
     return call->Finish(ToolResult::Error(wait.error().message));
-  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  auto timeout = TimeoutSeconds(args, "the default wait of 30 s");
   if (!timeout)
     return call->Finish(ToolResult::Error(timeout.error().message));
   auto offset = OptionalNumber(args, "offset", 0);
@@ -349,7 +349,7 @@ ToolDefinition TaskOutputToolDefinition() {
               "Block until any of the tasks ends (or timeout_s passes)"}}},
            {"timeout_s",
             {{"type", "number"},
-             {"minimum", 0},
+             {"exclusiveMinimum", 0},
              {"maximum", kMaxWaitS},
              {"default", kDefaultWaitS},
              {"description", "Longest wait in seconds (max 50)"}}},
