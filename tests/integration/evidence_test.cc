@@ -2,6 +2,7 @@
 // files changed during the run, and the tasks that overlapped there.
 #include <cstdlib>
 #include <fstream>
+#include <thread>
 
 #include "tests/support/baton_fixture.h"
 
@@ -42,7 +43,11 @@ TEST_F(EvidenceTest, GitFolderReportsChangedFilesChecksAndOverlaps) {
   std::string other = Run("touch " + gate + "; sleep 1", {"--cwd", dir});
   auto waited = Baton({"--json", "wait", "--timeout", "20s", id});
   auto task = waited.json()["ended"][0];
-  EXPECT_EQ(task["status"], "completed") << waited.out;
+  // Its process succeeded, its first check did not (issue 13).
+  EXPECT_EQ(task["status"], "failed") << waited.out;
+  EXPECT_EQ(task["detail"],
+            "check failed: echo checking; exit 2 (exit code 2)");
+  EXPECT_EQ(task["exit_code"], 0);
   auto evidence = task["evidence"];
   EXPECT_EQ(evidence["source"], "git");
   // build/out.o is ignored by git: not evidence.
@@ -89,6 +94,61 @@ TEST_F(EvidenceTest, ChecksSeeTheTasksEnvironment) {
   EXPECT_EQ(Baton({"output", id}).out, expected);
   ASSERT_EQ(evidence["checks"].size(), 1u) << waited.out;
   EXPECT_EQ(evidence["checks"][0]["tail"], expected) << waited.out;
+}
+
+// Issue 13: a check that failed fails the task, and every place that tells
+// its end tells the checks' outcome.
+TEST_F(EvidenceTest, AFailedCheckFailsTheTaskAndItsEvidenceIsTold) {
+  std::string dir = MakeFolder(false);
+  auto ran = Baton({"run", "--cwd", dir, "--check", "echo boom; exit 3",
+                    "--wait", "--", "echo hi > made.txt"});
+  EXPECT_EQ(ran.exit_code, 1) << ran.out << ran.err;
+  EXPECT_NE(ran.out.find("failed (check failed: echo boom; exit 3 (exit code "
+                         "3))"),
+            std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("check `echo boom; exit 3`: exit code 3\n    | boom"),
+            std::string::npos)
+      << ran.out;
+  EXPECT_NE(ran.out.find("changed files: 1 (made.txt)"), std::string::npos)
+      << ran.out;
+  auto waited = Baton({"wait", "shell-1"});
+  EXPECT_EQ(waited.exit_code, 1);
+  EXPECT_NE(waited.out.find("| boom"), std::string::npos) << waited.out;
+  auto status = Baton({"status", "shell-1"});
+  EXPECT_NE(status.out.find("check `echo boom; exit 3`: exit code 3"),
+            std::string::npos)
+      << status.out;
+  auto task = Status("shell-1");
+  EXPECT_EQ(task["status"], "failed");
+  EXPECT_EQ(task["exit_code"], 0);
+
+  // A passing check leaves a completed task and exit code 0.
+  auto passed =
+      Baton({"run", "--cwd", dir, "--check", "true", "--wait", "--", "true"});
+  EXPECT_EQ(passed.exit_code, 0) << passed.out << passed.err;
+  EXPECT_NE(passed.out.find("check `true`: exit code 0"), std::string::npos);
+}
+
+// The ended notice carries the evidence, in its text and its task object.
+TEST_F(EvidenceTest, TheEndedNoticeTellsTheChecks) {
+  std::string dir = MakeFolder(false);
+  std::map<std::string, std::string> env = {{"BATON_SESSION", "director"}};
+  std::string id =
+      Run("true", {"--cwd", dir, "--check", "echo nope; exit 4"}, env);
+  CommandResult listed;
+  for (int i = 0; i < 100; ++i) {
+    listed = Baton({"ls"}, env);
+    if (listed.err.find("notice") != std::string::npos)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  EXPECT_NE(listed.err.find("baton: notice: " + id +
+                            " failed (check failed: echo nope; exit 4 (exit "
+                            "code 4))\n  check `echo nope; exit 4`: exit code "
+                            "4\n    | nope\n  changed files: 0"),
+            std::string::npos)
+      << listed.err;
 }
 
 }  // namespace

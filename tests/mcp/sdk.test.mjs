@@ -611,7 +611,7 @@ test('delegate: a malformed model and a bad resume are isError; resume_from an e
       [{ brief: 'x', model: 'anthropic/' + 'm'.repeat(600) }, /'model' is 610 bytes long; at most 256/],
       [{}, /missing argument 'brief'/],
       [{ brief: 'x', checks: 'make test' }, /'checks' must be a list/],
-      [{ brief: 'x', timeout_s: 0 }, /'timeout_s' must be > 0/],
+      [{ brief: 'x', timeout_s: 0 }, /'timeout_s' must be a number of seconds > 0 \(got 0\); leave it out for the profile's default/],
       [{ brief: 'x', agent: 'no-such-agent' }, /no-such-agent/],
       [{ brief: 'x', brif: 'y' }, /unknown argument 'brif'/],
       [{ brief: 'x', resume_from: 'agent-99' }, /not_found/],

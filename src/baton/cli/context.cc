@@ -47,8 +47,15 @@ void PrintJsonLine(std::string_view json_text) {
 }
 
 void PrintNotices(DaemonClient& client) {
-  for (const Notice& notice : client.TakeNotices())
+  for (const Notice& notice : client.TakeNotices()) {
     std::fprintf(stderr, "baton: notice: %s\n", notice.text.c_str());
+    if (notice.task.task.status == TaskStatus::kWaiting) {
+      std::fprintf(stderr,
+                   "  answer: baton answer %s <number|label|text|skip> (one "
+                   "per item)\n",
+                   notice.task.task.id.ToString().c_str());
+    }
+  }
 }
 
 Status CheckArgumentText(std::string_view what, std::string_view text) {

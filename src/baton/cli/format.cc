@@ -4,6 +4,7 @@
 
 #include <algorithm>
 
+#include "baton/ipc/task_text.h"
 #include "baton/util/clock.h"
 
 namespace baton {
@@ -88,8 +89,15 @@ std::string TaskDetails(const TaskView& view) {
     field("output:",
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));
   }
+  out += EndText(view);
   out += QuestionsText(view);
   return out;
+}
+
+std::string EndText(const TaskView& view) {
+  if (!view.task.evidence)
+    return "";
+  return EvidenceText(*view.task.evidence, "  ", 10);
 }
 
 std::string QuestionsText(const TaskView& view) {

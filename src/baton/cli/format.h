@@ -16,6 +16,10 @@ std::string TaskSummaryLine(const TaskView& task);
 std::string TaskTable(const std::vector<TaskView>& tasks);
 // The `status` block: one "key: value" line per field.
 std::string TaskDetails(const TaskView& task);
+// What a task's end adds to its summary line: its checks' evidence (each
+// check's command, exit code and last lines, the changed files, the
+// overlapping tasks), indented; "" when it had no checks.
+std::string EndText(const TaskView& task);
 // A waiting agent's open questions, each item's prompt with its numbered
 // options, and how to answer; "" when it has none.
 std::string QuestionsText(const TaskView& task);

@@ -42,6 +42,9 @@ class LiveLine {
 };
 
 int ExitCodeOf(const TaskRecord& task) {
+  // A process that exited 0 but failed a check did not do its job.
+  if (task.status == TaskStatus::kFailed && task.exit_code == 0)
+    return kExitFailed;
   if (task.exit_code)
     return *task.exit_code;
   if (task.signal)
@@ -54,6 +57,20 @@ bool EndedBadly(const TaskRecord& task) {
   return task.status == TaskStatus::kFailed ||
          task.status == TaskStatus::kKilled ||
          task.status == TaskStatus::kInterrupted;
+}
+
+// A turn's end: that it ended, and its final text, indented.
+std::string TurnText(const TurnEnd& turn) {
+  std::string out = "  ended a turn; its final text:\n";
+  size_t start = 0;
+  while (start < turn.text.size()) {
+    size_t nl = turn.text.find('\n', start);
+    if (nl == std::string::npos)
+      nl = turn.text.size();
+    out += "    " + turn.text.substr(start, nl - start) + "\n";
+    start = nl + 1;
+  }
+  return out;
 }
 
 }  // namespace
@@ -81,7 +98,9 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   // live; otherwise one request does it all.
   bool stepwise = options.all && live.enabled();
   while (!remaining.empty()) {
-    WaitRequest request{.tasks = remaining, .all = options.all && !stepwise};
+    WaitRequest request{.tasks = remaining,
+                        .all = options.all && !stepwise,
+                        .turns = options.turns};
     // The text output names still-running tasks by id only, and we know
     // which we asked for: without the list, a wait over a thousand tasks
     // is as quick as over one.
@@ -117,9 +136,16 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       ended_now.insert(task.task.id.ToString());
       report.ended.push_back(std::move(task));
     }
+    // Told before (collected): neither news nor still running.
+    for (auto& id : result->already_told) {
+      ended_now.insert(id);
+      report.already_told.push_back(std::move(id));
+    }
     std::erase_if(remaining, [&](const std::string& id) {
       return ended_now.contains(id);
     });
+    for (auto& turn : result->turns)
+      report.turns.push_back(std::move(turn));
     report.still_running = std::move(result->still_running);
     report.timed_out = result->timed_out;
     if (report.timed_out || !stepwise)
@@ -128,8 +154,19 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
   PrintReply(ctx, client, report, [&](const WaitReply&) {
     for (const TaskView& task : report.ended) {
       std::printf("%s\n", TaskSummaryLine(task).c_str());
+      std::string id = task.task.id.ToString();
+      for (const TurnEnd& turn : report.turns) {
+        if (turn.task == id)
+          std::fputs(TurnText(turn).c_str(), stdout);
+      }
+      std::fputs(EndText(task).c_str(), stdout);
       std::fputs(QuestionsText(task).c_str(), stdout);
     }
+    std::string told;
+    for (const std::string& id : report.already_told)
+      told += " " + id;
+    if (!told.empty())
+      std::printf("already collected:%s\n", told.c_str());
     // The daemon accepted the ids, so each is spelled as it spells them.
     std::string ids_text;
     for (const std::string& id : remaining)

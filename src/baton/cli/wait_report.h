@@ -18,6 +18,8 @@ struct WaitOptions {
   std::optional<std::chrono::milliseconds> timeout;
   // Exit with the (single) task's own exit code, as `run --wait` does.
   bool exit_like_task = false;
+  // Also return when a named agent task ends a turn (`wait --turn`).
+  bool turns = false;
 };
 
 // Waits; prints each ended task; exits 0 if all reported tasks completed,

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cctype>
 #include <charconv>
 #include <csignal>
@@ -202,6 +203,24 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
         task.detail = "ended without an exit status";
       }
       break;
+  }
+  // A process that succeeded did not do its job when a check failed
+  // (doc/tasks.md, "Statuses"): its own exit code stays on the record.
+  if (task.status == TaskStatus::kCompleted && task.evidence) {
+    const std::vector<CheckResult>& checks = task.evidence->checks;
+    auto failed =
+        std::find_if(checks.begin(), checks.end(),
+                     [](const CheckResult& c) { return c.exit_code != 0; });
+    if (failed != checks.end()) {
+      task.status = TaskStatus::kFailed;
+      task.detail = fmt::format("check failed: {} (exit code {})",
+                                failed->command, failed->exit_code);
+      size_t more =
+          std::count_if(failed + 1, checks.end(),
+                        [](const CheckResult& c) { return c.exit_code != 0; });
+      if (more > 0)
+        task.detail += fmt::format(" and {} more", more);
+    }
   }
   if (exit.leftovers_stopped > 0) {
     task.detail +=

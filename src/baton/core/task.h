@@ -190,6 +190,9 @@ struct TaskRecord {
   std::string kill_reason;  // Set when a kill was requested.
   bool end_seen = false;    // The owner saw the end (read, wait, kill, status).
   bool notice_delivered = false;
+  // A waiting agent task: its owner was told of the open question (a
+  // notice, a wait, a read or a status); false again at its next question.
+  bool question_told = false;
   std::string output_path;
   std::string agent_session;  // The agent CLI's own session id, once known.
   std::optional<Evidence> evidence;  // Once checks ran (tasks with checks).
@@ -215,9 +218,10 @@ std::string CommandText(const TaskSpec& spec);
 bool LooksSecret(std::string_view name);
 
 // The status and detail that `exit` means for `task` (doc/tasks.md):
-// completed only for exit code 0 without a kill; killed only when baton
-// stopped it; interrupted when the runtime lost it. Also the start the exit
-// carries, where the task has none yet.
+// completed only for exit code 0 without a kill and with every check
+// passed (a failed check makes it failed, its exit code kept); killed only
+// when baton stopped it; interrupted when the runtime lost it. Also the start
+// the exit carries, where the task has none yet.
 void ApplyExit(const ExitInfo& exit, TaskRecord& task);
 
 }  // namespace baton

@@ -5,7 +5,8 @@
 namespace baton {
 
 TaskExtra ExtraOf(const TaskRecord& task) {
-  return {task.spec.agent, task.agent_session, task.spec.checks, task.evidence};
+  return {task.spec.agent, task.agent_session, task.spec.checks, task.evidence,
+          task.question_told ? std::optional(true) : std::nullopt};
 }
 
 void ApplyExtra(TaskExtra extra, TaskRecord& task) {
@@ -13,6 +14,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.agent_session = std::move(extra.agent_session);
   task.spec.checks = std::move(extra.checks);
   task.evidence = std::move(extra.evidence);
+  task.question_told = extra.question_told.value_or(false);
 }
 
 std::string EncodeTaskExtra(const TaskRecord& task) {

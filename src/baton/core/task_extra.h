@@ -1,7 +1,7 @@
 // The parts of a task record that only some tasks have (agent spec, checks,
-// agent session, evidence), as one JSON object: how the store keeps them in
-// one column. Clients see the same fields in the task object
-// (ipc/codec.h), written from the same definitions.
+// agent session, evidence, a question told to the owner), as one JSON object:
+// how the store keeps them in one column. Clients see the same fields in the
+// task object (ipc/codec.h), written from the same definitions.
 #ifndef BATON_CORE_TASK_EXTRA_H_
 #define BATON_CORE_TASK_EXTRA_H_
 
@@ -20,6 +20,7 @@ struct TaskExtra {
   std::string agent_session;
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
+  std::optional<bool> question_told;  // Set only when true.
 
   template <class V>
   void Fields(V& v) {
@@ -27,6 +28,7 @@ struct TaskExtra {
     v("agent_session", agent_session, {.omit_when_empty = true});
     v("checks", checks, {.omit_when_empty = true});
     v("evidence", evidence, {.omit_when_empty = true});
+    v("question_told", question_told, {.omit_when_empty = true});
   }
 };
 

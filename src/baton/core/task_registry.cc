@@ -35,6 +35,8 @@ std::string NoticeText(const TaskRecord& task) {
       fmt::format("{} {}", task.id.ToString(), TaskStatusName(task.status));
   if (!task.detail.empty())
     text += fmt::format(" ({})", task.detail);
+  else if (task.status == TaskStatus::kWaiting)
+    text += " (asks a question)";
   if (!task.spec.label.empty())
     text += fmt::format(" — {}", task.spec.label);
   return text;
@@ -59,6 +61,13 @@ Status TaskRegistry::Recover() {
     return std::unexpected(unnoticed.error());
   for (auto& task : *unnoticed)
     unnoticed_[task.spec.owner].push_back(task.id);
+  // Questions asked before the restart and not yet told are noticed too.
+  for (const auto& [id, task] : live_) {
+    if (task.status == TaskStatus::kWaiting && !task.question_told &&
+        !task.spec.owner.empty()) {
+      unnoticed_[task.spec.owner].push_back(id);
+    }
+  }
   auto leased = store_->LoadLeasedSessions();
   if (!leased)
     return std::unexpected(leased.error());
@@ -282,11 +291,30 @@ void TaskRegistry::MarkEndSeen(TaskRecord& task, const std::string& session) {
     std::erase(it->second, task.id);
 }
 
+void TaskRegistry::MarkQuestionTold(TaskRecord& task,
+                                    const std::string& session) {
+  if (task.status != TaskStatus::kWaiting || task.question_told ||
+      task.spec.owner.empty() || task.spec.owner != session) {
+    return;
+  }
+  task.question_told = true;
+  Save(task, /*undoable=*/true);
+  undo_.emplace_back(Undo::Kind::kQuestionTold, task.id);
+}
+
+bool TaskRegistry::ToldTo(const TaskRecord& task, const std::string& session) {
+  if (task.spec.owner.empty() || task.spec.owner != session)
+    return false;
+  if (IsTerminal(task.status))
+    return task.end_seen || task.notice_delivered;
+  return task.status == TaskStatus::kWaiting && task.question_told;
+}
+
 Result<TaskRecord> TaskRegistry::Get(std::string_view id,
                                      const std::string& session) {
   auto task = Resolve(id, session);
   if (task)
-    MarkEndSeen(*task, session);
+    MarkSeen(*task, session);
   return task;
 }
 
@@ -364,8 +392,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
     }
   }
   range.at_end = IsTerminal(task->status);
-  if (range.at_end)
-    MarkEndSeen(*task, session);
+  MarkSeen(*task, session);
   range.task = std::move(*task);
   return range;
 }
@@ -428,11 +455,20 @@ std::vector<TaskRecord> TaskRegistry::TakeNotices(const std::string& session) {
   unnoticed_.erase(it);
   for (const auto& id : ids) {
     auto task = Lookup(id);
-    if (!task || task->end_seen || task->notice_delivered)
+    if (!task)
       continue;
-    task->notice_delivered = true;
-    Save(*task, /*undoable=*/true);
-    undo_.emplace_back(Undo::Kind::kNoticeDelivered, task->id);
+    if (IsTerminal(task->status)) {
+      if (task->end_seen || task->notice_delivered)
+        continue;
+      task->notice_delivered = true;
+      Save(*task, /*undoable=*/true);
+      undo_.emplace_back(Undo::Kind::kNoticeDelivered, task->id);
+    } else if (task->status == TaskStatus::kWaiting && !task->question_told) {
+      // An open question, noticed as an end is (once).
+      MarkQuestionTold(*task, session);
+    } else {
+      continue;  // Answered or withdrawn meanwhile.
+    }
     notices.push_back(std::move(*task));
   }
   return notices;
@@ -446,8 +482,13 @@ void TaskRegistry::SetWaiting(const TaskId& id, bool waiting) {
   if (it->second.status != from)
     return;
   it->second.status = waiting ? TaskStatus::kWaiting : TaskStatus::kRunning;
+  // A new question is news to the owner, until told.
+  it->second.question_told = false;
   Save(TaskRecord(it->second));
   if (waiting) {
+    const std::string& owner = it->second.spec.owner;
+    if (!owner.empty())
+      unnoticed_[owner].push_back(id);
     WakeWaiters(id, nullptr);
     return;
   }
@@ -457,9 +498,16 @@ void TaskRegistry::SetWaiting(const TaskId& id, bool waiting) {
     return;
   for (const WaitRef& ref : entry->second) {
     auto waiter = waiters_.find(ref.wait);
-    if (waiter != waiters_.end() && !waiter->second.pending[ref.index]) {
-      waiter->second.pending[ref.index] = true;
-      ++waiter->second.pending_count;
+    if (waiter == waiters_.end())
+      continue;
+    Waiter& w = waiter->second;
+    if (!w.pending[ref.index]) {
+      w.pending[ref.index] = true;
+      ++w.pending_count;
+    }
+    if (w.fresh[ref.index]) {
+      w.fresh[ref.index] = false;
+      --w.fresh_count;
     }
   }
 }

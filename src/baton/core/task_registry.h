@@ -42,6 +42,12 @@ struct WaitResult {
   // Set when the wait has no answer: a task it names was taken back by a
   // failed commit (TaskRegistry::Commit). Nothing else is set then.
   std::optional<Error> error;
+  // Named tasks that ended or ask, whose end or question the session was
+  // told before, left out of `ended` because others are news.
+  std::vector<TaskId> already_told;
+  // With `turns`: the agent tasks of `ended` that ended a turn (and run
+  // on), each with that turn's final text.
+  std::vector<std::pair<TaskId, std::string>> turns;
 
   // The tasks still running, in the order asked: only ids (FindLive has
   // the records), and only listed on demand. A wait over a thousand ids is
@@ -141,19 +147,26 @@ class TaskRegistry : public ExecutorListener {
       std::optional<std::chrono::milliseconds> grace,
       std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
 
-  // Calls `done` once, as soon as any of `ids` ends (all of them, when
-  // `all`), or when `timeout` passes. If that already holds, `done` runs
-  // before Wait returns. Fails (without calling `done`) on a bad id.
+  // Calls `done` once, as soon as any of `ids` ends or asks a question
+  // that `session` was not told of yet (all of them ended or asking, when
+  // `all`), or when `timeout` passes. An end or question already told to
+  // `session` (a wait, a read, a status, a notice) is not news: a wait-any
+  // over it blocks until another task ends or asks, and returns at once,
+  // with all of them, only when every named task has ended or asks and
+  // was told. If that already holds, `done` runs before Wait returns.
+  // Fails (without calling `done`) on a bad id.
+  // With `turns`, an agent task that ends a turn is news too (TurnEnded).
   using WaitCallback = std::function<void(WaitResult)>;
   Result<WaitId> Wait(const std::vector<std::string>& ids,
                       const std::string& session, bool all,
                       std::optional<std::chrono::milliseconds> timeout,
-                      WaitCallback done);
+                      WaitCallback done, bool turns = false);
   // Drops a wait whose client went away; `done` is not called.
   void CancelWait(WaitId id);
 
-  // Tasks of `session` that ended and whose end it has not seen, each
-  // returned once; marks them delivered.
+  // Tasks of `session` that ended and whose end it has not seen, and agent
+  // tasks that ask a question it was not told of, each returned once;
+  // marks them delivered (told).
   std::vector<TaskRecord> TakeNotices(const std::string& session);
 
   // A connection of `session` attaches / goes away. When the last one goes,
@@ -168,6 +181,9 @@ class TaskRegistry : public ExecutorListener {
   // Agent tasks: a question is open (kWaiting) or answered (kRunning).
   // Waiting wakes waits, as an end does. No-op unless the task is live.
   void SetWaiting(const TaskId& id, bool waiting);
+  // Agent tasks: a turn ended with `text` (its final text) and the task
+  // runs on. Wakes the waits that asked for turns and name it.
+  void TurnEnded(const TaskId& id, const std::string& text);
   // Agent tasks: the CLI's own session id, for resume.
   void SetAgentSession(const TaskId& id, const std::string& session_id);
   // Ids of the other tasks, of any owner, that worked in `task`'s folder
@@ -203,6 +219,14 @@ class TaskRegistry : public ExecutorListener {
     // arrays instead of chasing a thousand tree nodes.
     std::vector<bool> pending;
     size_t pending_count = 0;
+    // Per entry of `ids`: ended or asking, and not yet told to `session`
+    // (news). A wait-any answers at the first.
+    std::vector<bool> fresh;
+    size_t fresh_count = 0;
+    // Whether a turn's end answers it, and the turns that ended (index
+    // in `ids`, final text).
+    bool turns = false;
+    std::vector<std::pair<size_t, std::string>> turns_ended;
     bool all = false;
     TimerId timer = 0;
     WaitCallback done;
@@ -213,6 +237,7 @@ class TaskRegistry : public ExecutorListener {
     TaskId id;
     bool pending;
     bool live;
+    bool fresh = false;
   };
   // Where a wait names a task: the wait, and the task's place in its ids.
   struct WaitRef {
@@ -241,7 +266,14 @@ class TaskRegistry : public ExecutorListener {
   };
   // A change made only for a reply; a failed commit undoes it.
   struct Undo {
-    enum class Kind { kCreated, kEndSeen, kNoticeDelivered, kCursor, kKill };
+    enum class Kind {
+      kCreated,
+      kEndSeen,
+      kNoticeDelivered,
+      kCursor,
+      kKill,
+      kQuestionTold
+    };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
     Kind kind;
@@ -271,6 +303,15 @@ class TaskRegistry : public ExecutorListener {
   void Save(const TaskRecord& task, bool undoable = false);
   // Marks the end of a terminal task seen when `session` owns it.
   void MarkEndSeen(TaskRecord& task, const std::string& session);
+  // Marks a waiting task's question told when `session` owns it.
+  void MarkQuestionTold(TaskRecord& task, const std::string& session);
+  // Both: what a look at the task (read, wait, status) tells its owner.
+  void MarkSeen(TaskRecord& task, const std::string& session) {
+    MarkEndSeen(task, session);
+    MarkQuestionTold(task, session);
+  }
+  // Whether `session` was told that `task` ended, or of its open question.
+  static bool ToldTo(const TaskRecord& task, const std::string& session);
   void Finish(TaskRecord task);
   void RequestKill(
       TaskRecord& task, std::string reason,
@@ -325,7 +366,8 @@ class TaskRegistry : public ExecutorListener {
   std::map<std::string, size_t> terminal_counts_;
 };
 
-// "shell-3 completed (exit code: 0)", the text of a notice.
+// "shell-3 completed (exit code: 0)", "agent-1 waiting (asks a
+// question)": the first line of a notice.
 std::string NoticeText(const TaskRecord& task);
 
 }  // namespace baton

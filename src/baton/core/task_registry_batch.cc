@@ -74,6 +74,9 @@ void TaskRegistry::RollBack(const Error& error,
       case Undo::Kind::kNoticeDelivered:
         task.notice_delivered = false;
         break;
+      case Undo::Kind::kQuestionTold:
+        task.question_told = false;
+        break;
       case Undo::Kind::kKill:
         // A task that ended meanwhile keeps its end, which counts as
         // killed, as any end racing a kill does (OnTaskExited).
@@ -107,8 +110,11 @@ void TaskRegistry::RollBack(const Error& error,
     } else if (!IsTerminal(task.status)) {
       live_[id] = task;
     }
-    if (IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen &&
-        !task.notice_delivered) {
+    bool untold_end =
+        IsTerminal(task.status) && !task.end_seen && !task.notice_delivered;
+    bool untold_question =
+        task.status == TaskStatus::kWaiting && !task.question_told;
+    if (!task.spec.owner.empty() && (untold_end || untold_question)) {
       unnoticed_again[task.spec.owner].push_back(id);
     }
   }

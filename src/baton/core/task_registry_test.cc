@@ -182,6 +182,33 @@ TEST_F(TaskRegistryTest, LeftoversStoppedAreInTheDetail) {
             "exit code: 2; stopped 3 leftover processes");
 }
 
+// Issue 13: a process that succeeded but whose check failed did not do its
+// job; its exit code stays. A failed process keeps its own detail.
+TEST_F(TaskRegistryTest, AFailedCheckFailsATaskThatExitedZero) {
+  std::string ok = StartRunning(), bad = StartRunning(), two = StartRunning(),
+              passed = StartRunning();
+  ExitInfo exit;
+  exit.exit_code = 0;
+  exit.evidence =
+      Evidence{"scan", {}, {{"true", 0, ""}, {"make test", 2, "FAIL"}}, {}};
+  registry_->OnTaskExited(Id(ok), exit);
+  exit.evidence->checks.push_back({"lint", 1, ""});
+  registry_->OnTaskExited(Id(two), exit);
+  exit.exit_code = 3;
+  registry_->OnTaskExited(Id(bad), exit);
+  exit.exit_code = 0;
+  exit.evidence->checks = {{"true", 0, ""}};
+  registry_->OnTaskExited(Id(passed), exit);
+  auto task = registry_->Get(ok, "");
+  EXPECT_EQ(task->status, TaskStatus::kFailed);
+  EXPECT_EQ(task->detail, "check failed: make test (exit code 2)");
+  EXPECT_EQ(task->exit_code, 0);
+  EXPECT_EQ(registry_->Get(two, "")->detail,
+            "check failed: make test (exit code 2) and 1 more");
+  EXPECT_EQ(registry_->Get(bad, "")->detail, "exit code: 3");
+  EXPECT_EQ(registry_->Get(passed, "")->status, TaskStatus::kCompleted);
+}
+
 TEST_F(TaskRegistryTest, OtherSessionsTasksAreInvisibleAndRefused) {
   std::string mine = StartRunning("alice");
   std::string shared = StartRunning("");
@@ -438,6 +465,102 @@ TEST_F(TaskRegistryTest, NoNoticeWhenTheOwnerAlreadySawTheEnd) {
   auto notices = registry_->TakeNotices("alice");
   ASSERT_EQ(notices.size(), 1u);
   EXPECT_EQ(notices[0].id.ToString(), unseen);
+}
+
+// Issue 13: a question is noticed like an end, once; a wait, a read or a
+// status that showed it counts as told. The next question is news again.
+TEST_F(TaskRegistryTest, AQuestionIsNoticedOnceUntilTheNextOne) {
+  std::string asks = StartRunning("alice"), looked = StartRunning("alice");
+  registry_->SetWaiting(Id(asks), true);
+  registry_->SetWaiting(Id(looked), true);
+  ASSERT_TRUE(registry_->Get(looked, "alice"));  // A status tells it.
+  EXPECT_TRUE(registry_->TakeNotices("bob").empty());
+  auto notices = registry_->TakeNotices("alice");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(notices[0].id.ToString(), asks);
+  EXPECT_EQ(NoticeText(notices[0]), asks + " waiting (asks a question)");
+  EXPECT_TRUE(registry_->TakeNotices("alice").empty());
+  Commit();
+  Reset();  // Told is durable.
+  ASSERT_TRUE(registry_->Recover());
+  EXPECT_TRUE(registry_->TakeNotices("alice").empty());
+  // Answered, then a new question: news again; its end is news too.
+  registry_->SetWaiting(Id(asks), false);
+  registry_->SetWaiting(Id(asks), true);
+  EXPECT_EQ(registry_->TakeNotices("alice").size(), 1u);
+  executor_.Exit(Id(asks), 0);
+  EXPECT_EQ(registry_->TakeNotices("alice").size(), 1u);
+}
+
+// Issue 13: a wait means "tell me something new". After collecting one
+// task, waiting again on the same list blocks until another ends; when
+// every one ended and was told, it answers at once with all of them.
+TEST_F(TaskRegistryTest, AWaitReturnsOnlyForNews) {
+  std::string a = StartRunning("alice"), b = StartRunning("alice");
+  executor_.Exit(Id(a), 0);
+  std::optional<WaitResult> first;
+  ASSERT_TRUE(registry_->Wait({a, b}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { first = std::move(r); }));
+  ASSERT_TRUE(first);
+  ASSERT_EQ(first->ended.size(), 1u);
+  std::optional<WaitResult> again;
+  ASSERT_TRUE(registry_->Wait({a, b}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { again = std::move(r); }));
+  EXPECT_FALSE(again) << "a was collected: not news";
+  executor_.Exit(Id(b), 1);
+  ASSERT_TRUE(again);
+  ASSERT_EQ(again->ended.size(), 1u);
+  EXPECT_EQ(again->ended[0].id.ToString(), b);
+  ASSERT_EQ(again->already_told.size(), 1u);
+  EXPECT_EQ(again->already_told[0].ToString(), a);
+  // Everything ended and told: at once, with all.
+  std::optional<WaitResult> all_told;
+  ASSERT_TRUE(registry_->Wait({a, b}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { all_told = std::move(r); }));
+  ASSERT_TRUE(all_told);
+  EXPECT_EQ(all_told->ended.size(), 2u);
+  EXPECT_TRUE(all_told->already_told.empty());
+}
+
+// A question told by a wait is not news to the next wait; the task's end,
+// or a new question, is.
+TEST_F(TaskRegistryTest, AToldQuestionDoesNotEndTheNextWait) {
+  std::string asks = StartRunning("alice"), other = StartRunning("alice");
+  registry_->SetWaiting(Id(asks), true);
+  std::optional<WaitResult> first, second;
+  ASSERT_TRUE(registry_->Wait({asks, other}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { first = std::move(r); }));
+  ASSERT_TRUE(first);
+  EXPECT_EQ(first->ended[0].status, TaskStatus::kWaiting);
+  ASSERT_TRUE(registry_->Wait({asks, other}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { second = std::move(r); }));
+  EXPECT_FALSE(second);
+  registry_->SetWaiting(Id(asks), false);
+  registry_->SetWaiting(Id(asks), true);
+  ASSERT_TRUE(second);
+  EXPECT_EQ(second->ended[0].id.ToString(), asks);
+}
+
+// A wait that asked for turns returns at an agent's turn end, with the
+// turn's text; other waits do not.
+TEST_F(TaskRegistryTest, ATurnsWaitReturnsAtATurnsEnd) {
+  std::string agent = StartRunning("alice");
+  std::optional<WaitResult> turns, ends;
+  ASSERT_TRUE(registry_->Wait(
+      {agent}, "alice", false, std::nullopt,
+      [&](WaitResult r) { turns = std::move(r); }, /*turns=*/true));
+  ASSERT_TRUE(registry_->Wait({agent}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { ends = std::move(r); }));
+  registry_->TurnEnded(Id(agent), "done with step 1");
+  ASSERT_TRUE(turns);
+  EXPECT_FALSE(ends);
+  ASSERT_EQ(turns->ended.size(), 1u);
+  EXPECT_EQ(turns->ended[0].status, TaskStatus::kRunning);
+  ASSERT_EQ(turns->turns.size(), 1u);
+  EXPECT_EQ(turns->turns[0].second, "done with step 1");
+  EXPECT_EQ(turns->still_running_count(), 0u);
+  executor_.Exit(Id(agent), 0);
+  EXPECT_TRUE(ends);
 }
 
 TEST_F(TaskRegistryTest, NoticesSurviveARestart) {

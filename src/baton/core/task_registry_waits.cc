@@ -18,7 +18,8 @@ bool EndedOrWaiting(TaskStatus status) {
 
 Result<WaitId> TaskRegistry::Wait(
     const std::vector<std::string>& ids, const std::string& session, bool all,
-    std::optional<std::chrono::milliseconds> timeout, WaitCallback done) {
+    std::optional<std::chrono::milliseconds> timeout, WaitCallback done,
+    bool turns) {
   if (ids.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "nothing to wait for; name one or more task ids");
@@ -26,6 +27,7 @@ Result<WaitId> TaskRegistry::Wait(
   Waiter waiter;
   waiter.session = session;
   waiter.all = all;
+  waiter.turns = turns;
   waiter.done = std::move(done);
   std::vector<WaitEntry> entries;
   entries.reserve(ids.size());
@@ -45,8 +47,9 @@ Result<WaitId> TaskRegistry::Wait(
     }
     if (auto allowed = CheckOwner(*task, text, session); !allowed)
       return std::unexpected(allowed.error());
-    entries.push_back(
-        {*id, !EndedOrWaiting(task->status), !IsTerminal(task->status)});
+    bool happened = EndedOrWaiting(task->status);
+    entries.push_back({*id, !happened, !IsTerminal(task->status),
+                       happened && !ToldTo(*task, session)});
   }
   return AddWait(std::move(waiter), entries, timeout);
 }
@@ -63,6 +66,8 @@ WaitId TaskRegistry::AddWait(Waiter waiter,
     waiter.ids.push_back(entry.id);
     waiter.pending.push_back(entry.pending);
     waiter.pending_count += entry.pending;
+    waiter.fresh.push_back(entry.fresh);
+    waiter.fresh_count += entry.fresh;
     // A task that has ended changes no more: only live ones are indexed.
     if (!entry.live)
       continue;
@@ -85,8 +90,10 @@ WaitId TaskRegistry::AddWait(Waiter waiter,
 }
 
 bool TaskRegistry::WaiterReady(const Waiter& waiter) {
+  // Any: at the first news, or when nothing is left to happen (every task
+  // ended or asks, all told before), so that it never blocks forever.
   return waiter.all ? waiter.pending_count == 0
-                    : waiter.pending_count < waiter.ids.size();
+                    : waiter.fresh_count > 0 || waiter.pending_count == 0;
 }
 
 void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
@@ -96,11 +103,23 @@ void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
   std::vector<WaitId> ready;
   for (const WaitRef& ref : entry->second) {
     auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end() || !waiter->second.pending[ref.index])
+    if (waiter == waiters_.end())
       continue;
-    waiter->second.pending[ref.index] = false;
-    --waiter->second.pending_count;
-    if (WaiterReady(waiter->second))
+    Waiter& w = waiter->second;
+    // An end or a question is news, also for a task that already asked
+    // (told) and now ends.
+    bool changed = false;
+    if (w.pending[ref.index]) {
+      w.pending[ref.index] = false;
+      --w.pending_count;
+      changed = true;
+    }
+    if (!w.fresh[ref.index]) {
+      w.fresh[ref.index] = true;
+      ++w.fresh_count;
+      changed = true;
+    }
+    if (changed && WaiterReady(w))
       ready.push_back(ref.wait);
   }
   // An ended task changes no more; a waiting one may run again.
@@ -108,6 +127,31 @@ void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
     waits_by_task_.erase(entry);
   for (WaitId wait : ready)
     CompleteWait(wait, false, ended);
+}
+
+void TaskRegistry::TurnEnded(const TaskId& id, const std::string& text) {
+  auto entry = waits_by_task_.find(id);
+  if (entry == waits_by_task_.end())
+    return;
+  std::vector<WaitId> ready;
+  for (const WaitRef& ref : entry->second) {
+    auto waiter = waiters_.find(ref.wait);
+    if (waiter == waiters_.end() || !waiter->second.turns)
+      continue;
+    Waiter& w = waiter->second;
+    // Only a task still running: an end or a question says more.
+    if (!w.pending[ref.index])
+      continue;
+    w.pending[ref.index] = false;
+    --w.pending_count;
+    w.fresh[ref.index] = true;
+    ++w.fresh_count;
+    w.turns_ended.emplace_back(ref.index, text);
+    if (WaiterReady(w))
+      ready.push_back(ref.wait);
+  }
+  for (WaitId wait : ready)
+    CompleteWait(wait, false);
 }
 
 void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
@@ -119,23 +163,32 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
     timers_->Cancel(waiter.timer);
   WaitResult result;
   result.timed_out = timed_out;
+  // A wait-any with news answers with the news only; the rest of what
+  // ended or asks was told before.
+  bool news_only = !waiter.all && waiter.fresh_count > 0;
   // Only the ended entries of `ids` are read: on this path, each read of a
   // thousand cold entries cost a wait-any 0.1 ms.
   for (size_t i = 0; i < waiter.ids.size(); ++i) {
     if (waiter.pending[i])
       continue;
     const TaskId& task_id = waiter.ids[i];
+    if (news_only && !waiter.fresh[i]) {
+      result.already_told.push_back(task_id);
+      continue;
+    }
     if (ended && ended->id == task_id) {
-      MarkEndSeen(*ended, waiter.session);
+      MarkSeen(*ended, waiter.session);
       result.ended.push_back(*ended);
       continue;
     }
     auto task = Lookup(task_id);
     if (!task)
       continue;
-    MarkEndSeen(*task, waiter.session);
+    MarkSeen(*task, waiter.session);
     result.ended.push_back(std::move(*task));
   }
+  for (auto& [index, text] : waiter.turns_ended)
+    result.turns.emplace_back(waiter.ids[index], std::move(text));
   result.asked_ = std::move(waiter.ids);
   result.running_ = std::move(waiter.pending);
   result.still_running_count_ = waiter.pending_count;

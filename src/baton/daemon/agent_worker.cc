@@ -11,6 +11,7 @@
 #include <charconv>
 #include <cstring>
 #include <map>
+#include <utility>
 
 #include "baton/ipc/event_text.h"
 #include "baton/util/file_util.h"
@@ -343,6 +344,8 @@ void AgentWorker::TurnEnded() {
   if (turn_ == TurnState::kStopping)
     return CloseStdin();
   turn_ = TurnState::kTurnEnded;
+  // Waits that follow the agent turn by turn (issue 13).
+  registry_->TurnEnded(task_.id, std::exchange(turn_text_, {}));
   DeliverNextOrClose();
 }
 
@@ -356,7 +359,13 @@ void AgentWorker::Record(Json event) {
     WriteTranscript(TranscriptText(
         {{"type", "error"}, {"message", appended.error().message}}));
   }
-  if (StringAt(event, "type") == "question") {
+  std::string type = StringAt(event, "type");
+  if (type == "text" || type == "result") {
+    std::string text = StringAt(event, "text");
+    if (!text.empty())
+      turn_text_ = std::move(text);
+  }
+  if (type == "question") {
     open_questions_.push_back(event);
     registry_->SetWaiting(task_.id, true);
   }

@@ -114,6 +114,9 @@ class AgentWorker : public AdapterSink {
   UniqueFd stream_, transcript_, inotify_;
   std::string partial_;  // Stream bytes after the last newline.
   TurnState turn_ = TurnState::kInTurn;
+  // The current turn's last text (a text event, or its result's text):
+  // what a wait for turns gets at the turn's end.
+  std::string turn_text_;
   int64_t adapter_emits_ = 0;  // Events the adapter emitted in this run.
   Replay replay_;
   bool transcript_failed_ = false;  // A write failed (logged once).

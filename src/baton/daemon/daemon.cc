@@ -14,6 +14,7 @@
 #include <filesystem>
 
 #include "baton/ipc/limits.h"
+#include "baton/ipc/task_text.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
@@ -344,6 +345,27 @@ void Daemon::OnClose(uint64_t connection_id) {
   closed_connections_.insert(connection_id);
 }
 
+namespace {
+
+// A notice's text: how the task ended (or that it asks), then, indented,
+// its checks' evidence (part of the end, doc/tasks.md) or its open
+// question with numbered options.
+std::string NoticeLines(const TaskView& view) {
+  std::string text = NoticeText(view.task);
+  std::string more;
+  if (view.task.evidence)
+    more = EvidenceText(*view.task.evidence, "  ", 3);
+  if (view.task.status == TaskStatus::kWaiting)
+    more += QuestionItemsText(view.questions, "  ");
+  if (!more.empty()) {
+    more.pop_back();  // Its last newline.
+    text += "\n" + more;
+  }
+  return text;
+}
+
+}  // namespace
+
 Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
                                   std::string request_id_json,
                                   std::string session, bool needs_commit) {
@@ -364,8 +386,9 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
         std::vector<Notice> typed;
         typed.reserve(notices.size());
         for (auto& task : notices) {
-          std::string text = NoticeText(task);
-          typed.push_back({View(std::move(task)), std::move(text)});
+          TaskView view = View(std::move(task));
+          std::string text = NoticeLines(view);
+          typed.push_back({std::move(view), std::move(text)});
         }
         EncodeValue(reply.notices_json, typed);
       }

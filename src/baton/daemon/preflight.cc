@@ -36,19 +36,19 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
     int err = errno;
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("working directory {} cannot be used ({}); "
-                                 "give an existing directory with --cwd",
+                                 "give an existing directory as cwd",
                                  spec.cwd, std::strerror(err)));
   }
   if (!S_ISDIR(st.st_mode)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("working directory {} is not a directory; "
-                                 "give a directory with --cwd",
+                                 "give a directory as cwd",
                                  spec.cwd));
   }
   if (::access(spec.cwd.c_str(), X_OK) != 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("cannot enter working directory {} "
-                                 "(permission denied); choose another --cwd",
+                                 "(permission denied); choose another cwd",
                                  spec.cwd));
   }
   if (spec.shell_command)

@@ -246,12 +246,16 @@ void EncodeValue(std::string& out, const TaskBrief& value) {
 void EncodeValue(std::string& out, const WaitReply& value) {
   JsonEncoder encoder(out);
   encoder("ended", value.ended);
+  if (!value.turns.empty())
+    encoder("turns", value.turns);
   if (value.still_running_count) {
     encoder("still_running_count", *value.still_running_count);
   } else {
     encoder("still_running", value.still_running);
   }
   encoder("timed_out", value.timed_out);
+  if (!value.already_told.empty())
+    encoder("already_told", value.already_told);
   encoder.Finish();
 }
 

@@ -393,11 +393,24 @@ struct KillRequest {
   }
 };
 
+// An agent task that ended a turn and runs on (a wait with `turns`).
+struct TurnEnd {
+  std::string task;
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("text", text, {.doc = "the turn's final text"});
+  }
+};
+
 struct WaitReply {
   std::vector<TaskView> ended;
+  std::vector<TurnEnd> turns;
   std::vector<TaskBrief> still_running;
   std::optional<int64_t> still_running_count;
   bool timed_out = false;
+  std::vector<std::string> already_told;
   template <class V>
   void Fields(V& v) {
     v("ended", ended,
@@ -408,6 +421,15 @@ struct WaitReply {
     v("still_running_count", still_running_count,
       {.doc = "with form `none` only"});
     v("timed_out", timed_out);
+    v("turns", turns,
+      {.omit_when_empty = true,
+       .doc = "with `turns`: the tasks of `ended` that ended a turn and run "
+              "on, each with the turn's final text"});
+    v("already_told", already_told,
+      {.omit_when_empty = true,
+       .doc = "ids of named tasks that ended (or ask) but whose end (or "
+              "question) this session was told before: left out of `ended` "
+              "while others are news (\"Waits\" below)"});
   }
 };
 // Written by hand: the list of still-running tasks takes the form asked
@@ -417,13 +439,14 @@ void EncodeValue(std::string& out, const WaitReply& value);
 struct WaitRequest {
   static constexpr std::string_view kOp = "wait";
   static constexpr std::string_view kDoc =
-      "answered when any of the tasks ends or asks (every one, with `all`), "
-      "or at the timeout (\"Waits\" below)";
+      "answered when any of the tasks ends or asks, as news to this session "
+      "(every one, with `all`), or at the timeout (\"Waits\" below)";
   using Reply = WaitReply;
   std::vector<std::string> tasks;
   bool all = false;
   std::optional<std::chrono::milliseconds> timeout;
   StillRunningForm still_running = StillRunningForm::kBrief;
+  bool turns = false;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
@@ -436,6 +459,9 @@ struct WaitRequest {
     v("still_running", still_running,
       {.doc = "`none`: only a count (a wait over 1,000 ids answers as "
               "quickly as over one)"});
+    v("turns", turns,
+      {.doc = "also answered when a named agent task ends a turn (it runs "
+              "on: follow it turn by turn)"});
   }
 };
 

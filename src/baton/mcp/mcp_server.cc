@@ -15,6 +15,7 @@
 
 #include "baton/ipc/async_daemon_client.h"
 #include "baton/loop/event_loop.h"
+#include "baton/mcp/agent_events.h"
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/line_reader.h"
 #include "baton/mcp/protocol_version.h"
@@ -34,8 +35,10 @@ const char* const kInstructions =
     "briefs to coding agents (delegate), and tells you when they finish or "
     "an agent asks a question (answer it with task_answer). Track every task "
     "id you start. You are told when "
-    "tasks end (notices come with every baton tool result), so never "
-    "busy-poll task_status/task_output and never sleep to wait. While tasks "
+    "tasks end and when an agent asks a question, once each (notices come "
+    "with every baton tool result, with the question's numbered options), "
+    "so never busy-poll task_status/task_output and never sleep to wait. While "
+    "tasks "
     "run, do independent work, and do not redo a running task's work "
     "yourself. When you are blocked, wait on all the relevant ids in one "
     "task_output call with wait: true. Collect every task's result before "
@@ -170,14 +173,28 @@ Json Call::CallResult(ToolResult result) {
   if (!notices.empty()) {
     if (!text.empty() && text.back() != '\n')
       text += '\n';
-    text += "Notices (tasks of this session that ended unseen):\n";
+    text +=
+        "Notices (tasks of this session that ended unseen, or ask a "
+        "question):\n";
     for (const auto& notice : notices) {
       text += "- " + notice.text + "\n";
       const TaskRecord& task = notice.task.task;
-      notices_json.push_back({{"task_id", task.id.ToString()},
-                              {"status", TaskStatusName(task.status)},
-                              {"detail", task.detail},
-                              {"text", notice.text}});
+      bool asks = task.status == TaskStatus::kWaiting;
+      if (asks) {
+        text += fmt::format(
+            "  answer with task_answer {{\"task_id\": \"{}\", \"answers\": "
+            "[\"1\"]}} (one per item: a number, a label or your text)\n",
+            task.id.ToString());
+      }
+      Json entry = {{"task_id", task.id.ToString()},
+                    {"status", TaskStatusName(task.status)},
+                    {"detail", task.detail},
+                    {"text", notice.text}};
+      if (task.evidence)
+        entry["evidence"] = EvidenceJson(*task.evidence);
+      if (asks)
+        entry["questions"] = QuestionsJson(notice.task.questions);
+      notices_json.push_back(std::move(entry));
     }
   }
   Json call_result = {

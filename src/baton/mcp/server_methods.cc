@@ -18,15 +18,18 @@ constexpr int64_t kListTtlMs = 3600 * 1000;
 Json NoticesSchema() {
   return {{"type", "array"},
           {"description",
-           "Tasks of this session that ended and whose end you had not seen; "
-           "each is told once"},
+           "Tasks of this session that ended and whose end you had not seen, "
+           "and agent tasks that ask a question you were not told of; each "
+           "is told once"},
           {"items",
            {{"type", "object"},
             {"properties",
              {{"task_id", {{"type", "string"}}},
               {"status", {{"type", "string"}}},
               {"detail", {{"type", "string"}}},
-              {"text", {{"type", "string"}}}}},
+              {"text", {{"type", "string"}}},
+              {"evidence", EvidenceSchema()},
+              {"questions", PendingQuestionsSchema()}}},
             {"required", {"task_id", "text"}}}}};
 }
 

@@ -97,6 +97,22 @@ Result<std::optional<double>> OptionalNumber(const Json& args,
   return std::optional(number);
 }
 
+Result<std::optional<double>> TimeoutSeconds(const Json& args,
+                                             std::string_view when_absent) {
+  const Json* value = FindArgument(args, "timeout_s");
+  if (!value)
+    return std::optional<double>();
+  double seconds = 0;
+  if (!DecodeValue(*value, seconds, {}, "timeout_s") ||
+      !std::isfinite(seconds) || seconds <= 0) {
+    return Bad(fmt::format(
+        "argument 'timeout_s' must be a number of seconds > 0 (got {}); "
+        "leave it out for {}",
+        value->dump(), when_absent));
+  }
+  return std::optional(seconds);
+}
+
 Result<std::chrono::milliseconds> TimeoutArgument(double seconds) {
   constexpr double kMaxSeconds = static_cast<double>(kMaxTimeoutMs) / 1000;
   if (!(seconds <= kMaxSeconds)) {

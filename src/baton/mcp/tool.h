@@ -137,7 +137,13 @@ Result<bool> OptionalBool(const Json& args, std::string_view name,
 Result<std::optional<double>> OptionalNumber(const Json& args,
                                              std::string_view name,
                                              double minimum);
-// A time limit given in seconds (> 0, checked by OptionalNumber) as the
+// The optional `timeout_s` of every tool, with one rule: a number of
+// seconds > 0. Zero and negative values are refused alike, with what
+// leaving it out means (`when_absent`, e.g. "no limit"); nullopt when
+// absent.
+Result<std::optional<double>> TimeoutSeconds(const Json& args,
+                                             std::string_view when_absent);
+// A time limit given in seconds (> 0, checked by TimeoutSeconds) as the
 // milliseconds batond takes: at least 1 ms, at most kMaxTimeoutMs (a
 // longer one is refused here, never wrapped).
 Result<std::chrono::milliseconds> TimeoutArgument(double seconds);

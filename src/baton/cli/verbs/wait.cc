@@ -10,11 +10,12 @@ namespace {
 struct WaitArgs {
   std::vector<std::string> ids;
   bool all = false;
+  bool turn = false;
   std::string timeout;
 };
 
 int DoWait(const Context& ctx, const WaitArgs& args) {
-  WaitOptions options{.ids = args.ids, .all = args.all};
+  WaitOptions options{.ids = args.ids, .all = args.all, .turns = args.turn};
   if (!args.timeout.empty()) {
     auto timeout = ParseDurationFlag("--timeout", args.timeout);
     if (!timeout)
@@ -33,6 +34,9 @@ void DefineWait(CLI::App& command, const Context& ctx, Action& action) {
   auto args = std::make_shared<WaitArgs>();
   command.add_option("ids", args->ids, "Task ids")->required();
   command.add_flag("--all", args->all, "Wait for every task");
+  command.add_flag("--turn", args->turn,
+                   "Also return when an agent task ends a turn, with the "
+                   "turn's final text");
   command.add_option("--timeout", args->timeout, "Give up after (e.g. 30s)");
   command.callback([&ctx, &action, args] {
     action = [&ctx, args] { return DoWait(ctx, *args); };

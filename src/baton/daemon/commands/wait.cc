@@ -32,6 +32,10 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
             [this](const TaskRecord& task) { return EndSurvivesACrash(task); });
         WaitReply answer;
         answer.timed_out = result.timed_out;
+        for (const TaskId& id : result.already_told)
+          answer.already_told.push_back(id.ToString());
+        for (auto& [id, text] : result.turns)
+          answer.turns.push_back({id.ToString(), std::move(text)});
         answer.ended.reserve(result.ended.size());
         for (auto& task : result.ended)
           answer.ended.push_back(View(std::move(task)));
@@ -60,7 +64,8 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
         } else {
           reply(answer);
         }
-      });
+      },
+      request.turns);
   if (!wait)
     return reply(std::unexpected(wait.error()));
   cell->id = *wait;

@@ -35,14 +35,10 @@ void HandleDelegate(const ToolCallPtr& call) {
   auto cwd = OptionalString(args, "cwd");
   if (!cwd)
     return call->Finish(ToolResult::Error(cwd.error().message));
-  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  auto timeout = TimeoutSeconds(
+      args, "the profile's default (else the config's, else 30 minutes)");
   if (!timeout)
     return call->Finish(ToolResult::Error(timeout.error().message));
-  if (*timeout && **timeout <= 0) {
-    return call->Finish(ToolResult::Error(
-        "argument 'timeout_s' must be > 0 seconds (leave it out for the "
-        "default of 30 minutes)"));
-  }
   if (const Json* checks = FindArgument(args, "checks")) {
     auto commands = NonEmptyStrings(*checks);
     if (!commands) {

@@ -11,7 +11,7 @@ namespace {
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   if (auto known = CheckKnownArguments(
-          args, {"command", "cwd", "label", "env", "timeout_s"});
+          args, {"command", "cwd", "label", "env", "timeout_s", "checks"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -24,14 +24,9 @@ void HandleRun(const ToolCallPtr& call) {
   auto label = OptionalString(args, "label");
   if (!label)
     return call->Finish(ToolResult::Error(label.error().message));
-  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  auto timeout = TimeoutSeconds(args, "no limit");
   if (!timeout)
     return call->Finish(ToolResult::Error(timeout.error().message));
-  if (*timeout && **timeout <= 0) {
-    return call->Finish(ToolResult::Error(
-        "argument 'timeout_s' must be > 0 seconds (leave it out for no "
-        "limit)"));
-  }
 
   RunRequest request;
   request.command = *command;
@@ -42,6 +37,16 @@ void HandleRun(const ToolCallPtr& call) {
   if (dir[0] != '/')
     dir = call->facts().cwd + "/" + dir;
   request.cwd = dir;
+  if (const Json* checks = FindArgument(args, "checks")) {
+    auto commands = NonEmptyStrings(*checks);
+    if (!commands) {
+      return call->Finish(ToolResult::Error(fmt::format(
+          "argument 'checks' must be a list of shell commands, e.g. "
+          "{{\"checks\": [\"make test\"]}} (got {})",
+          checks->dump())));
+    }
+    request.checks = std::move(*commands);
+  }
   if (const Json* env = FindArgument(args, "env")) {
     if (!env->is_object()) {
       return call->Finish(ToolResult::Error(
@@ -135,6 +140,13 @@ ToolDefinition RunToolDefinition() {
              {"exclusiveMinimum", 0},
              {"description",
               "Kill the task after this many seconds; default: no limit"}}},
+           {"checks",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description",
+              "Shell commands run in its folder when it ends, e.g. [\"make "
+              "test\"]; a check that fails makes the task failed, and their "
+              "exit codes and last lines join its end"}}},
        }},
       {"required", {"command"}},
       {"additionalProperties", false},

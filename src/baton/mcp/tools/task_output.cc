@@ -30,6 +30,9 @@ struct Entry {
   bool read = false;  // An output read was made (not state only).
   // A waiting agent task's open questions (batond's), else unset.
   std::optional<std::vector<OpenQuestion>> questions;
+  // An agent task that ended a turn and runs on (until "turn"): the turn's
+  // final text.
+  std::optional<std::string> turn_text;
 };
 
 // Shared by the reads of one call: they finish in any order.
@@ -43,6 +46,8 @@ struct Gather {
   bool waited = false;
   bool timed_out = false;
   std::vector<std::string> still_running;
+  // Waited tasks whose end (or question) was told before: not news.
+  std::vector<std::string> already_told;
   std::string note;  // A line put first (e.g. a capped timeout).
 };
 
@@ -66,6 +71,10 @@ Json EntryJson(const Entry& entry) {
   json["omitted_bytes"] = entry.omitted;
   if (entry.questions)
     json["questions"] = QuestionsJson(*entry.questions);
+  if (entry.turn_text) {
+    json["turn_ended"] = true;
+    json["turn_text"] = *entry.turn_text;
+  }
   return json;
 }
 
@@ -95,12 +104,24 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
       }
     }
     text += StatusLine(task) + "\n";
+    if (entry.turn_text) {
+      text += "ended a turn (it runs on); its final text:\n" + *entry.turn_text;
+      if (text.back() != '\n')
+        text += '\n';
+    }
+    text += EndEvidenceText(task);
     if (entry.questions)
       text += PendingQuestionsText(entry.id, *entry.questions);
   }
   if (gather->waited) {
     if (gather->timed_out) {
       text += "Nothing ended before the timeout. ";
+    }
+    if (!gather->already_told.empty()) {
+      std::string ids;
+      for (const auto& id : gather->already_told)
+        ids += (ids.empty() ? "" : ", ") + id;
+      text += fmt::format("already collected (told before): {}\n", ids);
     }
     if (!gather->still_running.empty()) {
       std::string ids;
@@ -118,6 +139,8 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
                      {"still_running", gather->still_running},
                      {"timed_out", gather->timed_out},
                      {"waited", gather->waited}};
+  if (gather->waited)
+    structured["already_told"] = gather->already_told;
   gather->call->Finish({std::move(text), std::move(structured), false});
 }
 
@@ -174,8 +197,8 @@ void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
 
 void HandleTaskOutput(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args, {"task_id", "task_ids", "wait", "timeout_s", "offset"});
+  if (auto known = CheckKnownArguments(args, {"task_id", "task_ids", "wait",
+                                              "timeout_s", "offset", "until"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -185,12 +208,26 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   auto wait = OptionalBool(args, "wait", false);
   if (!wait)
     return call->Finish(ToolResult::Error(wait.error().message));
-  auto timeout = OptionalNumber(args, "timeout_s", 0);
+  auto timeout = TimeoutSeconds(args, "the default wait of 30 s");
   if (!timeout)
     return call->Finish(ToolResult::Error(timeout.error().message));
   auto offset = OptionalNumber(args, "offset", 0);
   if (!offset)
     return call->Finish(ToolResult::Error(offset.error().message));
+  auto until = OptionalString(args, "until");
+  if (!until)
+    return call->Finish(ToolResult::Error(until.error().message));
+  if (!until->empty() && *until != "end" && *until != "turn") {
+    return call->Finish(ToolResult::Error(fmt::format(
+        "argument 'until' must be \"end\" (the default) or \"turn\" (also "
+        "return when an agent task ends a turn); got \"{}\"",
+        *until)));
+  }
+  if (!until->empty() && !*wait) {
+    return call->Finish(ToolResult::Error(
+        "'until' says what ends a wait: give it with wait: true, e.g. "
+        "{\"task_id\": \"agent-1\", \"wait\": true, \"until\": \"turn\"}"));
+  }
   if (*offset && **offset > kMaxOffset) {
     return call->Finish(ToolResult::Error(fmt::format(
         "argument 'offset' must be a byte offset of at most {:.0f} (got {})",
@@ -233,7 +270,8 @@ void HandleTaskOutput(const ToolCallPtr& call) {
     what += (what.empty() ? "" : ", ") + id;
   WaitRequest request{
       .tasks = *ids,
-      .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0))};
+      .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0)),
+      .turns = *until == "turn"};
   call->DaemonWait(
       std::move(request), "waiting for " + what,
       [gather](Result<WaitReply> reply) {
@@ -242,6 +280,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
               ToolResult::Error(DaemonErrorText(reply.error())));
         }
         gather->timed_out = reply->timed_out;
+        gather->already_told = reply->already_told;
         for (const auto& brief : reply->still_running)
           gather->still_running.push_back(brief.task.id.ToString());
         if (reply->ended.empty()) {
@@ -255,8 +294,12 @@ void HandleTaskOutput(const ToolCallPtr& call) {
         }
         for (auto& view : reply->ended) {
           std::string id = view.task.id.ToString();
-          gather->entries.push_back(
-              MakeEntry(std::move(id), std::move(view.task)));
+          Entry entry = MakeEntry(std::move(id), std::move(view.task));
+          for (auto& turn : reply->turns) {
+            if (turn.task == entry.id)
+              entry.turn_text = std::move(turn.text);
+          }
+          gather->entries.push_back(std::move(entry));
         }
         gather->outstanding = gather->entries.size();
         gather->cap =
@@ -280,7 +323,11 @@ ToolDefinition TaskOutputToolDefinition() {
       "output and status, plus the ids still running; on timeout only their "
       "state. An agent task (delegate) also returns when it asks a question "
       "(status waiting): the question comes with it; answer with "
-      "task_answer. Wait on all the ids you are blocked on in one call; never "
+      "task_answer. A wait returns only for news: a task whose end or "
+      "question you were already told (by a wait, a read, a status or a "
+      "notice) does not end the wait again, unless every task named has "
+      "ended and was told (then all come back at once). Wait on all the ids "
+      "you are blocked on in one call; never "
       "poll in a loop or sleep. Long output keeps its head and tail and "
       "says how to read the rest (offset).";
   tool.input_schema = {
@@ -302,10 +349,18 @@ ToolDefinition TaskOutputToolDefinition() {
               "Block until any of the tasks ends (or timeout_s passes)"}}},
            {"timeout_s",
             {{"type", "number"},
-             {"minimum", 0},
+             {"exclusiveMinimum", 0},
              {"maximum", kMaxWaitS},
              {"default", kDefaultWaitS},
              {"description", "Longest wait in seconds (max 50)"}}},
+           {"until",
+            {{"type", "string"},
+             {"enum", {"end", "turn"}},
+             {"default", "end"},
+             {"description",
+              "With wait: \"turn\" also returns when an agent task ends a "
+              "turn (it runs on), with the turn's final text: follow a "
+              "worker turn by turn without polling"}}},
            {"offset",
             {{"type", "integer"},
              {"minimum", 0},
@@ -327,6 +382,11 @@ ToolDefinition TaskOutputToolDefinition() {
       {"description", "Bytes of [output_from, output_to) not shown"}};
   entry["properties"]["error"] = {{"type", "string"}};
   entry["properties"]["questions"] = PendingQuestionsSchema();
+  entry["properties"]["turn_ended"] = {
+      {"type", "boolean"},
+      {"description", "until \"turn\": it ended a turn and runs on"}};
+  entry["properties"]["turn_text"] = {{"type", "string"},
+                                      {"description", "the turn's final text"}};
   entry["required"] = {"task_id"};
   tool.output_schema = {
       {"type", "object"},
@@ -339,6 +399,12 @@ ToolDefinition TaskOutputToolDefinition() {
              {"description", "Ids of waited tasks that had not ended"}}},
            {"timed_out", {{"type", "boolean"}}},
            {"waited", {{"type", "boolean"}}},
+           {"already_told",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description",
+              "Waited tasks that had ended (or asked) and that you had "
+              "already collected: not news, left out of tasks"}}},
        }},
       {"required", {"tasks", "still_running", "timed_out", "waited"}},
   };

@@ -95,6 +95,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
       if (text.back() != '\n')
         text += '\n';
     }
+    text += EndEvidenceText(task);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
     // An agent task: what it said last, the tools it used, its questions.

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include "baton/ipc/task_text.h"
+
 namespace baton::mcp {
 
 namespace {
@@ -52,8 +54,53 @@ Json NullableInteger(std::string_view description) {
   return {{"type", {"integer", "null"}}, {"description", description}};
 }
 
+Json EvidenceJson(const Evidence& evidence) {
+  Json checks = Json::array();
+  for (const CheckResult& check : evidence.checks) {
+    checks.push_back({{"command", check.command},
+                      {"exit_code", check.exit_code},
+                      {"tail", check.tail}});
+  }
+  const auto& files = evidence.changed_files;
+  size_t shown = std::min(files.size(), kShownChangedFiles);
+  return {{"checks", std::move(checks)},
+          {"changed_files_count", files.size()},
+          {"changed_files",
+           std::vector<std::string>(files.begin(), files.begin() + shown)},
+          {"overlapping_tasks", evidence.overlapping_tasks}};
+}
+
+Json EvidenceSchema() {
+  Json check = {
+      {"type", "object"},
+      {"properties",
+       {{"command", {{"type", "string"}}},
+        {"exit_code", {{"type", "integer"}}},
+        {"tail", {{"type", "string"}, {"description", "its last lines"}}}}},
+      {"required", {"command", "exit_code"}}};
+  return {{"type", "object"},
+          {"description",
+           "once its checks ran: each check's outcome, the files changed "
+           "while it ran, the other tasks in the same folder meanwhile"},
+          {"properties",
+           {{"checks", {{"type", "array"}, {"items", std::move(check)}}},
+            {"changed_files_count", {{"type", "integer"}}},
+            {"changed_files",
+             {{"type", "array"},
+              {"items", {{"type", "string"}}},
+              {"description", "the first paths (up to 10)"}}},
+            {"overlapping_tasks",
+             {{"type", "array"}, {"items", {{"type", "string"}}}}}}}};
+}
+
+std::string EndEvidenceText(const TaskRecord& task) {
+  if (!task.evidence)
+    return "";
+  return EvidenceText(*task.evidence, "", 10);
+}
+
 Json TaskSummary(const TaskRecord& task) {
-  return {
+  Json summary = {
       {"task_id", task.id.ToString()},
       {"kind", TaskKindName(task.id.kind)},
       {"status", TaskStatusName(task.status)},
@@ -62,6 +109,9 @@ Json TaskSummary(const TaskRecord& task) {
       {"label", task.spec.label},
       {"command", CommandText(task.spec)},
   };
+  if (task.evidence)
+    summary["evidence"] = EvidenceJson(*task.evidence);
+  return summary;
 }
 
 Json TaskSummarySchema() {
@@ -80,10 +130,12 @@ Json TaskSummarySchema() {
             {{"type", "string"},
              {"description",
               "how it ended: 'exit code: 3', 'signal: SIGSEGV', 'killed: "
-              "<reason>', 'timed out after 30s'; empty while running"}}},
+              "<reason>', 'timed out after 30s', 'check failed: make test "
+              "(exit code 2)'; empty while running"}}},
            {"exit_code", NullableInteger("the exit code once it exited")},
            {"label", {{"type", "string"}}},
            {"command", {{"type", "string"}}},
+           {"evidence", EvidenceSchema()},
        }},
       {"required", {"task_id", "status"}},
   };

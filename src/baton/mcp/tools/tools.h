@@ -26,12 +26,19 @@ Json NullableString(std::string_view description);
 Json NullableInteger(std::string_view description);
 
 // The compact task object of the structured results: task_id, kind,
-// status, detail, exit_code, label, command.
+// status, detail, exit_code, label, command, and `evidence` once its checks
+// ran.
 Json TaskSummary(const TaskRecord& task);
 inline Json TaskSummary(const TaskView& view) {
   return TaskSummary(view.task);
 }
 Json TaskSummarySchema();
+// A task's evidence (its checks, changed files, overlapping tasks) as the
+// summary's `evidence` object, and its schema.
+Json EvidenceJson(const Evidence& evidence);
+Json EvidenceSchema();
+// The evidence of an ended task with checks as text lines; "" without.
+std::string EndEvidenceText(const TaskRecord& task);
 // The schema of QuestionsJson (agent_events.h): a waiting agent task's
 // open questions.
 Json PendingQuestionsSchema();

@@ -1,0 +1,85 @@
+#include "baton/ipc/task_text.h"
+
+#include <fmt/format.h>
+
+namespace baton {
+
+std::string LastLinesOf(std::string_view text, size_t max_lines) {
+  while (!text.empty() && text.back() == '\n')
+    text.remove_suffix(1);
+  if (max_lines == 0)
+    return "";
+  size_t start = text.size();
+  size_t lines = 0;
+  while (start > 0) {
+    size_t nl = text.rfind('\n', start - 1);
+    if (nl == std::string_view::npos) {
+      start = 0;
+      break;
+    }
+    if (++lines == max_lines) {
+      start = nl + 1;
+      break;
+    }
+    start = nl;
+  }
+  return std::string(text.substr(start));
+}
+
+std::string EvidenceText(const Evidence& evidence, std::string_view indent,
+                         size_t tail_lines) {
+  std::string out;
+  for (const CheckResult& check : evidence.checks) {
+    out += fmt::format("{}check `{}`: exit code {}\n", indent, check.command,
+                       check.exit_code);
+    if (check.exit_code == 0 || tail_lines == 0)
+      continue;
+    std::string tail = LastLinesOf(check.tail, tail_lines);
+    size_t start = 0;
+    while (start < tail.size()) {
+      size_t nl = tail.find('\n', start);
+      if (nl == std::string::npos)
+        nl = tail.size();
+      out += fmt::format("{}  | {}\n", indent, tail.substr(start, nl - start));
+      start = nl + 1;
+    }
+  }
+  const auto& files = evidence.changed_files;
+  std::string paths;
+  for (size_t i = 0; i < files.size() && i < kShownChangedFiles; ++i)
+    paths += (i ? ", " : "") + files[i];
+  if (files.size() > kShownChangedFiles)
+    paths += ", ...";
+  out += fmt::format("{}changed files: {}{}\n", indent, files.size(),
+                     files.empty() ? "" : " (" + paths + ")");
+  if (!evidence.overlapping_tasks.empty()) {
+    std::string ids;
+    for (const auto& id : evidence.overlapping_tasks)
+      ids += (ids.empty() ? "" : ", ") + id;
+    out += fmt::format("{}overlapping tasks in the same folder: {}\n", indent,
+                       ids);
+  }
+  return out;
+}
+
+std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
+                              std::string_view indent) {
+  std::string out;
+  for (const OpenQuestion& question : questions) {
+    for (const QuestionItem& item : question.items) {
+      out +=
+          fmt::format("{}{}{}{}\n", indent,
+                      item.header.empty() ? "" : "[" + item.header + "] ",
+                      item.prompt, item.multi_select ? " (several: 1,3)" : "");
+      for (size_t i = 0; i < item.options.size(); ++i) {
+        const QuestionOption& option = item.options[i];
+        out += fmt::format(
+            "{}  {}. {}{}\n", indent, i + 1, option.label,
+            option.description.empty() ? "" : " — " + option.description);
+      }
+    }
+  }
+  return out;
+}
+
+}  // namespace baton

@@ -1,0 +1,40 @@
+// How a task's end and its open questions read as text, for people and
+// models alike: the evidence of its checks (each check's command, exit code
+// and last lines; the changed files; the overlapping tasks) and a waiting
+// agent's questions with numbered options. One renderer for the CLI
+// (`wait`, `status`, `run --wait`), `baton mcp` and batond's notices. Pure.
+#ifndef BATON_IPC_TASK_TEXT_H_
+#define BATON_IPC_TASK_TEXT_H_
+
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/ipc/messages.h"
+
+namespace baton {
+
+// The first changed paths a text or a structured result shows.
+inline constexpr size_t kShownChangedFiles = 10;
+
+// The evidence, one fact a line, each line starting with `indent`:
+//   check `make test`: exit code 2
+//     <its last lines, at most `tail_lines`, indented once more>
+//   changed files: 3 (a.txt, b.txt, gone.txt)
+//   overlapping tasks: shell-2
+// A check that passed shows no lines. Ends with a newline.
+std::string EvidenceText(const Evidence& evidence, std::string_view indent,
+                         size_t tail_lines);
+
+// Open questions, each item's prompt then its options numbered from 1
+// ("[1] yes — do it"), each line starting with `indent`; "" when none.
+std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
+                              std::string_view indent);
+
+// The last `max_lines` lines of `text` (a trailing newline does not count
+// as an empty last line), without the trailing newline.
+std::string LastLinesOf(std::string_view text, size_t max_lines);
+
+}  // namespace baton
+
+#endif  // BATON_IPC_TASK_TEXT_H_
