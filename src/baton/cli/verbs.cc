@@ -28,6 +28,10 @@ const std::vector<Verb>& Verbs() {
        "Serve MCP on stdio for a coding agent (claude mcp add baton -- "
        "baton mcp)",
        DefineMcp},
+      {"serve",
+       "Serve MCP over HTTP at http://127.0.0.1:7420/mcp (baton serve "
+       "--help)",
+       DefineServe},
   };
   return verbs;
 }
