@@ -10,6 +10,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
+import { createServer as createTcpServer, connect as tcpConnect } from 'node:net';
 import { createInterface } from 'node:readline';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -17,14 +18,14 @@ import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/cli
 import { z } from 'zod';
 import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep, text } from './helpers.mjs';
 
-const T = { timeout: 60_000 };
+const T = { timeout: Number(process.env.SERVE_TEST_TIMEOUT ?? 60_000) };
 const TASKS = 'io.modelcontextprotocol/tasks';
 const any = z.object({}).passthrough();
 
 // `baton serve --listen 127.0.0.1:0` on `home`; resolves once it printed
 // its URL.
-async function startServe(home, env = {}) {
-  const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0'], {
+async function startServe(home, env = {}, args = []) {
+  const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0', ...args], {
     env: batonEnv(home, env), stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
@@ -52,14 +53,15 @@ async function startServe(home, env = {}) {
   };
 }
 
-async function withServe(body, env = {}) {
+async function withServe(body, env = {}, args = []) {
   const home = makeHome();
   let serve;
   const closers = [];
   try {
-    serve = await startServe(home, env);
+    serve = await startServe(home, env, args);
     await body(serve, home, (c) => { closers.push(c); return c; });
   } finally {
+    if (process.env.SERVE_DEBUG) console.log(serve?.stderr());
     for (const c of closers) await c.close().catch(() => {});
     await serve?.stop();
     await stopDaemon(home);
@@ -142,6 +144,61 @@ test('legacy era over HTTP (SDK 1.x): session, tools, a wait with progress over 
     assert.equal(after.status, 404);
     assert.match(JSON.parse(after.body).error.message, /Session not found/);
   });
+});
+
+// A TCP proxy on 127.0.0.2 with the server's port (a Host baton serve
+// allows with --allow-host 127.0.0.2), whose connections a test can cut.
+async function cuttableProxy(port) {
+  const sockets = new Set();
+  const proxy = createTcpServer((client) => {
+    const upstream = tcpConnect(Number(port), '127.0.0.1');
+    client.pipe(upstream);
+    upstream.pipe(client);
+    sockets.add(client);
+    sockets.add(upstream);
+    const drop = () => { client.destroy(); upstream.destroy(); };
+    for (const s of [client, upstream]) { s.on('error', drop); s.on('close', drop); }
+  });
+  await new Promise((resolve, reject) => { proxy.once('error', reject); proxy.listen(Number(port), '127.0.0.2', resolve); });
+  const cut = () => { for (const s of sockets) s.destroy(); sockets.clear(); };
+  return {
+    cut,
+    // Open (keep-alive) connections would hold close() back: cut them.
+    close: () => { const closed = new Promise((resolve) => proxy.close(resolve)); cut(); return closed; },
+  };
+}
+
+test('legacy era: a stream dropped mid-wait is resumed with Last-Event-ID (SDK 1.x)', T, async () => {
+  await withServe(async (serve, home, track) => {
+    const proxy = track(await cuttableProxy(new URL(serve.url).port));
+    const url = new URL(serve.url);
+    url.hostname = '127.0.0.2';
+    const transport = new HttpV1(url, {
+      requestInit: { headers: serve.auth },
+      reconnectionOptions: { initialReconnectionDelay: 200, maxReconnectionDelay: 1000, reconnectionDelayGrowFactor: 1.5, maxRetries: 5 },
+    });
+    const client = new ClientV1({ name: 'baton-http-resume', version: '0.0.1' });
+    await client.connect(transport);
+    track(client);
+    let r = await client.callTool({ name: 'run', arguments: { command: 'sleep 5; echo resumed-ok' } });
+    const id = r.structuredContent.task_id;
+    let cut = false;
+    // The first progress event (3 s into the wait) carries an event id;
+    // then every connection is cut, the SDK resumes the stream with GET and
+    // Last-Event-ID, and the answer comes on the resumed stream.
+    r = await client.callTool({ name: 'task_output', arguments: { task_id: id, wait: true, timeout_s: 20 } }, undefined, {
+      timeout: 30_000,
+      onprogress: () => { if (!cut) { cut = true; proxy.cut(); } },
+    });
+    assert.ok(cut, 'the stream was cut');
+    assert.equal(r.isError, false, JSON.stringify(r));
+    assert.match(r.content[0].text, /resumed-ok/);
+    assert.match(serve.stderr(), /stream \d+ resumed after event 1/);
+    // Resuming from an event that no dropped stream has: 404.
+    const res = await raw(serve.url, 'GET', { ...serve.auth, Accept: 'text/event-stream', 'Mcp-Session-Id': transport.sessionId, 'Last-Event-ID': '99-1' });
+    assert.equal(res.status, 404);
+    assert.match(JSON.parse(res.body).error.message, /Cannot resume after event '99-1'/);
+  }, {}, ['--allow-host', '127.0.0.2']);
 });
 
 test('modern era over HTTP (v2 client): discover, tools, a task told through subscriptions/listen', T, async () => {

@@ -381,10 +381,15 @@ void HttpExchange::StartEvents(HeaderList headers) {
   connection_->StartStream(headers);
 }
 
-void HttpExchange::SendEvent(std::string_view data) {
+void HttpExchange::SendEvent(std::string_view data, std::string_view id) {
   if (!connection_ || !started_ || finished_)
     return;
-  connection_->StreamChunk(fmt::format("event: message\ndata: {}\n\n", data));
+  if (id.empty()) {
+    connection_->StreamChunk(fmt::format("event: message\ndata: {}\n\n", data));
+  } else {
+    connection_->StreamChunk(
+        fmt::format("id: {}\nevent: message\ndata: {}\n\n", id, data));
+  }
 }
 
 void HttpExchange::EndEvents() {

@@ -50,8 +50,9 @@ class HttpExchange {
   void Respond(HttpResponse response);
   // Starts the answer as a text/event-stream (200) with `headers`.
   void StartEvents(HeaderList headers);
-  // One SSE event whose data is `data` (one line: JSON has none inside).
-  void SendEvent(std::string_view data);
+  // One SSE event whose data is `data` (one line: JSON has none inside),
+  // with the event id `id` unless empty.
+  void SendEvent(std::string_view data, std::string_view id = {});
   // Ends the event stream; the connection serves its next request.
   void EndEvents();
   bool started() const { return started_; }

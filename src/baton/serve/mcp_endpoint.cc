@@ -5,8 +5,8 @@
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/modern.h"
 #include "baton/mcp/protocol_version.h"
-#include "baton/mcp/server.h"
 #include "baton/serve/http_checks.h"
+#include "baton/serve/mcp_session.h"
 #include "baton/serve/token.h"
 #include "baton/util/log.h"
 
@@ -15,48 +15,14 @@ namespace {
 
 constexpr char kSessionHeader[] = "Mcp-Session-Id";
 
-std::string Compact(const mcp::Json& message) {
-  std::string line = mcp::SerializeLine(message);
-  line.pop_back();  // The newline of stdio's framing.
-  return line;
-}
-
-// The HTTP status of a whole answer. The 2026-07-28 transport gives some
-// JSON-RPC errors their own status (a client tells a modern server from a
-// legacy one by them); the legacy era answers every JSON-RPC message 200.
-int StatusOf(const mcp::Json& message, bool modern) {
-  const mcp::Json* error = mcp::Member(message, "error");
-  const mcp::Json* code = error ? mcp::Member(*error, "code") : nullptr;
-  const auto* value =
-      code ? code->get_ptr<const mcp::Json::number_integer_t*>() : nullptr;
-  if (!modern || !value)
-    return 200;
-  switch (*value) {
-    case mcp::kMethodNotFound:
-      return 404;
-    case mcp::kUnsupportedProtocolVersion:
-    case mcp::kMissingRequiredClientCapability:
-    case kHeaderMismatch:
-    case mcp::kParseError:
-    case mcp::kInvalidRequest:
-      return 400;
-    default:
-      return 200;
-  }
-}
-
-HttpResponse JsonResponse(int status, std::string body) {
+HttpResponse RpcErrorResponse(int status, const mcp::Json& id,
+                              const mcp::RpcError& error) {
   HttpResponse response;
   response.status = status;
   response.headers.emplace_back("Content-Type", "application/json");
-  response.body = std::move(body);
+  response.body = mcp::SerializeLine(
+      mcp::MakeErrorResponse(id, error.code, error.message, error.data));
   return response;
-}
-
-HttpResponse RpcErrorResponse(int status, const mcp::Json& id,
-                              const mcp::RpcError& error) {
-  return JsonResponse(status, Compact(mcp::MakeErrorResponse(
-                                  id, error.code, error.message, error.data)));
 }
 
 bool IsJsonContent(const std::string* type) {
@@ -71,128 +37,12 @@ bool IsJsonContent(const std::string* type) {
 
 }  // namespace
 
-// One MCP server (a batond owner session) and the HTTP exchanges its
-// answers go to.
-class McpEndpoint::Session : public mcp::Transport {
- public:
-  Session(EventLoop* loop, const mcp::McpServerOptions& options)
-      : server_(std::make_unique<mcp::Server>(loop, options, this)) {}
-
-  ~Session() override {
-    // The server first: shutting down may still send through us.
-    server_.reset();
-    for (auto& [key, pending] : pending_)
-      End(pending.http, 404, "Session ended");
-    if (stream_)
-      End(stream_, 404, "Session ended");
-  }
-
-  void Start() { server_->Start(); }
-  const std::string& batond_session() const { return server_->facts().session; }
-  bool busy() const { return !pending_.empty() || stream_ != nullptr; }
-  void Release() { server_->ReleaseRetired(); }
-
-  // Serves a request posted through `http`; what the server says about it
-  // goes back there under `key`.
-  void Request(mcp::Message message, std::string key, const ExchangePtr& http,
-               bool events_ok, bool modern, HeaderList headers) {
-    if (pending_.count(key)) {
-      return http->Respond(RpcErrorResponse(
-          400, message.id,
-          {mcp::kInvalidRequest,
-           fmt::format("Invalid Request: id {} is already in flight in this "
-                       "session; use a new id",
-                       message.id.dump()),
-           nullptr}));
-    }
-    pending_[key] = {http, events_ok, modern, std::move(headers)};
-    http->OnGone([this, key] { Gone(key); });
-    message.exchange = std::move(key);
-    server_->Serve(std::move(message));
-  }
-
-  void Notify(mcp::Message message) { server_->Serve(std::move(message)); }
-
-  // The server's own stream (GET, legacy era). False when one is open.
-  bool Listen(const ExchangePtr& http) {
-    if (stream_)
-      return false;
-    stream_ = http;
-    stream_->StartEvents({});
-    stream_->OnGone([this] { stream_.reset(); });
-    return true;
-  }
-
-  void Send(const mcp::Json& message, const std::string& key) override {
-    bool final =
-        mcp::Member(message, "id") &&
-        (mcp::Member(message, "result") || mcp::Member(message, "error"));
-    auto it = key.empty() ? pending_.end() : pending_.find(key);
-    if (it == pending_.end()) {
-      // About no request in flight: the server's stream, when open.
-      if (!final && key.empty() && stream_)
-        stream_->SendEvent(Compact(message));
-      return;
-    }
-    Pending& pending = it->second;
-    if (final) {
-      ExchangePtr http = pending.http;
-      bool modern = pending.modern;
-      HeaderList headers = std::move(pending.headers);
-      pending_.erase(it);
-      if (http->started()) {
-        http->SendEvent(Compact(message));
-        http->EndEvents();
-      } else {
-        HttpResponse response =
-            JsonResponse(StatusOf(message, modern), Compact(message));
-        for (auto& header : headers)
-          response.headers.push_back(std::move(header));
-        http->Respond(std::move(response));
-      }
-      return;
-    }
-    // Something to say before the answer: the answer becomes a stream,
-    // if the client takes one (else the notification is dropped).
-    if (!pending.events_ok)
-      return;
-    if (!pending.http->started())
-      pending.http->StartEvents(pending.headers);
-    pending.http->SendEvent(Compact(message));
-  }
-
- private:
-  struct Pending {
-    ExchangePtr http;
-    bool events_ok = false;
-    bool modern = false;
-    HeaderList headers;  // With the first byte of the answer.
-  };
-
-  void Gone(const std::string& key) {
-    pending_.erase(key);
-    server_->CancelExchange(key);
-  }
-
-  static void End(const ExchangePtr& http, int status, std::string_view why) {
-    http->OnGone(nullptr);
-    if (http->started())
-      http->EndEvents();
-    else
-      http->Respond(ErrorResponse(status, why));
-  }
-
-  std::unique_ptr<mcp::Server> server_;
-  std::map<std::string, Pending> pending_;  // By exchange name.
-  ExchangePtr stream_;                      // GET, or null.
-
- public:
-  uint64_t last_used = 0;
-};
-
 McpEndpoint::McpEndpoint(EventLoop* loop, McpEndpointOptions options)
     : loop_(loop), options_(std::move(options)) {
-  modern_ = std::make_unique<Session>(loop_, options_.server);
+  // Streams of the 2026-07-28 era are not resumable (its transport says
+  // so): closing one cancels its request.
+  modern_ =
+      std::make_unique<McpSession>(loop_, options_.server, McpSessionOptions{});
 }
 
 McpEndpoint::~McpEndpoint() = default;
@@ -268,14 +118,14 @@ void McpEndpoint::Post(const HttpRequest& request,
   if (message.method == "initialize" &&
       message.kind == mcp::Message::Kind::kRequest) {
     std::string id;
-    Session* session = NewSession(exchange, &id);
+    McpSession* session = NewSession(exchange, &id);
     if (!session)
       return;
     std::string key = message.id.dump();
     return session->Request(std::move(message), std::move(key), exchange,
                             events_ok, false, {{kSessionHeader, id}});
   }
-  Session* session = FindSession(request, exchange);
+  McpSession* session = FindSession(request, exchange);
   if (!session)
     return;
   if (const std::string* given = request.Header("MCP-Protocol-Version")) {
@@ -311,7 +161,7 @@ void McpEndpoint::Get(const HttpRequest& request, const ExchangePtr& exchange) {
                       "uses subscriptions/listen)")
             .With("Allow", "POST"));
   }
-  Session* session = FindSession(request, exchange);
+  McpSession* session = FindSession(request, exchange);
   if (!session)
     return;
   if (!Accepts(request.Header("Accept"), "text/event-stream")) {
@@ -319,6 +169,19 @@ void McpEndpoint::Get(const HttpRequest& request, const ExchangePtr& exchange) {
         406, "Not Acceptable: GET answers with text/event-stream"));
   }
   session->last_used = ++clock_;
+  if (const std::string* last = request.Header("Last-Event-ID")) {
+    if (!session->Resume(*last, exchange)) {
+      exchange->Respond(ErrorResponse(
+          404, fmt::format("Cannot resume after event '{}': no dropped "
+                           "stream of this session waits for it (answered, "
+                           "expired after {} s, or never ours)",
+                           *last,
+                           std::chrono::duration_cast<std::chrono::seconds>(
+                               McpSessionOptions{}.resume_grace)
+                               .count())));
+    }
+    return;
+  }
   if (!session->Listen(exchange)) {
     exchange->Respond(
         ErrorResponse(409, "Conflict: this session's stream is already open"));
@@ -344,8 +207,8 @@ void McpEndpoint::Delete(const HttpRequest& request,
   exchange->Respond({200, {}, ""});
 }
 
-McpEndpoint::Session* McpEndpoint::FindSession(const HttpRequest& request,
-                                               const ExchangePtr& exchange) {
+McpSession* McpEndpoint::FindSession(const HttpRequest& request,
+                                     const ExchangePtr& exchange) {
   const std::string* id = request.Header(kSessionHeader);
   if (!id) {
     exchange->Respond(ErrorResponse(
@@ -366,8 +229,8 @@ McpEndpoint::Session* McpEndpoint::FindSession(const HttpRequest& request,
   return it->second.get();
 }
 
-McpEndpoint::Session* McpEndpoint::NewSession(const ExchangePtr& exchange,
-                                              std::string* id) {
+McpSession* McpEndpoint::NewSession(const ExchangePtr& exchange,
+                                    std::string* id) {
   if (legacy_.size() >= options_.max_sessions) {
     auto oldest = legacy_.end();
     for (auto it = legacy_.begin(); it != legacy_.end(); ++it) {
@@ -399,12 +262,14 @@ McpEndpoint::Session* McpEndpoint::NewSession(const ExchangePtr& exchange,
   *id = *random;
   mcp::McpServerOptions server = options_.server;
   server.session = fmt::format("{}-{}", options_.server.session, *suffix);
-  auto session = std::make_unique<Session>(loop_, server);
+  McpSessionOptions resumable;
+  resumable.resumable = true;
+  auto session = std::make_unique<McpSession>(loop_, server, resumable);
   session->last_used = ++clock_;
   session->Start();
   BATON_LOG_INFO("session {} starts (batond session {})", *id,
                  session->batond_session());
-  Session* raw = session.get();
+  McpSession* raw = session.get();
   legacy_[*id] = std::move(session);
   return raw;
 }

@@ -1,13 +1,12 @@
 // /mcp of `baton serve`: MCP's Streamable HTTP transport (doc/serve.md) over
 // the mcp library's Server, the same one `baton mcp` runs on stdio. Both
 // eras: a 2025-11-25 client gets a session of its own (Mcp-Session-Id from
-// initialize, GET for the server's stream, DELETE to end it), and with it
-// its own owner session in batond, as one `baton mcp` process has; a
-// 2026-07-28 request (its _meta names the version) is stateless and served
-// by one shared Server, whose batond session is the serve process's. A
-// request is answered with JSON, or with an SSE stream once there is
-// something to say before the answer (progress, subscription
-// notifications). A client that goes away cancels its wait, nothing else.
+// initialize, GET for the session's stream or to resume a dropped one,
+// DELETE to end it), and with it its own owner session in batond, as one
+// `baton mcp` process has; a 2026-07-28 request (its _meta names the
+// version) is stateless and served by one shared server, whose batond
+// session is the serve process's. What a server says goes to its request's
+// exchange (McpSession).
 #ifndef BATON_SERVE_MCP_ENDPOINT_H_
 #define BATON_SERVE_MCP_ENDPOINT_H_
 
@@ -19,6 +18,7 @@
 #include "baton/mcp/mcp_server.h"
 #include "baton/serve/http_message.h"
 #include "baton/serve/http_server.h"
+#include "baton/serve/mcp_session.h"
 
 namespace baton::serve {
 
@@ -44,21 +44,22 @@ class McpEndpoint {
   size_t legacy_sessions() const { return legacy_.size(); }
 
  private:
-  class Session;
   void Post(const HttpRequest& request, const ExchangePtr& exchange);
   void Get(const HttpRequest& request, const ExchangePtr& exchange);
   void Delete(const HttpRequest& request, const ExchangePtr& exchange);
   // The legacy session the request names, or nullptr after answering 400
   // (no Mcp-Session-Id) or 404 (not ours, or ended).
-  Session* FindSession(const HttpRequest& request, const ExchangePtr& exchange);
+  McpSession* FindSession(const HttpRequest& request,
+                          const ExchangePtr& exchange);
   // A new legacy session (the least recently used idle one makes room when
   // all are taken), or nullptr after answering 503.
-  Session* NewSession(const ExchangePtr& exchange, std::string* id);
+  McpSession* NewSession(const ExchangePtr& exchange, std::string* id);
 
   EventLoop* loop_;
   McpEndpointOptions options_;
-  std::unique_ptr<Session> modern_;
-  std::map<std::string, std::unique_ptr<Session>> legacy_;  // By session id.
+  std::unique_ptr<McpSession> modern_;
+  // By session id.
+  std::map<std::string, std::unique_ptr<McpSession>> legacy_;
   uint64_t serial_ = 0;  // Names the modern era's exchanges.
   uint64_t clock_ = 0;   // Orders the legacy sessions' last uses.
 };
