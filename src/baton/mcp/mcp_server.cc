@@ -64,11 +64,12 @@ class StdioServer : public Transport {
   void OnEof();
 
   McpServerOptions options_;
+  // Before server_, which may still call Idle() while it is destroyed.
+  bool eof_ = false;
+  bool stdout_broken_ = false;
   EventLoop loop_;
   Server server_;
   LineReader reader_{kMaxLine};
-  bool eof_ = false;
-  bool stdout_broken_ = false;
 };
 
 void StdioServer::Send(const Json& message, const std::string&) {
