@@ -1,6 +1,6 @@
 // The one binary: the CLI, batond ("baton daemon run"), the supervisor
-// ("baton internal-supervisor") and the MCP server ("baton mcp"). Kept
-// outside the libraries (as ninja.cc).
+// ("baton internal-supervisor"), the MCP server on stdio ("baton mcp") and
+// over HTTP ("baton serve"). Kept outside the libraries (as ninja.cc).
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -14,6 +14,7 @@
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/malloc_tuning.h"
 #include "baton/mcp/mcp_server.h"
+#include "baton/serve/serve.h"
 #include "baton/supervisor/supervisor.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
@@ -94,5 +95,7 @@ int main(int argc, char** argv) {
   // are the CLI's (cli/verbs/mcp.cc).
   if (argc == 2 && std::strcmp(argv[1], "mcp") == 0)
     return baton::mcp::RunMcpServerFromEnvironment();
+  if (argc >= 2 && std::strcmp(argv[1], "serve") == 0)
+    return baton::serve::RunServeMain(argc - 2, argv + 2);
   return baton::RunCli(argc, argv);
 }

@@ -28,6 +28,10 @@ const std::vector<Verb>& Verbs() {
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "
        "in claude, codex, gemini, cursor or vscode",
        DefineMcp},
+      {"serve",
+       "Serve MCP over HTTP at http://127.0.0.1:7420/mcp (baton serve "
+       "--help)",
+       DefineServe},
       {"doctor", "Check the set-up: batond, state, agent CLIs, MCP clients",
        DefineDoctor},
       {"completion", "Print the completion script of bash, zsh or fish",

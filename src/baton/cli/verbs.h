@@ -50,6 +50,7 @@ void DefineAttach(CLI::App& command, const Context& ctx, Action& action);
 void DefineNotices(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
 void DefineMcp(CLI::App& command, const Context& ctx, Action& action);
+void DefineServe(CLI::App& command, const Context& ctx, Action& action);
 void DefineDoctor(CLI::App& command, const Context& ctx, Action& action);
 void DefineCompletion(CLI::App& command, const Context& ctx, Action& action);
 

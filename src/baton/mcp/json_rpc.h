@@ -34,6 +34,11 @@ struct Message {
   Json params;  // Object (or null when absent).
   int error_code = 0;
   std::string error_message;
+  // Set by the transport, not the parser: the name under which replies and
+  // notifications about this request go back (Server, Transport). Empty:
+  // id.dump(), as on stdio, where ids are unique among requests in flight.
+  // HTTP names each exchange itself: clients sharing a server may reuse ids.
+  std::string exchange;
 };
 
 // Parses one line. Malformed JSON, and JSON nested deeper than

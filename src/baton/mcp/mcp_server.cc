@@ -10,23 +10,16 @@
 #include <cstring>
 #include <map>
 #include <memory>
-#include <random>
 #include <vector>
 
 #include "baton/ipc/async_daemon_client.h"
 #include "baton/loop/event_loop.h"
-#include "baton/mcp/agent_events.h"
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/line_reader.h"
 #include "baton/mcp/protocol_version.h"
 #include "baton/mcp/server.h"
-#include "baton/mcp/task_mapping.h"
-#include "baton/mcp/tool.h"
-#include "baton/mcp/tools/tools.h"
-#include "baton/util/detached_process.h"
 #include "baton/util/log.h"
 #include "baton/util/unique_fd.h"
-#include "baton/util/version.h"
 
 namespace baton::mcp {
 
@@ -46,226 +39,42 @@ const char* const kInstructions =
 
 namespace {
 
-std::string GenerateSession() {
-  std::random_device random;
-  return fmt::format("mcp-{}-{:08x}", ::getpid(), random());
-}
+// A line longer than this is not a message we can serve; it is dropped
+// (LineReader) and answered with one parse error.
+constexpr size_t kMaxLine = 64 << 20;
 
-}  // namespace
-
-// ---- Call -------------------------------------------------------------------
-
-const ServerFacts& Call::facts() const {
-  return server_->facts();
-}
-
-AsyncDaemonClient* Call::daemon(Error* error) {
-  return server_->MainConnection(error);
-}
-
-void Call::Run(const std::function<void()>& fn) {
-  if (done_)
-    return;
-  try {
-    fn();
-  } catch (const std::exception& e) {
-    BATON_LOG_ERROR("tool call {}: {}", key(), e.what());
-    Finish(ToolResult::Error(
-        fmt::format("internal error in baton mcp: {}", e.what())));
+// stdio: one JSON-RPC message a line on stdin and stdout, for one Server.
+class StdioServer : public Transport {
+ public:
+  explicit StdioServer(const McpServerOptions& options)
+      : options_(options), server_(&loop_, options, this) {
+    loop_.AddBeforeSleep([this] { server_.ReleaseRetired(); });
   }
-}
+  int Run();
 
-void Call::Post(std::function<void()> fn) {
-  server_->loop()->Schedule(std::chrono::steady_clock::now(),
-                            [me = self(), fn = std::move(fn)] { me->Run(fn); });
-}
-
-void Call::DaemonWait(WaitRequest request, std::string what,
-                      ReplyCallback<WaitRequest> done) {
-  // Its own connection: closing it is how a cancelled wait is dropped.
-  auto connection = server_->OpenConnection();
-  if (!connection) {
-    return Post([done = std::move(done), error = connection.error()] {
-      done(std::unexpected(error));
-    });
+  void Send(const Json& message, const std::string& exchange) override;
+  void Idle() override {
+    if (eof_)
+      loop_.Stop();
   }
-  wait_connection_ = std::move(*connection);
-  waiting_for_ = std::move(what);
-  auto me = self();
-  wait_connection_->Call(request,
-                         [me, done = std::move(done)](Result<WaitReply> reply) {
-                           if (me->done_)
-                             return;
-                           me->EndWait();
-                           me->Run([&] { done(std::move(reply)); });
-                         });
-  if (!progress_token_.is_null()) {
-    progress_timer_ = server_->loop()->Schedule(
-        std::chrono::steady_clock::now() + server_->progress_interval(),
-        [me] { me->SendProgress(); });
-  }
-}
 
-void Call::SendProgress() {
-  progress_timer_ = 0;
-  if (done_ || !wait_connection_)
-    return;
-  ++progress_ticks_;
-  auto elapsed = server_->progress_interval() * progress_ticks_;
-  double seconds = std::chrono::duration<double>(elapsed).count();
-  // `progress` must increase; elapsed seconds do, and tell a person
-  // something.
-  server_->Send(MakeNotification(
-      "notifications/progress",
-      {{"progressToken", progress_token_},
-       {"progress", seconds},
-       {"message", fmt::format("{} ({:.0f}s)", waiting_for_, seconds)}}));
-  auto me = self();
-  progress_timer_ = server_->loop()->Schedule(
-      std::chrono::steady_clock::now() + server_->progress_interval(),
-      [me] { me->SendProgress(); });
-}
+ private:
+  void OnStdin();
+  void ReadAllBlocking();
+  void Feed(std::string_view data);
+  void ServeLine(std::string_view line);
+  void OnEof();
 
-void Call::EndWait() {
-  if (progress_timer_) {
-    server_->loop()->Cancel(progress_timer_);
-    progress_timer_ = 0;
-  }
-  if (wait_connection_) {
-    // Closing drops the daemon's wait if it is still pending.
-    wait_connection_->Close();
-    server_->Retire(std::move(wait_connection_));
-  }
-}
+  McpServerOptions options_;
+  // Before server_, which may still call Idle() while it is destroyed.
+  bool eof_ = false;
+  bool stdout_broken_ = false;
+  EventLoop loop_;
+  Server server_;
+  LineReader reader_{kMaxLine};
+};
 
-bool Call::CancelWait() {
-  if (done_ || !wait_connection_)
-    return false;
-  done_ = true;
-  EndWait();
-  server_->CallEnded(this);
-  return true;
-}
-
-void Call::Finish(ToolResult result) {
-  if (done_)
-    return;
-  done_ = true;
-  EndWait();
-  Json reply;
-  if (as_task_ && result.started) {
-    // The task is durable before this leaves: batond answered the start
-    // after its commit. Notices wait for the next ordinary result.
-    reply = ModernResult(McpTask(result.started->task), "task");
-  } else {
-    reply = CallResult(std::move(result));
-    if (meta_.modern)
-      reply = ModernResult(std::move(reply));
-  }
-  server_->Send(MakeResult(id_, std::move(reply)));
-  server_->CallEnded(this);
-}
-
-Json Call::CallResult(ToolResult result) {
-  auto notices = server_->TakeNotices();
-  Json notices_json = Json::array();
-  std::string text = std::move(result.text);
-  if (!notices.empty()) {
-    if (!text.empty() && text.back() != '\n')
-      text += '\n';
-    text +=
-        "Notices (tasks of this session that ended unseen, or ask a "
-        "question):\n";
-    for (const auto& notice : notices) {
-      text += "- " + notice.text + "\n";
-      const TaskRecord& task = notice.task.task;
-      bool asks = task.status == TaskStatus::kWaiting;
-      if (asks) {
-        text += fmt::format(
-            "  answer with task_answer {{\"task_id\": \"{}\", \"answers\": "
-            "[\"1\"]}} (one per item: a number, a label or your text)\n",
-            task.id.ToString());
-      }
-      Json entry = {{"task_id", task.id.ToString()},
-                    {"status", TaskStatusName(task.status)},
-                    {"detail", task.detail},
-                    {"text", notice.text}};
-      if (task.evidence)
-        entry["evidence"] = EvidenceJson(*task.evidence);
-      if (asks)
-        entry["questions"] = QuestionsJson(notice.task.questions);
-      notices_json.push_back(std::move(entry));
-    }
-  }
-  Json call_result = {
-      {"content", Json::array({{{"type", "text"}, {"text", text}}})},
-      {"isError", result.is_error}};
-  if (!result.is_error && result.structured.is_object()) {
-    result.structured["notices"] = std::move(notices_json);
-    call_result["structuredContent"] = std::move(result.structured);
-  }
-  return call_result;
-}
-
-// ---- Server -----------------------------------------------------------------
-
-Server::Server(const McpServerOptions& options) : options_(options) {
-  facts_.session =
-      options.session.empty() ? GenerateSession() : options.session;
-  facts_.baton_binary =
-      options.baton_binary.empty() ? SelfExecutable() : options.baton_binary;
-  facts_.baton_home = options.baton_home;
-  char buf[4096];
-  facts_.cwd = ::getcwd(buf, sizeof buf) ? buf : "/";
-  loop_.AddBeforeSleep([this] { retired_.clear(); });
-}
-
-Result<std::unique_ptr<AsyncDaemonClient>> Server::OpenConnection() {
-  DaemonClient::Options client;
-  client.paths = options_.paths;
-  client.session = facts_.session;
-  client.baton_binary = facts_.baton_binary;
-  client.autostart = options_.autostart;
-  return AsyncDaemonClient::Open(&loop_, client, [this](Notice notice) {
-    notices_.push_back(std::move(notice));
-  });
-}
-
-AsyncDaemonClient* Server::MainConnection(Error* error) {
-  if (main_ && !main_->closed())
-    return main_.get();
-  if (main_) {
-    BATON_LOG_WARN("lost batond; reconnecting");
-    Retire(std::move(main_));
-  }
-  auto connection = OpenConnection();
-  if (!connection) {
-    BATON_LOG_ERROR("cannot reach batond: {}", connection.error().message);
-    if (error)
-      *error = connection.error();
-    return nullptr;
-  }
-  main_ = std::move(*connection);
-  // Holding this connection attached keeps the session's lease from
-  // starting while the client is connected.
-  std::string session = facts_.session;
-  main_->Call(AttachRequest{}, [session](Result<AttachReply> reply) {
-    if (!reply) {
-      BATON_LOG_ERROR("attach {}: {}", session, reply.error().message);
-    } else {
-      BATON_LOG_INFO("session {} attached (lease {} ms)", session,
-                     reply->lease_ms);
-    }
-  });
-  return main_.get();
-}
-
-void Server::Retire(std::unique_ptr<AsyncDaemonClient> connection) {
-  if (connection)
-    retired_.push_back(std::move(connection));
-}
-
-void Server::Send(const Json& message) {
+void StdioServer::Send(const Json& message, const std::string&) {
   if (stdout_broken_)
     return;
   std::string line = SerializeLine(message);
@@ -292,24 +101,13 @@ void Server::Send(const Json& message) {
   }
 }
 
-void Server::CallEnded(Call* call) {
-  auto it = calls_.find(call->key());
-  if (it != calls_.end() && it->second.get() == call)
-    calls_.erase(it);
-  if (eof_ && calls_.empty())
-    loop_.Stop();
-}
-
-int Server::Run() {
+int StdioServer::Run() {
   if (!loop_.ok()) {
     BATON_LOG_ERROR("cannot create the event loop");
     return 1;
   }
-  BATON_LOG_INFO("serving MCP on stdio as session {}", facts_.session);
-  // Attach at once: the session is held from the start, not from the
-  // first tool call. A daemon that cannot start is reported by each call.
-  Error error;
-  (void)MainConnection(&error);
+  BATON_LOG_INFO("serving MCP on stdio as session {}", server_.facts().session);
+  server_.Start();
   auto watched = loop_.AddFd(options_.in_fd, EPOLLIN | EPOLLRDHUP,
                              [this](uint32_t) { OnStdin(); });
   if (!watched) {
@@ -317,7 +115,7 @@ int Server::Run() {
     // it now and serve it, then end as at EOF.
     ReadAllBlocking();
   }
-  if (!eof_ || !calls_.empty()) {
+  if (!eof_ || !server_.idle()) {
     if (auto ran = loop_.Run(); !ran) {
       BATON_LOG_ERROR("event loop: {}", ran.error().message);
       return 1;
@@ -326,11 +124,11 @@ int Server::Run() {
   BATON_LOG_INFO(
       "stdin closed; session {} detaches (its tasks live "
       "on under the lease)",
-      facts_.session);
+      server_.facts().session);
   return 0;
 }
 
-void Server::ReadAllBlocking() {
+void StdioServer::ReadAllBlocking() {
   char buf[65536];
   for (;;) {
     ssize_t n = ::read(options_.in_fd, buf, sizeof buf);
@@ -344,7 +142,7 @@ void Server::ReadAllBlocking() {
   OnEof();
 }
 
-void Server::OnStdin() {
+void StdioServer::OnStdin() {
   char buf[65536];
   // One read per wake-up: the fd is blocking (it is the client's pipe; we
   // leave its flags alone) and readable, so this does not block.
@@ -360,97 +158,39 @@ void Server::OnStdin() {
   Feed(std::string_view(buf, static_cast<size_t>(n)));
 }
 
-void Server::Feed(std::string_view data) {
+void StdioServer::Feed(std::string_view data) {
   reader_.Feed(
       data, [this](std::string_view line) { ServeLine(line); },
       [this] {
         // One answer per line, however many reads it spans.
         BATON_LOG_ERROR("dropping a line over {} bytes", kMaxLine);
         Send(MakeErrorResponse(
-            nullptr, kParseError,
-            fmt::format("Parse error: message too long (a line holds at "
-                        "most {} bytes)",
-                        kMaxLine)));
+                 nullptr, kParseError,
+                 fmt::format("Parse error: message too long (a line holds at "
+                             "most {} bytes)",
+                             kMaxLine)),
+             "");
       });
 }
 
-void Server::ServeLine(std::string_view line) {
+void StdioServer::ServeLine(std::string_view line) {
   if (!line.empty() && line.back() == '\r')
     line.remove_suffix(1);
   if (line.find_first_not_of(" \t") != std::string_view::npos)
-    HandleLine(line);
+    server_.ServeLine(line);
 }
 
-void Server::OnEof() {
+void StdioServer::OnEof() {
   if (eof_)
     return;
   eof_ = true;
   loop_.RemoveFd(options_.in_fd);
-  // Nobody is left to answer a wait; calls past it finish (they are short).
-  std::vector<std::shared_ptr<Call>> calls;
-  for (auto& [key, call] : calls_)
-    calls.push_back(call);
-  for (auto& call : calls)
-    call->CancelWait();
-  for (auto& [key, subscription] : subscriptions_)
-    subscription->Close();
-  subscriptions_.clear();
-  if (calls_.empty())
+  server_.Shutdown();
+  if (server_.idle())
     loop_.Stop();
 }
 
-void Server::HandleLine(std::string_view line) {
-  Message message = ParseMessage(line);
-  try {
-    switch (message.kind) {
-      case Message::Kind::kInvalid:
-        BATON_LOG_WARN("bad message: {}", message.error_message);
-        Send(MakeErrorResponse(message.id, message.error_code,
-                               message.error_message));
-        return;
-      case Message::Kind::kResponse:
-        return;  // We send no requests; nothing to match.
-      case Message::Kind::kNotification:
-        return HandleNotification(message);
-      case Message::Kind::kRequest:
-        return HandleRequest(message);
-    }
-  } catch (const std::exception& e) {
-    BATON_LOG_ERROR("handling {}: {}", message.method, e.what());
-    if (message.kind == Message::Kind::kRequest) {
-      Send(MakeErrorResponse(message.id, kInternalError,
-                             fmt::format("Internal error: {}", e.what())));
-    }
-  }
-}
-
-void Server::HandleNotification(const Message& message) {
-  if (message.method != "notifications/cancelled")
-    return;  // initialized, roots/list_changed, ...: nothing to do.
-  // Only a request id (a string or an integer) can name a call; anything
-  // else is ignored, as the spec asks for cancellations it cannot match.
-  const Json* given = Member(message.params, "requestId");
-  std::optional<Json> request_id = given ? RequestId(*given) : std::nullopt;
-  if (!request_id)
-    return;
-  if (auto sub = subscriptions_.find(request_id->dump());
-      sub != subscriptions_.end()) {
-    // A subscription ends without an answer when its client cancels it.
-    sub->second->Close();
-    subscriptions_.erase(sub);
-    return;
-  }
-  auto it = calls_.find(request_id->dump());
-  if (it == calls_.end())
-    return;  // Already answered: the race the spec allows.
-  auto call = it->second;
-  if (call->CancelWait()) {
-    const Json* reason = Member(message.params, "reason");
-    const auto* text = reason ? reason->get_ptr<const std::string*>() : nullptr;
-    BATON_LOG_INFO("call {} cancelled: {}", request_id->dump(),
-                   text ? *text : "");
-  }
-}
+}  // namespace
 
 int RunMcpServer(const McpServerOptions& options) {
   // A client that goes away mid-write must not kill us with SIGPIPE; the
@@ -468,7 +208,7 @@ int RunMcpServer(const McpServerOptions& options) {
     }
   }
   SetLogSinks("baton-mcp", std::move(sinks));
-  Server server(options);
+  StdioServer server(options);
   int code = server.Run();
   std::vector<LogSink> stderr_only;
   stderr_only.push_back(LogSink::Stderr());

@@ -1,9 +1,12 @@
-// The inside of `baton mcp` (mcp_server.h is its face): the Server (stdin,
-// stdout, the daemon connections, dispatch), one Call per tools/call in
-// flight, and one Subscription per open subscriptions/listen. Split over
-// mcp_server.cc (the loop, stdio, calls), server_methods.cc (the methods of
-// both eras) and server_tasks.cc (the tasks extension and subscriptions).
-// Everything runs on the loop thread.
+// The MCP server of baton, whatever carries its messages: the Server (one
+// owner session of batond: its daemon connections, dispatch), one Call per
+// tools/call in flight, and one Subscription per open subscriptions/listen.
+// A transport feeds it messages and takes its output through Transport:
+// stdio (`baton mcp`, mcp_server.cc) or Streamable HTTP (`baton serve`,
+// serve/), which runs one Server per legacy session. Split over server.cc
+// (the session, calls), server_methods.cc (the methods of both eras) and
+// server_tasks.cc (the tasks extension and subscriptions). Everything runs
+// on the loop thread.
 #ifndef BATON_MCP_SERVER_H_
 #define BATON_MCP_SERVER_H_
 
@@ -16,26 +19,33 @@
 #include "baton/ipc/async_daemon_client.h"
 #include "baton/loop/event_loop.h"
 #include "baton/mcp/json_rpc.h"
-#include "baton/mcp/line_reader.h"
 #include "baton/mcp/mcp_server.h"
 #include "baton/mcp/modern.h"
 #include "baton/mcp/tool.h"
 
 namespace baton::mcp {
 
-// A line longer than this is not a message we can serve; it is dropped
-// (LineReader) and answered with one parse error.
-inline constexpr size_t kMaxLine = 64 << 20;
-
 class Server;
+
+// Where a Server's messages go. `exchange` names the request a message
+// answers or belongs to (Message::exchange: a response, a call's progress,
+// a subscription's notifications); "" for a message about no request.
+class Transport {
+ public:
+  virtual ~Transport() = default;
+  virtual void Send(const Json& message, const std::string& exchange) = 0;
+  // The last call in flight ended (a transport waiting to end can now).
+  virtual void Idle() {}
+};
 
 // One tools/call in flight.
 class Call : public ToolCall {
  public:
-  Call(Server* server, Json id, Json progress_token, Json arguments,
-       RequestMeta meta, bool as_task)
+  Call(Server* server, Json id, std::string exchange, Json progress_token,
+       Json arguments, RequestMeta meta, bool as_task)
       : server_(server),
         id_(std::move(id)),
+        exchange_(std::move(exchange)),
         progress_token_(std::move(progress_token)),
         arguments_(std::move(arguments)),
         meta_(std::move(meta)),
@@ -57,8 +67,11 @@ class Call : public ToolCall {
   // output, and answering is better than losing it (a cancellation that
   // races the response is normal, says the spec).
   bool CancelWait();
+  // Ends the call whatever it is doing, without an answer: its server is
+  // going away (nothing it started runs on after this).
+  void Abandon();
   bool done() const { return done_; }
-  std::string key() const { return id_.dump(); }
+  const std::string& key() const { return exchange_; }
 
  private:
   std::shared_ptr<Call> self() {
@@ -75,6 +88,7 @@ class Call : public ToolCall {
 
   Server* server_;
   Json id_;
+  std::string exchange_;
   Json progress_token_;  // Null when the client asked for no progress.
   Json arguments_;
   RequestMeta meta_;
@@ -96,7 +110,8 @@ class Call : public ToolCall {
 // wait until it works again (an answer through this server says so).
 class Subscription : public std::enable_shared_from_this<Subscription> {
  public:
-  Subscription(Server* server, Json id) : server_(server), id_(std::move(id)) {}
+  Subscription(Server* server, Json id, std::string exchange)
+      : server_(server), id_(std::move(id)), exchange_(std::move(exchange)) {}
   const Json& id() const { return id_; }
   bool Watches(const std::string& task) const { return told_.count(task) > 0; }
   // Starts watching `tasks` (already checked) and acknowledges.
@@ -113,6 +128,7 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
 
   Server* server_;
   Json id_;
+  std::string exchange_;
   std::map<std::string, std::string> told_;  // Task id -> what was told.
   std::set<std::string> working_;            // Waited on.
   std::unique_ptr<AsyncDaemonClient> wait_;
@@ -122,12 +138,39 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
 
 class Server {
  public:
-  explicit Server(const McpServerOptions& options);
-  int Run();
+  // `loop` and `transport` outlive the server.
+  Server(EventLoop* loop, const McpServerOptions& options,
+         Transport* transport);
+  // Abandons what is in flight (Shutdown).
+  ~Server();
+  Server(const Server&) = delete;
+  Server& operator=(const Server&) = delete;
+
+  // For the transport.
+  // Attaches the session (held from the start, not from the first call). A
+  // batond that cannot start is reported by each call.
+  void Start();
+  // Serves one message; its replies and notifications go to the transport
+  // under `message.exchange` (id.dump() when the transport left it empty).
+  void Serve(Message message);
+  // Parses `line` (one JSON-RPC message) and serves it; a malformed one is
+  // answered with its error under "".
+  void ServeLine(std::string_view line);
+  // The client of `exchange` went away: a call still waiting is dropped
+  // (nothing else: a call past its wait answers into the void), a
+  // subscription ends.
+  void CancelExchange(const std::string& exchange);
+  // The client is gone: drops pending waits and subscriptions; calls past
+  // their wait finish (they are short).
+  void Shutdown();
+  bool idle() const { return calls_.empty(); }
+  // Destroys the connections retired since the last call. The owner of the
+  // loop calls it before the loop sleeps (never from a server callback).
+  void ReleaseRetired() { retired_.clear(); }
 
   // For Call and Subscription.
   const ServerFacts& facts() const { return facts_; }
-  EventLoop* loop() { return &loop_; }
+  EventLoop* loop() { return loop_; }
   std::chrono::milliseconds progress_interval() const {
     return options_.progress_interval;
   }
@@ -136,7 +179,9 @@ class Server {
   Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection();
   // Destroys `connection` outside of its own callbacks.
   void Retire(std::unique_ptr<AsyncDaemonClient> connection);
-  void Send(const Json& message);
+  void Send(const Json& message, const std::string& exchange) {
+    transport_->Send(message, exchange);
+  }
   void CallEnded(Call* call);
   // The pending notices, each handed out once.
   std::vector<Notice> TakeNotices() { return std::exchange(notices_, {}); }
@@ -146,12 +191,6 @@ class Server {
   void TaskChanged(const TaskView& view);
 
  private:
-  void OnStdin();
-  void ReadAllBlocking();
-  void Feed(std::string_view data);
-  void ServeLine(std::string_view line);
-  void OnEof();
-  void HandleLine(std::string_view line);
   void HandleNotification(const Message& message);
 
   // server_methods.cc
@@ -175,16 +214,14 @@ class Server {
   // Looks `task` up again and tells the subscriptions.
   void Refresh(const std::string& task);
 
+  EventLoop* loop_;
   McpServerOptions options_;
+  Transport* transport_;
   ServerFacts facts_;
-  EventLoop loop_;
-  LineReader reader_{kMaxLine};
-  bool eof_ = false;
-  bool stdout_broken_ = false;
   std::unique_ptr<AsyncDaemonClient> main_;
   std::vector<std::unique_ptr<AsyncDaemonClient>> retired_;
-  std::map<std::string, std::shared_ptr<Call>> calls_;  // By id.dump().
-  // By id.dump().
+  std::map<std::string, std::shared_ptr<Call>> calls_;  // By exchange.
+  // By exchange.
   std::map<std::string, std::shared_ptr<Subscription>> subscriptions_;
   std::vector<Notice> notices_;
 };

@@ -44,11 +44,13 @@ bool StartsTask(const std::string& tool) {
 void Server::Reply(const Message& message, const RequestMeta& meta,
                    Json result) {
   Send(MakeResult(message.id,
-                  meta.modern ? ModernResult(std::move(result)) : result));
+                  meta.modern ? ModernResult(std::move(result)) : result),
+       message.exchange);
 }
 
 void Server::ReplyError(const Message& message, const RpcError& error) {
-  Send(MakeErrorResponse(message.id, error.code, error.message, error.data));
+  Send(MakeErrorResponse(message.id, error.code, error.message, error.data),
+       message.exchange);
 }
 
 void Server::HandleRequest(const Message& message) {
@@ -78,8 +80,8 @@ void Server::HandleRequest(const Message& message) {
       method == "tasks/cancel") {
     return HandleTasksMethod(message, *meta);
   }
-  Send(MakeErrorResponse(message.id, kMethodNotFound,
-                         fmt::format("Method not found: {}", method)));
+  ReplyError(message, {kMethodNotFound,
+                       fmt::format("Method not found: {}", method), nullptr});
 }
 
 void Server::HandleInitialize(const Message& message) {
@@ -93,7 +95,8 @@ void Server::HandleInitialize(const Message& message) {
                   {{"protocolVersion", version},
                    {"capabilities", {{"tools", {{"listChanged", false}}}}},
                    {"serverInfo", ServerInfo()},
-                   {"instructions", kInstructions}}));
+                   {"instructions", kInstructions}}),
+       message.exchange);
 }
 
 void Server::HandleDiscover(const Message& message, const RequestMeta& meta) {
@@ -104,15 +107,16 @@ void Server::HandleDiscover(const Message& message, const RequestMeta& meta) {
                                                 ? "a client"
                                                 : meta.client_info.dump());
   Send(MakeResult(
-      message.id,
-      ModernResult(
-          {{"supportedVersions", std::move(versions)},
-           {"capabilities",
-            {{"tools", {{"listChanged", false}}},
-             {"extensions", {{std::string(kTasksExtension), Json::object()}}}}},
-           {"instructions", kInstructions},
-           {"ttlMs", kListTtlMs},
-           {"cacheScope", "public"}})));
+           message.id,
+           ModernResult({{"supportedVersions", std::move(versions)},
+                         {"capabilities",
+                          {{"tools", {{"listChanged", false}}},
+                           {"extensions",
+                            {{std::string(kTasksExtension), Json::object()}}}}},
+                         {"instructions", kInstructions},
+                         {"ttlMs", kListTtlMs},
+                         {"cacheScope", "public"}})),
+       message.exchange);
 }
 
 Json Server::ToolsListResult(bool modern) const {
@@ -141,8 +145,9 @@ void Server::HandleToolsCall(const Message& message, const RequestMeta& meta) {
   const auto* name =
       name_json ? name_json->get_ptr<const std::string*>() : nullptr;
   if (!name) {
-    return Send(MakeErrorResponse(message.id, kInvalidParams,
-                                  "Invalid params: tools/call needs a 'name'"));
+    return ReplyError(
+        message,
+        {kInvalidParams, "Invalid params: tools/call needs a 'name'", nullptr});
   }
   const ToolDefinition* tool = nullptr;
   for (const auto& candidate : AllTools()) {
@@ -153,17 +158,18 @@ void Server::HandleToolsCall(const Message& message, const RequestMeta& meta) {
     std::string names;
     for (const auto& candidate : AllTools())
       names += (names.empty() ? "" : ", ") + candidate.name;
-    return Send(MakeErrorResponse(
-        message.id, kInvalidParams,
-        fmt::format("Unknown tool: {} (tools: {})", *name, names)));
+    return ReplyError(
+        message,
+        {kInvalidParams,
+         fmt::format("Unknown tool: {} (tools: {})", *name, names), nullptr});
   }
   Json arguments = Json::object();
   if (const Json* given = Member(message.params, "arguments");
       given && !given->is_null()) {
     if (!given->is_object()) {
-      return Send(
-          MakeErrorResponse(message.id, kInvalidParams,
-                            "Invalid params: 'arguments' must be an object"));
+      return ReplyError(
+          message, {kInvalidParams,
+                    "Invalid params: 'arguments' must be an object", nullptr});
     }
     arguments = *given;
   }
@@ -175,8 +181,9 @@ void Server::HandleToolsCall(const Message& message, const RequestMeta& meta) {
   }
   bool as_task =
       meta.modern && meta.HasExtension(kTasksExtension) && StartsTask(*name);
-  auto call = std::make_shared<Call>(this, message.id, std::move(token),
-                                     std::move(arguments), meta, as_task);
+  auto call = std::make_shared<Call>(this, message.id, message.exchange,
+                                     std::move(token), std::move(arguments),
+                                     meta, as_task);
   if (meta.modern) {
     if (const Json* responses = Member(message.params, "inputResponses");
         responses && responses->is_object()) {

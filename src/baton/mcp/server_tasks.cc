@@ -241,8 +241,9 @@ void Server::HandleListen(const Message& message, const RequestMeta& meta) {
     }
     tasks = std::move(*names);
   }
-  auto subscription = std::make_shared<Subscription>(this, message.id);
-  subscriptions_[message.id.dump()] = subscription;
+  auto subscription =
+      std::make_shared<Subscription>(this, message.id, message.exchange);
+  subscriptions_[message.exchange] = subscription;
   // Only the tasks this session may see are honored: each is looked up
   // first (and told as it is then, once the acknowledgment went out).
   struct Lookup {
@@ -265,7 +266,7 @@ void Server::HandleListen(const Message& message, const RequestMeta& meta) {
   Error error;
   AsyncDaemonClient* daemon = MainConnection(&error);
   if (!daemon) {
-    subscriptions_.erase(message.id.dump());
+    subscriptions_.erase(message.exchange);
     return ReplyError(
         message,
         {kInternalError, "cannot reach batond: " + error.message, nullptr});
@@ -289,7 +290,8 @@ void Subscription::Start(const std::vector<TaskView>& tasks, Json honored) {
     return;
   server_->Send(MakeNotification("notifications/subscriptions/acknowledged",
                                  {{"_meta", {{kMetaSubscriptionId, id_}}},
-                                  {"notifications", std::move(honored)}}));
+                                  {"notifications", std::move(honored)}}),
+                exchange_);
   for (const auto& view : tasks)
     told_[view.task.id.ToString()] = "";
   for (const auto& view : tasks)
@@ -312,7 +314,8 @@ void Subscription::Tell(const TaskView& view) {
   it->second = std::move(seen);
   if (changed) {
     task["_meta"] = {{kMetaSubscriptionId, id_}};
-    server_->Send(MakeNotification("notifications/tasks", std::move(task)));
+    server_->Send(MakeNotification("notifications/tasks", std::move(task)),
+                  exchange_);
   }
   bool was_working = working_.count(id) > 0;
   if (IsTerminal(view.task.status) || view.task.status == TaskStatus::kWaiting)

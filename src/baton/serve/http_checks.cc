@@ -1,0 +1,270 @@
+#include "baton/serve/http_checks.h"
+
+#include <arpa/inet.h>
+#include <fmt/format.h>
+
+#include <cctype>
+#include <charconv>
+
+namespace baton::serve {
+namespace {
+
+std::string Lower(std::string_view text) {
+  std::string out(text);
+  for (char& c : out)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return out;
+}
+
+std::string_view Trim(std::string_view text) {
+  while (!text.empty() && (text.front() == ' ' || text.front() == '\t'))
+    text.remove_prefix(1);
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\t'))
+    text.remove_suffix(1);
+  return text;
+}
+
+bool IsIpLiteral(const std::string& host) {
+  in_addr v4{};
+  in6_addr v6{};
+  return ::inet_pton(AF_INET, host.c_str(), &v4) == 1 ||
+         ::inet_pton(AF_INET6, host.c_str(), &v6) == 1;
+}
+
+int Base64Value(char c) {
+  if (c >= 'A' && c <= 'Z')
+    return c - 'A';
+  if (c >= 'a' && c <= 'z')
+    return c - 'a' + 26;
+  if (c >= '0' && c <= '9')
+    return c - '0' + 52;
+  if (c == '+')
+    return 62;
+  if (c == '/')
+    return 63;
+  return -1;
+}
+
+std::optional<std::string> DecodeBase64(std::string_view text) {
+  while (!text.empty() && text.back() == '=')
+    text.remove_suffix(1);
+  std::string out;
+  uint32_t bits = 0;
+  int count = 0;
+  for (char c : text) {
+    int value = Base64Value(c);
+    if (value < 0)
+      return std::nullopt;
+    bits = (bits << 6) | static_cast<uint32_t>(value);
+    count += 6;
+    if (count >= 8) {
+      count -= 8;
+      out.push_back(static_cast<char>((bits >> count) & 0xff));
+    }
+  }
+  return out;
+}
+
+mcp::RpcError Mismatch(std::string message) {
+  return {kHeaderMismatch, "Header mismatch: " + std::move(message), nullptr};
+}
+
+// The body field that Mcp-Name mirrors for `method`, and whether the
+// transport requires the header for it.
+struct NameSource {
+  const char* field;
+  bool required;
+};
+
+std::optional<NameSource> NameSourceOf(std::string_view method) {
+  if (method == "tools/call" || method == "prompts/get")
+    return NameSource{"name", true};
+  if (method == "resources/read")
+    return NameSource{"uri", true};
+  if (method == "tasks/get" || method == "tasks/update" ||
+      method == "tasks/cancel") {
+    return NameSource{"taskId", false};
+  }
+  return std::nullopt;
+}
+
+}  // namespace
+
+Result<ListenAddress> ParseListenAddress(std::string_view text) {
+  auto usage = [&](std::string_view why) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("--listen {}: {} (give HOST:PORT, e.g. "
+                                 "127.0.0.1:7420, [::1]:7420, or port 0 "
+                                 "for any free port)",
+                                 text, why));
+  };
+  size_t colon = text.rfind(':');
+  if (colon == std::string_view::npos)
+    return usage("no port");
+  std::string_view host = text.substr(0, colon);
+  std::string_view port_text = text.substr(colon + 1);
+  unsigned port = 0;
+  auto [end, error] = std::from_chars(
+      port_text.data(), port_text.data() + port_text.size(), port);
+  if (port_text.empty() || error != std::errc() ||
+      end != port_text.data() + port_text.size() || port > 65535) {
+    return usage("the port is not a number from 0 to 65535");
+  }
+  if (host.size() >= 2 && host.front() == '[' && host.back() == ']')
+    host = host.substr(1, host.size() - 2);
+  ListenAddress address;
+  address.host = host == "localhost" ? "127.0.0.1" : std::string(host);
+  address.port = static_cast<uint16_t>(port);
+  if (address.host.empty() || !IsIpLiteral(address.host))
+    return usage("the host is not an IP address");
+  return address;
+}
+
+bool IsLoopbackHost(std::string_view host) {
+  std::string text(host);
+  in_addr v4{};
+  if (::inet_pton(AF_INET, text.c_str(), &v4) == 1)
+    return (ntohl(v4.s_addr) >> 24) == 127;
+  in6_addr v6{};
+  if (::inet_pton(AF_INET6, text.c_str(), &v6) == 1)
+    return IN6_IS_ADDR_LOOPBACK(&v6);
+  return host == "localhost";
+}
+
+std::string Authority(std::string_view host, uint16_t port) {
+  if (host.find(':') != std::string_view::npos)
+    return fmt::format("[{}]:{}", host, port);
+  return fmt::format("{}:{}", host, port);
+}
+
+HostPolicy::HostPolicy(const ListenAddress& listen, uint16_t bound_port,
+                       const std::vector<std::string>& extra_hosts) {
+  std::vector<std::string> hosts = {"localhost", "127.0.0.1", "::1",
+                                    listen.host};
+  hosts.insert(hosts.end(), extra_hosts.begin(), extra_hosts.end());
+  for (const auto& host : hosts) {
+    authorities_.insert(Lower(Authority(host, bound_port)));
+    // A client may leave out the default port.
+    if (bound_port == 80)
+      authorities_.insert(
+          Lower(host.find(':') == std::string::npos ? host : "[" + host + "]"));
+  }
+}
+
+bool HostPolicy::HostAllowed(std::string_view host) const {
+  return authorities_.count(Lower(Trim(host))) > 0;
+}
+
+bool HostPolicy::OriginAllowed(const std::string* origin) const {
+  if (!origin)
+    return true;
+  std::string_view value = Trim(*origin);
+  constexpr std::string_view kScheme = "http://";
+  if (value.size() <= kScheme.size() ||
+      Lower(value.substr(0, kScheme.size())) != kScheme) {
+    return false;
+  }
+  return HostAllowed(value.substr(kScheme.size()));
+}
+
+bool BearerTokenMatches(const std::string* authorization,
+                        std::string_view token) {
+  if (!authorization || token.empty())
+    return false;
+  std::string_view value = Trim(*authorization);
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() < kScheme.size() ||
+      Lower(value.substr(0, kScheme.size())) != kScheme) {
+    return false;
+  }
+  std::string_view given = Trim(value.substr(kScheme.size()));
+  // Constant time in the token's length: no early exit on a wrong byte.
+  unsigned char diff = given.size() == token.size() ? 0 : 1;
+  for (size_t i = 0; i < token.size(); ++i) {
+    char c = i < given.size() ? given[i] : '\0';
+    diff |= static_cast<unsigned char>(c ^ token[i]);
+  }
+  return diff == 0;
+}
+
+bool Accepts(const std::string* accept, std::string_view media_type) {
+  if (!accept)
+    return true;
+  std::string wanted = Lower(media_type);
+  std::string wanted_any = wanted.substr(0, wanted.find('/')) + "/*";
+  std::string_view rest = *accept;
+  while (!rest.empty()) {
+    size_t comma = rest.find(',');
+    std::string_view item = rest.substr(0, comma);
+    rest = comma == std::string_view::npos ? std::string_view()
+                                           : rest.substr(comma + 1);
+    std::string type = Lower(Trim(item.substr(0, item.find(';'))));
+    if (type == wanted || type == wanted_any || type == "*/*")
+      return true;
+  }
+  return false;
+}
+
+std::optional<std::string> DecodeHeaderValue(std::string_view value) {
+  for (char c : value) {
+    auto byte = static_cast<unsigned char>(c);
+    if ((byte < 0x20 && c != '\t') || byte > 0x7e)
+      return std::nullopt;
+  }
+  constexpr std::string_view kPrefix = "=?base64?";
+  constexpr std::string_view kSuffix = "?=";
+  if (value.size() >= kPrefix.size() + kSuffix.size() &&
+      value.substr(0, kPrefix.size()) == kPrefix &&
+      value.substr(value.size() - kSuffix.size()) == kSuffix) {
+    return DecodeBase64(value.substr(
+        kPrefix.size(), value.size() - kPrefix.size() - kSuffix.size()));
+  }
+  return std::string(value);
+}
+
+std::optional<mcp::RpcError> CheckModernHeaders(const HttpRequest& request,
+                                                const mcp::Message& message,
+                                                std::string_view body_version) {
+  const std::string* version = request.Header("MCP-Protocol-Version");
+  if (!version)
+    return Mismatch("the MCP-Protocol-Version header is missing");
+  if (Trim(*version) != body_version) {
+    return Mismatch(fmt::format(
+        "MCP-Protocol-Version header value '{}' does not match body value "
+        "'{}'",
+        Trim(*version), body_version));
+  }
+  if (message.kind != mcp::Message::Kind::kRequest)
+    return std::nullopt;  // Notifications are exempt.
+  const std::string* method = request.Header("Mcp-Method");
+  if (!method)
+    return Mismatch("the Mcp-Method header is missing");
+  if (Trim(*method) != message.method) {
+    return Mismatch(fmt::format(
+        "Mcp-Method header value '{}' does not match body value '{}'",
+        Trim(*method), message.method));
+  }
+  auto source = NameSourceOf(message.method);
+  if (!source)
+    return std::nullopt;
+  const std::string* name = request.Header("Mcp-Name");
+  if (!name) {
+    if (!source->required)
+      return std::nullopt;
+    return Mismatch(fmt::format("the Mcp-Name header is missing ({} needs it)",
+                                message.method));
+  }
+  auto decoded = DecodeHeaderValue(Trim(*name));
+  if (!decoded)
+    return Mismatch("the Mcp-Name header has invalid characters");
+  const mcp::Json* field = mcp::Member(message.params, source->field);
+  const auto* body = field ? field->get_ptr<const std::string*>() : nullptr;
+  if (!body || *body != *decoded) {
+    return Mismatch(
+        fmt::format("Mcp-Name header value '{}' does not match body value '{}'",
+                    *decoded, body ? *body : std::string("(none)")));
+  }
+  return std::nullopt;
+}
+
+}  // namespace baton::serve

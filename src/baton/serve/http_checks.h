@@ -1,0 +1,82 @@
+// The checks `baton serve` makes on a request before a route sees it, and
+// on the 2026-07-28 era's request headers (doc/serve.md, "Security" and
+// "Protocol"): the listen address, the Host and Origin it accepts (against
+// DNS rebinding), the bearer token, what the client accepts, and the
+// headers that mirror the JSON-RPC body. Pure: no I/O, never throws.
+#ifndef BATON_SERVE_HTTP_CHECKS_H_
+#define BATON_SERVE_HTTP_CHECKS_H_
+
+#include <cstdint>
+#include <optional>
+#include <set>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "baton/mcp/json_rpc.h"
+#include "baton/mcp/modern.h"
+#include "baton/serve/http_message.h"
+#include "baton/util/result.h"
+
+namespace baton::serve {
+
+// HeaderMismatch of the 2026-07-28 Streamable HTTP transport.
+inline constexpr int kHeaderMismatch = -32020;
+
+struct ListenAddress {
+  std::string host;   // An IP literal (IPv6 without brackets).
+  uint16_t port = 0;  // 0: the system picks one.
+};
+
+// "HOST:PORT", "[IPv6]:PORT" or "localhost:PORT" (read as 127.0.0.1). The
+// host must be an IP literal: a name would need a lookup and could change.
+Result<ListenAddress> ParseListenAddress(std::string_view text);
+
+bool IsLoopbackHost(std::string_view host);
+
+// "host:port" as a Host header or an Origin names it ("[::1]:7420").
+std::string Authority(std::string_view host, uint16_t port);
+
+// Which Host headers and Origins are ours: the loopback names (localhost,
+// 127.0.0.1, [::1]) and the listen address, each with the bound port, plus
+// the names given with --allow-host. A page from any other origin that
+// reaches the port (DNS rebinding) is refused.
+class HostPolicy {
+ public:
+  HostPolicy(const ListenAddress& listen, uint16_t bound_port,
+             const std::vector<std::string>& extra_hosts);
+  bool HostAllowed(std::string_view host) const;
+  // No Origin (a client that is not a browser) passes; one that is sent
+  // must be http://<an allowed authority>. "null" is refused.
+  bool OriginAllowed(const std::string* origin) const;
+
+ private:
+  std::set<std::string> authorities_;  // Lower case.
+};
+
+// `authorization` is "Bearer <token>" (the scheme in any case). Compares in
+// constant time.
+bool BearerTokenMatches(const std::string* authorization,
+                        std::string_view token);
+
+// The Accept header lists `media_type` (or */*, or type/*). No Accept
+// header accepts everything (RFC 9110).
+bool Accepts(const std::string* accept, std::string_view media_type);
+
+// A header value as the client meant it: the `=?base64?...?=` sentinel of
+// the 2026-07-28 transport decoded, a plain value as is; nullopt when the
+// value has characters a header may not carry or bad base64.
+std::optional<std::string> DecodeHeaderValue(std::string_view value);
+
+// A modern request's mirrored headers against its body: MCP-Protocol-Version
+// (= the body's _meta version), Mcp-Method (= method) and Mcp-Name (=
+// params.name of tools/call and prompts/get, params.uri of resources/read;
+// checked when sent for tasks/*, whose taskId clients mirror too). The
+// HeaderMismatch error, or nullopt when they agree.
+std::optional<mcp::RpcError> CheckModernHeaders(const HttpRequest& request,
+                                                const mcp::Message& message,
+                                                std::string_view body_version);
+
+}  // namespace baton::serve
+
+#endif  // BATON_SERVE_HTTP_CHECKS_H_

@@ -1,0 +1,32 @@
+#include "baton/serve/http_message.h"
+
+#include <cctype>
+
+namespace baton::serve {
+
+bool HeaderNameIs(std::string_view a, std::string_view b) {
+  if (a.size() != b.size())
+    return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (std::tolower(static_cast<unsigned char>(a[i])) !=
+        std::tolower(static_cast<unsigned char>(b[i]))) {
+      return false;
+    }
+  }
+  return true;
+}
+
+const std::string* HttpRequest::Header(std::string_view name) const {
+  for (const auto& [key, value] : headers) {
+    if (HeaderNameIs(key, name))
+      return &value;
+  }
+  return nullptr;
+}
+
+std::string_view HttpRequest::path() const {
+  std::string_view path = target;
+  return path.substr(0, path.find('?'));
+}
+
+}  // namespace baton::serve
