@@ -150,6 +150,28 @@ TEST_F(AgentTest, FailuresAreClearAndNothingIsSpawnedForBadInput) {
   EXPECT_EQ(listed["tasks"].size(), 2u);  // Only the two real ones.
 }
 
+// Answers, messages and events are for agent tasks: a shell task gets
+// not_agent_task, and is left as it was.
+TEST_F(AgentTest, AShellTaskTakesNoAnswerMessageOrEvents) {
+  std::string id = Run("echo hi");
+  ASSERT_EQ(Baton({"wait", "--timeout", "20s", id}, env_).exit_code, 0);
+  for (const auto& args : std::vector<std::vector<std::string>>{
+           {"--json", "answer", id, "1"},
+           {"--json", "send", id, "more"},
+           {"--json", "events", id}}) {
+    auto result = Baton(args, env_);
+    EXPECT_EQ(result.exit_code, 1) << args[1];
+    auto error = result.json()["error"];
+    EXPECT_EQ(error["code"], "not_agent_task") << result.out;
+    EXPECT_NE(error["message"].get<std::string>().find(
+                  id + " is a shell task: only agent tasks (delegate) take"),
+              std::string::npos)
+        << result.out;
+  }
+  EXPECT_EQ(Status(id, env_)["status"], "completed");
+  EXPECT_EQ(Baton({"output", id}, env_).out, "hi\n");
+}
+
 TEST_F(AgentTest, KillInterruptsThenStops) {
   std::string id = Delegate({"SLOW"});
   WaitStarted(id, env_);

@@ -261,6 +261,27 @@ test('bad arguments are isError results the model can act on', T, async () => {
   });
 });
 
+test('task_output naming an unknown id among known ones consumes nothing', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const r = await call(client, 'run', { command: 'echo kept' });
+    const id = r.structuredContent.task_id;
+    // Ended, seen through task_status (which consumes no output).
+    for (let i = 0; i < 200; i++) {
+      const st = await call(client, 'task_status', { task_id: id });
+      if (st.structuredContent.status === 'completed') break;
+      await sleep(100);
+    }
+    const bad = await call(client, 'task_output', { task_ids: [id, 'shell-77'] });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /nothing was read/);
+    assert.match(text(bad), /shell-77: .*not_found/);
+    assert.doesNotMatch(text(bad), /kept/);
+    const good = await call(client, 'task_output', { task_id: id });
+    assert.equal(good.structuredContent.tasks[0].output, 'kept\n');
+  });
+});
+
 test('progress notifications at least every 5 s during a long wait', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

@@ -107,9 +107,26 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   next_->OnTaskExited(id, verdict_exit);
 }
 
+namespace {
+
+// Questions, messages and events belong to agent tasks only.
+Status RequireAgent(const TaskRecord& task, std::string_view what) {
+  if (task.spec.agent)
+    return {};
+  return MakeError(ErrorCode::kNotAgentTask,
+                   fmt::format("{} is a shell task: only agent tasks "
+                               "(delegate) take {} (its output: baton output "
+                               "{})",
+                               task.id.ToString(), what, task.id.ToString()));
+}
+
+}  // namespace
+
 Result<std::string> AgentRuntime::Send(const TaskRecord& task,
                                        const std::string& message,
                                        SendMode mode) {
+  if (auto agent = RequireAgent(task, "messages"); !agent)
+    return std::unexpected(agent.error());
   AgentWorker* worker = Find(task.id);
   if (!worker) {
     return MakeError(
@@ -126,6 +143,8 @@ Result<std::string> AgentRuntime::Send(const TaskRecord& task,
 
 Result<Json> AgentRuntime::Answer(const TaskRecord& task,
                                   const std::vector<std::string>& answers) {
+  if (auto agent = RequireAgent(task, "answers"); !agent)
+    return std::unexpected(agent.error());
   AgentWorker* worker = Find(task.id);
   if (!worker) {
     return MakeError(
@@ -146,12 +165,8 @@ bool AgentRuntime::Interrupt(const TaskId& id) {
 }
 
 Result<Json> AgentRuntime::Events(const TaskRecord& task, int64_t after) const {
-  if (!task.spec.agent) {
-    return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("{} is a shell task; only agent tasks have "
-                                 "events (its output: baton output {})",
-                                 task.id.ToString(), task.id.ToString()));
-  }
+  if (auto agent = RequireAgent(task, "events"); !agent)
+    return std::unexpected(agent.error());
   Json events = Json::array();
   for (Json& event :
        ReadAgentEvents(executor_->TaskDir(task.id) + "/" + kAgentEventsFile)) {

@@ -37,6 +37,7 @@ constexpr CodeName kCodeNames[] = {
     {ErrorCode::kInvalidModel, "invalid_model"},
     {ErrorCode::kResumeNotFound, "resume_not_found"},
     {ErrorCode::kInvalidConfig, "invalid_config"},
+    {ErrorCode::kNotAgentTask, "not_agent_task"},
     {ErrorCode::kInternal, "internal"},
 };
 }  // namespace

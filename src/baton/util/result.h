@@ -24,6 +24,7 @@ enum class ErrorCode {
   kInvalidModel,    // A malformed <provider>/<model>[:<effort>].
   kResumeNotFound,  // Nothing to resume: no such session, or none yet.
   kInvalidConfig,   // baton's config file is malformed (file:line: key).
+  kNotAgentTask,    // answer, send or events named a shell task.
   kInternal,
 };
 

@@ -195,6 +195,39 @@ void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
   });
 }
 
+// Reads every entry, from `from` or what is new. A read of what is new
+// consumes it, so when several ids are named each is first looked up: an
+// unknown one refuses the whole call before any output is consumed.
+void ReadAllEntries(const std::shared_ptr<Gather>& gather,
+                    std::optional<uint64_t> from) {
+  size_t count = gather->entries.size();
+  if (count == 1)
+    return ReadEntry(gather, 0, from);
+  auto pending = std::make_shared<size_t>(count);
+  auto unknown = std::make_shared<std::vector<std::string>>();
+  for (size_t i = 0; i < count; ++i) {
+    GetRequest request{.task = gather->entries[i].id};
+    gather->call->Daemon(request, [gather, i, pending, unknown,
+                                   from](Result<TaskReply> reply) {
+      if (!reply) {
+        unknown->push_back(fmt::format("{}: {}", gather->entries[i].id,
+                                       DaemonErrorText(reply.error())));
+      }
+      if (--*pending > 0)
+        return;
+      if (!unknown->empty()) {
+        std::string text = "nothing was read (a read consumes output, so "
+                           "every id must be known first):\n";
+        for (const auto& line : *unknown)
+          text += line + "\n";
+        return gather->call->Finish(ToolResult::Error(text));
+      }
+      for (size_t j = 0; j < gather->entries.size(); ++j)
+        ReadEntry(gather, j, from);
+    });
+  }
+}
+
 void HandleTaskOutput(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   if (auto known = CheckKnownArguments(args, {"task_id", "task_ids", "wait",
@@ -251,9 +284,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
     std::optional<uint64_t> from;
     if (*offset)
       from = static_cast<uint64_t>(**offset);  // <= kMaxOffset: exact.
-    for (size_t i = 0; i < ids->size(); ++i)
-      ReadEntry(gather, i, from);
-    return;
+    return ReadAllEntries(gather, from);
   }
 
   double seconds = timeout->value_or(kDefaultWaitS);
