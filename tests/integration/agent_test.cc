@@ -1,10 +1,13 @@
 // Agent tasks through the CLI against a real batond, with a scripted
 // stand-in of Claude Code's stream-json protocol (tests/agents/fakes/claude,
 // which speaks the lines the real CLI printed in tests/agents/transcripts/).
+#include <gmock/gmock.h>
+
 #include <chrono>
 #include <cstdlib>
 #include <fstream>
 #include <iterator>
+#include <sstream>
 #include <thread>
 
 #include "tests/integration/fake_agent_fixture.h"
@@ -150,15 +153,67 @@ TEST_F(AgentTest, FailuresAreClearAndNothingIsSpawnedForBadInput) {
   EXPECT_EQ(listed["tasks"].size(), 2u);  // Only the two real ones.
 }
 
+// `baton ls`: <id> <status> <label> <model> <started> <detail>, aligned,
+// and an ended task its owner has not collected is marked until it is.
+TEST_F(AgentTest, LsShowsModelStartAndWhatIsNotCollected) {
+  std::string agent = Delegate(
+      {"--model", "anthropic/claude-opus-4-1", "--label", "récit", "hello"});
+  std::string shell = Run("exit 3", {}, env_);
+  // Ended, as the list shows (a list marks nothing seen).
+  nlohmann::json listed;
+  for (int i = 0; i < 400; ++i) {
+    listed = Baton({"--json", "ls"}, env_).json();
+    if (listed["tasks"].size() == 2 &&
+        listed["tasks"][0]["ended_at"].is_string() &&
+        listed["tasks"][1]["ended_at"].is_string())
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_EQ(listed["tasks"].size(), 2u) << listed.dump();
+  EXPECT_EQ(listed["tasks"][0]["uncollected"], true) << listed.dump();
+  EXPECT_EQ(listed["tasks"][1]["uncollected"], true) << listed.dump();
+  std::string table = Baton({"ls"}, env_).out;
+  std::istringstream lines(table);
+  std::string head, first, second, footer;
+  std::getline(lines, head);
+  std::getline(lines, first);
+  std::getline(lines, second);
+  std::getline(lines, footer);
+  EXPECT_EQ(head.rfind("ID", 0), 0u) << table;
+  EXPECT_THAT(first, ::testing::MatchesRegex(
+                         agent + " +completed \\* +récit +"
+                                 "anthropic/claude-opus-4-1 +[0-9:]{8}.*"))
+      << table;
+  EXPECT_THAT(second, ::testing::MatchesRegex(
+                          shell + " +failed \\* +exit 3 +- +[0-9:]{8} +"
+                                  "exit code: 3"))
+      << table;
+  // The columns align: STATUS, MODEL and STARTED start where their heads
+  // do (in characters: the first row's label has a two-byte é).
+  for (const char* column : {"STATUS", "MODEL", "STARTED"}) {
+    size_t at = head.find(column);
+    EXPECT_NE(second[at], ' ') << column << "\n" << table;
+    EXPECT_EQ(second[at - 1], ' ') << column << "\n" << table;
+  }
+  EXPECT_EQ(footer.rfind("* ended, and not collected yet", 0), 0u) << table;
+  // Collected by a status: no mark, no footer.
+  Status(shell, env_);
+  Status(agent, env_);
+  table = Baton({"ls"}, env_).out;
+  EXPECT_EQ(table.find('*'), std::string::npos) << table;
+  EXPECT_EQ(Baton({"--json", "ls"}, env_).json()["tasks"][1]["uncollected"],
+            false);
+}
+
 // Answers, messages and events are for agent tasks: a shell task gets
 // not_agent_task, and is left as it was.
 TEST_F(AgentTest, AShellTaskTakesNoAnswerMessageOrEvents) {
   std::string id = Run("echo hi");
   ASSERT_EQ(Baton({"wait", "--timeout", "20s", id}, env_).exit_code, 0);
-  for (const auto& args : std::vector<std::vector<std::string>>{
-           {"--json", "answer", id, "1"},
-           {"--json", "send", id, "more"},
-           {"--json", "events", id}}) {
+  for (const auto& args :
+       std::vector<std::vector<std::string>>{{"--json", "answer", id, "1"},
+                                             {"--json", "send", id, "more"},
+                                             {"--json", "events", id}}) {
     auto result = Baton(args, env_);
     EXPECT_EQ(result.exit_code, 1) << args[1];
     auto error = result.json()["error"];

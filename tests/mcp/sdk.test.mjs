@@ -261,24 +261,30 @@ test('bad arguments are isError results the model can act on', T, async () => {
   });
 });
 
-test('task_output naming an unknown id among known ones consumes nothing', T, async () => {
+test('task_list marks what is not collected; task_output naming an unknown id consumes nothing', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     const r = await call(client, 'run', { command: 'echo kept' });
     const id = r.structuredContent.task_id;
-    // Ended, seen through task_status (which consumes no output).
+    // Ended, as task_list shows, which marks nothing seen: not collected.
+    let listed;
     for (let i = 0; i < 200; i++) {
-      const st = await call(client, 'task_status', { task_id: id });
-      if (st.structuredContent.status === 'completed') break;
+      listed = await call(client, 'task_list');
+      if (listed.structuredContent.tasks[0].status === 'completed') break;
       await sleep(100);
     }
+    assert.equal(listed.structuredContent.tasks[0].uncollected, true, text(listed));
+    assert.match(text(listed), /\[not collected: /);
     const bad = await call(client, 'task_output', { task_ids: [id, 'shell-77'] });
     assert.equal(bad.isError, true, text(bad));
-    assert.match(text(bad), /nothing was read/);
-    assert.match(text(bad), /shell-77: .*not_found/);
+    assert.match(text(bad), /not_found: no task shell-77 in this session .*nothing was read/);
     assert.doesNotMatch(text(bad), /kept/);
+    assert.equal((await call(client, 'task_list')).structuredContent.tasks[0].uncollected, true);
     const good = await call(client, 'task_output', { task_id: id });
     assert.equal(good.structuredContent.tasks[0].output, 'kept\n');
+    listed = await call(client, 'task_list');
+    assert.equal(listed.structuredContent.tasks[0].uncollected, false);
+    assert.doesNotMatch(text(listed), /not collected/);
   });
 });
 

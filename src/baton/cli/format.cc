@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <ctime>
 
 #include "baton/ipc/task_text.h"
 #include "baton/util/clock.h"
@@ -14,11 +15,40 @@ std::string Shorten(std::string text, size_t max) {
   std::replace(text.begin(), text.end(), '\n', ' ');
   if (text.size() <= max)
     return text;
-  return text.substr(0, max - 3) + "...";
+  size_t cut = max - 3;
+  // Never in the middle of a UTF-8 character.
+  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
+    --cut;
+  return text.substr(0, cut) + "...";
 }
 
 std::string Time(int64_t wall_ms) {
   return wall_ms ? FormatIsoTime(wall_ms) : "";
+}
+
+// Days since the epoch in local time, to tell today's times from older ones.
+int64_t LocalDay(int64_t wall_ms) {
+  time_t seconds = static_cast<time_t>(wall_ms / 1000);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  return static_cast<int64_t>(local.tm_year) * 366 + local.tm_yday;
+}
+
+// A start time for a table: 14:02:11 today, Nov 30 14:02 before.
+std::string LocalClock(int64_t wall_ms, int64_t today) {
+  time_t seconds = static_cast<time_t>(wall_ms / 1000);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[32];
+  const char* format = LocalDay(wall_ms) == today ? "%H:%M:%S" : "%b %d %H:%M";
+  size_t n = std::strftime(text, sizeof text, format, &local);
+  return std::string(text, n);
+}
+
+// Columns count characters, not bytes: a label may be UTF-8.
+size_t DisplayWidth(const std::string& text) {
+  return static_cast<size_t>(std::count_if(
+      text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
 }  // namespace
@@ -50,16 +80,66 @@ std::string TaskSummaryLine(const TaskView& view) {
 }
 
 std::string TaskTable(const std::vector<TaskView>& tasks) {
-  std::string out = fmt::format("{:<10} {:<11} {:<16} {}\n", "ID", "STATUS",
-                                "DETAIL", "LABEL / COMMAND");
+  // One row a task: <id> <status> <label> <model> <started> <detail>, each
+  // column as wide as its widest cell (capped), so the columns align.
+  struct Row {
+    std::string id, status, what, model, started, detail;
+  };
+  std::vector<Row> rows;
+  bool any_uncollected = false;
+  int64_t today = LocalDay(WallMillis());
   for (const TaskView& view : tasks) {
     const TaskRecord& task = view.task;
-    std::string what = task.spec.label;
-    if (what.empty())
-      what = task.spec.agent ? task.spec.agent->brief : CommandText(task.spec);
-    out += fmt::format("{:<10} {:<11} {:<16} {}\n", task.id.ToString(),
-                       TaskStatusName(task.status), Shorten(task.detail, 16),
-                       Shorten(what, 60));
+    Row row;
+    row.id = task.id.ToString();
+    row.status = std::string(TaskStatusName(task.status));
+    if (IsTerminal(task.status) && !task.end_seen) {
+      row.status += " *";
+      any_uncollected = true;
+    }
+    row.what = task.spec.label;
+    if (row.what.empty())
+      row.what =
+          task.spec.agent ? task.spec.agent->brief : CommandText(task.spec);
+    row.what = Shorten(row.what, 40);
+    row.model = "-";
+    if (task.spec.agent) {
+      row.model = task.spec.agent->model.empty()
+                      ? task.spec.agent->profile + " (default model)"
+                      : task.spec.agent->model;
+    }
+    row.model = Shorten(row.model, 32);
+    row.started = task.started_ms ? LocalClock(task.started_ms, today) : "-";
+    row.detail = Shorten(task.detail, 40);
+    rows.push_back(std::move(row));
+  }
+  Row head{"ID", "STATUS", "LABEL / COMMAND", "MODEL", "STARTED", "DETAIL"};
+  size_t w[5] = {head.id.size(), head.status.size(), head.what.size(),
+                 head.model.size(), head.started.size()};
+  for (const Row& row : rows) {
+    w[0] = std::max(w[0], row.id.size());
+    w[1] = std::max(w[1], row.status.size());
+    w[2] = std::max(w[2], DisplayWidth(row.what));
+    w[3] = std::max(w[3], row.model.size());
+    w[4] = std::max(w[4], row.started.size());
+  }
+  auto line = [&](const Row& row) {
+    std::string text =
+        fmt::format("{:<{}}  {:<{}}  ", row.id, w[0], row.status, w[1]);
+    text += row.what + std::string(w[2] - DisplayWidth(row.what) + 2, ' ');
+    text += fmt::format("{:<{}}  {:<{}}  {}", row.model, w[3], row.started,
+                        w[4], row.detail);
+    while (!text.empty() && text.back() == ' ')
+      text.pop_back();
+    return text + "\n";
+  };
+  std::string out = line(head);
+  for (const Row& row : rows)
+    out += line(row);
+  if (any_uncollected) {
+    out +=
+        "* ended, and not collected yet: baton wait, output or status ID "
+        "tells its end\n";
   }
   return out;
 }

@@ -47,6 +47,7 @@ struct TaskWire {
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
   std::vector<OpenQuestion> questions;
+  bool uncollected = false;
 
   template <class V>
   void Fields(V& v) {
@@ -86,6 +87,10 @@ struct TaskWire {
     v("questions", questions,
       {.omit_when_empty = true,
        .doc = "a waiting agent's open questions, oldest first"});
+    v("uncollected", uncollected,
+      {.doc = "it ended and its owner has not yet seen the end (by a read, "
+              "wait, status or kill): what a director that lost track "
+              "collects"});
   }
 };
 

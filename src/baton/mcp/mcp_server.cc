@@ -35,7 +35,9 @@ const char* const kInstructions =
     "run, do independent work, and do not redo a running task's work "
     "yourself. When you are blocked, wait on all the relevant ids in one "
     "task_output call with wait: true. Collect every task's result before "
-    "your final answer. Kill (task_kill) what stopped mattering.";
+    "your final answer. If you lost track (after a compaction, say), call "
+    "task_list: it marks the ended tasks you have not collected. Kill "
+    "(task_kill) what stopped mattering.";
 
 namespace {
 

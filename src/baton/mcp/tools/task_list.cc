@@ -20,7 +20,10 @@ void HandleTaskList(const ToolCallPtr& call) {
     std::string text;
     for (const auto& view : reply->tasks) {
       const TaskRecord& task = view.task;
-      tasks.push_back(TaskSummary(task));
+      bool uncollected = IsTerminal(task.status) && !task.end_seen;
+      Json summary = TaskSummary(task);
+      summary["uncollected"] = uncollected;
+      tasks.push_back(std::move(summary));
       std::string label = task.spec.label;
       if (label.empty())
         label = CommandText(task.spec);
@@ -29,6 +32,8 @@ void HandleTaskList(const ToolCallPtr& call) {
                                      TaskStatusName(task.status), label);
       if (!task.detail.empty())
         line += " (" + task.detail + ")";
+      if (uncollected)
+        line += " [not collected: task_output or task_status tells its end]";
       text += line + "\n";
     }
     if (tasks.empty())
@@ -53,7 +58,9 @@ ToolDefinition TaskListToolDefinition() {
   tool.description =
       "This session's tasks, one line each: <id> [<kind>] <status> — "
       "<label>. Live tasks and the 20 most recent ended ones (all: true for "
-      "every one).";
+      "every one). Ended tasks whose end you have not collected are marked "
+      "[not collected] (uncollected: true): after losing track (a "
+      "compacted context, a restart), call task_list and collect those.";
   tool.input_schema = {
       {"type", "object"},
       {"properties",

@@ -196,36 +196,37 @@ void ReadEntry(const std::shared_ptr<Gather>& gather, size_t index,
 }
 
 // Reads every entry, from `from` or what is new. A read of what is new
-// consumes it, so when several ids are named each is first looked up: an
-// unknown one refuses the whole call before any output is consumed.
+// consumes it, so when several ids are named they are first looked up in
+// the session's list (which marks nothing seen): an unknown one refuses the
+// whole call before any output is consumed.
 void ReadAllEntries(const std::shared_ptr<Gather>& gather,
                     std::optional<uint64_t> from) {
-  size_t count = gather->entries.size();
-  if (count == 1)
+  if (gather->entries.size() == 1)
     return ReadEntry(gather, 0, from);
-  auto pending = std::make_shared<size_t>(count);
-  auto unknown = std::make_shared<std::vector<std::string>>();
-  for (size_t i = 0; i < count; ++i) {
-    GetRequest request{.task = gather->entries[i].id};
-    gather->call->Daemon(request, [gather, i, pending, unknown,
-                                   from](Result<TaskReply> reply) {
-      if (!reply) {
-        unknown->push_back(fmt::format("{}: {}", gather->entries[i].id,
-                                       DaemonErrorText(reply.error())));
-      }
-      if (--*pending > 0)
-        return;
-      if (!unknown->empty()) {
-        std::string text = "nothing was read (a read consumes output, so "
-                           "every id must be known first):\n";
-        for (const auto& line : *unknown)
-          text += line + "\n";
-        return gather->call->Finish(ToolResult::Error(text));
-      }
-      for (size_t j = 0; j < gather->entries.size(); ++j)
-        ReadEntry(gather, j, from);
-    });
-  }
+  gather->call->Daemon(
+      ListRequest{.all = true}, [gather, from](Result<ListReply> reply) {
+        if (!reply) {
+          return gather->call->Finish(
+              ToolResult::Error(DaemonErrorText(reply.error())));
+        }
+        std::string unknown;
+        for (const auto& entry : gather->entries) {
+          bool known = std::any_of(reply->tasks.begin(), reply->tasks.end(),
+                                   [&](const TaskView& view) {
+                                     return view.task.id.ToString() == entry.id;
+                                   });
+          if (!known)
+            unknown += (unknown.empty() ? "" : ", ") + entry.id;
+        }
+        if (!unknown.empty()) {
+          return gather->call->Finish(ToolResult::Error(fmt::format(
+              "not_found: no task {} in this session (task_list shows "
+              "yours); nothing was read, since a read consumes output",
+              unknown)));
+        }
+        for (size_t i = 0; i < gather->entries.size(); ++i)
+          ReadEntry(gather, i, from);
+      });
 }
 
 void HandleTaskOutput(const ToolCallPtr& call) {

@@ -136,6 +136,10 @@ Json TaskSummarySchema() {
            {"label", {{"type", "string"}}},
            {"command", {{"type", "string"}}},
            {"evidence", EvidenceSchema()},
+           {"uncollected",
+            {{"type", "boolean"},
+             {"description",
+              "task_list: it ended and you have not seen its end yet"}}},
        }},
       {"required", {"task_id", "status"}},
   };
