@@ -66,39 +66,6 @@ Result<std::string> ItemAnswer(const QuestionItem& item, const Json& value,
                   value.dump()));
 }
 
-Json EvidenceJson(const Evidence& evidence) {
-  std::string text;
-  EncodeValue(text, evidence);
-  auto parsed = ParseJson(text);
-  return parsed ? parsed->value : Json(nullptr);
-}
-
-std::string EvidenceText(const Evidence& evidence) {
-  std::string text;
-  if (!evidence.changed_files.empty()) {
-    text += "changed files:";
-    for (const auto& file : evidence.changed_files)
-      text += " " + file;
-    text += "\n";
-  }
-  for (const auto& check : evidence.checks) {
-    text += fmt::format("check `{}`: exit code {}\n", check.command,
-                        check.exit_code);
-    if (!check.tail.empty()) {
-      text += check.tail;
-      if (text.back() != '\n')
-        text += '\n';
-    }
-  }
-  if (!evidence.overlapping_tasks.empty()) {
-    text += "worked in the same folder meanwhile:";
-    for (const auto& id : evidence.overlapping_tasks)
-      text += " " + id;
-    text += "\n";
-  }
-  return text;
-}
-
 }  // namespace
 
 std::string_view McpTaskStatus(TaskStatus status) {
@@ -223,7 +190,7 @@ Json EndedToolResult(const TaskView& view, std::string_view output_tail,
     structured = Json::object();
   structured["output_tail"] = output_tail;
   if (task.evidence) {
-    text += EvidenceText(*task.evidence);
+    text += EndEvidenceText(task);
     structured["evidence"] = EvidenceJson(*task.evidence);
   }
   return {{"content", Json::array({{{"type", "text"}, {"text", text}}})},
