@@ -66,13 +66,6 @@ Result<std::string> ItemAnswer(const QuestionItem& item, const Json& value,
                   value.dump()));
 }
 
-Json EvidenceJson(const Evidence& evidence) {
-  std::string text;
-  EncodeValue(text, evidence);
-  auto parsed = ParseJson(text);
-  return parsed ? parsed->value : Json(nullptr);
-}
-
 std::string EvidenceText(const Evidence& evidence) {
   std::string text;
   if (!evidence.changed_files.empty()) {
