@@ -10,6 +10,7 @@
 #include <thread>
 
 #include "baton/util/state_paths.h"
+#include "tests/integration/fake_agent_fixture.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -124,6 +125,28 @@ TEST_F(ReconnectTest, AWaitGivesUpWhenBatondCannotComeBackIn10s) {
   std::filesystem::remove(socket + ".moved");
   std::ofstream{gate};
   EXPECT_EQ(Baton({"wait", "--timeout", "30s", id}).exit_code, 0);
+}
+
+class ReconnectAgentTest : public FakeAgentTest {};
+
+TEST_F(ReconnectAgentTest, EventsFollowPrintsEveryEventOnceAcrossAKill) {
+  std::string id = Delegate({"a SLOW turn"});  // 2 s inside the turn.
+  auto follower = StartBaton({"events", "--follow", id}, env_);
+  ASSERT_TRUE(follower->ReadUntil("\n", seconds(30))) << follower->err();
+  // Its events connection, its wait's, and the status call.
+  for (int i = 0; i < 1000; ++i) {
+    auto doc = Baton({"--json", "daemon", "status"}).json();
+    if (doc.is_object() && doc.value("connections", 0) >= 3)
+      break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  KillDaemonHard();
+  int code = follower->Finish(seconds(60));
+  EXPECT_EQ(code, 0) << follower->err();
+  EXPECT_EQ(Status(id, env_)["status"], "completed");
+  auto all = Baton({"events", id}, env_);
+  EXPECT_NE(all.out.find("turn ended"), std::string::npos) << all.out;
+  EXPECT_EQ(follower->out(), all.out) << follower->err();
 }
 
 }  // namespace
