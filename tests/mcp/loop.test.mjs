@@ -3,9 +3,13 @@
 // (evidence, questions), once, at the right moment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { makeHome, stopDaemon, sleep, connect, call, text } from './helpers.mjs';
+import { makeHome, stopDaemon, sleep, connect, call, text, baton } from './helpers.mjs';
+
+function pidAlive(pid) {
+  try { process.kill(pid, 0); return true; } catch { return false; }
+}
 
 const T = { timeout: 60_000 };
 const FAKES = new URL('../agents/fakes', import.meta.url).pathname;
@@ -176,5 +180,35 @@ test('errors name MCP arguments: one rule for timeout_s, cwd without CLI flags',
     assert.equal(r.isError, true);
     assert.match(text(r), /working directory .*missing cannot be used.*; give an existing directory as cwd/);
     assert.doesNotMatch(text(r), /--/);
+  });
+});
+
+test('a wait survives a kill -9 of batond and reports the real end', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const gate = join(home, 'gate');
+    const r = await call(client, 'run', { command: `while [ ! -e ${gate} ]; do sleep 0.01; done; echo bye; exit 3` });
+    const id = r.structuredContent.task_id;
+    const status = () => JSON.parse(baton(home, ['--json', 'daemon', 'status']));
+    const pending = call(client, 'task_output', { task_id: id, wait: true, timeout_s: 45 });
+    // The main connection, the wait's own, and this status call.
+    let daemon;
+    for (let i = 0; i < 1000; ++i) {
+      daemon = status();
+      if (daemon.connections >= 3) break;
+      await sleep(10);
+    }
+    assert.ok(daemon.connections >= 3, JSON.stringify(daemon));
+    process.kill(daemon.daemon_pid, 'SIGKILL');
+    while (pidAlive(daemon.daemon_pid)) await sleep(10);
+    writeFileSync(gate, '');
+    const w = await pending;
+    assert.equal(w.isError, false, text(w));
+    const entry = w.structuredContent.tasks[0];
+    assert.equal(entry.task_id, id);
+    assert.equal(entry.status, 'failed', text(w));
+    assert.equal(entry.exit_code, 3, text(w));
+    assert.match(text(w), /bye/);
+    assert.notEqual(status().daemon_pid, daemon.daemon_pid);
   });
 });

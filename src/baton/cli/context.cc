@@ -9,7 +9,8 @@
 
 namespace baton {
 
-Result<DaemonClient> Context::Connect(bool autostart) const {
+Result<DaemonClient> Context::Connect(
+    bool autostart, std::chrono::milliseconds start_timeout) const {
   auto paths = StatePaths::FromEnvironment("");
   if (!paths)
     return std::unexpected(paths.error());
@@ -17,6 +18,7 @@ Result<DaemonClient> Context::Connect(bool autostart) const {
   options.paths = *paths;
   options.session = session;
   options.autostart = autostart;
+  options.start_timeout = start_timeout;
   return DaemonClient::Connect(options);
 }
 

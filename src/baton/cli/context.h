@@ -19,8 +19,11 @@ struct Context {
   bool json = false;    // --json: one JSON document per line on stdout.
   std::string session;  // --session, else $BATON_SESSION.
 
-  // Connects to batond (starting it with `autostart`).
-  Result<DaemonClient> Connect(bool autostart = true) const;
+  // Connects to batond (starting it with `autostart`, and waiting at most
+  // `start_timeout` for it to be ready).
+  Result<DaemonClient> Connect(
+      bool autostart = true,
+      std::chrono::milliseconds start_timeout = kDaemonStartTimeout) const;
 };
 
 // Prints the error on stderr (text) or stdout (--json); returns the exit

@@ -7,6 +7,7 @@
 #include <unordered_set>
 
 #include "baton/cli/format.h"
+#include "baton/cli/reconnect.h"
 
 namespace baton {
 namespace {
@@ -111,24 +112,20 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
           deadline - std::chrono::steady_clock::now());
       request.timeout = std::max(milliseconds(0), left);
     }
-    auto sent = client.Send(request);
-    // Freed before the reply comes: a thousand ids take a while to free.
-    request = {};
-    if (!sent)
+    // Kept for a resend, should batond go away meanwhile.
+    ReconnectingWait wait(ctx, client, std::move(request));
+    if (auto sent = wait.Send(); !sent)
       return ReportError(ctx, sent.error());
-    Result<ReplyLine> line;
+    Result<WaitReply> result;
     for (;;) {
       live.Show(remaining.size(), report.ended.size());
-      line = client.ReadReply(live.enabled() ? std::optional(milliseconds(200))
-                                             : std::nullopt);
-      if (!line && line.error().code == ErrorCode::kTimeout)
+      result = wait.Read(live.enabled() ? std::optional(milliseconds(200))
+                                        : std::nullopt);
+      if (!result && result.error().code == ErrorCode::kTimeout)
         continue;
       break;
     }
     live.Clear();
-    if (!line)
-      return ReportError(ctx, line.error());
-    auto result = DecodeResult<WaitReply>(*line, WaitRequest::kOp);
     if (!result)
       return ReportError(ctx, result.error());
     std::unordered_set<std::string> ended_now;

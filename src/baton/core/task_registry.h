@@ -156,11 +156,15 @@ class TaskRegistry : public ExecutorListener {
   // was told. If that already holds, `done` runs before Wait returns.
   // Fails (without calling `done`) on a bad id.
   // With `turns`, an agent task that ends a turn is news too (TurnEnded).
+  // With `news_since_ms` (a wait sent again after its connection to a
+  // batond was lost), an end at or after that wall time, or an open
+  // question, is news even if told: the lost answer may have told it.
   using WaitCallback = std::function<void(WaitResult)>;
   Result<WaitId> Wait(const std::vector<std::string>& ids,
                       const std::string& session, bool all,
                       std::optional<std::chrono::milliseconds> timeout,
-                      WaitCallback done, bool turns = false);
+                      WaitCallback done, bool turns = false,
+                      std::optional<int64_t> news_since_ms = std::nullopt);
   // Drops a wait whose client went away; `done` is not called.
   void CancelWait(WaitId id);
 

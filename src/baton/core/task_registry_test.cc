@@ -522,6 +522,32 @@ TEST_F(TaskRegistryTest, AWaitReturnsOnlyForNews) {
   EXPECT_TRUE(all_told->already_told.empty());
 }
 
+// A wait sent again after its batond died (news_since_ms) gets an end told
+// since its first send once more: the lost answer may have told it. An end
+// told before that stays collected.
+TEST_F(TaskRegistryTest, AResentWaitIsToldAgainWhatTheLostAnswerMayHaveTold) {
+  std::string a = StartRunning("alice"), b = StartRunning("alice");
+  executor_.Exit(Id(a), 0);  // Ends at wall time 2000 (FakeExecutor).
+  std::optional<WaitResult> told;
+  ASSERT_TRUE(registry_->Wait({a, b}, "alice", false, std::nullopt,
+                              [&](WaitResult r) { told = std::move(r); }));
+  ASSERT_TRUE(told && told->ended.size() == 1u);
+  // The answer was lost: the resend of a wait first sent before the end.
+  std::optional<WaitResult> resent;
+  ASSERT_TRUE(registry_->Wait(
+      {a, b}, "alice", false, std::nullopt,
+      [&](WaitResult r) { resent = std::move(r); }, false, 1500));
+  ASSERT_TRUE(resent) << "a resent wait lost an end told meanwhile";
+  ASSERT_EQ(resent->ended.size(), 1u);
+  EXPECT_EQ(resent->ended[0].id.ToString(), a);
+  // A wait first sent after the end (and its telling) blocks as before.
+  std::optional<WaitResult> later;
+  ASSERT_TRUE(registry_->Wait(
+      {a, b}, "alice", false, std::nullopt,
+      [&](WaitResult r) { later = std::move(r); }, false, 2500));
+  EXPECT_FALSE(later) << "a was collected before this wait began";
+}
+
 // A question told by a wait is not news to the next wait; the task's end,
 // or a new question, is.
 TEST_F(TaskRegistryTest, AToldQuestionDoesNotEndTheNextWait) {

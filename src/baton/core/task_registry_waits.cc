@@ -14,12 +14,26 @@ bool EndedOrWaiting(TaskStatus status) {
   return IsTerminal(status) || status == TaskStatus::kWaiting;
 }
 
+// Whether a resent wait (news_since_ms) must tell `task` again although it
+// was told: its end came after the first send, so only the lost answer can
+// have told it. A question has no time of its own; it is told again (at
+// least once, never lost: a director that misses it leaves the worker
+// waiting).
+bool MayHaveBeenLost(const TaskRecord& task,
+                     std::optional<int64_t> news_since_ms) {
+  if (!news_since_ms)
+    return false;
+  if (task.status == TaskStatus::kWaiting)
+    return true;
+  return task.ended_ms >= *news_since_ms;
+}
+
 }  // namespace
 
 Result<WaitId> TaskRegistry::Wait(
     const std::vector<std::string>& ids, const std::string& session, bool all,
     std::optional<std::chrono::milliseconds> timeout, WaitCallback done,
-    bool turns) {
+    bool turns, std::optional<int64_t> news_since_ms) {
   if (ids.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "nothing to wait for; name one or more task ids");
@@ -49,7 +63,8 @@ Result<WaitId> TaskRegistry::Wait(
       return std::unexpected(allowed.error());
     bool happened = EndedOrWaiting(task->status);
     entries.push_back({*id, !happened, !IsTerminal(task->status),
-                       happened && !ToldTo(*task, session)});
+                       happened && (!ToldTo(*task, session) ||
+                                    MayHaveBeenLost(*task, news_since_ms))});
   }
   return AddWait(std::move(waiter), entries, timeout);
 }

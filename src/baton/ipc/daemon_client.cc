@@ -5,6 +5,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cerrno>
 
 #include "baton/ipc/unix_socket.h"
@@ -23,7 +24,7 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
         options.baton_binary.empty() ? SelfExecutable() : options.baton_binary;
     auto started =
         StartDetached({binary, "daemon", "run", "--ready-fd", "{ready_fd}"},
-                      kDaemonStartTimeout);
+                      options.start_timeout);
     // kAlreadyExists: another batond won a start-up race; connect to it.
     if (!started && started.error().code != ErrorCode::kAlreadyExists) {
       return MakeError(started.error().code,
@@ -86,6 +87,8 @@ Result<ReplyLine> DaemonClient::ReadReply(
     std::optional<std::chrono::milliseconds> timeout) {
   auto deadline = timeout ? std::chrono::steady_clock::now() + *timeout
                           : std::chrono::steady_clock::time_point::max();
+  // A timeout of 0 still looks once at what the socket holds.
+  bool looked = false;
   for (;;) {
     size_t nl = in_.find('\n');
     if (nl != std::string::npos) {
@@ -102,13 +105,14 @@ Result<ReplyLine> DaemonClient::ReadReply(
     if (timeout) {
       auto left = std::chrono::ceil<std::chrono::milliseconds>(
           deadline - std::chrono::steady_clock::now());
-      if (left.count() <= 0) {
+      if (left.count() <= 0 && looked) {
         return MakeError(ErrorCode::kTimeout, "no reply from batond in time");
       }
-      wait_ms = static_cast<int>(left.count());
+      wait_ms = static_cast<int>(std::max<int64_t>(0, left.count()));
     }
     pollfd pfd{fd_.get(), POLLIN, 0};
     int ready = ::poll(&pfd, 1, wait_ms);
+    looked = true;
     if (ready < 0 && errno == EINTR)
       continue;
     if (ready == 0)
@@ -134,6 +138,16 @@ Result<ReplyLine> DaemonClient::ReadReplyTo(int64_t id) {
     if (IsConnectionError(*reply))
       return std::unexpected(reply->error);
   }
+}
+
+Error CouldNotReconnect(const Error& lost, const Error& last) {
+  return Error{
+      ErrorCode::kUnavailable,
+      fmt::format("lost the connection to batond while waiting ({}), and "
+                  "could not bring batond back within {} s: {}; the tasks "
+                  "run on under the supervisor: wait again once 'baton "
+                  "daemon start' works",
+                  lost.message, kReconnectWindow.count(), last.message)};
 }
 
 std::vector<Notice> DaemonClient::TakeNotices() {

@@ -18,6 +18,17 @@
 
 namespace baton {
 
+// How long a client waits for a daemon it started to become ready.
+inline constexpr std::chrono::seconds kDaemonStartTimeout{10};
+// How long a wait whose batond went away tries to bring it back (starting
+// it again) before it gives up (doc/protocol.md, "Waits across a batond
+// restart").
+inline constexpr std::chrono::seconds kReconnectWindow{10};
+
+// The error of a wait that lost batond (`lost`) and could not bring it
+// back within kReconnectWindow (`last`: the last attempt's error).
+Error CouldNotReconnect(const Error& lost, const Error& last);
+
 class DaemonClient {
  public:
   struct Options {
@@ -25,6 +36,8 @@ class DaemonClient {
     std::string session;       // Sent with every request; "" = none.
     bool autostart = true;     // Start batond when nobody listens.
     std::string baton_binary;  // For autostart; default: this executable.
+    // For autostart: how long the new batond may take to be ready.
+    std::chrono::milliseconds start_timeout = kDaemonStartTimeout;
   };
 
   // Fails with kUnavailable (and the daemon's own start-up error, if it
@@ -77,9 +90,6 @@ class DaemonClient {
   std::string in_;
   std::vector<Notice> notices_;
 };
-
-// How long a client waits for a daemon it started to become ready.
-inline constexpr std::chrono::seconds kDaemonStartTimeout{10};
 
 }  // namespace baton
 

@@ -447,6 +447,7 @@ struct WaitRequest {
   std::optional<std::chrono::milliseconds> timeout;
   StillRunningForm still_running = StillRunningForm::kBrief;
   bool turns = false;
+  std::optional<int64_t> news_since_ms;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
@@ -462,6 +463,12 @@ struct WaitRequest {
     v("turns", turns,
       {.doc = "also answered when a named agent task ends a turn (it runs "
               "on: follow it turn by turn)"});
+    v("news_since_ms", news_since_ms,
+      {.min = 0,
+       .doc = "a wait sent again after its connection was lost: an end at "
+              "or after this wall time (ms), or an open question, is news "
+              "even if this session was told it (\"Waits across a batond "
+              "restart\" below)"});
   }
 };
 

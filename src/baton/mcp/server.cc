@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <memory>
 #include <random>
 #include <vector>
@@ -14,6 +15,7 @@
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/task_mapping.h"
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/clock.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/log.h"
 
@@ -56,33 +58,92 @@ void Call::Post(std::function<void()> fn) {
 
 void Call::DaemonWait(WaitRequest request, std::string what,
                       ReplyCallback<WaitRequest> done) {
+  using std::chrono::steady_clock;
+  waiting_for_ = std::move(what);
+  wait_done_ = std::move(done);
+  wait_deadline_ = request.timeout ? steady_clock::now() + *request.timeout
+                                   : steady_clock::time_point::max();
+  wait_first_sent_ms_ = WallMillis();
+  wait_request_ = std::move(request);
   // Its own connection: closing it is how a cancelled wait is dropped.
   auto connection = server_->OpenConnection();
   if (!connection) {
-    return Post([done = std::move(done), error = connection.error()] {
-      done(std::unexpected(error));
+    auto me = self();
+    return Post([me, error = connection.error()] {
+      me->wait_done_(std::unexpected(error));
     });
   }
-  wait_connection_ = std::move(*connection);
-  waiting_for_ = std::move(what);
-  auto me = self();
-  wait_connection_->Call(request,
-                         [me, done = std::move(done)](Result<WaitReply> reply) {
-                           if (me->done_)
-                             return;
-                           me->EndWait();
-                           me->Run([&] { done(std::move(reply)); });
-                         });
+  SendWait(std::move(*connection));
   if (!progress_token_.is_null()) {
+    auto me = self();
     progress_timer_ = server_->loop()->Schedule(
-        std::chrono::steady_clock::now() + server_->progress_interval(),
+        steady_clock::now() + server_->progress_interval(),
         [me] { me->SendProgress(); });
   }
 }
 
+void Call::SendWait(std::unique_ptr<AsyncDaemonClient> connection) {
+  wait_connection_ = std::move(connection);
+  if (wait_request_.timeout) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        wait_deadline_ - std::chrono::steady_clock::now());
+    wait_request_.timeout = std::max(std::chrono::milliseconds(0), left);
+  }
+  auto me = self();
+  wait_connection_->Call(wait_request_, [me](Result<WaitReply> reply) {
+    if (me->done_)
+      return;
+    // kUnavailable: the connection closed, batond went away. The tasks
+    // live on under the supervisor; so does the wait.
+    if (!reply && reply.error().code == ErrorCode::kUnavailable)
+      return me->OnWaitLost(reply.error());
+    me->EndWait();
+    me->Run([&] { me->wait_done_(std::move(reply)); });
+  });
+}
+
+void Call::OnWaitLost(const Error& lost) {
+  BATON_LOG_WARN("call {}: lost batond mid-wait ({}); reconnecting", key(),
+                 lost.message);
+  wait_lost_ = lost;
+  reconnect_until_ = std::chrono::steady_clock::now() + kReconnectWindow;
+  // The wait answers to what its first send was told: an end the lost
+  // batond told this session, whose answer never came, is news again.
+  wait_request_.news_since_ms = wait_first_sent_ms_;
+  ReconnectWait(lost);
+}
+
+void Call::ReconnectWait(const Error& last) {
+  using std::chrono::milliseconds;
+  reconnect_timer_ = 0;
+  if (done_)
+    return;
+  // Still inside its callback: retired, freed before the loop sleeps.
+  if (wait_connection_)
+    server_->Retire(std::move(wait_connection_));
+  auto now = std::chrono::steady_clock::now();
+  auto left = std::chrono::duration_cast<milliseconds>(reconnect_until_ - now);
+  if (left.count() <= 0) {
+    EndWait();
+    Error error = CouldNotReconnect(wait_lost_, last);
+    return Run([&] { wait_done_(std::unexpected(error)); });
+  }
+  // Blocks the loop while a new batond starts, as any first use does.
+  auto connection = server_->OpenConnection(left);
+  if (!connection) {
+    auto me = self();
+    reconnect_timer_ = server_->loop()->Schedule(
+        now + std::min(milliseconds(100), left),
+        [me, error = connection.error()] { me->ReconnectWait(error); });
+    return;
+  }
+  BATON_LOG_INFO("call {}: batond is back; waiting again", key());
+  SendWait(std::move(*connection));
+}
+
 void Call::SendProgress() {
   progress_timer_ = 0;
-  if (done_ || !wait_connection_)
+  if (done_ || (!wait_connection_ && !reconnect_timer_))
     return;
   ++progress_ticks_;
   auto elapsed = server_->progress_interval() * progress_ticks_;
@@ -107,6 +168,10 @@ void Call::EndWait() {
     server_->loop()->Cancel(progress_timer_);
     progress_timer_ = 0;
   }
+  if (reconnect_timer_) {
+    server_->loop()->Cancel(reconnect_timer_);
+    reconnect_timer_ = 0;
+  }
   if (wait_connection_) {
     // Closing drops the daemon's wait if it is still pending.
     wait_connection_->Close();
@@ -115,7 +180,7 @@ void Call::EndWait() {
 }
 
 bool Call::CancelWait() {
-  if (done_ || !wait_connection_)
+  if (done_ || (!wait_connection_ && !reconnect_timer_))
     return false;
   done_ = true;
   EndWait();
@@ -217,8 +282,10 @@ void Server::Start() {
   (void)MainConnection(&error);
 }
 
-Result<std::unique_ptr<AsyncDaemonClient>> Server::OpenConnection() {
+Result<std::unique_ptr<AsyncDaemonClient>> Server::OpenConnection(
+    std::chrono::milliseconds start_timeout) {
   DaemonClient::Options client;
+  client.start_timeout = start_timeout;
   client.paths = options_.paths;
   client.session = facts_.session;
   client.baton_binary = facts_.baton_binary;

@@ -83,6 +83,14 @@ class Call : public ToolCall {
   void Run(const std::function<void()>& fn) override;
   void Post(std::function<void()> fn) override;
   void EndWait();
+  // Sends wait_request_ on `connection`, with the time left until its
+  // deadline.
+  void SendWait(std::unique_ptr<AsyncDaemonClient> connection);
+  // batond went away mid-wait (`lost`): bring it back and send the wait
+  // again, for up to kReconnectWindow (doc/mcp.md).
+  void OnWaitLost(const Error& lost);
+  // One attempt to reconnect; `last` is the previous attempt's error.
+  void ReconnectWait(const Error& last);
   void SendProgress();
   Json CallResult(ToolResult result);
 
@@ -98,6 +106,14 @@ class Call : public ToolCall {
   Json input_responses_;  // A retry's inputResponses (modern era), or null.
   bool done_ = false;
   std::unique_ptr<AsyncDaemonClient> wait_connection_;
+  // The wait, kept to send it again after batond came back.
+  WaitRequest wait_request_;
+  ReplyCallback<WaitRequest> wait_done_;
+  std::chrono::steady_clock::time_point wait_deadline_;
+  int64_t wait_first_sent_ms_ = 0;  // Wall time: news_since_ms of a resend.
+  Error wait_lost_;
+  std::chrono::steady_clock::time_point reconnect_until_;
+  TimerId reconnect_timer_ = 0;  // The next attempt, while batond is away.
   std::string waiting_for_;
   TimerId progress_timer_ = 0;
   int64_t progress_ticks_ = 0;
@@ -176,7 +192,8 @@ class Server {
   }
   // The attached connection, reopened (and re-attached) if it was lost.
   AsyncDaemonClient* MainConnection(Error* error);
-  Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection();
+  Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection(
+      std::chrono::milliseconds start_timeout = kDaemonStartTimeout);
   // Destroys `connection` outside of its own callbacks.
   void Retire(std::unique_ptr<AsyncDaemonClient> connection);
   void Send(const Json& message, const std::string& exchange) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "baton/cli/reconnect.h"
 #include "baton/cli/verbs.h"
 #include "baton/ipc/event_text.h"
 #include "baton/util/json_fields.h"
@@ -34,18 +35,20 @@ class EventWatch {
       // never read (and drop) a wait's answer.
       if (!waiter_) {
         auto connected = ctx.Connect();
+        if (!connected && ConnectionLost(connected.error()))
+          connected = Reconnect(ctx, connected.error());
         if (!connected)
           return std::unexpected(connected.error());
         waiter_.emplace(std::move(*connected));
       }
-      auto sent =
-          waiter_->Send(WaitRequest{.tasks = {task.task.id.ToString()}});
-      if (!sent)
+      wait_.emplace(ctx, *waiter_,
+                    WaitRequest{.tasks = {task.task.id.ToString()}});
+      if (auto sent = wait_->Send(); !sent)
         return std::unexpected(sent.error());
       wait_pending_ = true;
     }
     pollfd fds[2] = {{inotify_.get(), POLLIN, 0},
-                     {waiter_ ? waiter_->fd() : -1, POLLIN, 0}};
+                     {wait_pending_ ? wait_->fd() : -1, POLLIN, 0}};
     if (::poll(fds, 2, -1) < 0 && errno != EINTR)
       return std::unexpected(ErrnoError("poll", errno));
     if (fds[0].revents & POLLIN) {
@@ -53,11 +56,13 @@ class EventWatch {
       while (::read(inotify_.get(), buf, sizeof buf) > 0) {
       }
     }
-    if (waiter_ && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
-      auto reply = waiter_->ReadReply();
-      if (!reply)
+    if (wait_pending_ && (fds[1].revents & (POLLIN | POLLHUP | POLLERR))) {
+      // A hang-up reconnects and sends the wait again (kTimeout: not yet).
+      auto reply = wait_->Read(std::chrono::milliseconds(0));
+      if (!reply && reply.error().code != ErrorCode::kTimeout)
         return std::unexpected(reply.error());
-      wait_pending_ = false;
+      if (reply)
+        wait_pending_ = false;
     }
     return {};
   }
@@ -65,6 +70,7 @@ class EventWatch {
  private:
   UniqueFd inotify_;
   std::optional<DaemonClient> waiter_;
+  std::optional<ReconnectingWait> wait_;  // On waiter_.
   bool wait_pending_ = false;
 };
 
@@ -75,7 +81,9 @@ int DoEvents(const Context& ctx, const std::string& id, bool follow) {
   int64_t after = 0;
   EventWatch watch;
   for (;;) {
-    auto reply = client->Call(EventsRequest{.task = id, .after = after});
+    // Sent again after a restart of batond: from the last event printed.
+    auto reply = CallReconnecting(ctx, *client,
+                                  EventsRequest{.task = id, .after = after});
     if (!reply)
       return ReportError(ctx, reply.error());
     for (const Json& event : reply->events) {

@@ -7,6 +7,7 @@
 #include <cerrno>
 #include <cstdio>
 
+#include "baton/cli/reconnect.h"
 #include "baton/cli/verbs.h"
 #include "baton/util/file_util.h"
 
@@ -57,18 +58,19 @@ Result<uint64_t> EmitRange(const Context& ctx, const std::string& id,
 
 // Streams the log as it grows until the task ends: inotify says when it
 // grows, a wait on batond says when the task ends. No polling. Returns the
-// position reached.
+// position reached. The bytes come from the file, at our own position, so a
+// restart of batond (the wait reconnects) neither repeats nor drops any.
 Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
                         const std::string& id, const std::string& path,
                         uint64_t pos) {
   UniqueFd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify)
     ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
-  auto sent = client.Send(WaitRequest{.tasks = {id}});
-  if (!sent)
+  ReconnectingWait wait(ctx, client, WaitRequest{.tasks = {id}});
+  if (auto sent = wait.Send(); !sent)
     return std::unexpected(sent.error());
   for (;;) {
-    pollfd fds[2] = {{client.fd(), POLLIN, 0}, {inotify.get(), POLLIN, 0}};
+    pollfd fds[2] = {{wait.fd(), POLLIN, 0}, {inotify.get(), POLLIN, 0}};
     int ready = ::poll(fds, inotify ? 2 : 1, -1);
     if (ready < 0 && errno == EINTR)
       continue;
@@ -85,7 +87,10 @@ Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
       }
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
-      auto reply = client.ReadReply();
+      // A hang-up reconnects and sends the wait again; then back to poll.
+      auto reply = wait.Read(std::chrono::milliseconds(0));
+      if (!reply && reply.error().code == ErrorCode::kTimeout)
+        continue;
       if (!reply)
         return std::unexpected(reply.error());
       return pos;  // The task ended.
@@ -128,7 +133,7 @@ int DoOutput(const Context& ctx, const OutputArgs& args) {
     pos = *followed;
     // A consuming follow also moves this session's cursor to the end.
     request.mode = args.new_only ? ReadMode::kNew : ReadMode::kAll;
-    auto last = client->Call(request);
+    auto last = CallReconnecting(ctx, *client, request);
     if (!last)
       return ReportError(ctx, last.error());
     auto rest = EmitRange(ctx, args.id, range->path, pos,

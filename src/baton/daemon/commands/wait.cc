@@ -65,7 +65,7 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
           reply(answer);
         }
       },
-      request.turns);
+      request.turns, request.news_since_ms);
   if (!wait)
     return reply(std::unexpected(wait.error()));
   cell->id = *wait;

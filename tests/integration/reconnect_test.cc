@@ -1,0 +1,153 @@
+// Waits and follows survive a kill -9 of batond (issue 13, "Waits and
+// follows survive a batond restart"): they connect again, batond starts
+// again, and they report the truth when the tasks end; they fail with exit
+// code 2 only when batond cannot be brought back within 10 s.
+#include <signal.h>
+
+#include <chrono>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+#include "baton/util/state_paths.h"
+#include "tests/integration/fake_agent_fixture.h"
+#include "tests/support/baton_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+using std::chrono::milliseconds;
+using std::chrono::seconds;
+
+class ReconnectTest : public BatonTest {
+ protected:
+  // A command that runs until `gate` exists, then runs `then`.
+  std::string Gated(const std::string& gate, const std::string& then) {
+    return "while [ ! -e " + gate + " ]; do sleep 0.01; done; " + then;
+  }
+
+  // Until batond has `count` client connections (a status call counts as
+  // one), so that a waiter is known to be connected before the kill.
+  bool WaitForConnections(int count) {
+    for (int i = 0; i < 1000; ++i) {
+      auto doc = Baton({"--json", "daemon", "status"}).json();
+      if (doc.is_object() && doc.value("connections", 0) >= count)
+        return true;
+      std::this_thread::sleep_for(milliseconds(10));
+    }
+    return false;
+  }
+};
+
+TEST_F(ReconnectTest, WaitSurvivesAKillOfBatond) {
+  std::string gate = home_ + "/gate";
+  std::string id = Run(Gated(gate, "exit 3"));
+  ASSERT_EQ(WaitStarted(id)["status"], "running");
+  auto waiter = StartBaton({"wait", "--timeout", "60s", id});
+  ASSERT_TRUE(WaitForConnections(2));
+  int old_daemon = DaemonPids().first;
+  KillDaemonHard();
+  std::ofstream{gate};
+  int code = waiter->Finish(seconds(60));
+  EXPECT_EQ(code, 1) << waiter->out() << waiter->err();
+  EXPECT_EQ(waiter->out(), id + " failed (exit code: 3)\n") << waiter->err();
+  EXPECT_EQ(waiter->err().find("error"), std::string::npos) << waiter->err();
+  EXPECT_NE(DaemonPids().first, old_daemon);  // A new batond answered.
+}
+
+TEST_F(ReconnectTest, WaitKeepsItsDeadlineAcrossAKill) {
+  // The deadline is the first one, not a fresh timeout after the restart.
+  std::string id = Run("sleep 60");
+  ASSERT_EQ(WaitStarted(id)["status"], "running");
+  auto start = std::chrono::steady_clock::now();
+  auto waiter = StartBaton({"wait", "--timeout", "3s", id});
+  ASSERT_TRUE(WaitForConnections(2));
+  KillDaemonHard();
+  int code = waiter->Finish(seconds(60));
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(code, 124) << waiter->out() << waiter->err();
+  EXPECT_EQ(waiter->out(), "timed out; still running: " + id + "\n");
+  EXPECT_LT(took, seconds(3) + seconds(10));
+  EXPECT_EQ(Baton({"kill", id}).exit_code, 0);
+}
+
+TEST_F(ReconnectTest, OutputFollowPrintsEveryLineOnceAcrossAKill) {
+  std::string gate1 = home_ + "/gate1";
+  std::string gate2 = home_ + "/gate2";
+  std::string id = Run("seq 1 200; " + Gated(gate1, "seq 201 400; ") +
+                       Gated(gate2, "") + " seq 401 600");
+  ASSERT_EQ(WaitStarted(id)["status"], "running");
+  auto follower = StartBaton({"output", "--follow", id});
+  ASSERT_TRUE(follower->ReadUntil("\n200\n", seconds(30))) << follower->err();
+  ASSERT_TRUE(WaitForConnections(2));
+  KillDaemonHard();
+  // Output that comes while no batond runs, then more after the restart.
+  std::ofstream{gate1};
+  ASSERT_TRUE(follower->ReadUntil("\n400\n", seconds(30))) << follower->err();
+  std::ofstream{gate2};
+  int code = follower->Finish(seconds(60));
+  EXPECT_EQ(code, 0) << follower->err();
+  std::string expected;
+  for (int i = 1; i <= 600; ++i)
+    expected += std::to_string(i) + "\n";
+  EXPECT_EQ(follower->out(), expected) << follower->err();
+  EXPECT_EQ(Status(id)["status"], "completed");
+}
+
+TEST_F(ReconnectTest, AWaitGivesUpWhenBatondCannotComeBackIn10s) {
+  std::string gate = home_ + "/gate";
+  std::string id = Run(Gated(gate, "true"));
+  ASSERT_EQ(WaitStarted(id)["status"], "running");
+  auto waiter = StartBaton({"wait", id});
+  ASSERT_TRUE(WaitForConnections(2));
+  // A directory where batond's socket goes, put there before the kill (the
+  // waiter reconnects at once): nothing can connect there, and no new
+  // batond can listen there. The waiter's connection does not need the
+  // path.
+  std::string socket = StatePaths{home_, home_}.daemon_socket();
+  int daemon_pid = DaemonPids().first;
+  ASSERT_GT(daemon_pid, 0);
+  std::filesystem::rename(socket, socket + ".moved");
+  std::filesystem::create_directory(socket);
+  auto start = std::chrono::steady_clock::now();
+  ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitForPidGone(daemon_pid, seconds(5)));
+  int code = waiter->Finish(seconds(60));
+  auto took = std::chrono::steady_clock::now() - start;
+  EXPECT_EQ(code, 2) << waiter->out() << waiter->err();
+  EXPECT_NE(waiter->err().find("could not bring batond back within 10 s"),
+            std::string::npos)
+      << waiter->err();
+  EXPECT_GE(took, seconds(9));
+  EXPECT_LT(took, seconds(30));
+  // Put things right, so that the task can be collected and cleaned up.
+  std::filesystem::remove(socket);
+  std::filesystem::remove(socket + ".moved");
+  std::ofstream{gate};
+  EXPECT_EQ(Baton({"wait", "--timeout", "30s", id}).exit_code, 0);
+}
+
+class ReconnectAgentTest : public FakeAgentTest {};
+
+TEST_F(ReconnectAgentTest, EventsFollowPrintsEveryEventOnceAcrossAKill) {
+  std::string id = Delegate({"a SLOW turn"});  // 2 s inside the turn.
+  auto follower = StartBaton({"events", "--follow", id}, env_);
+  ASSERT_TRUE(follower->ReadUntil("\n", seconds(30))) << follower->err();
+  // Its events connection, its wait's, and the status call.
+  for (int i = 0; i < 1000; ++i) {
+    auto doc = Baton({"--json", "daemon", "status"}).json();
+    if (doc.is_object() && doc.value("connections", 0) >= 3)
+      break;
+    std::this_thread::sleep_for(milliseconds(10));
+  }
+  KillDaemonHard();
+  int code = follower->Finish(seconds(60));
+  EXPECT_EQ(code, 0) << follower->err();
+  EXPECT_EQ(Status(id, env_)["status"], "completed");
+  auto all = Baton({"events", id}, env_);
+  EXPECT_NE(all.out.find("turn ended"), std::string::npos) << all.out;
+  EXPECT_EQ(follower->out(), all.out) << follower->err();
+}
+
+}  // namespace
+}  // namespace baton::testing
