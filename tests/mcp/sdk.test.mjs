@@ -383,54 +383,59 @@ test('EOF exits cleanly; the same BATON_SESSION reattaches and sees its tasks', 
 test('raw protocol: discover probe, parse errors, bad shapes, string ids', T, async () => {
   await withHome(async (home) => {
     const child = spawn(BATON, ['mcp'], { env: batonEnv(home), stdio: ['pipe', 'pipe', 'pipe'] });
-    const lines = createInterface({ input: child.stdout });
-    const replies = [];
-    const waiters = [];
-    lines.on('line', (line) => { replies.push(JSON.parse(line)); waiters.splice(0).forEach((w) => w()); });
-    const next = async () => {
-      const deadline = Date.now() + 5_000;
-      while (!replies.length) {
-        assert.ok(Date.now() < deadline, 'no reply within 5 s');
-        await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 100); });
-      }
-      return replies.shift();
-    };
-    const send = (obj) => child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n');
-    const t0 = Date.now();
-    send({ jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: {} });
-    let m = await next();
-    assert.ok(Date.now() - t0 < 1_000, 'the probe is answered at once');
-    // A dual-era server: the probe finds the modern era, and initialize
-    // still serves the legacy one (modern.test.mjs covers the modern era).
-    assert.equal(m.id, 'server-discover-probe-1');
-    assert.equal(m.result.resultType, 'complete');
-    assert.deepEqual(m.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
-    send({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
-    m = await next();
-    assert.equal(m.id, 'init-1');
-    assert.equal(m.result.protocolVersion, '2024-11-05');
-    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
-    send({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2099-01-01' } });
-    assert.equal((await next()).result.protocolVersion, '2025-11-25');
-    send('{"jsonrpc": "2.0", "id": 3, "method": ');
-    m = await next();
-    assert.equal(m.error.code, -32700);
-    assert.equal(m.id, null);
-    send({ jsonrpc: '1.0', id: 4, method: 'ping' });
-    m = await next();
-    assert.deepEqual([m.id, m.error.code], [4, -32600]);
-    send([{ jsonrpc: '2.0', id: 5, method: 'ping' }]);
-    assert.equal((await next()).error.code, -32600);
-    send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
-    assert.deepEqual(await next(), { jsonrpc: '2.0', id: 'p', result: {} });
-    send({ jsonrpc: '2.0', id: 6, method: 'resources/list' });
-    assert.equal((await next()).error.code, -32601);
-    send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: 'x' } });
-    assert.equal((await next()).error.code, -32602);
-    const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
-    child.stdin.end();
-    assert.equal(await exit, 0);
-    assert.equal(replies.length, 0, 'nothing but replies on stdout');
+    // A failed assertion must not leave the server holding the runner.
+    try {
+      const lines = createInterface({ input: child.stdout });
+      const replies = [];
+      const waiters = [];
+      lines.on('line', (line) => { replies.push(JSON.parse(line)); waiters.splice(0).forEach((w) => w()); });
+      const next = async () => {
+        const deadline = Date.now() + 5_000;
+        while (!replies.length) {
+          assert.ok(Date.now() < deadline, 'no reply within 5 s');
+          await new Promise((resolve) => { waiters.push(resolve); setTimeout(resolve, 100); });
+        }
+        return replies.shift();
+      };
+      const send = (obj) => child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n');
+      const t0 = Date.now();
+      send({ jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: {} });
+      let m = await next();
+      assert.ok(Date.now() - t0 < 1_000, 'the probe is answered at once');
+      // A dual-era server: the probe finds the modern era, and initialize
+      // still serves the legacy one (modern.test.mjs covers the modern era).
+      assert.equal(m.id, 'server-discover-probe-1');
+      assert.equal(m.result.resultType, 'complete');
+      assert.deepEqual(m.result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
+      send({ jsonrpc: '2.0', id: 'init-1', method: 'initialize', params: { protocolVersion: '2024-11-05', capabilities: {}, clientInfo: { name: 'raw', version: '0' } } });
+      m = await next();
+      assert.equal(m.id, 'init-1');
+      assert.equal(m.result.protocolVersion, '2024-11-05');
+      send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+      send({ jsonrpc: '2.0', id: 9, method: 'initialize', params: { protocolVersion: '2099-01-01' } });
+      assert.equal((await next()).result.protocolVersion, '2025-11-25');
+      send('{"jsonrpc": "2.0", "id": 3, "method": ');
+      m = await next();
+      assert.equal(m.error.code, -32700);
+      assert.equal(m.id, null);
+      send({ jsonrpc: '1.0', id: 4, method: 'ping' });
+      m = await next();
+      assert.deepEqual([m.id, m.error.code], [4, -32600]);
+      send([{ jsonrpc: '2.0', id: 5, method: 'ping' }]);
+      assert.equal((await next()).error.code, -32600);
+      send({ jsonrpc: '2.0', id: 'p', method: 'ping' });
+      assert.deepEqual(await next(), { jsonrpc: '2.0', id: 'p', result: {} });
+      send({ jsonrpc: '2.0', id: 6, method: 'resources/list' });
+      assert.equal((await next()).error.code, -32601);
+      send({ jsonrpc: '2.0', id: 7, method: 'tools/call', params: { name: 'run', arguments: 'x' } });
+      assert.equal((await next()).error.code, -32602);
+      const exit = new Promise((resolve) => child.once('exit', (code) => resolve(code)));
+      child.stdin.end();
+      assert.equal(await exit, 0);
+      assert.equal(replies.length, 0, 'nothing but replies on stdout');
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    }
   });
 });
 

@@ -71,6 +71,7 @@ class StdioServer : public Transport {
   // Before server_, which may still call Idle() while it is destroyed.
   bool eof_ = false;
   bool stdout_broken_ = false;
+  bool started_ = false;  // Server::Start ran (after the first input).
   EventLoop loop_;
   Server server_;
   LineReader reader_{kMaxLine};
@@ -109,7 +110,6 @@ int StdioServer::Run() {
     return 1;
   }
   BATON_LOG_INFO("serving MCP on stdio as session {}", server_.facts().session);
-  server_.Start();
   auto watched = loop_.AddFd(options_.in_fd, EPOLLIN | EPOLLRDHUP,
                              [this](uint32_t) { OnStdin(); });
   if (!watched) {
@@ -158,6 +158,14 @@ void StdioServer::OnStdin() {
     return;
   }
   Feed(std::string_view(buf, static_cast<size_t>(n)));
+  // Attach to batond (holding the session's lease) once the first input
+  // is served, not before: a client's first message, often a
+  // server/discover probe with a short timeout, must not wait for batond
+  // to start.
+  if (!started_) {
+    started_ = true;
+    server_.Start();
+  }
 }
 
 void StdioServer::Feed(std::string_view data) {
