@@ -59,7 +59,7 @@ depends=$(field Depends)
 needs=$depends
 if [ "$sanitized" = sanitized ]; then
   needs=$(echo "$depends" | tr ',' '\n' | sed 's/^ *//' |
-    grep -Ev '^lib(a|ub|t)san[0-9]+ ' | paste -sd, - | sed 's/,/, /g')
+    grep -Ev '^lib(a|ub|t)san[0-9]+( |$)' | paste -sd, - | sed 's/,/, /g')
 fi
 [[ $needs =~ ^libc6\ \(\>=\ [0-9.]+\)$ ]] ||
   fail "Depends is '$depends', not only libc6"

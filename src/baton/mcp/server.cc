@@ -70,7 +70,7 @@ void Call::DaemonWait(WaitRequest request, std::string what,
   if (!connection) {
     auto me = self();
     return Post([me, error = connection.error()] {
-      me->wait_done_(std::unexpected(error));
+      me->DeliverWait(std::unexpected(error));
     });
   }
   SendWait(std::move(*connection));
@@ -98,8 +98,17 @@ void Call::SendWait(std::unique_ptr<AsyncDaemonClient> connection) {
     if (!reply && reply.error().code == ErrorCode::kUnavailable)
       return me->OnWaitLost(reply.error());
     me->EndWait();
-    me->Run([&] { me->wait_done_(std::move(reply)); });
+    me->DeliverWait(std::move(reply));
   });
+}
+
+void Call::DeliverWait(Result<WaitReply> reply) {
+  // Once, and let go of: the tool's callback often holds this call (its
+  // gathered reads do), and a member that kept it would never be freed.
+  auto done = std::move(wait_done_);
+  wait_done_ = nullptr;
+  if (done)
+    Run([&] { done(std::move(reply)); });
 }
 
 void Call::OnWaitLost(const Error& lost) {
@@ -125,8 +134,7 @@ void Call::ReconnectWait(const Error& last) {
   auto left = std::chrono::duration_cast<milliseconds>(reconnect_until_ - now);
   if (left.count() <= 0) {
     EndWait();
-    Error error = CouldNotReconnect(wait_lost_, last);
-    return Run([&] { wait_done_(std::unexpected(error)); });
+    return DeliverWait(std::unexpected(CouldNotReconnect(wait_lost_, last)));
   }
   // Blocks the loop while a new batond starts, as any first use does.
   auto connection = server_->OpenConnection(left);
@@ -192,6 +200,7 @@ void Call::Abandon() {
   // Callbacks still queued (Post, replies) see done_ and do nothing.
   done_ = true;
   EndWait();
+  wait_done_ = nullptr;
 }
 
 void Call::Finish(ToolResult result) {
