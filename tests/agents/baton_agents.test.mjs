@@ -352,7 +352,11 @@ async function writeFlow(cli, { asks = true } = {}) {
     assert.equal(late.code, 1, 'a second answer is refused');
   }
   const task = await waitTask(cli, id);
-  assert.equal(task.status, 'completed', JSON.stringify(task));
+  // The agent did its part (its process exit 0), but the second check
+  // fails: the task did not do its job, so it ends failed (doc/tasks.md).
+  assert.equal(task.status, 'failed', JSON.stringify(task));
+  assert.equal(task.detail, 'check failed: test -f never-written.txt (exit code 1)');
+  assert.equal(task.exit_code, 0);
   assert.equal(readFileSync(join(cwd, 'out.txt'), 'utf8'), 'hi\n');
   const list = await events(cli, id);
   assert.equal(byType(list, 'answer').length, asks ? 1 : 0, JSON.stringify(list));
