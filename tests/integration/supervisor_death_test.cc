@@ -33,7 +33,7 @@ class SupervisorDeathTest : public BatonTest {
 TEST_F(SupervisorDeathTest, ItsTasksStayKillableTimedAndTheirEndsKnown) {
   std::string gated = Gated("go", 7);
   std::string sleeper = Run("sleep 60");
-  std::string timed = Run("sleep 60", {"--timeout", "2s"});
+  std::string timed = Run("sleep 60", {"--timeout", "5s"});
   int sleeper_pid = WaitStarted(sleeper)["pid"];
   ASSERT_EQ(WaitStarted(gated)["status"], "running");
   ASSERT_EQ(WaitStarted(timed)["status"], "running");
@@ -65,7 +65,7 @@ TEST_F(SupervisorDeathTest, ItsTasksStayKillableTimedAndTheirEndsKnown) {
 
   Baton({"wait", "--timeout", "10s", timed});
   EXPECT_EQ(Status(timed)["status"], "killed");
-  EXPECT_EQ(Status(timed)["detail"], "timed out after 2s");
+  EXPECT_EQ(Status(timed)["detail"], "timed out after 5s");
 }
 
 // Both die. Tasks that end while neither runs keep their exit codes (the
@@ -73,7 +73,7 @@ TEST_F(SupervisorDeathTest, ItsTasksStayKillableTimedAndTheirEndsKnown) {
 TEST_F(SupervisorDeathTest, BatondAndTheSupervisorDieTogether) {
   std::string quick = Run("sleep 0.5; exit 3");
   std::string gated = Gated("go", 4);
-  std::string timed = Run("sleep 60", {"--timeout", "3s"});
+  std::string timed = Run("sleep 60", {"--timeout", "6s"});
   int quick_pid = WaitStarted(quick)["pid"];
   ASSERT_EQ(WaitStarted(gated)["status"], "running");
   ASSERT_EQ(WaitStarted(timed)["status"], "running");
@@ -97,7 +97,7 @@ TEST_F(SupervisorDeathTest, BatondAndTheSupervisorDieTogether) {
   EXPECT_EQ(Status(gated)["detail"], "exit code: 4");
   Baton({"wait", "--timeout", "10s", timed});
   EXPECT_EQ(Status(timed)["status"], "killed");
-  EXPECT_EQ(Status(timed)["detail"], "timed out after 3s");
+  EXPECT_EQ(Status(timed)["detail"], "timed out after 6s");
 }
 
 }  // namespace
