@@ -156,6 +156,8 @@ TEST_F(AgentTest, FailuresAreClearAndNothingIsSpawnedForBadInput) {
 // `baton ls`: <id> <status> <label> <model> <started> <detail>, aligned,
 // and an ended task its owner has not collected is marked until it is.
 TEST_F(AgentTest, LsShowsModelStartAndWhatIsNotCollected) {
+  // Collecting is a session's: unowned tasks have no owner to tell.
+  env_["BATON_SESSION"] = "director";
   std::string agent = Delegate(
       {"--model", "anthropic/claude-opus-4-1", "--label", "récit", "hello"});
   std::string shell = Run("exit 3", {}, env_);
