@@ -192,6 +192,7 @@ bool Call::CancelWait() {
     return false;
   done_ = true;
   EndWait();
+  wait_done_ = nullptr;  // It holds this call: let go, or neither is freed.
   server_->CallEnded(this);
   return true;
 }
@@ -208,6 +209,7 @@ void Call::Finish(ToolResult result) {
     return;
   done_ = true;
   EndWait();
+  wait_done_ = nullptr;
   Json reply;
   if (as_task_ && result.started) {
     // The task is durable before this leaves: batond answered the start
