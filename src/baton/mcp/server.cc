@@ -97,16 +97,13 @@ void Call::SendWait(std::unique_ptr<AsyncDaemonClient> connection) {
     // live on under the supervisor; so does the wait.
     if (!reply && reply.error().code == ErrorCode::kUnavailable)
       return me->OnWaitLost(reply.error());
-    me->EndWait();
     me->DeliverWait(std::move(reply));
   });
 }
 
 void Call::DeliverWait(Result<WaitReply> reply) {
-  // Once, and let go of: the tool's callback often holds this call (its
-  // gathered reads do), and a member that kept it would never be freed.
   auto done = std::move(wait_done_);
-  wait_done_ = nullptr;
+  EndWait();
   if (done)
     Run([&] { done(std::move(reply)); });
 }
@@ -133,7 +130,6 @@ void Call::ReconnectWait(const Error& last) {
   auto now = std::chrono::steady_clock::now();
   auto left = std::chrono::duration_cast<milliseconds>(reconnect_until_ - now);
   if (left.count() <= 0) {
-    EndWait();
     return DeliverWait(std::unexpected(CouldNotReconnect(wait_lost_, last)));
   }
   // Blocks the loop while a new batond starts, as any first use does.
@@ -185,6 +181,9 @@ void Call::EndWait() {
     wait_connection_->Close();
     server_->Retire(std::move(wait_connection_));
   }
+  // The tool's callback often holds this call (its gathered reads do): a
+  // member that kept it past the wait would never be freed.
+  wait_done_ = nullptr;
 }
 
 bool Call::CancelWait() {
@@ -192,7 +191,6 @@ bool Call::CancelWait() {
     return false;
   done_ = true;
   EndWait();
-  wait_done_ = nullptr;  // It holds this call: let go, or neither is freed.
   server_->CallEnded(this);
   return true;
 }
@@ -201,7 +199,6 @@ void Call::Abandon() {
   // Callbacks still queued (Post, replies) see done_ and do nothing.
   done_ = true;
   EndWait();
-  wait_done_ = nullptr;
 }
 
 void Call::Finish(ToolResult result) {
@@ -209,7 +206,6 @@ void Call::Finish(ToolResult result) {
     return;
   done_ = true;
   EndWait();
-  wait_done_ = nullptr;
   Json reply;
   if (as_task_ && result.started) {
     // The task is durable before this leaves: batond answered the start

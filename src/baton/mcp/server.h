@@ -89,7 +89,8 @@ class Call : public ToolCall {
   // batond went away mid-wait (`lost`): bring it back and send the wait
   // again, for up to kReconnectWindow (doc/mcp.md).
   void OnWaitLost(const Error& lost);
-  // Gives the wait's answer to the tool's callback, and drops the callback.
+  // Ends the wait (EndWait, which drops the callback) and gives its answer
+  // to the tool's callback.
   void DeliverWait(Result<WaitReply> reply);
   // One attempt to reconnect; `last` is the previous attempt's error.
   void ReconnectWait(const Error& last);
