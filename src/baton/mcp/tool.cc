@@ -38,6 +38,21 @@ std::optional<std::vector<std::string>> NonEmptyStrings(const Json& value) {
   return strings;
 }
 
+Result<std::vector<std::string>> ChecksArgument(const Json& args) {
+  const Json* checks = FindArgument(args, "checks");
+  if (!checks)
+    return std::vector<std::string>{};
+  auto commands = NonEmptyStrings(*checks);
+  if (!commands) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("argument 'checks' must be a list of shell "
+                                 "commands, e.g. {{\"checks\": [\"make "
+                                 "test\"]}} (got {})",
+                                 checks->dump()));
+  }
+  return std::move(*commands);
+}
+
 Result<std::string> RequiredString(const Json& args, std::string_view name,
                                    std::string_view example) {
   const Json* value = FindArgument(args, name);

@@ -130,6 +130,9 @@ Result<std::string> RequiredString(const Json& args, std::string_view name,
                                    std::string_view example);
 // An optional string ("" when absent or null).
 Result<std::string> OptionalString(const Json& args, std::string_view name);
+// The optional `checks` of run and delegate: shell commands run in the
+// task's folder when it ends (empty when absent).
+Result<std::vector<std::string>> ChecksArgument(const Json& args);
 // An optional boolean.
 Result<bool> OptionalBool(const Json& args, std::string_view name,
                           bool fallback);

@@ -39,16 +39,10 @@ void HandleDelegate(const ToolCallPtr& call) {
       args, "the profile's default (else the config's, else 30 minutes)");
   if (!timeout)
     return call->Finish(ToolResult::Error(timeout.error().message));
-  if (const Json* checks = FindArgument(args, "checks")) {
-    auto commands = NonEmptyStrings(*checks);
-    if (!commands) {
-      return call->Finish(ToolResult::Error(fmt::format(
-          "argument 'checks' must be a list of shell commands, e.g. "
-          "{{\"checks\": [\"make test\"]}} (got {})",
-          checks->dump())));
-    }
-    request.checks = std::move(*commands);
-  }
+  auto checks = ChecksArgument(args);
+  if (!checks)
+    return call->Finish(ToolResult::Error(checks.error().message));
+  request.checks = std::move(*checks);
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {

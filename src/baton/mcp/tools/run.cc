@@ -37,16 +37,10 @@ void HandleRun(const ToolCallPtr& call) {
   if (dir[0] != '/')
     dir = call->facts().cwd + "/" + dir;
   request.cwd = dir;
-  if (const Json* checks = FindArgument(args, "checks")) {
-    auto commands = NonEmptyStrings(*checks);
-    if (!commands) {
-      return call->Finish(ToolResult::Error(fmt::format(
-          "argument 'checks' must be a list of shell commands, e.g. "
-          "{{\"checks\": [\"make test\"]}} (got {})",
-          checks->dump())));
-    }
-    request.checks = std::move(*commands);
-  }
+  auto checks = ChecksArgument(args);
+  if (!checks)
+    return call->Finish(ToolResult::Error(checks.error().message));
+  request.checks = std::move(*checks);
   if (const Json* env = FindArgument(args, "env")) {
     if (!env->is_object()) {
       return call->Finish(ToolResult::Error(
