@@ -18,6 +18,7 @@
 #include <toml++/toml.h>
 
 #include "baton/util/file_util.h"
+#include "baton/util/toml_precheck.h"
 
 namespace baton {
 namespace {
@@ -139,6 +140,13 @@ bool SameCodexEntry(const toml::node_view<const toml::node>& node,
 
 Result<toml::table> ParseToml(const std::string& text,
                               const std::string& path) {
+  if (auto hazard = PrecheckTomlText(text)) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{}:{}:{}: not valid TOML here ({}); fix it, or move it "
+                    "away; nothing was changed",
+                    path, hazard->line, hazard->column, hazard->description));
+  }
   toml::parse_result parsed = toml::parse(text, path);
   if (!parsed) {
     const toml::parse_error& error = parsed.error();

@@ -131,6 +131,13 @@ TEST(McpCodexConfig, RefusesBadTomlAndAnInlineEntry) {
   auto bad = EditCodexConfig(path, kEntry);
   ASSERT_FALSE(bad.has_value());
   EXPECT_NE(bad.error().message.find("not valid TOML"), std::string::npos);
+  // Refused before toml++ reads it (util/toml_precheck.h).
+  Write(path, "mod\xC3\xA9l = 1\n");
+  auto hazard = EditCodexConfig(path, kEntry);
+  ASSERT_FALSE(hazard.has_value());
+  EXPECT_NE(hazard.error().message.find(":1:4: not valid TOML here"),
+            std::string::npos)
+      << hazard.error().message;
   Write(path, "[mcp_servers]\nbaton = { command = \"x\" }\n");
   auto inline_entry = EditCodexConfig(path, kEntry);
   ASSERT_FALSE(inline_entry.has_value());

@@ -12,6 +12,7 @@
 #include "baton/core/model_spec.h"
 #include "baton/util/duration.h"
 #include "baton/util/file_util.h"
+#include "baton/util/toml_precheck.h"
 
 // toml++ as a header-only library compiled into this file alone (not
 // Debian's libtomlplusplus.so: the binary carries no extra shared library),
@@ -135,8 +136,11 @@ std::optional<std::chrono::milliseconds> Duration(Checker& check,
                                                   const toml::node& node,
                                                   const std::string& key) {
   std::optional<std::chrono::milliseconds> duration;
+  // The bound ParseDuration keeps (1e15 ms), so that no conversion to
+  // milliseconds overflows.
+  constexpr int64_t kMaxSeconds = 1'000'000'000'000;
   if (const auto* seconds = node.as_integer()) {
-    if (seconds->get() > 0)
+    if (seconds->get() > 0 && seconds->get() <= kMaxSeconds)
       duration = std::chrono::seconds(seconds->get());
   } else if (const auto* text = node.as_string()) {
     if (auto parsed = ParseDuration(text->get()); parsed && parsed->count() > 0)
@@ -292,6 +296,11 @@ ConfigFile FindConfigFile(const EnvLookup& env) {
 
 Result<AgentConfig> ParseAgentConfig(std::string_view text,
                                      const std::string& path) {
+  if (auto hazard = PrecheckTomlText(text)) {
+    return MakeError(ErrorCode::kInvalidConfig,
+                     fmt::format("{}:{}:{}: {}", path, hazard->line,
+                                 hazard->column, hazard->description));
+  }
   toml::parse_result parsed = toml::parse(text, path);
   if (!parsed) {
     const toml::parse_error& error = parsed.error();

@@ -121,6 +121,12 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
            {"[agents.x]\nadapter = \"claude\"\ncolour = \"red\"\n", kConfig,
             "/cfg/config.toml:3:1: agents.x.colour: unknown key; a profile "
             "takes adapter, command, args, env, model, timeout"},
+           // Refused before toml++ reads them (util/toml_precheck.h).
+           {"[agents.x]\nadapt\xC3\xA9r = \"claude\"\n", kConfig,
+            "/cfg/config.toml:2:6: a non-ASCII character outside a quoted "
+            "string or comment; quote the key"},
+           {"[[[ = \n", kConfig,
+            "/cfg/config.toml:1:3: a table header must start with its name"},
            {"[agents.x]\nadapter = \"gpt\"\n", kConfig,
             "/cfg/config.toml:2:11: agents.x.adapter: unknown adapter 'gpt'; "
             "adapters: claude, codex, codex-exec, acp, command"},
@@ -146,6 +152,10 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
             "duration"},
            {"[agents.x]\nadapter = \"claude\"\ntimeout = 0\n", kConfig,
             "agents.x.timeout: must be a positive duration"},
+           // A fuzz finding: seconds to milliseconds overflowed.
+           {"[defaults]\nagent_timeout = 10000000000000000\n", kConfig,
+            "/cfg/config.toml:2:17: defaults.agent_timeout: must be a "
+            "positive duration"},
            {"[agents.x]\ncommand = [\"x\"]\n", kConfig,
             "/cfg/config.toml:1:1: agents.x: a new profile needs an adapter"},
            {"[agents.x]\nadapter = \"command\"\n", kConfig,
