@@ -44,7 +44,10 @@ TEST_F(CliTest, RunWaitOutput) {
   EXPECT_EQ(id, "shell-1");
   auto waited = Baton({"wait", id});
   EXPECT_EQ(waited.exit_code, 0) << waited.err;
-  EXPECT_EQ(waited.out, "shell-1 completed (exit code: 0)\n");
+  // The status, then the output's last lines, read without consuming.
+  EXPECT_EQ(waited.out,
+            "shell-1 completed (exit code: 0)\n"
+            "  output (last 2 lines of 12 bytes):\n    hello\n    world\n");
   auto output = Baton({"output", id});
   EXPECT_EQ(output.out, "hello\nworld\n");
   auto task = Status(id);

@@ -95,5 +95,27 @@ TEST_F(DirectorLoopTest, WaitTurnFollowsAnAgentTurnByTurn) {
   EXPECT_NE(end.out.find(id + " completed"), std::string::npos) << end.out;
 }
 
+// What a wait_command prints: the status, then only the last lines of a long
+// output.
+TEST_F(DirectorLoopTest, AWaitShowsTheStatusThenTheOutputsLastLines) {
+  std::string id = Run("seq 1 500 | sed 's/^/line /'; exit 3", {}, env_);
+  auto waited = Baton({"wait", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(waited.exit_code, 1) << waited.out << waited.err;
+  std::string expected = id +
+                         " failed (exit code: 3)\n"
+                         "  output (last 10 lines of 4392 bytes):\n";
+  for (int i = 491; i <= 500; ++i)
+    expected += "    line " + std::to_string(i) + "\n";
+  EXPECT_EQ(waited.out, expected);
+  // Many ended at once: no tails, one line each.
+  std::vector<std::string> ids;
+  for (int i = 0; i < 11; ++i)
+    ids.push_back(Run("echo out", {}, env_));
+  std::vector<std::string> args = {"wait", "--all", "--timeout", "20s"};
+  args.insert(args.end(), ids.begin(), ids.end());
+  auto many = Baton(args, env_);
+  EXPECT_EQ(many.out.find("output ("), std::string::npos) << many.out;
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -1,18 +1,61 @@
 #include "baton/cli/wait_report.h"
 
+#include <fmt/format.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <string_view>
 #include <unordered_set>
 
 #include "baton/cli/format.h"
 #include "baton/cli/reconnect.h"
+#include "baton/ipc/task_text.h"
+#include "baton/util/file_util.h"
 
 namespace baton {
 namespace {
 
 using std::chrono::milliseconds;
+
+// What `baton wait` shows of an ended task's output: its last lines, read
+// from the end of the log (never the whole of a huge one), without moving
+// any cursor. Only for a few ended tasks at once: a wait over a thousand
+// tasks is not a thousand reads.
+constexpr size_t kTailLines = 10;
+constexpr uint64_t kTailBytes = 8 * 1024;
+constexpr size_t kMaxTasksWithTail = 10;
+
+// "  output (last 3 lines of 120 bytes):\n    ...\n", or "" when there is
+// no output or it cannot be read (the report goes on without it).
+std::string OutputTail(const Context& ctx, DaemonClient& client,
+                       const std::string& id) {
+  auto range = CallReconnecting(
+      ctx, client, ReadRequest{.task = id, .mode = ReadMode::kAll});
+  if (!range || range->to <= 0)
+    return "";
+  uint64_t to = static_cast<uint64_t>(range->to);
+  uint64_t from = to > kTailBytes ? to - kTailBytes : 0;
+  auto bytes = ReadFileRange(range->path, from, to);
+  if (!bytes)
+    return "";
+  std::string lines = LastLinesOf(*bytes, kTailLines);
+  if (lines.empty())
+    return "";
+  size_t count =
+      1 + static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
+  std::string out = fmt::format("  output (last {} line{} of {} bytes):\n",
+                                count, count == 1 ? "" : "s", to);
+  size_t start = 0;
+  while (start <= lines.size()) {
+    size_t end = lines.find('\n', start);
+    if (end == std::string::npos)
+      end = lines.size();
+    out += "    " + lines.substr(start, end - start) + "\n";
+    start = end + 1;
+  }
+  return out;
+}
 
 // A live "waiting" line on a terminal's stderr; nothing on a pipe.
 class LiveLine {
@@ -149,6 +192,7 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       break;
   }
   PrintReply(ctx, client, report, [&](const WaitReply&) {
+    const bool tails = report.ended.size() <= kMaxTasksWithTail;
     for (const TaskView& task : report.ended) {
       std::printf("%s\n", TaskSummaryLine(task).c_str());
       std::string id = task.task.id.ToString();
@@ -156,8 +200,13 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
         if (turn.task == id)
           std::fputs(TurnText(turn).c_str(), stdout);
       }
+      // The open question says what is needed; otherwise the last lines
+      // say how it went.
+      std::string questions = QuestionsText(task);
+      if (questions.empty() && tails && IsTerminal(task.task.status))
+        std::fputs(OutputTail(ctx, client, id).c_str(), stdout);
       std::fputs(EndText(task).c_str(), stdout);
-      std::fputs(QuestionsText(task).c_str(), stdout);
+      std::fputs(questions.c_str(), stdout);
     }
     std::string told;
     for (const std::string& id : report.already_told)

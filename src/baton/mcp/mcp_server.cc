@@ -37,7 +37,11 @@ const char* const kInstructions =
     "task_output call with wait: true. Collect every task's result before "
     "your final answer. If you lost track (after a compaction, say), call "
     "task_list: it marks the ended tasks you have not collected. Kill "
-    "(task_kill) what stopped mattering.";
+    "(task_kill) what stopped mattering. If your client runs shell commands "
+    "in the background and wakes you when they end, you can instead run a "
+    "task's wait_command (given by run and delegate) there: it blocks until "
+    "the task ends, even across a restart of baton's daemon, and prints its "
+    "status, then its output's last lines or its open question.";
 
 namespace {
 

@@ -130,6 +130,31 @@ Status EnsurePrivateDir(const std::string& path, std::string_view what) {
   return {};
 }
 
+Result<std::string> ReadFileRange(const std::string& path, uint64_t from,
+                                  uint64_t to) {
+  std::string data;
+  if (to <= from)
+    return data;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    return std::unexpected(ErrnoError("open " + path, errno));
+  data.resize(static_cast<size_t>(to - from));
+  size_t got = 0;
+  while (got < data.size()) {
+    ssize_t n = ::pread(fd.get(), data.data() + got, data.size() - got,
+                        static_cast<off_t>(from + got));
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n < 0)
+      return std::unexpected(ErrnoError("read " + path, errno));
+    if (n == 0)
+      break;  // the file is shorter
+    got += static_cast<size_t>(n);
+  }
+  data.resize(got);
+  return data;
+}
+
 Result<uint64_t> CopyFileRange(const std::string& path, uint64_t from,
                                uint64_t to, int out_fd) {
   if (to <= from)

@@ -36,6 +36,11 @@ Status MakeDir(const std::string& path);
 Result<uint64_t> CopyFileRange(const std::string& path, uint64_t from,
                                uint64_t to, int out_fd);
 
+// Bytes [from, to) of the file at `path`, fewer if the file is shorter.
+// For small ranges: the whole range is held in memory.
+Result<std::string> ReadFileRange(const std::string& path, uint64_t from,
+                                  uint64_t to);
+
 // The size of the file at `path`, 0 if it does not exist.
 Result<uint64_t> FileSize(const std::string& path);
 

@@ -122,7 +122,10 @@ ToolDefinition DelegateToolDefinition() {
       "returns when it ends or asks a question (answer with task_answer); "
       "task_send steers it or queues a follow-up. resume_from continues an "
       "ended task's session as a new task. checks are commands run in its "
-      "folder when it ends.";
+      "folder when it ends. The result's wait_command is a shell line that "
+      "blocks until the task ends and prints its status and last lines or "
+      "its question: for a client that wakes you when a background shell "
+      "ends.";
   tool.input_schema = {
       {"type", "object"},
       {"properties",
@@ -191,7 +194,9 @@ ToolDefinition DelegateToolDefinition() {
       {"type", "string"},
       {"description",
        "A `baton wait` command line (with this session) that returns when "
-       "the task ends or asks; run it in a background shell to be woken"}};
+       "the task ends or asks, and prints its status, then its output's "
+       "last lines or the question; run it in a background shell to be "
+       "woken"}};
   output["required"] = {"task_id", "status", "agent", "wait_command"};
   tool.output_schema = std::move(output);
   // An agent edits files and runs commands: honest hints say so.

@@ -107,7 +107,10 @@ ToolDefinition RunToolDefinition() {
       "return at once with its task id. The task keeps running while you do "
       "other work; you are told when it ends. Read its output with "
       "task_output (wait: true to block until it or another task ends). Use "
-      "it for builds, test suites, servers, anything slow.";
+      "it for builds, test suites, servers, anything slow. The result's "
+      "wait_command is a shell line that blocks until the task ends and "
+      "prints its status and last lines: for a client that wakes you when a "
+      "background shell ends.";
   tool.input_schema = {
       {"type", "object"},
       {"properties",
@@ -151,7 +154,8 @@ ToolDefinition RunToolDefinition() {
       {"type", "string"},
       {"description",
        "A `baton wait` command line (with this session) that returns when "
-       "the task ends; run it in a background shell to be woken"}};
+       "the task ends and prints its status, then its output's last lines "
+       "or its open question; run it in a background shell to be woken"}};
   output["required"] = {"task_id", "status", "wait_command"};
   tool.output_schema = std::move(output);
   // A shell command can do anything, anywhere: honest hints say so.
