@@ -7,6 +7,7 @@
 # (which sees both).
 # Usage: completion_test.sh BATON_BINARY COMPLETIONS_DIR
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 baton=$1
 dir=$2
 tmp=$(mktemp -d /tmp/baton-completion.XXXXXX)
@@ -15,13 +16,7 @@ ln -s "$(readlink -f "$baton")" "$tmp/bin/baton"
 export PATH=$tmp/bin:$PATH BATON_HOME=$tmp/home
 unset BATON_SESSION
 cleanup() {
-  pids=$(baton --json daemon status 2>/dev/null |
-    sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p' || true)
-  timeout 20 baton daemon stop --kill-tasks >/dev/null 2>&1 || true
-  for pid in $pids; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  done
+  stop_batond baton
   rm -rf "$tmp"
 }
 trap cleanup EXIT

@@ -6,6 +6,7 @@
 # to others and no agent CLI: an error with its fix, a warning, exit code 1.
 # Usage: doctor_test.sh BATON
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 baton=$(readlink -f "$1")
 tmp=$(mktemp -d /tmp/baton-doctor.XXXXXX)
 export HOME=$tmp/home BATON_HOME=$tmp/state
@@ -13,13 +14,7 @@ unset BATON_SESSION ANTHROPIC_API_KEY OPENAI_API_KEY GEMINI_API_KEY CODEX_HOME X
 mkdir -p "$HOME/.claude" "$tmp/bin"
 cleanup() {
   chmod 700 "$BATON_HOME" 2>/dev/null || true
-  pids=$("$baton" --json daemon status 2>/dev/null |
-    sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p' || true)
-  timeout 20 "$baton" daemon stop --kill-tasks >/dev/null 2>&1 || true
-  for pid in $pids; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  done
+  stop_batond "$baton"
   rm -rf "$tmp"
 }
 trap cleanup EXIT

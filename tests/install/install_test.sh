@@ -4,6 +4,7 @@
 # initialize, and the batond it started is the installed binary (not the
 # build's). Usage: install_test.sh BUILD_DIR VERSION
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=$1
 version=$2
 tmp=$(mktemp -d /tmp/baton-install.XXXXXX)
@@ -12,13 +13,7 @@ export BATON_HOME=$tmp/home
 unset BATON_SESSION
 cleanup() {
   if [ -x "$baton" ]; then
-    pids=$("$baton" --json daemon status 2>/dev/null |
-      sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p' || true)
-    timeout 20 "$baton" daemon stop --kill-tasks >/dev/null 2>&1 || true
-    for pid in $pids; do
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-    done
+    stop_batond "$baton"
   fi
   rm -rf "$tmp"
 }

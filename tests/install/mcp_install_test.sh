@@ -6,6 +6,7 @@
 # tests/agents are installed, `claude mcp list` (through `claude mcp add`)
 # and `codex mcp list` show baton. Usage: mcp_install_test.sh BATON SOURCE_DIR
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 baton=$(readlink -f "$1")
 source_dir=$2
 tmp=$(mktemp -d /tmp/baton-mcp-install.XXXXXX)
@@ -15,13 +16,7 @@ mkdir -p "$HOME/.codex" "$HOME/.gemini" "$HOME/.cursor" "$XDG_CONFIG_HOME/Code/U
 # Without the real CLIs on PATH for the file edits (claude would be used).
 export PATH=/usr/bin:/bin
 cleanup() {
-  pids=$("$baton" --json daemon status 2>/dev/null |
-    sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p' || true)
-  timeout 20 "$baton" daemon stop --kill-tasks >/dev/null 2>&1 || true
-  for pid in $pids; do
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-  done
+  stop_batond "$baton"
   rm -rf "$tmp"
 }
 trap cleanup EXIT

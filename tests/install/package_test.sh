@@ -8,6 +8,7 @@
 # A build under sanitizers (presets ci, tsan) also needs their runtimes:
 # "sanitized" lets Depends name them, and nothing else besides libc6.
 set -euo pipefail
+. "$(dirname "$0")/lib.sh"
 build=$1
 version=$2
 sanitized=${3:-}
@@ -22,13 +23,7 @@ export BATON_HOME=$tmp/home
 unset BATON_SESSION
 cleanup() {
   if [ -x "$baton" ]; then
-    pids=$("$baton" --json daemon status 2>/dev/null |
-      sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p' || true)
-    timeout 20 "$baton" daemon stop --kill-tasks >/dev/null 2>&1 || true
-    for pid in $pids; do
-      for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-      if kill -0 "$pid" 2>/dev/null; then kill -KILL "$pid" 2>/dev/null || true; fi
-    done
+    stop_batond "$baton"
   fi
   rm -rf "$tmp"
 }
