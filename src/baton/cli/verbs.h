@@ -49,6 +49,10 @@ void DefineAgents(CLI::App& command, const Context& ctx, Action& action);
 void DefineAttach(CLI::App& command, const Context& ctx, Action& action);
 void DefineNotices(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
+// `daemon install-service`, a subcommand of `daemon`'s
+// (verbs/daemon_service.cc).
+void DefineDaemonService(CLI::App& daemon_command, const Context& ctx,
+                         Action& action);
 void DefineMcp(CLI::App& command, const Context& ctx, Action& action);
 void DefineServe(CLI::App& command, const Context& ctx, Action& action);
 void DefineDoctor(CLI::App& command, const Context& ctx, Action& action);

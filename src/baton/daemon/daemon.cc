@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "baton/daemon/socket_activation.h"
 #include "baton/ipc/limits.h"
 #include "baton/ipc/task_text.h"
 #include "baton/ipc/unix_socket.h"
@@ -138,7 +139,9 @@ Daemon::~Daemon() {
   if (accept_resume_timer_)
     loop_.Cancel(accept_resume_timer_);
   connections_.clear();
-  if (listen_fd_)
+  // systemd's socket stays where it is: the next connection starts the
+  // next batond.
+  if (listen_fd_ && !socket_activated_)
     ::unlink(options_.paths.daemon_socket().c_str());
 }
 
@@ -146,6 +149,11 @@ Status Daemon::Start() {
   started_ms_ = clock_.WallNowMillis();
   if (!loop_.ok())
     return MakeError(ErrorCode::kIo, "epoll_create failed");
+  // Taken first: the supervisor started below must not inherit systemd's
+  // socket or its LISTEN_* variables.
+  auto activated = TakeActivatedSocket(options_.paths.daemon_socket());
+  if (!activated)
+    return std::unexpected(activated.error());
   ::signal(SIGPIPE, SIG_IGN);
   ::signal(SIGHUP, SIG_IGN);
   for (int sig : {SIGTERM, SIGINT}) {
@@ -187,10 +195,15 @@ Status Daemon::Start() {
     return recovered;
   agents_->Recover(registry_->LiveTasks());
 
-  auto listener = ListenUnix(options_.paths.daemon_socket());
-  if (!listener)
-    return std::unexpected(listener.error());
-  listen_fd_ = std::move(*listener);
+  if (*activated) {
+    listen_fd_ = std::move(*activated);
+    socket_activated_ = true;
+  } else {
+    auto listener = ListenUnix(options_.paths.daemon_socket());
+    if (!listener)
+      return std::unexpected(listener.error());
+    listen_fd_ = std::move(*listener);
+  }
   reserve_fd_.reset(::open("/dev/null", O_RDONLY | O_CLOEXEC));
   if (auto added = loop_.AddFd(listen_fd_.get(), EPOLLIN,
                                [this](uint32_t) { OnAccept(); });

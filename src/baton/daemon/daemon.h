@@ -172,6 +172,7 @@ class Daemon {
   std::unique_ptr<AppServerProbe> codex_probe_;
   ProgramCache command_cache_;  // For the preflight's PATH searches.
   UniqueFd listen_fd_;
+  bool socket_activated_ = false;  // listen_fd_ is systemd's
   // Kept open to be closed when descriptors run out: it makes room to
   // accept a client and tell it so (RefuseClient).
   UniqueFd reserve_fd_;

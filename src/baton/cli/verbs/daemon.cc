@@ -1,4 +1,5 @@
-// `baton daemon start|stop|status`: manage batond itself.
+// `baton daemon start|stop|status`: manage batond itself (install-service:
+// verbs/daemon_service.cc).
 #include <poll.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -111,6 +112,7 @@ void DefineDaemon(CLI::App& command, const Context& ctx, Action& action) {
   command.add_subcommand("status", "Is batond running?")
       ->callback(
           [&ctx, &action] { action = [&ctx] { return DoStatus(ctx); }; });
+  DefineDaemonService(command, ctx, action);
 }
 
 }  // namespace baton
