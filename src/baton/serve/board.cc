@@ -28,7 +28,7 @@ struct BoardList {
   int64_t queued_count = 0;
   int64_t completed_today = 0;
   int64_t failed_today = 0;
-  int64_t killed_today = 0;  // Killed or interrupted.
+  int64_t killed_today = 0;           // Killed or interrupted.
   std::vector<TaskView> needs_input;  // Oldest first.
   std::vector<TaskView> running;      // Running, stopping, queued.
   std::vector<TaskView> ended;        // Most recent end first.
