@@ -14,6 +14,7 @@
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/malloc_tuning.h"
 #include "baton/mcp/mcp_server.h"
+#include "baton/serve/board_command.h"
 #include "baton/serve/serve.h"
 #include "baton/supervisor/supervisor.h"
 #include "baton/util/detached_process.h"
@@ -97,5 +98,7 @@ int main(int argc, char** argv) {
     return baton::mcp::RunMcpServerFromEnvironment();
   if (argc >= 2 && std::strcmp(argv[1], "serve") == 0)
     return baton::serve::RunServeMain(argc - 2, argv + 2);
+  if (argc >= 2 && std::strcmp(argv[1], "board") == 0)
+    return baton::serve::RunBoardMain(argc - 2, argv + 2);
   return baton::RunCli(argc, argv);
 }

@@ -4,7 +4,9 @@
 // changed, and batond keeps serving.
 #include <nlohmann/json.hpp>
 
+#include "baton/ipc/async_daemon_client.h"
 #include "baton/ipc/codec.h"
+#include "baton/loop/event_loop.h"
 #include "tests/support/baton_fixture.h"
 #include "tests/support/request_cases.h"
 
@@ -97,6 +99,44 @@ TEST_F(ProtocolTest, IdsBeyondSixtyFourBitsComeBackExactly) {
     std::string reply = RawRequest(R"({"id":)" + id + R"(,"op":"notices"})");
     EXPECT_TRUE(reply.starts_with(R"({"id":)" + id + ",")) << reply;
   }
+}
+
+// `watch` (the board's live updates): answered at once below the count,
+// else held until a commit changes state, here a task started by the CLI.
+TEST_F(ProtocolTest, AWatchIsAnsweredAtTheNextChange) {
+  auto blocking = ConnectToDaemon();
+  ASSERT_TRUE(blocking) << blocking.error().message;
+  auto now = blocking->Call(WatchRequest{});
+  ASSERT_TRUE(now) << now.error().message;
+  EXPECT_EQ(now->daemon_pid, daemon_pid_);
+
+  EventLoop loop;
+  DaemonClient::Options options;
+  options.paths = StatePaths{home_, home_};
+  options.autostart = false;
+  auto client = AsyncDaemonClient::Open(&loop, options, [](Notice) {});
+  ASSERT_TRUE(client) << client.error().message;
+  std::optional<Result<WatchReply>> got;
+  (*client)->Call(WatchRequest{.after = now->changes},
+                  [&](Result<WatchReply> reply) {
+                    got = std::move(reply);
+                    loop.Stop();
+                  });
+  auto run_for = [&](std::chrono::milliseconds limit) {
+    TimerId timer = loop.Schedule(std::chrono::steady_clock::now() + limit,
+                                  [&] { loop.Stop(); });
+    ASSERT_TRUE(loop.Run());
+    loop.Cancel(timer);
+  };
+  // Nothing changed: the watch is held (a negative check, so a bounded
+  // look rather than a wait for something).
+  run_for(std::chrono::milliseconds(300));
+  EXPECT_FALSE(got) << "answered with nothing changed";
+  Run("true");
+  run_for(std::chrono::seconds(30));
+  ASSERT_TRUE(got) << "not answered after a task started";
+  ASSERT_TRUE(*got) << got->error().message;
+  EXPECT_GT((*got)->changes, now->changes);
 }
 
 }  // namespace

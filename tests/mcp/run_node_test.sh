@@ -8,7 +8,7 @@ if ! command -v node >/dev/null 2>&1; then
   echo "skipped: node is not installed (scripts/setup installs it)"
   exit 0
 fi
-if [ ! -d node_modules/@modelcontextprotocol/sdk ]; then
+if [ ! -d node_modules/@modelcontextprotocol/sdk ] || [ ! -d node_modules/playwright-core ]; then
   # `npm install` with the lockfile, as scripts/setup does (npm ci refuses
   # this lockfile: a Windows-only optional dependency is not published).
   npm install --no-audit --no-fund --loglevel=error

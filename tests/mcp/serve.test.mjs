@@ -306,9 +306,11 @@ test('security and bad input: token, Origin, Host, sessions, size, JSON', T, asy
       JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'tools/call', params: { name: 'run', arguments: { command: 'x'.repeat(5 << 20) } } }));
     assert.equal(r.status, 413);
     assert.match(JSON.parse(r.body).error.message, /too large/);
-    // An unknown path: 404; the session still works.
+    // Any other path is the board's, which takes its login cookie, not the
+    // bearer header (doc/board.md): 401; the session still works.
     r = await raw(new URL('/other', serve.url), 'GET', serve.auth);
-    assert.equal(r.status, 404);
+    assert.equal(r.status, 401);
+    assert.match(JSON.parse(r.body).error.message, /log in to the board/);
     r = await post(serve.url, { ...serve.auth, ...mcp, 'Mcp-Session-Id': session }, { jsonrpc: '2.0', id: 6, method: 'tools/list' });
     assert.equal(r.status, 200);
     assert.equal(JSON.parse(r.body).result.tools.length, 8);

@@ -29,6 +29,7 @@ const std::map<std::string, Json>& Samples() {
       {"notices", Json::object()},
       {"daemon_status", Json::object()},
       {"shutdown", Json::object()},
+      {"watch", Json::object()},
   };
   return samples;
 }

@@ -38,8 +38,8 @@ constexpr std::chrono::milliseconds kAcceptPause{100};
 // reply of a failed iteration becomes the commit's error.
 bool NeedsCommit(std::string_view op) {
   static constexpr std::string_view kIndependent[] = {
-      "hello",  "daemon_status", "agents",  "send",
-      "answer", "attach",        "shutdown"};
+      "hello",  "daemon_status", "agents",   "send",
+      "answer", "attach",        "shutdown", "watch"};
   return std::ranges::find(kIndependent, op) == std::end(kIndependent);
 }
 
@@ -465,7 +465,13 @@ void Daemon::BeforeSleep() {
     if (auto committed = registry_->Commit(&dropped); !committed) {
       failure = CannotSave(committed.error());
       OnCommitFailed(committed.error(), dropped);
-    } else if (commit_failing_) {
+    } else {
+      ++changes_;
+      // Their replies join the held ones sent below.
+      for (auto& [connection, watch] : std::exchange(watches_, {}))
+        watch(WatchReply{.changes = changes_, .daemon_pid = getpid()});
+    }
+    if (!failure && commit_failing_) {
       commit_failing_ = false;
       BATON_LOG_INFO(
           "state saved again, after {} failed attempts in {}", failed_commits_,
@@ -490,8 +496,11 @@ void Daemon::BeforeSleep() {
     connection.held.clear();
     connection.channel->Flush();
   }
-  for (uint64_t id : closed_connections_)
+  for (uint64_t id : closed_connections_) {
     connections_.erase(id);
+    std::erase_if(watches_,
+                  [id](const auto& watch) { return watch.first == id; });
+  }
   closed_connections_.clear();
 }
 

@@ -151,6 +151,7 @@ class Daemon {
   void Handle(Connection&, const NoticesRequest&, Session, Reply);
   void Handle(Connection&, const DaemonStatusRequest&, Session, Reply);
   void Handle(Connection&, const ShutdownRequest&, Session, Reply);
+  void Handle(Connection&, const WatchRequest&, Session, Reply);
 
   // The spec of a new task from what `run` and `delegate` share (owner,
   // folder, label, environment, deadline, checks), then its own parts.
@@ -181,6 +182,10 @@ class Daemon {
   TimerId accept_resume_timer_ = 0;  // Set while accepting pauses.
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
+  // Commits that changed state, and the watches waiting for the next one,
+  // by connection (WatchRequest).
+  int64_t changes_ = 0;
+  std::vector<std::pair<uint64_t, Reply>> watches_;
   uint64_t next_connection_id_ = 1;
   TimerId flush_retry_timer_ = 0;  // Set while a failed flush waits.
   // Since the first failed commit, until one works.

@@ -154,7 +154,7 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
                         AnswerRequest, EventsRequest, AgentsRequest, GetRequest,
                         ListRequest, ReadRequest, KillRequest, WaitRequest,
                         AttachRequest, NoticesRequest, DaemonStatusRequest,
-                        ShutdownRequest>());
+                        ShutdownRequest, WatchRequest>());
 }
 
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {

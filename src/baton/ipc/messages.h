@@ -649,6 +649,35 @@ struct NoticesRequest {
   void Fields(V&) {}
 };
 
+// How many times batond's state changed: a task started, changed status,
+// ended, asked or was answered. Coarse on purpose: it says "look again",
+// not what changed, so it tells no session anything of another's tasks.
+struct WatchReply {
+  int64_t changes = 0;
+  int64_t daemon_pid = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("changes", changes,
+      {.doc = "commits that changed state since this batond started"});
+    v("daemon_pid", daemon_pid,
+      {.doc = "a new pid is a new batond, whose count starts again"});
+  }
+};
+struct WatchRequest {
+  static constexpr std::string_view kOp = "watch";
+  static constexpr std::string_view kDoc =
+      "answered once batond's state changed past `after` (at once when it "
+      "did already): the board's live updates, pushed, never polled";
+  using Reply = WatchReply;
+  int64_t after = -1;
+  template <class V>
+  void Fields(V& v) {
+    v("after", after,
+      {.min = -1,
+       .doc = "the `changes` last seen; -1 (default): answer at once"});
+  }
+};
+
 struct DaemonStatusReply {
   int64_t daemon_pid = 0;
   int64_t supervisor_pid = 0;
@@ -709,7 +738,7 @@ using Request =
                  AnswerRequest, EventsRequest, AgentsRequest, GetRequest,
                  ListRequest, ReadRequest, KillRequest, WaitRequest,
                  AttachRequest, NoticesRequest, DaemonStatusRequest,
-                 ShutdownRequest>;
+                 ShutdownRequest, WatchRequest>;
 
 }  // namespace baton
 

@@ -167,17 +167,9 @@ bool HostPolicy::OriginAllowed(const std::string* origin) const {
   return HostAllowed(value.substr(kScheme.size()));
 }
 
-bool BearerTokenMatches(const std::string* authorization,
-                        std::string_view token) {
-  if (!authorization || token.empty())
+bool TokenEquals(std::string_view given, std::string_view token) {
+  if (token.empty())
     return false;
-  std::string_view value = Trim(*authorization);
-  constexpr std::string_view kScheme = "bearer ";
-  if (value.size() < kScheme.size() ||
-      Lower(value.substr(0, kScheme.size())) != kScheme) {
-    return false;
-  }
-  std::string_view given = Trim(value.substr(kScheme.size()));
   // Constant time in the token's length: no early exit on a wrong byte.
   unsigned char diff = given.size() == token.size() ? 0 : 1;
   for (size_t i = 0; i < token.size(); ++i) {
@@ -185,6 +177,111 @@ bool BearerTokenMatches(const std::string* authorization,
     diff |= static_cast<unsigned char>(c ^ token[i]);
   }
   return diff == 0;
+}
+
+bool BearerTokenMatches(const std::string* authorization,
+                        std::string_view token) {
+  if (!authorization)
+    return false;
+  std::string_view value = Trim(*authorization);
+  constexpr std::string_view kScheme = "bearer ";
+  if (value.size() < kScheme.size() ||
+      Lower(value.substr(0, kScheme.size())) != kScheme) {
+    return false;
+  }
+  return TokenEquals(Trim(value.substr(kScheme.size())), token);
+}
+
+std::optional<std::string> CookieValue(const std::string* cookie,
+                                       std::string_view name) {
+  if (!cookie)
+    return std::nullopt;
+  std::string_view rest = *cookie;
+  while (!rest.empty()) {
+    size_t semicolon = rest.find(';');
+    std::string_view item = Trim(rest.substr(0, semicolon));
+    rest = semicolon == std::string_view::npos ? std::string_view()
+                                               : rest.substr(semicolon + 1);
+    size_t equals = item.find('=');
+    if (equals != std::string_view::npos &&
+        Trim(item.substr(0, equals)) == name)
+      return std::string(Trim(item.substr(equals + 1)));
+  }
+  return std::nullopt;
+}
+
+std::optional<std::string> QueryValue(std::string_view target,
+                                      std::string_view name) {
+  size_t question = target.find('?');
+  if (question == std::string_view::npos)
+    return std::nullopt;
+  std::string_view rest = target.substr(question + 1);
+  rest = rest.substr(0, rest.find('#'));
+  while (!rest.empty()) {
+    size_t amp = rest.find('&');
+    std::string_view item = rest.substr(0, amp);
+    rest = amp == std::string_view::npos ? std::string_view()
+                                         : rest.substr(amp + 1);
+    size_t equals = item.find('=');
+    if (item.substr(0, equals) != name)
+      continue;
+    std::string_view raw = equals == std::string_view::npos
+                               ? std::string_view()
+                               : item.substr(equals + 1);
+    std::string out;
+    for (size_t i = 0; i < raw.size(); ++i) {
+      if (raw[i] == '+') {
+        out.push_back(' ');
+      } else if (raw[i] == '%') {
+        unsigned value = 0;
+        if (i + 2 >= raw.size())
+          return std::nullopt;
+        auto [end, error] =
+            std::from_chars(raw.data() + i + 1, raw.data() + i + 3, value, 16);
+        if (error != std::errc() || end != raw.data() + i + 3)
+          return std::nullopt;
+        out.push_back(static_cast<char>(value));
+        i += 2;
+      } else {
+        out.push_back(raw[i]);
+      }
+    }
+    return out;
+  }
+  return std::nullopt;
+}
+
+std::string BoardCookieName(uint16_t port) {
+  return fmt::format("baton_board_{}", port);
+}
+
+bool IsBoardLogin(const HttpRequest& request, std::string_view token) {
+  if (request.method != "GET" || request.path() != "/")
+    return false;
+  auto given = QueryValue(request.target, "token");
+  return given && TokenEquals(*given, token);
+}
+
+std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
+                                        std::string_view token,
+                                        std::string_view cookie_name) {
+  if (IsBoardLogin(request, token))
+    return std::nullopt;
+  auto cookie = CookieValue(request.Header("Cookie"), cookie_name);
+  if (!cookie || !TokenEquals(*cookie, token)) {
+    return Refusal{401,
+                   "Unauthorized: log in to the board by opening the URL "
+                   "that baton serve printed (it carries the token once), "
+                   "or run baton board"};
+  }
+  if (request.method != "GET" && request.method != "HEAD" &&
+      !request.Header("Origin")) {
+    return Refusal{403,
+                   "Forbidden: a request that changes state needs an "
+                   "Origin header of this server (send it from the board's "
+                   "own page)"};
+  }
+  return std::nullopt;
 }
 
 bool Accepts(const std::string* accept, std::string_view media_type) {

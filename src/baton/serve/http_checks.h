@@ -54,10 +54,46 @@ class HostPolicy {
   std::set<std::string> authorities_;  // Lower case.
 };
 
+// `given` equals `token` (not empty), compared in constant time.
+bool TokenEquals(std::string_view given, std::string_view token);
+
 // `authorization` is "Bearer <token>" (the scheme in any case). Compares in
 // constant time.
 bool BearerTokenMatches(const std::string* authorization,
                         std::string_view token);
+
+// The value of cookie `name` in a Cookie header ("a=1; b=2"), or nullopt.
+std::optional<std::string> CookieValue(const std::string* cookie,
+                                       std::string_view name);
+
+// The value of `name` in the query of `target` ("/x?a=1&b=%41" gives "A"
+// for b), percent-decoded and '+' read as a space; nullopt when absent or
+// badly encoded.
+std::optional<std::string> QueryValue(std::string_view target,
+                                      std::string_view name);
+
+// The board's login cookie, one per port, so that two servers on one
+// machine (cookies ignore the port) do not log each other out.
+std::string BoardCookieName(uint16_t port);
+
+// A refused request: the status and what to do instead.
+struct Refusal {
+  int status = 403;
+  std::string message;
+};
+
+// The board's checks (every route but /mcp), after Host and Origin
+// (doc/board.md, "Login"): the login request (GET / with ?token=<token>)
+// passes; any other request needs the login cookie (401); and one that
+// changes state (any method but GET and HEAD) also needs an Origin header,
+// which the gate already checked is ours (403 without it). Cross-site
+// requests carry no SameSite=Strict cookie and no Origin of ours, so a page
+// elsewhere can neither read the board nor act through it.
+std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
+                                        std::string_view token,
+                                        std::string_view cookie_name);
+// GET / with a ?token= equal to `token`.
+bool IsBoardLogin(const HttpRequest& request, std::string_view token);
 
 // The Accept header lists `media_type` (or */*, or type/*). No Accept
 // header accepts everything (RFC 9110).

@@ -79,6 +79,57 @@ TEST(ServeBearer, MatchesOnlyTheWholeToken) {
   EXPECT_FALSE(BearerTokenMatches(&empty, ""));
 }
 
+TEST(ServeBoardLogin, ReadsCookiesAndQueries) {
+  std::string cookie = "a=1; baton_board_7420=abc ;other=x=y";
+  EXPECT_EQ(CookieValue(&cookie, "baton_board_7420"), "abc");
+  EXPECT_EQ(CookieValue(&cookie, "other"), "x=y");
+  EXPECT_FALSE(CookieValue(&cookie, "baton_board_1"));
+  EXPECT_FALSE(CookieValue(nullptr, "a"));
+  EXPECT_EQ(QueryValue("/?token=ab%41+c&x=1", "token"), "abA c");
+  EXPECT_EQ(QueryValue("/x?a&token=", "token"), "");
+  EXPECT_FALSE(QueryValue("/x?tokens=1", "token"));
+  EXPECT_FALSE(QueryValue("/x", "token"));
+  EXPECT_FALSE(QueryValue("/x?token=%4", "token"));
+  EXPECT_FALSE(QueryValue("/x?token=%zz", "token"));
+  EXPECT_EQ(BoardCookieName(7420), "baton_board_7420");
+}
+
+TEST(ServeBoardLogin, LoginNeedsTheWholeTokenOnGetSlash) {
+  HttpRequest login{"GET", "/?token=secret", {}, ""};
+  EXPECT_TRUE(IsBoardLogin(login, "secret"));
+  EXPECT_FALSE(CheckBoardAccess(login, "secret", "c"));
+  for (const char* target : {"/?token=secre", "/?token=secret1", "/",
+                             "/board/api/tasks?token=secret"}) {
+    HttpRequest other{"GET", target, {}, ""};
+    EXPECT_FALSE(IsBoardLogin(other, "secret")) << target;
+    auto refused = CheckBoardAccess(other, "secret", "c");
+    ASSERT_TRUE(refused) << target;
+    EXPECT_EQ(refused->status, 401);
+  }
+  HttpRequest post{"POST", "/?token=secret", {}, ""};
+  EXPECT_FALSE(IsBoardLogin(post, "secret"));
+  EXPECT_FALSE(IsBoardLogin(login, ""));
+}
+
+TEST(ServeBoardLogin, CookieOpensReadsAndOriginGuardsWrites) {
+  HttpRequest read{"GET", "/board/api/tasks", {{"Cookie", "c=secret"}}, ""};
+  EXPECT_FALSE(CheckBoardAccess(read, "secret", "c"));
+  HttpRequest wrong{"GET", "/board/api/tasks", {{"Cookie", "c=other"}}, ""};
+  EXPECT_EQ(CheckBoardAccess(wrong, "secret", "c")->status, 401);
+  HttpRequest other_name{"GET", "/", {{"Cookie", "d=secret"}}, ""};
+  EXPECT_EQ(CheckBoardAccess(other_name, "secret", "c")->status, 401);
+  HttpRequest post{"POST", "/board/api/kill", {{"Cookie", "c=secret"}}, "{}"};
+  auto refused = CheckBoardAccess(post, "secret", "c");
+  ASSERT_TRUE(refused);
+  EXPECT_EQ(refused->status, 403);
+  EXPECT_NE(refused->message.find("Origin"), std::string::npos);
+  post.headers.emplace_back("Origin", "http://127.0.0.1:7420");
+  EXPECT_FALSE(CheckBoardAccess(post, "secret", "c"));
+  HttpRequest no_cookie{
+      "POST", "/board/api/kill", {{"Origin", "http://127.0.0.1:7420"}}, "{}"};
+  EXPECT_EQ(CheckBoardAccess(no_cookie, "secret", "c")->status, 401);
+}
+
 TEST(ServeAccept, ReadsMediaRanges) {
   std::string both = "application/json, text/event-stream";
   EXPECT_TRUE(Accepts(&both, "application/json"));

@@ -4,14 +4,17 @@
 #include <signal.h>
 #include <unistd.h>
 
+#include <charconv>
 #include <cstdio>
 #include <cstdlib>
 #include <nlohmann/json.hpp>
 
 #include "baton/loop/event_loop.h"
+#include "baton/serve/board.h"
 #include "baton/serve/http_server.h"
 #include "baton/serve/mcp_endpoint.h"
 #include "baton/serve/token.h"
+#include "baton/util/detached_process.h"
 #include "baton/util/fd_limit.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
@@ -33,12 +36,16 @@ constexpr char kUsage[] =
     "  headers may use besides localhost, 127.0.0.1, [::1] and the listen "
     "address.\n"
     "  Register it: claude mcp add --transport http baton URL --header\n"
-    "  \"Authorization: Bearer $(baton serve --print-token)\"\n";
+    "  \"Authorization: Bearer $(baton serve --print-token)\"\n"
+    "  The board (a web page of the tasks) is at http://HOST:PORT/; the URL\n"
+    "  printed at start logs a browser in (or run baton board).\n";
 
 // The checks before any route: Host and Origin against DNS rebinding, then
-// the token.
+// the token: as a bearer header for /mcp, as the login cookie (and a
+// same-origin request to change anything) for the board.
 std::optional<HttpResponse> Gate(const HostPolicy& policy,
                                  const std::string& token,
+                                 const std::string& cookie_name,
                                  const HttpRequest& request) {
   const std::string* host = request.Header("Host");
   if (!host || !policy.HostAllowed(*host)) {
@@ -54,6 +61,13 @@ std::optional<HttpResponse> Gate(const HostPolicy& policy,
         403, fmt::format("Forbidden: Origin '{}' may not use this server "
                          "(only pages of this server's own origin may)",
                          origin ? *origin : ""));
+  }
+  if (request.path() != "/mcp") {
+    if (auto refused = CheckBoardAccess(request, token, cookie_name)) {
+      return BoardError(refused->status, Error{ErrorCode::kPermissionDenied,
+                                               std::move(refused->message)});
+    }
+    return std::nullopt;
   }
   if (!BearerTokenMatches(request.Header("Authorization"), token)) {
     return ErrorResponse(401,
@@ -72,15 +86,20 @@ int Fail(const std::string& message) {
 
 int Serve(const ServeOptions& options, const StatePaths& paths,
           const std::string& token) {
+  // Until ready, a failure is also told to whoever started us detached.
+  auto fail = [&options](const std::string& message) {
+    ReportStartFailure(options.ready_fd, message);
+    return Fail(message);
+  };
   if (auto raised = RaiseFdLimit(); !raised)
     BATON_LOG_WARN("fd limit: {}", raised.error().message);
   EventLoop loop;
   if (!loop.ok())
-    return Fail("cannot create the event loop");
+    return fail("cannot create the event loop");
   HttpServer http(&loop, HttpLimits{});
   auto port = http.Listen(options.listen);
   if (!port)
-    return Fail(port.error().message);
+    return fail(port.error().message);
   HostPolicy policy(options.listen, *port, options.allowed_hosts);
   McpEndpointOptions endpoint_options;
   endpoint_options.server.paths = paths;
@@ -90,9 +109,15 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
     endpoint_options.server.baton_home = home;
   // Destroyed before `http`: its exchanges forget their callbacks first.
   McpEndpoint endpoint(&loop, endpoint_options);
-  http.SetGate([&policy, &token](const HttpRequest& request) {
-    return Gate(policy, token, request);
+  BoardOptions board_options;
+  board_options.paths = paths;
+  board_options.token = token;
+  board_options.cookie_name = BoardCookieName(*port);
+  Board board(&loop, board_options);
+  http.SetGate([&policy, &token, &board_options](const HttpRequest& request) {
+    return Gate(policy, token, board_options.cookie_name, request);
   });
+  board.AddRoutes(&http);
   http.Route("/mcp", [&endpoint](const HttpRequest& request,
                                  const ExchangePtr& exchange) {
     endpoint.Handle(request, exchange);
@@ -101,7 +126,7 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
   for (int signal : {SIGINT, SIGTERM}) {
     if (auto handled = loop.HandleSignal(signal, [&loop] { loop.Stop(); });
         !handled) {
-      return Fail(handled.error().message);
+      return fail(handled.error().message);
     }
   }
   endpoint.Start();
@@ -109,7 +134,11 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
   std::string url =
       fmt::format("http://{}/mcp", Authority(options.listen.host, *port));
   std::string info_path = paths.home + "/serve.json";
-  nlohmann::json info = {{"url", url}, {"pid", ::getpid()}};
+  nlohmann::json info = {
+      {"url", url},
+      {"board",
+       fmt::format("http://{}/", Authority(options.listen.host, *port))},
+      {"pid", ::getpid()}};
   if (auto written = WriteFileAtomic(info_path, info.dump() + "\n"); !written)
     BATON_LOG_WARN("cannot write {}: {}", info_path, written.error().message);
   if (!IsLoopbackHost(options.listen.host)) {
@@ -118,11 +147,18 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
         "and holds the token can run commands as you",
         Authority(options.listen.host, *port));
   }
+  std::string board_url =
+      fmt::format("http://{}/", Authority(options.listen.host, *port));
   std::printf("baton serve: MCP at %s\n", url.c_str());
+  // The one place the token shows in a URL: opening it logs in, and the
+  // page moves it into a cookie at once.
+  std::printf("baton serve: board at %s?token=%s\n", board_url.c_str(),
+              token.c_str());
   std::printf(
       "  every request needs Authorization: Bearer <token> (baton serve "
       "--print-token)\n");
   std::fflush(stdout);
+  ReportReady(options.ready_fd);
   BATON_LOG_INFO("serving MCP at {}", url);
 
   auto ran = loop.Run();
@@ -161,6 +197,17 @@ Result<ServeOptions> ParseServeArgs(const std::vector<std::string>& args) {
       options.help = true;
     } else if (arg == "--print-token") {
       options.print_token = true;
+    } else if (is("--ready-fd")) {
+      auto text = value("--ready-fd");
+      if (!text)
+        return std::unexpected(text.error());
+      auto [end, error] = std::from_chars(
+          text->data(), text->data() + text->size(), options.ready_fd);
+      if (text->empty() || error != std::errc() ||
+          end != text->data() + text->size() || options.ready_fd < 0) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         "--ready-fd needs a descriptor number");
+      }
     } else if (is("--listen")) {
       auto text = value("--listen");
       if (!text)
@@ -203,14 +250,18 @@ int RunServeMain(int argc, char** argv) {
     std::fputs(kUsage, stdout);
     return 0;
   }
+  auto fail = [&options](const std::string& message) {
+    ReportStartFailure(options->ready_fd, message);
+    return Fail(message);
+  };
   auto paths = StatePaths::FromEnvironment("");
   if (!paths)
-    return Fail(paths.error().message);
+    return fail(paths.error().message);
   if (auto prepared = paths->Prepare(); !prepared)
-    return Fail(prepared.error().message);
+    return fail(prepared.error().message);
   auto token = LoadOrCreateToken(paths->home + "/serve.token");
   if (!token)
-    return Fail(token.error().message);
+    return fail(token.error().message);
   if (options->print_token) {
     std::printf("%s\n", token->c_str());
     return 0;

@@ -1,7 +1,7 @@
 // `baton serve`: MCP over Streamable HTTP (doc/serve.md). One process, a
 // client of batond as `baton mcp` is, on one EventLoop: the HTTP server,
-// its gate (Host, Origin, bearer token) and its routes (/mcp now; the
-// board will be served by the same process).
+// its gate (Host, Origin, bearer token or the board's cookie) and its
+// routes (/mcp, and the board: board.h).
 #ifndef BATON_SERVE_SERVE_H_
 #define BATON_SERVE_SERVE_H_
 
@@ -20,6 +20,9 @@ struct ServeOptions {
   std::vector<std::string> allowed_hosts;  // --allow-host, repeatable.
   bool print_token = false;
   bool help = false;
+  // Internal (`baton board` starts serve detached): where to say "ready"
+  // once serve.json is written, or why it could not start.
+  int ready_fd = -1;
 };
 
 // The arguments after `serve`. Unknown or malformed ones are refused with

@@ -1,5 +1,5 @@
 // Handlers of the requests about tasks and about batond itself: hello,
-// get, list, read, kill, attach, notices, daemon_status, shutdown. Each
+// get, list, read, kill, attach, notices, daemon_status, shutdown, watch. Each
 // takes its typed request (ipc/messages.h), calls the registry, and
 // answers through `reply`.
 #include <unistd.h>
@@ -110,6 +110,13 @@ void Daemon::Handle(Connection& connection, const AttachRequest&,
 
 void Daemon::Handle(Connection&, const NoticesRequest&, Session, Reply reply) {
   reply(EmptyReply{});  // The reply itself carries the notices.
+}
+
+void Daemon::Handle(Connection& connection, const WatchRequest& request,
+                    Session, Reply reply) {
+  if (request.after < changes_)
+    return reply(WatchReply{.changes = changes_, .daemon_pid = getpid()});
+  watches_.emplace_back(connection.id, std::move(reply));
 }
 
 void Daemon::Handle(Connection&, const DaemonStatusRequest&, Session,

@@ -1,0 +1,479 @@
+#include "baton/serve/board.h"
+
+#include <fmt/format.h>
+
+#include <charconv>
+#include <ctime>
+#include <limits>
+
+#include "baton/ipc/codec.h"
+#include "baton/mcp/output_text.h"
+#include "baton/serve/board_assets.h"
+#include "baton/serve/http_checks.h"
+#include "baton/util/json_fields.h"
+#include "baton/util/log.h"
+
+namespace baton::serve {
+namespace {
+
+constexpr int64_t kEndedPageSize = 50;
+constexpr auto kRetryDelay = std::chrono::seconds(1);
+
+// What the page gets from /board/api/tasks: the header's counts and the
+// three groups, the ended ones a page at a time. (Flat: a nested struct of
+// this file would not be found by json_fields' encoder.)
+struct BoardList {
+  int64_t running_count = 0;  // Running or stopping.
+  int64_t need_input_count = 0;
+  int64_t queued_count = 0;
+  int64_t completed_today = 0;
+  int64_t failed_today = 0;
+  int64_t killed_today = 0;           // Killed or interrupted.
+  std::vector<TaskView> needs_input;  // Oldest first.
+  std::vector<TaskView> running;      // Running, stopping, queued.
+  std::vector<TaskView> ended;        // Most recent end first.
+  int64_t ended_total = 0;
+  int64_t page = 0;
+  int64_t pages = 1;
+  template <class V>
+  void Fields(V& v) {
+    v("running_count", running_count);
+    v("need_input_count", need_input_count);
+    v("queued_count", queued_count);
+    v("completed_today", completed_today);
+    v("failed_today", failed_today);
+    v("killed_today", killed_today);
+    v("needs_input", needs_input);
+    v("running", running);
+    v("ended", ended);
+    v("ended_total", ended_total);
+    v("page", page);
+    v("pages", pages);
+  }
+};
+
+// One read of a task's output: bytes [from, to) of `size`; `from` bytes
+// before it are not shown (the page's "earlier" asks for them).
+struct BoardOutput {
+  std::string task;
+  int64_t from = 0;
+  int64_t to = 0;
+  int64_t size = 0;
+  bool at_end = false;
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("from", from);
+    v("to", to);
+    v("size", size);
+    v("at_end", at_end);
+    v("text", text);
+  }
+};
+
+int StatusOf(const Error& error) {
+  switch (error.code) {
+    case ErrorCode::kInvalidArgument:
+    case ErrorCode::kInvalidModel:
+    case ErrorCode::kNotAgentTask:
+    case ErrorCode::kSpawnFailed:
+      return 400;
+    case ErrorCode::kNotFound:
+    case ErrorCode::kResumeNotFound:
+      return 404;
+    case ErrorCode::kPermissionDenied:
+      return 403;
+    case ErrorCode::kAlreadyExists:
+      return 409;
+    case ErrorCode::kUnavailable:
+      return 503;
+    default:
+      return 500;
+  }
+}
+
+HttpResponse JsonResponse(std::string body) {
+  HttpResponse response;
+  response.headers = {{"Content-Type", "application/json"},
+                      {"Cache-Control", "no-store"}};
+  response.body = std::move(body);
+  return response;
+}
+
+// Midnight of today in local time, as wall milliseconds: "ended today".
+int64_t StartOfTodayMs() {
+  std::time_t now = std::time(nullptr);
+  std::tm local{};
+  ::localtime_r(&now, &local);
+  local.tm_hour = local.tm_min = local.tm_sec = 0;
+  return static_cast<int64_t>(std::mktime(&local)) * 1000;
+}
+
+BoardList Group(std::vector<TaskView> tasks, int64_t page) {
+  BoardList list;
+  int64_t today = StartOfTodayMs();
+  std::vector<TaskView> ended;
+  for (auto& view : tasks) {
+    const TaskRecord& task = view.task;
+    bool recent = task.ended_ms >= today;
+    switch (task.status) {
+      case TaskStatus::kWaiting:
+        ++list.need_input_count;
+        list.needs_input.push_back(std::move(view));
+        continue;
+      case TaskStatus::kQueued:
+        ++list.queued_count;
+        list.running.push_back(std::move(view));
+        continue;
+      case TaskStatus::kRunning:
+      case TaskStatus::kStopping:
+        ++list.running_count;
+        list.running.push_back(std::move(view));
+        continue;
+      case TaskStatus::kCompleted:
+        list.completed_today += recent;
+        break;
+      case TaskStatus::kFailed:
+        list.failed_today += recent;
+        break;
+      case TaskStatus::kKilled:
+      case TaskStatus::kInterrupted:
+        list.killed_today += recent;
+        break;
+    }
+    ended.push_back(std::move(view));
+  }
+  std::stable_sort(ended.begin(), ended.end(),
+                   [](const auto& a, const auto& b) {
+                     return a.task.ended_ms > b.task.ended_ms;
+                   });
+  list.ended_total = static_cast<int64_t>(ended.size());
+  list.pages = std::max<int64_t>(
+      1, (list.ended_total + kEndedPageSize - 1) / kEndedPageSize);
+  list.page = std::clamp<int64_t>(page, 0, list.pages - 1);
+  auto first = std::min<int64_t>(list.page * kEndedPageSize, list.ended_total);
+  auto last = std::min<int64_t>(first + kEndedPageSize, list.ended_total);
+  list.ended.assign(std::make_move_iterator(ended.begin() + first),
+                    std::make_move_iterator(ended.begin() + last));
+  return list;
+}
+
+// A number from the query, or `fallback` when absent; nullopt when it is
+// there but no number.
+std::optional<int64_t> QueryNumber(const HttpRequest& request,
+                                   std::string_view name, int64_t fallback) {
+  auto text = QueryValue(request.target, name);
+  if (!text)
+    return fallback;
+  int64_t value = 0;
+  auto [end, error] =
+      std::from_chars(text->data(), text->data() + text->size(), value);
+  if (text->empty() || error != std::errc() ||
+      end != text->data() + text->size() || value < 0) {
+    return std::nullopt;
+  }
+  return value;
+}
+
+bool IsJsonContent(const std::string* type) {
+  if (!type)
+    return false;
+  std::string_view value = *type;
+  value = value.substr(0, value.find(';'));
+  while (!value.empty() && value.back() == ' ')
+    value.remove_suffix(1);
+  return HeaderNameIs(value, "application/json");
+}
+
+HttpResponse BadInput(std::string message) {
+  return BoardError(400,
+                    Error{ErrorCode::kInvalidArgument, std::move(message)});
+}
+
+}  // namespace
+
+HttpResponse BoardError(int status, const Error& error) {
+  HttpResponse response = JsonResponse(
+      fmt::format("{{\"error\":{}}}", EncodeObject(ToWire(error))));
+  response.status = status;
+  return response;
+}
+
+Board::Board(EventLoop* loop, BoardOptions options)
+    : loop_(loop), options_(std::move(options)) {}
+
+Board::~Board() {
+  if (retry_timer_)
+    loop_->Cancel(retry_timer_);
+  for (auto& stream : streams_)
+    stream->OnGone(nullptr);
+}
+
+void Board::AddRoutes(HttpServer* http) {
+  auto route = [this, http](std::string path, auto method) {
+    http->Route(std::move(path), [this, method](const HttpRequest& request,
+                                                const ExchangePtr& exchange) {
+      (this->*method)(request, exchange);
+    });
+  };
+  route("/", &Board::Page);
+  for (const BoardAsset& asset : BoardAssets()) {
+    if (asset.name == "/index.html")
+      continue;  // Served at "/".
+    http->Route(std::string(asset.name), [&asset](const HttpRequest&,
+                                                  const ExchangePtr& exchange) {
+      HttpResponse response;
+      response.headers = {{"Content-Type", std::string(asset.content_type)},
+                          {"Cache-Control", "no-cache"},
+                          {"X-Content-Type-Options", "nosniff"}};
+      response.body = std::string(asset.body);
+      exchange->Respond(std::move(response));
+    });
+  }
+  route("/board/api/tasks", &Board::Tasks);
+  route("/board/api/task", &Board::Task);
+  route("/board/api/output", &Board::Output);
+  route("/board/api/events", &Board::Events);
+  route("/board/api/kill", &Board::Action<KillRequest>);
+  route("/board/api/answer", &Board::Action<AnswerRequest>);
+  route("/board/api/send", &Board::Action<SendRequest>);
+  route("/board/api/run", &Board::Action<RunRequest>);
+}
+
+void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
+  if (IsBoardLogin(request, options_.token)) {
+    // The token leaves the address bar at once; from now on the cookie,
+    // which the page's scripts cannot read, carries it.
+    HttpResponse response;
+    response.status = 303;
+    response.headers = {
+        {"Location", "/"},
+        {"Cache-Control", "no-store"},
+        {"Referrer-Policy", "no-referrer"},
+        {"Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
+                                   options_.cookie_name, options_.token)}};
+    return exchange->Respond(std::move(response));
+  }
+  for (const BoardAsset& asset : BoardAssets()) {
+    if (asset.name != "/index.html")
+      continue;
+    HttpResponse response;
+    response.headers = {
+        {"Content-Type", std::string(asset.content_type)},
+        {"Cache-Control", "no-store"},
+        {"X-Content-Type-Options", "nosniff"},
+        {"Referrer-Policy", "no-referrer"},
+        // Only the board's own files run, and nothing is loaded from
+        // elsewhere: output that slipped into the page as markup could
+        // still not run.
+        {"Content-Security-Policy",
+         "default-src 'none'; script-src 'self'; style-src 'self'; "
+         "connect-src 'self'; img-src 'self'; base-uri 'none'; "
+         "form-action 'none'; frame-ancestors 'none'"}};
+    response.body = std::string(asset.body);
+    return exchange->Respond(std::move(response));
+  }
+  exchange->Respond(BoardError(
+      500, Error{ErrorCode::kInternal, "the board's page is not built in"}));
+}
+
+AsyncDaemonClient* Board::Daemon(Error* error) {
+  if (daemon_ && !daemon_->closed())
+    return daemon_.get();
+  if (daemon_)
+    Lost();
+  DaemonClient::Options client;
+  client.paths = options_.paths;
+  client.autostart = options_.autostart;
+  // No session: the board sees the unowned tasks, the CLI's by default.
+  auto opened = AsyncDaemonClient::Open(loop_, client, [](Notice) {});
+  if (!opened) {
+    *error = opened.error();
+    return nullptr;
+  }
+  daemon_ = std::move(*opened);
+  return daemon_.get();
+}
+
+void Board::Lost() {
+  if (daemon_)
+    retired_.push_back(std::move(daemon_));
+  watching_ = false;
+  changes_ = -1;  // A new batond counts from 0 again.
+}
+
+void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto page = QueryNumber(request, "page", 0);
+  if (!page)
+    return exchange->Respond(BadInput("page must be a number from 0"));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  daemon->Call(ListRequest{.all = true},
+               [exchange, page = *page](Result<ListReply> reply) {
+                 if (!reply) {
+                   return exchange->Respond(
+                       BoardError(StatusOf(reply.error()), reply.error()));
+                 }
+                 exchange->Respond(JsonResponse(
+                     EncodeObject(Group(std::move(reply->tasks), page))));
+               });
+}
+
+void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = QueryValue(request.target, "task");
+  if (!id || id->empty())
+    return exchange->Respond(BadInput("give the task's id: ?task=shell-1"));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  daemon->Call(GetRequest{.task = *id}, [exchange](Result<TaskReply> reply) {
+    if (!reply) {
+      return exchange->Respond(
+          BoardError(StatusOf(reply.error()), reply.error()));
+    }
+    exchange->Respond(JsonResponse(EncodeObject(*reply)));
+  });
+}
+
+void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = QueryValue(request.target, "task");
+  if (!id || id->empty())
+    return exchange->Respond(BadInput("give the task's id: ?task=shell-1"));
+  auto before =
+      QueryNumber(request, "before", std::numeric_limits<int64_t>::max());
+  if (!before)
+    return exchange->Respond(BadInput("before must be a byte offset from 0"));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  uint64_t chunk = options_.output_chunk;
+  // A read in `all` mode consumes nothing; its range says where the output
+  // ends now, and the board reads the tail (or the chunk before `before`).
+  daemon->Call(
+      ReadRequest{.task = *id, .mode = ReadMode::kAll},
+      [exchange, before = *before, chunk](Result<ReadReply> reply) {
+        if (!reply) {
+          return exchange->Respond(
+              BoardError(StatusOf(reply.error()), reply.error()));
+        }
+        BoardOutput out;
+        out.task = reply->task.task.id.ToString();
+        out.size = reply->to;
+        out.at_end = reply->at_end;
+        uint64_t end = static_cast<uint64_t>(std::min(before, reply->to));
+        uint64_t from = end > chunk ? end - chunk : 0;
+        auto slice = mcp::ReadOutputSlice(reply->path, out.task, from, end,
+                                          std::numeric_limits<uint64_t>::max());
+        if (!slice)
+          return exchange->Respond(BoardError(500, slice.error()));
+        // Start on a character: the bytes of a cut one belong to the
+        // earlier read.
+        size_t skip = 0;
+        while (skip < slice->text.size() && skip < 3 &&
+               (static_cast<unsigned char>(slice->text[skip]) & 0xc0) == 0x80) {
+          ++skip;
+        }
+        if (from > 0)
+          slice->text.erase(0, skip);
+        else
+          skip = 0;
+        out.from = static_cast<int64_t>(from + skip);
+        out.to = out.from + static_cast<int64_t>(slice->text.size());
+        out.text = std::move(slice->text);
+        exchange->Respond(JsonResponse(EncodeObject(out)));
+      });
+}
+
+void Board::Events(const HttpRequest&, const ExchangePtr& exchange) {
+  exchange->StartEvents({{"Cache-Control", "no-store"}});
+  streams_.push_back(exchange);
+  exchange->OnGone([this, stream = exchange.get()] {
+    std::erase_if(streams_, [stream](const ExchangePtr& open) {
+      return open.get() == stream;
+    });
+  });
+  // The page learns that it is live; it reads the list once this comes.
+  exchange->SendEvent(fmt::format("{{\"changes\":{}}}", changes_),
+                      std::to_string(++event_serial_));
+  Watch();
+}
+
+void Board::Tell() {
+  std::string data = fmt::format("{{\"changes\":{}}}", changes_);
+  std::string id = std::to_string(++event_serial_);
+  auto streams = streams_;  // A write may find a client gone.
+  for (auto& stream : streams)
+    stream->SendEvent(data, id);
+}
+
+void Board::Watch() {
+  if (watching_ || streams_.empty() || retry_timer_)
+    return;
+  retired_.clear();
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon) {
+    // batond cannot be reached: try again while a page listens.
+    BATON_LOG_WARN("board: cannot reach batond: {}", error.message);
+    retry_timer_ =
+        loop_->Schedule(std::chrono::steady_clock::now() + kRetryDelay, [this] {
+          retry_timer_ = 0;
+          Watch();
+        });
+    return;
+  }
+  watching_ = true;
+  daemon->Call(WatchRequest{.after = changes_},
+               [this](Result<WatchReply> reply) {
+                 watching_ = false;
+                 if (!reply) {
+                   Lost();
+                   Tell();  // Whatever the page shows may be old now.
+                   retry_timer_ = loop_->Schedule(
+                       std::chrono::steady_clock::now() + kRetryDelay, [this] {
+                         retry_timer_ = 0;
+                         Watch();
+                       });
+                   return;
+                 }
+                 daemon_pid_ = reply->daemon_pid;
+                 changes_ = reply->changes;
+                 Tell();
+                 Watch();
+               });
+}
+
+template <class R>
+void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
+  if (request.method != "POST") {
+    return exchange->Respond(
+        BadInput(fmt::format("{} takes POST", request.path())));
+  }
+  if (!IsJsonContent(request.Header("Content-Type")))
+    return exchange->Respond(
+        BadInput("send JSON (Content-Type: application/json)"));
+  auto parsed = ParseJson(request.body);
+  if (!parsed)
+    return exchange->Respond(BoardError(400, parsed.error()));
+  auto typed = DecodeObject<R>(parsed->value, R::kOp, true);
+  if (!typed)
+    return exchange->Respond(BoardError(400, typed.error()));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  daemon->Call(*typed, [exchange](Result<typename R::Reply> reply) {
+    if (!reply) {
+      return exchange->Respond(
+          BoardError(StatusOf(reply.error()), reply.error()));
+    }
+    exchange->Respond(JsonResponse(EncodeObject(*reply)));
+  });
+}
+
+}  // namespace baton::serve

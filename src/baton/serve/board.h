@@ -1,0 +1,82 @@
+// The board of `baton serve` (doc/board.md): a live web page where a person
+// sees the tasks and steers them. Serves the page's files (built into the
+// binary, board_assets.h), the login that turns the printed URL's token
+// into a cookie, a JSON API under /board/api/ that calls batond with ipc's
+// typed requests (the same rules and errors as the CLI and MCP), and an
+// event stream that tells the page to look again whenever batond's state
+// changes (a `watch` request held at batond: pushed, never polled).
+// The access checks run before any of this, in the gate (serve.cc,
+// http_checks.h: CheckBoardAccess).
+#ifndef BATON_SERVE_BOARD_H_
+#define BATON_SERVE_BOARD_H_
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "baton/ipc/async_daemon_client.h"
+#include "baton/loop/event_loop.h"
+#include "baton/serve/http_server.h"
+#include "baton/util/state_paths.h"
+
+namespace baton::serve {
+
+struct BoardOptions {
+  StatePaths paths;
+  std::string token;        // What the login URL must carry.
+  std::string cookie_name;  // BoardCookieName(port).
+  bool autostart = true;    // Start batond when none runs.
+  // Output a page gets per read: the tail first, then this much more for
+  // each "earlier".
+  uint64_t output_chunk = 64 * 1024;
+};
+
+// A JSON error for the page: {"error": {"code", "message"}}.
+HttpResponse BoardError(int status, const Error& error);
+
+class Board {
+ public:
+  Board(EventLoop* loop, BoardOptions options);
+  ~Board();
+  Board(const Board&) = delete;
+  Board& operator=(const Board&) = delete;
+
+  // Adds the board's routes: /, its files, /board/api/...
+  void AddRoutes(HttpServer* http);
+  size_t streams() const { return streams_.size(); }
+
+ private:
+  void Page(const HttpRequest& request, const ExchangePtr& exchange);
+  void Tasks(const HttpRequest& request, const ExchangePtr& exchange);
+  void Task(const HttpRequest& request, const ExchangePtr& exchange);
+  void Output(const HttpRequest& request, const ExchangePtr& exchange);
+  void Events(const HttpRequest& request, const ExchangePtr& exchange);
+  // POST: the body is the ipc request R itself, checked field by field as
+  // batond would; batond's reply (or error) is the answer.
+  template <class R>
+  void Action(const HttpRequest& request, const ExchangePtr& exchange);
+
+  // The connection to batond, opened (and batond started) when needed;
+  // nullptr with `error` set when it cannot be reached.
+  AsyncDaemonClient* Daemon(Error* error);
+  // Drops a connection that failed (destroyed later, out of its callback).
+  void Lost();
+  // Holds a `watch` at batond while a page listens.
+  void Watch();
+  void Tell();
+
+  EventLoop* loop_;
+  BoardOptions options_;
+  std::unique_ptr<AsyncDaemonClient> daemon_;
+  std::vector<std::unique_ptr<AsyncDaemonClient>> retired_;
+  std::vector<ExchangePtr> streams_;
+  bool watching_ = false;
+  int64_t changes_ = -1;  // The last count batond told; -1: none yet.
+  int64_t daemon_pid_ = 0;
+  TimerId retry_timer_ = 0;
+  uint64_t event_serial_ = 0;
+};
+
+}  // namespace baton::serve
+
+#endif  // BATON_SERVE_BOARD_H_

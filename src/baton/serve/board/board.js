@@ -1,0 +1,325 @@
+// The board's page (doc/board.md). Vanilla JavaScript, no framework: it
+// reads /board/api/*, listens to /board/api/events (pushed by batond's
+// changes; nothing is polled) and sends actions as JSON POSTs. Everything a
+// task wrote or was given (output, labels, commands, questions) goes into
+// the page with textContent, never as markup.
+"use strict";
+
+const state = {
+  page: 0, // Of the ended tasks.
+  task: null, // The id of the task shown, or null for the list.
+  view: null, // Its last task object.
+  chunks: [], // Its output read so far: [{from, to, text}], in order.
+  size: -1, // The output's size at the last tail read.
+  refreshing: false,
+  again: false,
+};
+
+const $ = (id) => document.getElementById(id);
+
+function el(tag, text, attrs) {
+  const node = document.createElement(tag);
+  if (text !== undefined && text !== null) node.textContent = String(text);
+  for (const [name, value] of Object.entries(attrs || {})) node.setAttribute(name, value);
+  return node;
+}
+
+function say(text, isError) {
+  const message = $("message");
+  message.textContent = text;
+  message.className = isError ? "error" : "";
+}
+
+// A GET, or a POST of `body` as JSON. Resolves to the parsed answer; a
+// refusal or a batond error rejects with its message.
+async function api(path, body) {
+  const init = body === undefined ? {} : {
+    method: "POST",
+    headers: { "Content-Type": "application/json" },
+    body: JSON.stringify(body),
+  };
+  const response = await fetch(path, init);
+  let data = null;
+  try {
+    data = await response.json();
+  } catch (e) {
+    throw new Error(`${path}: HTTP ${response.status}`);
+  }
+  if (!response.ok) {
+    const error = data && data.error;
+    throw new Error(error ? error.message : `${path}: HTTP ${response.status}`);
+  }
+  return data;
+}
+
+function bytes(n) {
+  if (n === undefined || n === null) return "";
+  if (n < 1024) return `${n} B`;
+  if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+}
+
+function duration(ms) {
+  if (ms === undefined || ms === null) return "";
+  const s = Math.floor(ms / 1000);
+  if (s < 60) return `${(ms / 1000).toFixed(1)} s`;
+  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
+  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+}
+
+function when(iso) {
+  if (!iso) return "";
+  const date = new Date(iso);
+  return isNaN(date) ? iso : date.toLocaleTimeString();
+}
+
+function what(task) {
+  if (task.agent && task.agent.brief) return task.agent.brief;
+  return task.command || "";
+}
+
+function shorten(text, max) {
+  const line = text.replace(/\s+/g, " ");
+  return line.length > max ? `${line.slice(0, max - 1)}…` : line;
+}
+
+function statusText(task) {
+  return task.detail ? `${task.status} (${task.detail})` : task.status;
+}
+
+function row(task) {
+  const tr = el("tr", null, { "data-task": task.id });
+  const open = el("button", task.id, { type: "button", "aria-label": `Open ${task.id}` });
+  open.addEventListener("click", () => show(task.id));
+  const first = el("td");
+  first.append(open);
+  tr.append(first);
+  tr.append(el("td", task.kind));
+  tr.append(el("td", statusText(task), { class: `status status-${task.status}` }));
+  tr.append(el("td", task.label || ""));
+  tr.append(el("td", shorten(what(task), 120), { class: "command", title: what(task) }));
+  tr.append(el("td", (task.agent && task.agent.model) || ""));
+  tr.append(el("td", when(task.started_at || task.created_at)));
+  tr.append(el("td", duration(task.duration_ms)));
+  tr.append(el("td", bytes(task.output_bytes)));
+  return tr;
+}
+
+function fill(table, tasks) {
+  table.replaceChildren(...tasks.map(row));
+}
+
+async function refreshList() {
+  const list = await api(`/board/api/tasks?page=${state.page}`);
+  $("counts").textContent =
+    `${list.running_count} running · ${list.need_input_count} need input · ` +
+    `${list.queued_count} queued · ended today: ${list.completed_today} completed / ` +
+    `${list.failed_today} failed / ${list.killed_today} killed`;
+  fill($("needs-input"), list.needs_input);
+  fill($("running"), list.running);
+  fill($("ended"), list.ended);
+  $("count-needs").textContent = `(${list.needs_input.length})`;
+  $("count-running").textContent = `(${list.running.length})`;
+  $("count-ended").textContent = `(${list.ended_total})`;
+  state.page = list.page;
+  $("page").textContent = `page ${list.page + 1} of ${list.pages}`;
+  $("newer").disabled = list.page === 0;
+  $("older").disabled = list.page + 1 >= list.pages;
+}
+
+function fact(dl, name, value) {
+  if (value === undefined || value === null || value === "") return;
+  dl.append(el("dt", name), el("dd", value));
+}
+
+function renderTask(task) {
+  $("task-title").textContent = `${task.id}: ${statusText(task)}`;
+  const dl = $("task-facts");
+  dl.replaceChildren();
+  fact(dl, "Status", task.status);
+  fact(dl, "Detail", task.detail);
+  fact(dl, task.agent ? "Brief" : "Command", what(task));
+  fact(dl, "Label", task.label);
+  fact(dl, "Folder", task.cwd);
+  fact(dl, "Created", task.created_at);
+  fact(dl, "Started", task.started_at);
+  fact(dl, "Ended", task.ended_at);
+  fact(dl, "Duration", duration(task.duration_ms));
+  fact(dl, "Exit code", task.exit_code);
+  fact(dl, "Signal", task.signal);
+  fact(dl, "Kill reason", task.kill_reason);
+  fact(dl, "Owner", task.owner === null ? "(unowned)" : task.owner);
+  fact(dl, "Timeout", task.timeout_ms ? duration(task.timeout_ms) : "");
+  fact(dl, "Model", task.agent && task.agent.model);
+  fact(dl, "Output", bytes(task.output_bytes));
+  const live = !["completed", "failed", "killed", "interrupted"].includes(task.status);
+  $("kill-form").hidden = !live;
+  $("send-form").hidden = !(task.agent && live);
+  renderQuestions(task);
+}
+
+function renderQuestions(task) {
+  const box = $("questions");
+  box.replaceChildren();
+  for (const question of task.questions || []) {
+    const form = el("form", null, { class: "question" });
+    const inputs = question.items.map((item, i) => {
+      const label = el("label", item.prompt || item.header || `Question ${i + 1}`);
+      const input = el("input", null, { autocomplete: "off" });
+      label.append(input);
+      form.append(label);
+      for (const option of item.options || []) {
+        const pick = el("button", option.label, { type: "button", title: option.description || "" });
+        pick.addEventListener("click", () => {
+          input.value = option.label;
+          if (question.items.length === 1) form.requestSubmit();
+        });
+        form.append(pick);
+      }
+      return input;
+    });
+    const answer = el("button", "Answer", { type: "submit" });
+    const skip = el("button", "Skip", { type: "button" });
+    skip.addEventListener("click", () => {
+      inputs.forEach((input) => { input.value = "skip"; });
+      form.requestSubmit();
+    });
+    form.append(answer, skip);
+    form.addEventListener("submit", (event) => {
+      event.preventDefault();
+      act("answer", { task: task.id, answers: inputs.map((input) => input.value || "skip") },
+        (reply) => `Answered ${reply.task}`);
+    });
+    box.append(form);
+  }
+}
+
+function renderOutput() {
+  const pre = $("output");
+  const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
+  pre.textContent = state.chunks.map((chunk) => chunk.text).join("");
+  const from = state.chunks.length ? state.chunks[0].from : 0;
+  $("omitted").textContent = from > 0 ? `${from} earlier bytes not shown` : "";
+  $("earlier").hidden = from === 0;
+  if (atBottom) pre.scrollTop = pre.scrollHeight;
+}
+
+async function refreshTask() {
+  const id = state.task;
+  const reply = await api(`/board/api/task?task=${encodeURIComponent(id)}`);
+  if (state.task !== id) return;
+  state.view = reply.task;
+  renderTask(reply.task);
+  const size = reply.task.output_bytes;
+  if (size !== state.size) {
+    // The output grew (or ended): read its tail again.
+    const tail = await api(`/board/api/output?task=${encodeURIComponent(id)}`);
+    if (state.task !== id) return;
+    state.size = tail.size;
+    state.chunks = [{ from: tail.from, to: tail.to, text: tail.text }];
+    renderOutput();
+  }
+}
+
+async function loadEarlier() {
+  const id = state.task;
+  const before = state.chunks.length ? state.chunks[0].from : 0;
+  if (!id || before === 0) return;
+  try {
+    const chunk = await api(`/board/api/output?task=${encodeURIComponent(id)}&before=${before}`);
+    if (state.task !== id) return;
+    state.chunks.unshift({ from: chunk.from, to: chunk.to, text: chunk.text });
+    renderOutput();
+  } catch (error) {
+    say(error.message, true);
+  }
+}
+
+// Reads what the page shows again; calls that come meanwhile make one more.
+async function refresh() {
+  if (state.refreshing) {
+    state.again = true;
+    return;
+  }
+  state.refreshing = true;
+  try {
+    do {
+      state.again = false;
+      if (state.task) await refreshTask();
+      else await refreshList();
+    } while (state.again);
+  } catch (error) {
+    say(error.message, true);
+  } finally {
+    state.refreshing = false;
+  }
+}
+
+function show(id) {
+  location.hash = id ? `task=${encodeURIComponent(id)}` : "";
+}
+
+function route() {
+  const match = /^#task=(.+)$/.exec(location.hash);
+  state.task = match ? decodeURIComponent(match[1]) : null;
+  state.chunks = [];
+  state.size = -1;
+  $("list-view").hidden = state.task !== null;
+  $("task-view").hidden = state.task === null;
+  if (state.task) {
+    $("task-title").textContent = state.task;
+    $("output").textContent = "";
+  }
+  say("");
+  refresh();
+}
+
+// Sends an action; says what happened: `done(reply)` or batond's error.
+async function act(op, body, done) {
+  try {
+    const reply = await api(`/board/api/${op}`, body);
+    say(done(reply));
+    refresh();
+    return reply;
+  } catch (error) {
+    say(error.message, true);
+    return null;
+  }
+}
+
+function setup() {
+  $("back").addEventListener("click", () => show(null));
+  $("newer").addEventListener("click", () => { state.page -= 1; refresh(); });
+  $("older").addEventListener("click", () => { state.page += 1; refresh(); });
+  $("earlier").addEventListener("click", loadEarlier);
+  $("kill-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act("kill", { tasks: [state.task], reason: $("kill-reason").value },
+      (reply) => reply.results.map((r) =>
+        r.outcome === "already-terminal" ? `${r.id} had already ended` : `Kill sent to ${r.id}`).join("; "));
+  });
+  $("send-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act("send", { task: state.task, message: $("send-message").value },
+      (reply) => `Sent to ${reply.task}: ${reply.delivery}`).then((reply) => {
+      if (reply) $("send-message").value = "";
+    });
+  });
+  $("run-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const body = { command: $("run-command").value, cwd: $("run-cwd").value };
+    if ($("run-label").value) body.label = $("run-label").value;
+    act("run", body, (reply) => `Started ${reply.task.id}`);
+  });
+  window.addEventListener("hashchange", route);
+  const events = new EventSource("/board/api/events");
+  events.onopen = () => { $("live").textContent = "live"; };
+  events.onmessage = () => {
+    $("live").textContent = "live";
+    refresh();
+  };
+  events.onerror = () => { $("live").textContent = "reconnecting…"; };
+  route();
+}
+
+setup();
