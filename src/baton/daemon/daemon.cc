@@ -37,8 +37,8 @@ constexpr std::chrono::milliseconds kAcceptPause{100};
 // reply of a failed iteration becomes the commit's error.
 bool NeedsCommit(std::string_view op) {
   static constexpr std::string_view kIndependent[] = {
-      "hello",  "daemon_status", "agents",  "send",
-      "answer", "attach",        "shutdown"};
+      "hello",  "daemon_status", "agents", "send",
+      "queued", "answer",        "attach", "shutdown"};
   return std::ranges::find(kIndependent, op) == std::end(kIndependent);
 }
 
