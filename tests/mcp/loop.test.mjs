@@ -164,7 +164,7 @@ test('task_send: a queued follow-up is replaced or withdrawn until delivered, th
     const d = await call(client, 'delegate', { brief: 'please ASK me' });
     const id = d.structuredContent.task_id;
     const asked = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 20 });
-    assert.equal(asked.structuredContent.tasks[0].status, 'waiting', text(asked));
+    assert.equal(asked.structuredContent.tasks[0].status, 'waiting', text(asked) + JSON.stringify(asked.structuredContent));
     const one = await call(client, 'task_send', { task_id: id, message: 'first version' });
     assert.equal(one.isError, false, text(one));
     assert.equal(one.structuredContent.message_id, 'm-1');
