@@ -72,9 +72,9 @@ TEST_F(CodexAgentTest, SteerGoesIntoTheTurnAndAFollowUpWaits) {
   std::string id = Delegate({"--agent", "codex", "SLOW work"});
   ASSERT_TRUE(WaitForEvent(id, "tool").is_object());
   auto steer = Baton({"send", "--steer", id, "STEER also this"}, env_);
-  EXPECT_EQ(steer.out, id + ": steered\n") << steer.err;
+  EXPECT_EQ(steer.out, id + ": m-1 steered\n") << steer.err;
   auto followup = Baton({"send", id, "then that"}, env_);
-  EXPECT_EQ(followup.out, id + ": queued until the current turn ends\n");
+  EXPECT_EQ(followup.out, id + ": m-2 queued until the current turn ends\n");
   auto task = WaitEnd(id);
   EXPECT_EQ(task["status"], "completed") << task.dump();
   auto results = EventsOfType(id, "result");

@@ -72,9 +72,9 @@ TEST_F(AgentRecoveryTest, QueuedFollowUpsSurviveARestartAndGoInOnce) {
   WaitStarted(id, env_);
   // Two follow-ups wait behind the slow first turn (2 s).
   EXPECT_EQ(Baton({"send", id, "SLOW two"}, env_).out,
-            id + ": queued until the current turn ends\n");
+            id + ": m-1 queued until the current turn ends\n");
   EXPECT_EQ(Baton({"send", id, "three"}, env_).out,
-            id + ": queued until the current turn ends\n");
+            id + ": m-2 queued until the current turn ends\n");
 
   // batond dies; the first turn ends while none runs.
   auto first_daemon = DaemonPids().first;

@@ -115,9 +115,9 @@ TEST_F(AgentTest, SteerGoesInAndAFollowUpWaitsForTheTurn) {
   WaitStarted(id, env_);
   std::this_thread::sleep_for(milliseconds(300));
   auto steer = Baton({"send", "--steer", id, "also this"}, env_);
-  EXPECT_EQ(steer.out, id + ": steered\n") << steer.err;
+  EXPECT_EQ(steer.out, id + ": m-1 steered\n") << steer.err;
   auto followup = Baton({"send", id, "then that"}, env_);
-  EXPECT_EQ(followup.out, id + ": queued until the current turn ends\n");
+  EXPECT_EQ(followup.out, id + ": m-2 queued until the current turn ends\n");
   Baton({"wait", "--timeout", "30s", id}, env_);
   auto output = Baton({"output", id}, env_).out;
   EXPECT_NE(output.find("turn 3: then that"), std::string::npos) << output;

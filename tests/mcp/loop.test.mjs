@@ -157,6 +157,59 @@ test('until "turn": a wait returns per turn with the turn\'s final text', T, asy
   });
 });
 
+test('task_send: a queued follow-up is replaced or withdrawn until delivered, then already_delivered', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    // The question holds the first turn open: follow-ups queue behind it.
+    const d = await call(client, 'delegate', { brief: 'please ASK me' });
+    const id = d.structuredContent.task_id;
+    const asked = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 20 });
+    assert.equal(asked.structuredContent.tasks[0].status, 'waiting', text(asked) + JSON.stringify(asked.structuredContent));
+    const one = await call(client, 'task_send', { task_id: id, message: 'first version' });
+    assert.equal(one.isError, false, text(one));
+    assert.equal(one.structuredContent.message_id, 'm-1');
+    assert.match(one.structuredContent.delivery, /queued/);
+    assert.match(text(one), /replace: "m-1"/);
+    const two = await call(client, 'task_send', { task_id: id, message: 'second' });
+    assert.equal(two.structuredContent.message_id, 'm-2', text(two));
+
+    const rep = await call(client, 'task_send', { task_id: id, replace: 'm-1', message: 'REPLACED text' });
+    assert.equal(rep.isError, false, text(rep));
+    assert.equal(rep.structuredContent.delivery, 'replaced');
+    assert.deepEqual(rep.structuredContent.queued,
+      [{ id: 'm-1', text: 'REPLACED text' }, { id: 'm-2', text: 'second' }]);
+    const wd = await call(client, 'task_send', { task_id: id, withdraw: 'm-2' });
+    assert.equal(wd.isError, false, text(wd));
+    assert.equal(wd.structuredContent.delivery, 'withdrawn');
+    assert.deepEqual(wd.structuredContent.queued, [{ id: 'm-1', text: 'REPLACED text' }]);
+    const unknown = await call(client, 'task_send', { task_id: id, withdraw: 'm-7' });
+    assert.equal(unknown.isError, true);
+    assert.match(text(unknown), /has no message m-7; the queued ones are m-1/);
+    const both = await call(client, 'task_send', { task_id: id, replace: 'm-1', withdraw: 'm-1' });
+    assert.equal(both.isError, true);
+    assert.match(text(both), /either 'replace' or 'withdraw'/);
+
+    // The answer ends the turn: the replaced text goes in.
+    const a = await call(client, 'task_answer', { task_id: id, answers: ['2'] });
+    assert.equal(a.isError, false, text(a));
+    let transcript = '';
+    for (let i = 0; i < 5; i++) {
+      const r = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 20 });
+      transcript += r.structuredContent.tasks[0].output ?? '';
+      if (r.structuredContent.tasks[0].status === 'completed') break;
+    }
+    assert.match(transcript, /turn 2: REPLACED text/);
+    assert.doesNotMatch(transcript, /turn \d: (second|first version)/);
+    assert.match(transcript, /< followup m-2 \(withdrawn\)/);
+
+    const late = await call(client, 'task_send', { task_id: id, replace: 'm-1', message: 'too late' });
+    assert.equal(late.isError, true);
+    assert.match(text(late), /already_delivered: agent-\d+: message m-1 was already delivered at /);
+    const again = await call(client, 'task_send', { task_id: id, withdraw: 'm-2' });
+    assert.match(text(again), /already_delivered: .*m-2 was already withdrawn at /);
+  });
+});
+
 test('errors name MCP arguments: one rule for timeout_s, cwd without CLI flags', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

@@ -58,7 +58,7 @@ test('initialize, tools/list: eight tools with schemas and honest annotations', 
     assert.equal(byName.delegate.inputSchema.properties.checks.type, 'array');
     assert.ok(byName.delegate.outputSchema.required.includes('wait_command'));
     assert.equal(byName.delegate.annotations.readOnlyHint, false);
-    assert.deepEqual(byName.task_send.inputSchema.required, ['task_id', 'message']);
+    assert.deepEqual(byName.task_send.inputSchema.required, ['task_id']);
     assert.deepEqual(byName.task_send.inputSchema.properties.mode.enum, ['followup', 'steer']);
     assert.ok(byName.task_send.outputSchema.required.includes('delivery'));
     assert.deepEqual(byName.task_answer.inputSchema.required, ['task_id', 'answers']);

@@ -12,6 +12,25 @@ namespace {
 using testing::OfType;
 using testing::RecordingSink;
 
+// The command adapter passes the model as its profile says: dsh gets the
+// whole spec, effort included (issue 13).
+TEST(CommandAdapter, PassesTheModelAsTheProfileSays) {
+  auto adapter = MakeAdapter("command");
+  ASSERT_NE(adapter, nullptr);
+  AgentSpec spec{.model = "deepseek/deepseek-v4-pro:max"};
+  spec.model_args.style = ModelArgStyle::kSpec;
+  const std::vector<std::string> dsh = {"dsh", "--profile", "headless"};
+  EXPECT_EQ(adapter->Argv(dsh, spec),
+            (std::vector<std::string>{"dsh", "--profile", "headless", "--model",
+                                      "deepseek/deepseek-v4-pro:max"}));
+  spec.model_args = {};
+  EXPECT_EQ(adapter->Argv(dsh, spec),
+            (std::vector<std::string>{"dsh", "--profile", "headless", "--model",
+                                      "deepseek-v4-pro"}));
+  spec.model = "";
+  EXPECT_EQ(adapter->Argv(dsh, spec), dsh);
+}
+
 // Issue 12: a line of 60,000 nested arrays. The codex and ACP adapters kept
 // its id to answer it later (dumped as a map key) and overflowed the
 // stack, in batond; now every adapter refuses the line with an error event.

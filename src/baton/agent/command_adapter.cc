@@ -7,10 +7,11 @@ namespace baton {
 std::vector<std::string> CommandAdapter::Argv(
     const std::vector<std::string>& command, const AgentSpec& spec) const {
   std::vector<std::string> argv = command;
+  // As the profile says: dsh takes the whole spec, effort included.
   if (!spec.model.empty()) {
     if (auto model = ParseModelSpec(spec.model)) {
-      argv.push_back("--model");
-      argv.push_back(model->model);
+      for (std::string& arg : ModelArgv(*model, spec.model_args))
+        argv.push_back(std::move(arg));
     }
   }
   return argv;

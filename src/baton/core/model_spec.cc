@@ -79,3 +79,43 @@ Result<ModelSpec> ParseModelSpec(std::string_view text) {
 }
 
 }  // namespace baton
+
+namespace baton {
+
+Result<ModelArgStyle> ParseModelArgStyle(std::string_view text) {
+  if (text == "model")
+    return ModelArgStyle::kModel;
+  if (text == "spec")
+    return ModelArgStyle::kSpec;
+  if (text == "model+effort")
+    return ModelArgStyle::kModelAndEffort;
+  return MakeError(ErrorCode::kInvalidConfig,
+                   fmt::format("'{}' is no way to pass the model; give "
+                               "\"model\" (the model alone), \"spec\" (the "
+                               "whole <provider>/<model>[:<effort>]) or "
+                               "\"model+effort\" (with effort_flag)",
+                               text));
+}
+
+std::vector<std::string> ModelArgv(const ModelSpec& spec,
+                                   const ModelArgs& args) {
+  std::vector<std::string> argv = {args.model_flag};
+  switch (args.style) {
+    case ModelArgStyle::kSpec:
+      argv.push_back(spec.ToString());
+      break;
+    case ModelArgStyle::kModel:
+      argv.push_back(spec.model);
+      break;
+    case ModelArgStyle::kModelAndEffort:
+      argv.push_back(spec.model);
+      if (spec.effort && !args.effort_flag.empty()) {
+        argv.push_back(args.effort_flag);
+        argv.push_back(*spec.effort);
+      }
+      break;
+  }
+  return argv;
+}
+
+}  // namespace baton

@@ -25,6 +25,24 @@ TEST(ModelSpec, SuffixThatIsNoEffortBelongsToTheModel) {
   EXPECT_EQ(ParseModelSpec("openai/gpt-5/mini")->model, "gpt-5/mini");
 }
 
+TEST(ModelSpec, ACliTakesTheModelAloneTheWholeSpecOrTheEffortApart) {
+  ModelSpec spec = *ParseModelSpec("deepseek/deepseek-v4-pro:max");
+  using Argv = std::vector<std::string>;
+  EXPECT_EQ(ModelArgv(spec, {}), (Argv{"--model", "deepseek-v4-pro"}));
+  EXPECT_EQ(ModelArgv(spec, {.style = ModelArgStyle::kSpec}),
+            (Argv{"--model", "deepseek/deepseek-v4-pro:max"}));
+  ModelArgs split{.style = ModelArgStyle::kModelAndEffort,
+                  .model_flag = "-m",
+                  .effort_flag = "--effort"};
+  EXPECT_EQ(ModelArgv(spec, split),
+            (Argv{"-m", "deepseek-v4-pro", "--effort", "max"}));
+  // No effort in the spec: no effort flag.
+  EXPECT_EQ(ModelArgv(*ParseModelSpec("deepseek/deepseek-v4-flash"), split),
+            (Argv{"-m", "deepseek-v4-flash"}));
+  EXPECT_EQ(ParseModelArgStyle("model+effort"), ModelArgStyle::kModelAndEffort);
+  EXPECT_EQ(ParseModelArgStyle("both").error().code, ErrorCode::kInvalidConfig);
+}
+
 TEST(ModelSpec, RejectsMalformedSpecsWithInvalidModel) {
   std::string long_part(201, 'a');
   for (std::string bad :

@@ -11,6 +11,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/core/model_spec.h"
 #include "baton/util/result.h"
 
 namespace baton {
@@ -75,6 +76,9 @@ struct AgentSpec {
   // without app-server runs through codex exec, doc/agents.md); "" when it
   // did not. The task's first event too.
   std::string note;
+  // How the CLI takes the model, from the profile. Only the start builds
+  // the command line from it, and that line is stored: not a field.
+  ModelArgs model_args;
 
   // The fields as stored and sent (util/json_fields.h).
   template <class V>

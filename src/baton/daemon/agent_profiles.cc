@@ -35,6 +35,8 @@ const std::vector<AgentProfile>& BuiltinProfiles() {
         {"codex", "codex", {"codex"}, {}, {}, "", {}, "built-in"},
         // Codex without app-server: `codex exec --json` (doc/agents.md).
         {"codex-exec", "codex-exec", {"codex"}, {}, {}, "", {}, "built-in"},
+        // DeepSeek Harness takes <provider>/<model>[:<effort>] as one
+        // string (doc/agents.md).
         {"dsh",
          "command",
          {"dsh", "--profile", "headless"},
@@ -42,7 +44,8 @@ const std::vector<AgentProfile>& BuiltinProfiles() {
          {},
          "",
          {},
-         "built-in"},
+         "built-in",
+         {.style = ModelArgStyle::kSpec}},
         {"gemini", "acp", {"gemini", "--acp"}, {}, {}, "", {}, "built-in"},
         {"opencode", "acp", {"opencode", "acp"}, {}, {}, "", {}, "built-in"},
         {"qwen", "acp", {"qwen", "--acp"}, {}, {}, "", {}, "built-in"},
@@ -161,6 +164,32 @@ bool ValidName(std::string_view name) {
          });
 }
 
+// model_arg, model_flag, effort_flag: how the CLI takes the model. False
+// when `field` is none of them.
+bool ParseModelArgField(Checker& check, std::string_view field,
+                        const toml::node& node, const std::string& key,
+                        ModelArgs& args) {
+  if (field != "model_arg" && field != "model_flag" && field != "effort_flag")
+    return false;
+  auto text = String(check, node, key);
+  if (!text)
+    return true;
+  if (field == "model_arg") {
+    if (auto style = ParseModelArgStyle(*text))
+      args.style = *style;
+    else
+      check.Fail(node.source(), key, style.error().message);
+  } else if (!text->starts_with("-") || text->size() < 2) {
+    check.Fail(
+        node.source(), key,
+        fmt::format("must be a flag, e.g. \"{}\" (got \"{}\")",
+                    field == "model_flag" ? "--model" : "--effort", *text));
+  } else {
+    (field == "model_flag" ? args.model_flag : args.effort_flag) = *text;
+  }
+  return true;
+}
+
 void ParseProfile(Checker& check, const std::string& name,
                   const toml::table& table, AgentProfile& profile,
                   bool is_new) {
@@ -227,14 +256,22 @@ void ParseProfile(Checker& check, const std::string& name,
     } else if (field == "timeout") {
       if (auto timeout = Duration(check, node, key))
         profile.timeout = *timeout;
-    } else {
+    } else if (!ParseModelArgField(check, field, node, key,
+                                   profile.model_args)) {
       check.Fail(key_name.source(), key,
                  "unknown key; a profile takes adapter, command, args, env, "
-                 "model, timeout");
+                 "model, model_arg, model_flag, effort_flag, timeout");
     }
   }
   if (check.failed())
     return;
+  if (profile.model_args.style == ModelArgStyle::kModelAndEffort &&
+      profile.model_args.effort_flag.empty()) {
+    check.Fail(table.source(), prefix + ".model_arg",
+               "\"model+effort\" needs effort_flag, the CLI's flag for the "
+               "effort (e.g. effort_flag = \"--effort\")");
+    return;
+  }
   if (is_new && profile.adapter.empty()) {
     check.Fail(table.source(), prefix,
                "a new profile needs an adapter (claude, codex, "

@@ -33,6 +33,9 @@ struct AgentProfile {
   // The deadline; unset = the config's agent_timeout.
   std::optional<std::chrono::milliseconds> timeout;
   std::string origin;  // "built-in", or "<file>:<line>" of its table.
+  // How its CLI takes the model (`model_arg`, `model_flag`, `effort_flag`
+  // in the config); the `command` adapter follows it.
+  ModelArgs model_args;
 
   // `command` then `args`: what the adapter's flags are appended to.
   std::vector<std::string> ArgvPrefix() const;

@@ -43,6 +43,35 @@ TEST(AgentProfiles, BuiltinsWithoutAFile) {
             "dsh, gemini, opencode, qwen");
 }
 
+// DeepSeek Harness takes the whole spec, effort included (issue 13); a
+// profile can say how its CLI takes the model.
+TEST(AgentProfiles, HowACliTakesTheModel) {
+  auto dsh = BuiltinAgentConfig().Find("dsh");
+  ASSERT_TRUE(dsh);
+  EXPECT_EQ(dsh->model_args.style, ModelArgStyle::kSpec);
+  EXPECT_EQ(BuiltinAgentConfig().Find("gemini")->model_args.style,
+            ModelArgStyle::kModel);
+  AgentConfig config = Parse(R"(
+[agents.split]
+adapter = "command"
+command = ["split-agent"]
+model_arg = "model+effort"
+model_flag = "-m"
+effort_flag = "--reasoning"
+[agents.dsh]
+model_arg = "model"
+)");
+  auto split = config.Find("split");
+  ASSERT_TRUE(split);
+  EXPECT_EQ(split->model_args.style, ModelArgStyle::kModelAndEffort);
+  EXPECT_EQ(split->model_args.model_flag, "-m");
+  EXPECT_EQ(split->model_args.effort_flag, "--reasoning");
+  // An override keeps the built-in's command and takes the new style.
+  EXPECT_EQ(config.Find("dsh")->model_args.style, ModelArgStyle::kModel);
+  EXPECT_EQ(config.Find("dsh")->command,
+            (std::vector<std::string>{"dsh", "--profile", "headless"}));
+}
+
 TEST(AgentProfiles, ANewProfileAndAnOverride) {
   AgentConfig config = Parse(R"(
 [defaults]
@@ -120,7 +149,21 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
   for (const auto& c : std::vector<Case>{
            {"[agents.x]\nadapter = \"claude\"\ncolour = \"red\"\n", kConfig,
             "/cfg/config.toml:3:1: agents.x.colour: unknown key; a profile "
-            "takes adapter, command, args, env, model, timeout"},
+            "takes adapter, command, args, env, model, model_arg, "
+            "model_flag, effort_flag, timeout"},
+           {"[agents.x]\nadapter = \"command\"\ncommand = \"x\"\n"
+            "model_arg = \"whole\"\n",
+            kConfig,
+            "/cfg/config.toml:4:13: agents.x.model_arg: 'whole' is no way to "
+            "pass the model; give \"model\""},
+           {"[agents.x]\nadapter = \"command\"\ncommand = \"x\"\n"
+            "model_arg = \"model+effort\"\n",
+            kConfig, "agents.x.model_arg: \"model+effort\" needs effort_flag"},
+           {"[agents.x]\nadapter = \"command\"\ncommand = \"x\"\n"
+            "effort_flag = \"effort\"\n",
+            kConfig,
+            "/cfg/config.toml:4:15: agents.x.effort_flag: must be a flag, "
+            "e.g. \"--effort\" (got \"effort\")"},
            // Refused before toml++ reads them (util/toml_precheck.h).
            {"[agents.x]\nadapt\xC3\xA9r = \"claude\"\n", kConfig,
             "/cfg/config.toml:2:6: a non-ASCII character outside a quoted "

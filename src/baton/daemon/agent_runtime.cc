@@ -122,9 +122,9 @@ Status RequireAgent(const TaskRecord& task, std::string_view what) {
 
 }  // namespace
 
-Result<std::string> AgentRuntime::Send(const TaskRecord& task,
-                                       const std::string& message,
-                                       SendMode mode) {
+Result<SendReply> AgentRuntime::Send(const TaskRecord& task,
+                                     const std::string& message,
+                                     SendMode mode) {
   if (auto agent = RequireAgent(task, "messages"); !agent)
     return std::unexpected(agent.error());
   AgentWorker* worker = Find(task.id);
@@ -138,7 +138,79 @@ Result<std::string> AgentRuntime::Send(const TaskRecord& task,
   if (message.empty()) {
     return MakeError(ErrorCode::kInvalidArgument, "empty message");
   }
-  return worker->Send(message, mode);
+  auto sent = worker->Send(message, mode);
+  if (!sent)
+    return std::unexpected(sent.error());
+  return SendReply{task.id.ToString(), std::move(sent->id),
+                   std::move(sent->delivery)};
+}
+
+// A task without a worker ended: nothing queued goes in any more. Its
+// events still tell a message delivered (or withdrawn) before the end.
+Error AgentRuntime::RefuseChangeAfterEnd(const TaskRecord& task,
+                                         const QueuedRequest& request) const {
+  std::string id = request.replace.empty() ? request.withdraw : request.replace;
+  std::string ended =
+      fmt::format("{} is {}, not a running agent", task.id.ToString(),
+                  TaskStatusName(task.status));
+  if (id.empty())
+    return {ErrorCode::kInvalidArgument, ended + ": no message is queued"};
+  MessageLedger messages;
+  for (const Json& event :
+       ReadAgentEvents(executor_->TaskDir(task.id) + "/" + kAgentEventsFile)) {
+    messages.Apply(event);
+  }
+  if (auto settled = messages.settled.find(id);
+      settled != messages.settled.end()) {
+    return RefuseMessageChange(task.id.ToString(), id, &settled->second, {});
+  }
+  for (const auto& [seq, queued] : messages.queued) {
+    if (queued.id == id) {
+      return {ErrorCode::kInvalidArgument,
+              fmt::format("{}: message {} was never delivered (the task "
+                          "ended first); nothing goes in any more",
+                          ended, id)};
+    }
+  }
+  return RefuseMessageChange(task.id.ToString(), id, nullptr, {});
+}
+
+Result<QueuedReply> AgentRuntime::ChangeQueued(const TaskRecord& task,
+                                               const QueuedRequest& request) {
+  if (auto agent = RequireAgent(task, "messages"); !agent)
+    return std::unexpected(agent.error());
+  if (!request.replace.empty() && !request.withdraw.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "give either a message id to replace or one to "
+                     "withdraw, not both");
+  }
+  if (!request.replace.empty() && request.message.empty()) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("give the new text of {} (the message)", request.replace));
+  }
+  if (request.replace.empty() && !request.message.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "a text replaces a queued message: name it (its id, "
+                     "e.g. m-3)");
+  }
+  AgentWorker* worker = Find(task.id);
+  if (!worker)
+    return std::unexpected(RefuseChangeAfterEnd(task, request));
+  QueuedReply reply{.task = task.id.ToString()};
+  if (!request.replace.empty() || !request.withdraw.empty()) {
+    reply.changed =
+        request.replace.empty() ? request.withdraw : request.replace;
+    std::optional<std::string> text;
+    if (!request.replace.empty())
+      text = request.message;
+    if (auto changed = worker->ChangeQueued(reply.changed, std::move(text));
+        !changed) {
+      return std::unexpected(changed.error());
+    }
+  }
+  reply.queued = worker->Queued();
+  return reply;
 }
 
 Result<Json> AgentRuntime::Answer(const TaskRecord& task,

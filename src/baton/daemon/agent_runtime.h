@@ -46,9 +46,14 @@ class AgentRuntime : public ExecutorListener {
   // registry's Recover.
   void Recover(const std::vector<TaskRecord>& live);
 
-  // "steered", "sent" or "queued" (with why, when a steer had to queue).
-  Result<std::string> Send(const TaskRecord& task, const std::string& message,
-                           SendMode mode);
+  // The message's id and its delivery: "steered", "sent" or "queued"
+  // (with why, when a steer had to queue).
+  Result<SendReply> Send(const TaskRecord& task, const std::string& message,
+                         SendMode mode);
+  // Replaces or withdraws a queued follow-up when the request says so;
+  // the follow-ups still queued, oldest first.
+  Result<QueuedReply> ChangeQueued(const TaskRecord& task,
+                                   const QueuedRequest& request);
   // Answers the oldest open question, one answer per item: an option
   // number ("2", or "1,3" for several), a label, free text, or "skip".
   // kAlreadyExists when nothing is open (the first answer won).
@@ -73,6 +78,9 @@ class AgentRuntime : public ExecutorListener {
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
 
  private:
+  // Why a replace or withdraw of a message of an ended task is refused.
+  Error RefuseChangeAfterEnd(const TaskRecord& task,
+                             const QueuedRequest& request) const;
   AgentWorker* Find(const TaskId& id);
   void Start(const TaskRecord& task, bool replay);
 

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <sys/inotify.h>
 #include <unistd.h>
 
@@ -14,6 +15,7 @@
 #include <utility>
 
 #include "baton/ipc/event_text.h"
+#include "baton/util/clock.h"
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
@@ -102,7 +104,59 @@ Result<ItemAnswer> ResolveAnswer(const Json& item, const std::string& text,
   return answer;
 }
 
+// The n of a message id "m-<n>"; 0 for anything else.
+int64_t MessageNumber(std::string_view id) {
+  int64_t n = 0;
+  if (!id.starts_with("m-"))
+    return 0;
+  auto [end, ec] = std::from_chars(id.data() + 2, id.data() + id.size(), n);
+  return ec == std::errc() && end == id.data() + id.size() && n > 0 ? n : 0;
+}
+
 }  // namespace
+
+void MessageLedger::Apply(const Json& event) {
+  std::string type = StringAt(event, "type");
+  if (type == "message") {
+    int64_t n = MessageNumber(StringAt(event, "id"));
+    numbers = n > 0 ? std::max(numbers, n) : numbers + 1;
+    std::string id =
+        n > 0 ? StringAt(event, "id") : fmt::format("m-{}", numbers);
+    if (StringAt(event, "delivery").starts_with("queued"))
+      queued[IntAt(event, "seq")] = {id, StringAt(event, "text")};
+    else
+      settled[id] = {"delivered", StringAt(event, "at")};
+    return;
+  }
+  auto it = queued.find(IntAt(event, "message"));
+  if (it == queued.end())
+    return;
+  if (type == "message_replaced")
+    it->second.text = StringAt(event, "text");
+  if (type == "delivered" || type == "message_withdrawn") {
+    settled[it->second.id] = {type == "delivered" ? "delivered" : "withdrawn",
+                              StringAt(event, "at")};
+    queued.erase(it);
+  }
+}
+
+Error RefuseMessageChange(const std::string& task, const std::string& id,
+                          const MessageLedger::Settled* settled,
+                          const std::vector<std::string>& queued_ids) {
+  if (settled) {
+    return {ErrorCode::kAlreadyDelivered,
+            fmt::format("{}: message {} was already {} at {}; only a queued "
+                        "message can be replaced or withdrawn (send a new "
+                        "message instead)",
+                        task, id, settled->how, settled->at)};
+  }
+  return {ErrorCode::kInvalidArgument,
+          fmt::format("{} has no message {}; {}", task, id,
+                      queued_ids.empty()
+                          ? "no message is queued now"
+                          : fmt::format("the queued ones are {}",
+                                        fmt::join(queued_ids, ", ")))};
+}
 
 AgentWorker::AgentWorker(EventLoop* loop, Executor* executor,
                          TaskRegistry* registry, TaskRecord task,
@@ -245,8 +299,8 @@ Status AgentWorker::Answer(const std::vector<std::string>& texts,
   return {};
 }
 
-Result<std::string> AgentWorker::Send(const std::string& message,
-                                      SendMode mode) {
+Result<AgentWorker::Sent> AgentWorker::Send(const std::string& message,
+                                            SendMode mode) {
   if (!adapter_->interactive()) {
     // It read its brief once: the adapter says why no message goes in
     // (queueing one would drop it silently at the end).
@@ -281,16 +335,55 @@ Result<std::string> AgentWorker::Send(const std::string& message,
                      "gets the message when its turn ends"
                    : "queued until the current turn ends";
   }
+  std::string id = fmt::format("m-{}", ++messages_);
   // "emits" marks when a turn started, for a replay (doc/agents.md).
   Record({{"type", "message"},
+          {"id", id},
           {"mode", mode == SendMode::kSteer ? "steer" : "followup"},
           {"text", message},
           {"delivery", delivery},
           {"emits", adapter_emits_}});
   // Queued in events.jsonl too: a restarted batond delivers it.
   if (queued)
-    followups_.push_back({events_.last_seq(), message});
-  return delivery;
+    followups_.push_back({events_.last_seq(), id, message});
+  else
+    settled_[id] = {"delivered", FormatIsoTime(WallMillis())};
+  return Sent{std::move(id), std::move(delivery)};
+}
+
+std::vector<QueuedMessage> AgentWorker::Queued() const {
+  std::vector<QueuedMessage> queued;
+  for (const Followup& followup : followups_)
+    queued.push_back({followup.id, followup.text});
+  return queued;
+}
+
+Status AgentWorker::ChangeQueued(const std::string& id,
+                                 std::optional<std::string> text) {
+  auto followup = std::find_if(followups_.begin(), followups_.end(),
+                               [&](const Followup& f) { return f.id == id; });
+  if (followup == followups_.end()) {
+    auto settled = settled_.find(id);
+    std::vector<std::string> ids;
+    for (const Followup& f : followups_)
+      ids.push_back(f.id);
+    return std::unexpected(RefuseMessageChange(
+        task_.id.ToString(), id,
+        settled == settled_.end() ? nullptr : &settled->second, ids));
+  }
+  if (text) {
+    followup->text = *text;
+    Record({{"type", "message_replaced"},
+            {"id", id},
+            {"message", followup->seq},
+            {"text", *text}});
+    return {};
+  }
+  Record(
+      {{"type", "message_withdrawn"}, {"id", id}, {"message", followup->seq}});
+  followups_.erase(followup);
+  settled_[id] = {"withdrawn", FormatIsoTime(WallMillis())};
+  return {};
 }
 
 void AgentWorker::Emit(Json event) {
@@ -390,7 +483,9 @@ void AgentWorker::DeliverNextOrClose() {
     followups_.pop_front();
     int64_t at = adapter_emits_;
     auto sent = adapter_->Send(next.text, SendMode::kFollowup, *this);
+    settled_[next.id] = {"delivered", FormatIsoTime(WallMillis())};
     Json delivered = {{"type", "delivered"},
+                      {"id", next.id},
                       {"message", next.seq},
                       {"text", next.text},
                       {"emits", at}};
@@ -408,7 +503,7 @@ void AgentWorker::DeliverNextOrClose() {
 int64_t AgentWorker::LoadEvents() {
   int64_t last_seq = 0;
   std::map<int64_t, Json> questions;
-  std::map<int64_t, std::string> queued;
+  MessageLedger messages;
   for (const Json& event : ReadAgentEvents(dir_ + "/" + kAgentEventsFile)) {
     last_seq = std::max<int64_t>(last_seq, IntAt(event, "seq"));
     if (MemberAt(event, "src").is_number_integer()) {
@@ -428,13 +523,9 @@ int64_t AgentWorker::LoadEvents() {
     }
     if (type == "result")
       questions.clear();
-    // Follow-ups: queued until a "delivered" event names them.
-    if (type == "message" &&
-        StringAt(event, "delivery").starts_with("queued")) {
-      queued[IntAt(event, "seq")] = StringAt(event, "text");
-    }
-    if (type == "delivered")
-      queued.erase(IntAt(event, "message"));
+    // Follow-ups: queued until a "delivered" or "message_withdrawn" event
+    // names them.
+    messages.Apply(event);
     if ((type == "message" && StringAt(event, "delivery") == "sent") ||
         type == "delivered") {
       replay_.last_start_at =
@@ -443,8 +534,10 @@ int64_t AgentWorker::LoadEvents() {
   }
   for (auto& [seq, question] : questions)
     open_questions_.push_back(question);
-  for (auto& [seq, text] : queued)
-    followups_.push_back({seq, std::move(text)});
+  for (auto& [seq, message] : messages.queued)
+    followups_.push_back({seq, message.id, std::move(message.text)});
+  settled_ = std::move(messages.settled);
+  messages_ = messages.numbers;
   return last_seq;
 }
 

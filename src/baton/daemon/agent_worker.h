@@ -11,7 +11,9 @@
 
 #include <cstdint>
 #include <deque>
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,6 +21,7 @@
 #include "baton/core/ports.h"
 #include "baton/core/task_registry.h"
 #include "baton/daemon/agent_event_log.h"
+#include "baton/ipc/messages.h"
 #include "baton/loop/event_loop.h"
 #include "baton/util/unique_fd.h"
 
@@ -34,6 +37,32 @@ enum class TurnState {
   kTurnEnded,
   kClosed,  // stdin closed: no turn follows; the CLI ends.
 };
+
+// What became of an agent task's messages, from its events
+// (events.jsonl, applied in order): the follow-ups still queued and those
+// delivered or withdrawn. Ids are "m-<n>" (counted in older files).
+struct MessageLedger {
+  struct Queued {
+    std::string id;
+    std::string text;
+  };
+  struct Settled {
+    std::string how;  // "delivered" or "withdrawn".
+    std::string at;   // Its event's time.
+  };
+  std::map<int64_t, Queued> queued;        // By the seq of its "message" event.
+  std::map<std::string, Settled> settled;  // By id.
+  int64_t numbers = 0;                     // The highest number given.
+
+  void Apply(const nlohmann::json& event);
+};
+
+// Why message `id` of `task` cannot be replaced or withdrawn: it was
+// settled (kAlreadyDelivered, saying when), or the task never gave it
+// (kInvalidArgument, naming `queued_ids`).
+Error RefuseMessageChange(const std::string& task, const std::string& id,
+                          const MessageLedger::Settled* settled,
+                          const std::vector<std::string>& queued_ids);
 
 class AgentWorker : public AdapterSink {
  public:
@@ -66,8 +95,21 @@ class AgentWorker : public AdapterSink {
   // Answers the oldest open question; `answered` gets the recorded answer.
   Status Answer(const std::vector<std::string>& texts,
                 nlohmann::json* answered);
+  // What Send did with a message: its id, "m-<n>", unique within the task
+  // and kept in events.jsonl (so a restart keeps it), and its delivery:
   // "steered", "sent" or "queued ..." (why, when a steer had to queue).
-  Result<std::string> Send(const std::string& message, SendMode mode);
+  struct Sent {
+    std::string id;
+    std::string delivery;
+  };
+  Result<Sent> Send(const std::string& message, SendMode mode);
+  // The follow-ups still queued, oldest (the next one) first.
+  std::vector<QueuedMessage> Queued() const;
+  // Replaces the text of the queued follow-up `id`, or withdraws it when
+  // `text` is nullopt. kAlreadyDelivered once it was delivered or
+  // withdrawn (the message says when); kInvalidArgument for an id the
+  // task never gave (the message lists the queued ones).
+  Status ChangeQueued(const std::string& id, std::optional<std::string> text);
 
   // AdapterSink.
   void Emit(nlohmann::json event) override;
@@ -78,8 +120,10 @@ class AgentWorker : public AdapterSink {
   // A follow-up waiting for the turn to end.
   struct Followup {
     int64_t seq;  // Of its "message" event.
+    std::string id;
     std::string text;
   };
+
   // What a restart replays from: set by LoadEvents, used by Begin(true).
   struct Replay {
     bool active = false;  // Begin is feeding the stream again: no writes.
@@ -127,6 +171,9 @@ class AgentWorker : public AdapterSink {
   bool stdin_watched_ = false;  // On the loop, waiting to be writable.
 
   std::deque<Followup> followups_;  // Rebuilt by LoadEvents after a restart.
+  // The messages delivered or withdrawn, by id, to refuse changing them.
+  std::map<std::string, MessageLedger::Settled> settled_;
+  int64_t messages_ = 0;  // The highest message number given.
   std::deque<nlohmann::json> open_questions_;
   // The last withdrawal, unless an answer came since.
   nlohmann::json last_withdrawn_;

@@ -119,7 +119,7 @@ TEST_F(AgentWorkerTest, AQueuedFollowUpStartsTheNextTurnThenStdinCloses) {
   worker->Begin(/*replay=*/false);
   EXPECT_EQ(worker->turn_state(), TurnState::kInTurn);
   EXPECT_EQ(StdinText(), "brief: do it\n");
-  EXPECT_EQ(*worker->Send("next", SendMode::kFollowup),
+  EXPECT_EQ(worker->Send("next", SendMode::kFollowup)->delivery,
             "queued until the current turn ends");
   EXPECT_TRUE(sent_.empty());
 
@@ -186,6 +186,68 @@ TEST_F(AgentWorkerTest, AReplayedTurnEndBeforeTheLastStartLeavesTheTurnOn) {
   EXPECT_EQ(worker->turn_state(), TurnState::kInTurn);
   EXPECT_TRUE(sent_.empty());
   EXPECT_TRUE(executor_.stdin_closed.empty());
+}
+
+// Queued follow-ups keep their ids (m-<n>) and changes across a restart;
+// once delivered or withdrawn they are refused, saying so.
+TEST_F(AgentWorkerTest, AQueuedFollowUpIsReplacedOrWithdrawnUntilDelivered) {
+  {
+    auto worker = MakeWorker();
+    worker->Begin(false);
+    EXPECT_EQ(worker->Send("one", SendMode::kFollowup)->id, "m-1");
+    EXPECT_EQ(worker->Send("two", SendMode::kFollowup)->id, "m-2");
+    ASSERT_TRUE(worker->ChangeQueued("m-1", "ONE"));
+    ASSERT_TRUE(worker->ChangeQueued("m-2", std::nullopt));
+    auto unknown = worker->ChangeQueued("m-5", "x");
+    ASSERT_FALSE(unknown);
+    EXPECT_EQ(unknown.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_EQ(unknown.error().message,
+              "agent-1 has no message m-5; the queued ones are m-1");
+  }
+  // A restarted batond rebuilds the queue, the changes and the numbering.
+  auto worker = MakeWorker();
+  worker->Begin(/*replay=*/true);
+  auto queued = worker->Queued();
+  ASSERT_EQ(queued.size(), 1u);
+  EXPECT_EQ(queued[0].id, "m-1");
+  EXPECT_EQ(queued[0].text, "ONE");
+  EXPECT_EQ(worker->Send("three", SendMode::kFollowup)->id, "m-3");
+  auto withdrawn = worker->ChangeQueued("m-2", "again");
+  ASSERT_FALSE(withdrawn);
+  EXPECT_EQ(withdrawn.error().code, ErrorCode::kAlreadyDelivered);
+  EXPECT_NE(withdrawn.error().message.find("message m-2 was already "
+                                           "withdrawn at 20"),
+            std::string::npos)
+      << withdrawn.error().message;
+
+  worker->TurnEnded();
+  EXPECT_EQ(sent_, std::vector<std::string>{"ONE"});
+  auto late = worker->ChangeQueued("m-1", std::nullopt);
+  ASSERT_FALSE(late);
+  EXPECT_EQ(late.error().code, ErrorCode::kAlreadyDelivered);
+  EXPECT_NE(late.error().message.find("message m-1 was already delivered at"),
+            std::string::npos)
+      << late.error().message;
+  EXPECT_EQ(worker->Queued().size(), 1u);  // m-3 waits.
+}
+
+// Events files written before messages had ids: they are counted.
+TEST(MessageLedgerTest, MessagesWithoutIdsAreNumberedInOrder) {
+  MessageLedger ledger;
+  ledger.Apply(
+      {{"type", "message"}, {"seq", 1}, {"delivery", "steered"}, {"at", "t1"}});
+  ledger.Apply({{"type", "message"},
+                {"seq", 2},
+                {"text", "b"},
+                {"delivery", "queued until the current turn ends"}});
+  ledger.Apply(
+      {{"type", "message"}, {"seq", 3}, {"id", "m-7"}, {"delivery", "queued"}});
+  ledger.Apply({{"type", "delivered"}, {"message", 3}, {"at", "t4"}});
+  EXPECT_EQ(ledger.settled["m-1"].at, "t1");
+  ASSERT_EQ(ledger.queued.size(), 1u);
+  EXPECT_EQ(ledger.queued[2].id, "m-2");
+  EXPECT_EQ(ledger.settled["m-7"].how, "delivered");
+  EXPECT_EQ(ledger.numbers, 7);
 }
 
 // An events.jsonl that cannot be written (a folder in its place here; a

@@ -38,7 +38,7 @@ constexpr std::chrono::milliseconds kAcceptPause{100};
 // reply of a failed iteration becomes the commit's error.
 bool NeedsCommit(std::string_view op) {
   static constexpr std::string_view kIndependent[] = {
-      "hello",  "daemon_status", "agents",   "send",
+      "hello",  "daemon_status", "agents",   "send", "queued",
       "answer", "attach",        "shutdown", "watch"};
   return std::ranges::find(kIndependent, op) == std::end(kIndependent);
 }

@@ -139,6 +139,7 @@ class Daemon {
   void Handle(Connection&, const RunRequest&, Session, Reply);
   void Handle(Connection&, const DelegateRequest&, Session, Reply);
   void Handle(Connection&, const SendRequest&, Session, Reply);
+  void Handle(Connection&, const QueuedRequest&, Session, Reply);
   void Handle(Connection&, const AnswerRequest&, Session, Reply);
   void Handle(Connection&, const EventsRequest&, Session, Reply);
   void Handle(Connection&, const AgentsRequest&, Session, Reply);

@@ -151,10 +151,10 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
   };
   std::apply([&](auto... requests) { (check(requests), ...); },
              std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                        AnswerRequest, EventsRequest, AgentsRequest, GetRequest,
-                        ListRequest, ReadRequest, KillRequest, WaitRequest,
-                        AttachRequest, NoticesRequest, DaemonStatusRequest,
-                        ShutdownRequest, WatchRequest>());
+                        QueuedRequest, AnswerRequest, EventsRequest,
+                        AgentsRequest, GetRequest, ListRequest, ReadRequest,
+                        KillRequest, WaitRequest, AttachRequest, NoticesRequest,
+                        DaemonStatusRequest, ShutdownRequest, WatchRequest>());
 }
 
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {

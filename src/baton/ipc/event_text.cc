@@ -92,6 +92,12 @@ std::string TranscriptText(const Json& event) {
     return fmt::format("= withdrawn: {}\n", StringAt(event, "reason"));
   if (type == "delivered")
     return fmt::format("< followup (delivered): {}\n", StringAt(event, "text"));
+  if (type == "message_replaced") {
+    return fmt::format("< followup {} (replaced, queued): {}\n",
+                       StringAt(event, "id"), StringAt(event, "text"));
+  }
+  if (type == "message_withdrawn")
+    return fmt::format("< followup {} (withdrawn)\n", StringAt(event, "id"));
   if (type == "message") {
     return fmt::format("< {} ({}): {}\n", StringAt(event, "mode"),
                        StringAt(event, "delivery"), StringAt(event, "text"));

@@ -493,10 +493,14 @@ struct AttachRequest {
 
 struct SendReply {
   std::string task;
+  std::string id;
   std::string delivery;
   template <class V>
   void Fields(V& v) {
     v("task", task);
+    v("id", id,
+      {.doc = "the message's id (`m-3`), unique within the task: a queued "
+              "one can be replaced or withdrawn (`queued`) until delivered"});
     v("delivery", delivery,
       {.doc = "`steered`, `sent`, or `queued...` (a follow-up waits for the "
               "turn's end)"});
@@ -515,6 +519,59 @@ struct SendRequest {
     v("message", message,
       {.required = true, .non_empty = true, .max_bytes = kMaxTextBytes});
     v("mode", mode);
+  }
+};
+
+// A follow-up that waits for the turn's end.
+struct QueuedMessage {
+  std::string id;
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("id", id, {.doc = "`m-3`"});
+    v("text", text);
+  }
+};
+struct QueuedReply {
+  std::string task;
+  std::string changed;
+  std::vector<QueuedMessage> queued;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("changed", changed,
+      {.omit_when_empty = true,
+       .doc = "the id replaced or withdrawn; absent for a list"});
+    v("queued", queued,
+      {.doc = "the follow-ups still queued, oldest (next) first"});
+  }
+};
+struct QueuedRequest {
+  static constexpr std::string_view kOp = "queued";
+  static constexpr std::string_view kDoc =
+      "an agent worker's follow-ups not yet delivered: lists them, or "
+      "replaces or withdraws one; a delivered or withdrawn one is refused "
+      "with `already_delivered`";
+  using Reply = QueuedReply;
+  std::string task;
+  std::string replace;
+  std::string withdraw;
+  std::string message;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+    v("replace", replace,
+      {.max_bytes = kMaxNameBytes,
+       .omit_when_empty = true,
+       .doc = "the id of the message to replace with `message`"});
+    v("withdraw", withdraw,
+      {.max_bytes = kMaxNameBytes,
+       .omit_when_empty = true,
+       .doc = "the id of the message to withdraw"});
+    v("message", message,
+      {.max_bytes = kMaxTextBytes,
+       .omit_when_empty = true,
+       .doc = "the new text, with `replace`"});
   }
 };
 
@@ -735,8 +792,8 @@ struct ShutdownRequest {
 // Every request, in the order doc/protocol.md lists them.
 using Request =
     std::variant<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                 AnswerRequest, EventsRequest, AgentsRequest, GetRequest,
-                 ListRequest, ReadRequest, KillRequest, WaitRequest,
+                 QueuedRequest, AnswerRequest, EventsRequest, AgentsRequest,
+                 GetRequest, ListRequest, ReadRequest, KillRequest, WaitRequest,
                  AttachRequest, NoticesRequest, DaemonStatusRequest,
                  ShutdownRequest, WatchRequest>;
 

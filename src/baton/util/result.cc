@@ -38,6 +38,7 @@ constexpr CodeName kCodeNames[] = {
     {ErrorCode::kResumeNotFound, "resume_not_found"},
     {ErrorCode::kInvalidConfig, "invalid_config"},
     {ErrorCode::kNotAgentTask, "not_agent_task"},
+    {ErrorCode::kAlreadyDelivered, "already_delivered"},
     {ErrorCode::kInternal, "internal"},
 };
 }  // namespace

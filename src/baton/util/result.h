@@ -25,6 +25,8 @@ enum class ErrorCode {
   kResumeNotFound,  // Nothing to resume: no such session, or none yet.
   kInvalidConfig,   // baton's config file is malformed (file:line: key).
   kNotAgentTask,    // answer, send or events named a shell task.
+  // A queued message to replace or withdraw was delivered (or withdrawn).
+  kAlreadyDelivered,
   kInternal,
 };
 

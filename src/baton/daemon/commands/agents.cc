@@ -1,5 +1,5 @@
-// Handlers of the requests to agent workers and about them: send, answer,
-// events, agents (the profiles).
+// Handlers of the requests to agent workers and about them: send, queued,
+// answer, events, agents (the profiles).
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/commands/client_env.h"
 #include "baton/daemon/daemon.h"
@@ -11,10 +11,21 @@ void Daemon::Handle(Connection&, const SendRequest& request, Session session,
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
-  auto delivery = agents_->Send(*task, request.message, request.mode);
-  if (!delivery)
-    return reply(std::unexpected(delivery.error()));
-  reply(SendReply{task->id.ToString(), std::move(*delivery)});
+  auto sent = agents_->Send(*task, request.message, request.mode);
+  if (!sent)
+    return reply(std::unexpected(sent.error()));
+  reply(std::move(*sent));
+}
+
+void Daemon::Handle(Connection&, const QueuedRequest& request, Session session,
+                    Reply reply) {
+  auto task = registry_->Get(request.task, session);
+  if (!task)
+    return reply(std::unexpected(task.error()));
+  auto queued = agents_->ChangeQueued(*task, request);
+  if (!queued)
+    return reply(std::unexpected(queued.error()));
+  reply(std::move(*queued));
 }
 
 void Daemon::Handle(Connection&, const AnswerRequest& request, Session session,

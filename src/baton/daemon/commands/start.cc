@@ -126,6 +126,7 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   agent.adapter = profile->adapter;
   agent.brief = request.brief;
   agent.model = request.model.empty() ? profile->default_model : request.model;
+  agent.model_args = profile->model_args;
   if (!agent.model.empty()) {
     if (auto model = ParseModelSpec(agent.model); !model)
       return reply(std::unexpected(model.error()));
