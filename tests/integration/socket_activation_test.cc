@@ -10,6 +10,7 @@
 #include <iterator>
 #include <string>
 
+#include "baton/ipc/unix_socket.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -42,8 +43,12 @@ class SocketActivationTest : public BatonTest {
 TEST_F(SocketActivationTest, BatondServesOnSystemdsSocketAndLeavesIt) {
   // With BATON_HOME, the runtime folder is the home (util/state_paths.h).
   std::string socket = home_ + "/batond.sock";
-  RunningProcess activated({kActivate, "-l", socket, binary_, "daemon", "run"},
-                           {{"BATON_HOME", home_}});
+  // The launcher passes batond only the variables named with -E, as a
+  // unit passes only its Environment=; it execs batond on the first
+  // connection.
+  RunningProcess activated({kActivate, "-E", "BATON_HOME=" + home_, "-l",
+                            socket, binary_, "daemon", "run"},
+                           {});
   // Once systemd's socket is there, no CLI starts a batond of its own.
   auto deadline = std::chrono::steady_clock::now() + seconds(20);
   while (!IsSocket(socket) && std::chrono::steady_clock::now() < deadline)
@@ -66,8 +71,15 @@ TEST_F(SocketActivationTest, BatondServesOnSystemdsSocketAndLeavesIt) {
 
 TEST_F(SocketActivationTest, ASocketForAnotherFolderIsRefusedWithTheFix) {
   std::string other = home_ + "/other.sock";
-  RunningProcess activated({kActivate, "-l", other, binary_, "daemon", "run"},
-                           {{"BATON_HOME", home_}});
+  RunningProcess activated({kActivate, "-E", "BATON_HOME=" + home_, "-l", other,
+                            binary_, "daemon", "run"},
+                           {});
+  auto deadline = std::chrono::steady_clock::now() + seconds(20);
+  while (!IsSocket(other) && std::chrono::steady_clock::now() < deadline)
+    ::usleep(10'000);
+  // The first connection starts batond, which refuses the socket.
+  auto connection = ConnectUnix(other);
+  ASSERT_TRUE(connection) << connection.error().message;
   EXPECT_EQ(activated.Finish(std::chrono::milliseconds(20'000)), 1);
   std::string log = ReadAll(home_ + "/batond.log");
   EXPECT_NE(log.find("systemd passed a socket at " + other), std::string::npos)
@@ -99,12 +111,17 @@ TEST_F(SocketActivationTest, InstallServiceWritesUnitsThatPinThisStateFolder) {
             std::string::npos);
   EXPECT_NE(service_unit.find("KillMode=process\n"), std::string::npos);
   // systemd itself finds nothing wrong with them.
+  // (--man=no: baton(1) need not be installed; a user manager's runtime
+  // folder of its own, which a container has none of.)
   if (::access("/usr/bin/systemd-analyze", X_OK) == 0) {
-    auto verified = RunProcess({"/usr/bin/systemd-analyze", "verify", "--user",
-                                config + "/systemd/user/batond.socket",
-                                config + "/systemd/user/batond.service"},
-                               {{"XDG_CONFIG_HOME", config}},
-                               std::chrono::milliseconds(30'000));
+    std::string runtime = home_ + "/run";
+    ::mkdir(runtime.c_str(), 0700);
+    auto verified =
+        RunProcess({"/usr/bin/systemd-analyze", "verify", "--man=no", "--user",
+                    config + "/systemd/user/batond.socket",
+                    config + "/systemd/user/batond.service"},
+                   {{"XDG_CONFIG_HOME", config}, {"XDG_RUNTIME_DIR", runtime}},
+                   std::chrono::milliseconds(30'000));
     EXPECT_EQ(verified.exit_code, 0) << verified.out << verified.err;
   }
 }
