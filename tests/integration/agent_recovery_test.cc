@@ -85,8 +85,11 @@ TEST_F(AgentRecoveryTest, QueuedFollowUpsSurviveARestartAndGoInOnce) {
   // the first follow-up (its slow turn starts).
   EXPECT_EQ(Status(id, env_)["status"], "running");
   EXPECT_NE(DaemonPids().first, first_daemon);
+  // (Under a sanitizer on a loaded machine the two sends can take longer
+  // than the first turn: then the first batond delivered it already, and
+  // "three" may be in too. Once each, in order, is checked at the end.)
   auto delivered = WaitForEvents(id, "delivered", 1);
-  ASSERT_EQ(delivered.size(), 1u) << Events(id);
+  ASSERT_GE(delivered.size(), 1u) << Events(id);
   EXPECT_EQ(delivered[0]["text"], "SLOW two");
 
   // batond dies again inside the second turn and comes back at once: the
