@@ -176,16 +176,6 @@ std::optional<int64_t> QueryNumber(const HttpRequest& request,
   return value;
 }
 
-bool IsJsonContent(const std::string* type) {
-  if (!type)
-    return false;
-  std::string_view value = *type;
-  value = value.substr(0, value.find(';'));
-  while (!value.empty() && value.back() == ' ')
-    value.remove_suffix(1);
-  return HeaderNameIs(value, "application/json");
-}
-
 HttpResponse BadInput(std::string message) {
   return BoardError(400,
                     Error{ErrorCode::kInvalidArgument, std::move(message)});
@@ -454,7 +444,7 @@ void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
     return exchange->Respond(
         BadInput(fmt::format("{} takes POST", request.path())));
   }
-  if (!IsJsonContent(request.Header("Content-Type")))
+  if (!request.HasJsonBody())
     return exchange->Respond(
         BadInput("send JSON (Content-Type: application/json)"));
   auto parsed = ParseJson(request.body);

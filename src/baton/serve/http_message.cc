@@ -29,4 +29,15 @@ std::string_view HttpRequest::path() const {
   return path.substr(0, path.find('?'));
 }
 
+bool HttpRequest::HasJsonBody() const {
+  const std::string* type = Header("Content-Type");
+  if (!type)
+    return false;
+  std::string_view value = *type;
+  value = value.substr(0, value.find(';'));
+  while (!value.empty() && value.back() == ' ')
+    value.remove_suffix(1);
+  return HeaderNameIs(value, "application/json");
+}
+
 }  // namespace baton::serve

@@ -27,6 +27,9 @@ struct HttpRequest {
   const std::string* Header(std::string_view name) const;
   // The target without its query.
   std::string_view path() const;
+  // Its Content-Type is application/json (parameters such as charset
+  // aside).
+  bool HasJsonBody() const;
 };
 
 struct HttpResponse {

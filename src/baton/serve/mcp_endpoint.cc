@@ -25,16 +25,6 @@ HttpResponse RpcErrorResponse(int status, const mcp::Json& id,
   return response;
 }
 
-bool IsJsonContent(const std::string* type) {
-  if (!type)
-    return false;
-  std::string_view value = *type;
-  value = value.substr(0, value.find(';'));
-  while (!value.empty() && value.back() == ' ')
-    value.remove_suffix(1);
-  return HeaderNameIs(value, "application/json");
-}
-
 }  // namespace
 
 McpEndpoint::McpEndpoint(EventLoop* loop, McpEndpointOptions options)
@@ -77,7 +67,7 @@ void McpEndpoint::Handle(const HttpRequest& request,
 
 void McpEndpoint::Post(const HttpRequest& request,
                        const ExchangePtr& exchange) {
-  if (!IsJsonContent(request.Header("Content-Type"))) {
+  if (!request.HasJsonBody()) {
     return exchange->Respond(
         ErrorResponse(415,
                       "Unsupported Media Type: POST a JSON-RPC message with "
