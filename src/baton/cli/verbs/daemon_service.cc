@@ -188,6 +188,29 @@ int DoInstallService(const Context& ctx, const ServiceArgs& args) {
         "daemon-reload && systemctl --user enable --now batond.socket\n");
     return kExitOk;
   }
+  // 0 once `systemctl --user WORDS...` succeeded, else the exit code of
+  // the error it reported.
+  auto step = [&ctx](std::vector<std::string> words) -> int {
+    auto ran = Systemctl(words);
+    if (ran && *ran == 0)
+      return 0;
+    std::string line;
+    for (const std::string& word : words)
+      line += (line.empty() ? "" : " ") + word;
+    return ReportError(
+        ctx, {ErrorCode::kUnavailable,
+              fmt::format("systemctl --user {} failed ({}); the units are "
+                          "written: enable them in a user session with "
+                          "`systemctl --user daemon-reload && systemctl "
+                          "--user enable --now batond.socket`",
+                          line,
+                          ran ? fmt::format("exit code {}", *ran)
+                              : ran.error().message)});
+  };
+  // First whether a user manager answers at all: without one, a running
+  // batond is left alone.
+  if (int failed = step({"daemon-reload"}))
+    return failed;
   // A batond started without systemd holds the socket's path: it stops
   // first (its tasks keep running under the supervisor, and the batond
   // that systemd starts adopts them).
@@ -199,25 +222,8 @@ int DoInstallService(const Context& ctx, const ServiceArgs& args) {
       }
     }
   }
-  for (const std::vector<std::string>& step :
-       {std::vector<std::string>{"daemon-reload"},
-        std::vector<std::string>{"enable", "--now", "batond.socket"}}) {
-    auto ran = Systemctl(step);
-    if (!ran || *ran != 0) {
-      std::string words;
-      for (const std::string& word : step)
-        words += (words.empty() ? "" : " ") + word;
-      return ReportError(
-          ctx, {ErrorCode::kUnavailable,
-                fmt::format("systemctl --user {} failed ({}); the units are "
-                            "written: enable them in a user session with "
-                            "`systemctl --user daemon-reload && systemctl "
-                            "--user enable --now batond.socket`",
-                            words,
-                            ran ? fmt::format("exit code {}", *ran)
-                                : ran.error().message)});
-    }
-  }
+  if (int failed = step({"enable", "--now", "batond.socket"}))
+    return failed;
   std::printf(
       "enabled: batond.socket listens on %s; systemd starts batond on the "
       "first connection\n",
