@@ -26,6 +26,20 @@ constexpr size_t kTailLines = 10;
 constexpr uint64_t kTailBytes = 8 * 1024;
 constexpr size_t kMaxTasksWithTail = 10;
 
+// Each line of `text` after `prefix`, each ending with a newline.
+std::string IndentLines(std::string_view text, std::string_view prefix) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos)
+      nl = text.size();
+    out += fmt::format("{}{}\n", prefix, text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
 // "  output (last 3 lines of 120 bytes):\n    ...\n", or "" when there is
 // no output or it cannot be read (the report goes on without it).
 std::string OutputTail(const Context& ctx, DaemonClient& client,
@@ -42,19 +56,12 @@ std::string OutputTail(const Context& ctx, DaemonClient& client,
   std::string lines = LastLinesOf(*bytes, kTailLines);
   if (lines.empty())
     return "";
+  std::string shown = IndentLines(lines, "    ");
   size_t count =
-      1 + static_cast<size_t>(std::count(lines.begin(), lines.end(), '\n'));
-  std::string out = fmt::format("  output (last {} line{} of {} bytes):\n",
-                                count, count == 1 ? "" : "s", to);
-  size_t start = 0;
-  while (start <= lines.size()) {
-    size_t end = lines.find('\n', start);
-    if (end == std::string::npos)
-      end = lines.size();
-    out += "    " + lines.substr(start, end - start) + "\n";
-    start = end + 1;
-  }
-  return out;
+      static_cast<size_t>(std::count(shown.begin(), shown.end(), '\n'));
+  return fmt::format("  output (last {} line{} of {} bytes):\n", count,
+                     count == 1 ? "" : "s", to) +
+         shown;
 }
 
 // A live "waiting" line on a terminal's stderr; nothing on a pipe.
@@ -105,16 +112,7 @@ bool EndedBadly(const TaskRecord& task) {
 
 // A turn's end: that it ended, and its final text, indented.
 std::string TurnText(const TurnEnd& turn) {
-  std::string out = "  ended a turn; its final text:\n";
-  size_t start = 0;
-  while (start < turn.text.size()) {
-    size_t nl = turn.text.find('\n', start);
-    if (nl == std::string::npos)
-      nl = turn.text.size();
-    out += "    " + turn.text.substr(start, nl - start) + "\n";
-    start = nl + 1;
-  }
-  return out;
+  return "  ended a turn; its final text:\n" + IndentLines(turn.text, "    ");
 }
 
 }  // namespace
