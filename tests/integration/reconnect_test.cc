@@ -2,6 +2,7 @@
 // follows survive a batond restart"): they connect again, batond starts
 // again, and they report the truth when the tasks end; they fail with exit
 // code 2 only when batond cannot be brought back within 10 s.
+#include <poll.h>
 #include <signal.h>
 
 #include <chrono>
@@ -9,6 +10,7 @@
 #include <fstream>
 #include <thread>
 
+#include "baton/ipc/unix_socket.h"
 #include "baton/util/state_paths.h"
 #include "tests/integration/fake_agent_fixture.h"
 #include "tests/support/baton_fixture.h"
@@ -19,23 +21,27 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::seconds;
 
-class ReconnectTest : public BatonTest {
+// Until batond has `count` client connections (a status call counts as
+// one), so that a waiter is known to be connected before the kill.
+template <class Base>
+class WithConnections : public Base {
  protected:
-  // A command that runs until `gate` exists, then runs `then`.
-  std::string Gated(const std::string& gate, const std::string& then) {
-    return "while [ ! -e " + gate + " ]; do sleep 0.01; done; " + then;
-  }
-
-  // Until batond has `count` client connections (a status call counts as
-  // one), so that a waiter is known to be connected before the kill.
   bool WaitForConnections(int count) {
     for (int i = 0; i < 1000; ++i) {
-      auto doc = Baton({"--json", "daemon", "status"}).json();
+      auto doc = this->Baton({"--json", "daemon", "status"}).json();
       if (doc.is_object() && doc.value("connections", 0) >= count)
         return true;
       std::this_thread::sleep_for(milliseconds(10));
     }
     return false;
+  }
+};
+
+class ReconnectTest : public WithConnections<BatonTest> {
+ protected:
+  // A command that runs until `gate` exists, then runs `then`.
+  std::string Gated(const std::string& gate, const std::string& then) {
+    return "while [ ! -e " + gate + " ]; do sleep 0.01; done; " + then;
   }
 };
 
@@ -127,23 +133,53 @@ TEST_F(ReconnectTest, AWaitGivesUpWhenBatondCannotComeBackIn10s) {
   EXPECT_EQ(Baton({"wait", "--timeout", "30s", id}).exit_code, 0);
 }
 
-class ReconnectAgentTest : public FakeAgentTest {};
+class ReconnectAgentTest : public WithConnections<FakeAgentTest> {};
 
 TEST_F(ReconnectAgentTest, EventsFollowPrintsEveryEventOnceAcrossAKill) {
   std::string id = Delegate({"a SLOW turn"});  // 2 s inside the turn.
   auto follower = StartBaton({"events", "--follow", id}, env_);
   ASSERT_TRUE(follower->ReadUntil("\n", seconds(30))) << follower->err();
   // Its events connection, its wait's, and the status call.
-  for (int i = 0; i < 1000; ++i) {
-    auto doc = Baton({"--json", "daemon", "status"}).json();
-    if (doc.is_object() && doc.value("connections", 0) >= 3)
-      break;
-    std::this_thread::sleep_for(milliseconds(10));
-  }
+  ASSERT_TRUE(WaitForConnections(3));
   KillDaemonHard();
   int code = follower->Finish(seconds(60));
   EXPECT_EQ(code, 0) << follower->err();
   EXPECT_EQ(Status(id, env_)["status"], "completed");
+  auto all = Baton({"events", id}, env_);
+  EXPECT_NE(all.out.find("turn ended"), std::string::npos) << all.out;
+  EXPECT_EQ(follower->out(), all.out) << follower->err();
+}
+
+TEST_F(ReconnectAgentTest, EventsFollowKeepsReconnectingWhileBatondDropsIt) {
+  // A batond that is still dying can accept a reconnect and then drop it.
+  // Here a stand-in at batond's socket drops every connection for a second
+  // after the kill; the follower must keep trying (within its 10 s), then
+  // start a batond of its own, not give up after one dropped reconnect.
+  std::string id = Delegate({"a SLOW turn"});
+  auto follower = StartBaton({"events", "--follow", id}, env_);
+  ASSERT_TRUE(follower->ReadUntil("\n", seconds(30))) << follower->err();
+  ASSERT_TRUE(WaitForConnections(3));
+  int daemon_pid = DaemonPids().first;
+  ASSERT_GT(daemon_pid, 0);
+  std::string socket = StatePaths{home_, home_}.daemon_socket();
+  std::filesystem::rename(socket, socket + ".moved");
+  auto stand_in = ListenUnix(socket);
+  ASSERT_TRUE(stand_in) << stand_in.error().message;
+  ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
+  ASSERT_TRUE(WaitForPidGone(daemon_pid, seconds(5)));
+  std::filesystem::remove(socket + ".moved");
+  int dropped = 0;
+  auto until = std::chrono::steady_clock::now() + seconds(1);
+  while (std::chrono::steady_clock::now() < until) {
+    pollfd pfd{stand_in->get(), POLLIN, 0};
+    if (::poll(&pfd, 1, 10) > 0 && AcceptSameUid(stand_in->get()))
+      ++dropped;  // The accepted descriptor closes at once.
+  }
+  std::filesystem::remove(socket);
+  stand_in->reset();
+  EXPECT_GE(dropped, 2);  // The wait's reconnect and the events call's.
+  int code = follower->Finish(seconds(60));
+  EXPECT_EQ(code, 0) << follower->err();
   auto all = Baton({"events", id}, env_);
   EXPECT_NE(all.out.find("turn ended"), std::string::npos) << all.out;
   EXPECT_EQ(follower->out(), all.out) << follower->err();

@@ -4,7 +4,7 @@
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -12,19 +12,21 @@ import { BATON, makeHome, stopDaemon } from './helpers.mjs';
 
 const CLAUDE = fileURLToPath(new URL('./node_modules/.bin/claude', import.meta.url));
 
-test('Claude Code: claude mcp add, then claude mcp list says Connected, quickly', { timeout: 120_000 }, async () => {
+test('Claude Code: claude mcp add, then claude mcp list says Connected after its server/discover probe', { timeout: 120_000 }, async () => {
   const home = makeHome();
   const ccHome = mkdtempSync(join(tmpdir(), 'bcc-'));
   const env = { PATH: process.env.PATH, HOME: ccHome, DISABLE_AUTOUPDATER: '1' };
   try {
     execFileSync(CLAUDE, ['mcp', 'add', 'baton', '-e', `BATON_HOME=${home}`, '--', BATON, 'mcp'],
       { env, encoding: 'utf8', timeout: 60_000 });
-    const t0 = Date.now();
     const out = execFileSync(CLAUDE, ['mcp', 'list'], { env, encoding: 'utf8', timeout: 60_000 });
-    const elapsed = Date.now() - t0;
     assert.match(out, /^baton: .*baton mcp - (✓|✔) Connected$/m, out);
-    // A server that ignored the server/discover probe would cost seconds.
-    assert.ok(elapsed < 5_000, `claude mcp list took ${elapsed} ms`);
+    // Claude Code probes with server/discover before it falls back to
+    // initialize; a server that ignored the probe would cost the client its
+    // probe timeout. baton answers it and logs so (doc/mcp.md). A wall-clock
+    // bound here failed on a loaded CI machine; the log is the behaviour.
+    const log = readFileSync(join(home, 'mcp.log'), 'utf8');
+    assert.match(log, /server\/discover from /, log);
   } finally {
     rmSync(ccHome, { recursive: true, force: true });
     await stopDaemon(home);

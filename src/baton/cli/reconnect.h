@@ -28,9 +28,11 @@ Result<DaemonClient> Reconnect(const Context& ctx, const Error& lost);
 Result<DaemonClient> Reconnect(const Context& ctx, const Error& lost,
                                std::chrono::steady_clock::time_point deadline);
 
-// Calls `request` on `client`; when the connection is lost first,
-// reconnects (replacing `client`) and calls it once more. Only for requests
-// that can be sent twice (reads at an offset, events after a sequence).
+// Calls `request` on `client`; when the connection is lost, reconnects
+// (replacing `client`) and calls it again, within one kReconnectWindow for
+// the loss: a batond that is still dying can accept the new connection and
+// then drop it. Only for requests that can be sent twice (reads at an
+// offset, events after a sequence).
 template <class R>
 Result<typename R::Reply> CallReconnecting(const Context& ctx,
                                            DaemonClient& client,
@@ -38,11 +40,16 @@ Result<typename R::Reply> CallReconnecting(const Context& ctx,
   auto reply = client.Call(request);
   if (reply || !ConnectionLost(reply.error()))
     return reply;
-  auto again = Reconnect(ctx, reply.error());
-  if (!again)
-    return std::unexpected(again.error());
-  client = std::move(*again);
-  return client.Call(request);
+  auto deadline = std::chrono::steady_clock::now() + kReconnectWindow;
+  for (;;) {
+    auto again = Reconnect(ctx, reply.error(), deadline);
+    if (!again)
+      return std::unexpected(again.error());
+    client = std::move(*again);
+    reply = client.Call(request);
+    if (reply || !ConnectionLost(reply.error()))
+      return reply;
+  }
 }
 
 // One wait on batond that survives its restarts. Send sends the request;
