@@ -115,6 +115,51 @@ test('run + wait-any returns tasks in the order they end', T, async () => {
   });
 });
 
+test('run with queue, priority and after: held tasks say why, start in order, a failed dependency fails its dependent', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    baton(home, ['queue', 'add', 'one', '--max', '1']);
+    const tools = await client.listTools();
+    const run = tools.tools.find((t) => t.name === 'run');
+    for (const name of ['queue', 'priority', 'after', 'after_any'])
+      assert.ok(run.inputSchema.properties[name], `run's schema lacks ${name}`);
+    const start = async (args) => {
+      const r = await call(client, 'run', args);
+      assert.equal(r.isError, false, text(r));
+      return r.structuredContent.task_id;
+    };
+    const gate = join(home, 'gate');
+    const log = join(home, 'order');
+    const first = await start({ command: `while [ ! -e ${gate} ]; do sleep 0.01; done; echo first >> ${log}`, queue: 'one' });
+    const low = await start({ command: `echo low >> ${log}`, queue: 'one' });
+    const high = await start({ command: `echo high >> ${log}`, queue: 'one', priority: 3 });
+    const held = await call(client, 'task_status', { task_id: low });
+    assert.match(text(held), /queue one: 1 of 1 running/, text(held));
+    const failing = await start({ command: 'exit 4' });
+    const after = await start({ command: `echo after >> ${log}`, after: [failing] });
+    execFileSync('/bin/sh', ['-c', `touch ${gate}`]);
+    for (const id of [first, low, high, after]) {
+      const r = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 30 });
+      assert.equal(r.isError, false, text(r));
+    }
+    const order = execFileSync('cat', [log], { encoding: 'utf8' });
+    assert.equal(order, 'first\nhigh\nlow\n');
+    const status = await call(client, 'task_status', { task_id: after });
+    assert.match(text(status), new RegExp(`dependency ${failing} failed`), text(status));
+    const bad = [
+      [{ command: 'true', queue: 'nope' }, /no queue 'nope'; create it first/],
+      [{ command: 'true', after: ['shell-999'] }, /--after: .*shell-999/],
+      [{ command: 'true', after: 'shell-1' }, /'after' must be a list of task ids/],
+      [{ command: 'true', priority: 1.5 }, /'priority' must be an integer/],
+    ];
+    for (const [args, pattern] of bad) {
+      const r = await call(client, 'run', args);
+      assert.equal(r.isError, true, `${JSON.stringify(args)}: ${text(r)}`);
+      assert.match(text(r), pattern, text(r));
+    }
+  });
+});
+
 test('reads consume: each read returns only what is new, with a status line', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

@@ -10,6 +10,7 @@ void InMemoryTaskStore::StartWrite() {
   batch_flushed_ = false;
   task_journal_.clear();
   cursor_journal_.clear();
+  queue_journal_.clear();
 }
 
 Result<int64_t> InMemoryTaskStore::NextTaskNumber(TaskKind kind) {
@@ -28,7 +29,8 @@ Status InMemoryTaskStore::PutTask(const TaskRecord& task) {
   if (it == tasks.end())
     order.push_back(task.id);
   TaskRecord copy = task;
-  copy.spec.base_env.clear();  // Never persisted.
+  if (!task.held)
+    copy.spec.base_env.clear();  // Persisted only while held.
   tasks[task.id] = copy;
   return {};
 }
@@ -44,8 +46,11 @@ Status InMemoryTaskStore::Flush() {
   dirty_tasks_.clear();
   dirty_cursors_.clear();
   dirty_sessions_ = false;
+  flushed_queues_ = queues;
+  dirty_queues_ = false;
   task_journal_.clear();
   cursor_journal_.clear();
+  queue_journal_.clear();
   return {};
 }
 
@@ -86,8 +91,11 @@ void InMemoryTaskStore::LoseUnflushed() {
   dirty_tasks_.clear();
   dirty_cursors_.clear();
   dirty_sessions_ = false;
+  queues = flushed_queues_;
+  dirty_queues_ = false;
   task_journal_.clear();
   cursor_journal_.clear();
+  queue_journal_.clear();
 }
 
 Result<std::optional<TaskRecord>> InMemoryTaskStore::GetTask(const TaskId& id) {
@@ -170,6 +178,37 @@ Status InMemoryTaskStore::MarkSessionLeased(const std::string& session) {
 
 Result<std::vector<std::string>> InMemoryTaskStore::LoadLeasedSessions() {
   return std::vector<std::string>(leased_.begin(), leased_.end());
+}
+
+Status InMemoryTaskStore::PutQueue(const QueueRecord& queue) {
+  StartWrite();
+  if (!queue_journal_.contains(queue.name)) {
+    auto it = queues.find(queue.name);
+    queue_journal_[queue.name] =
+        it == queues.end() ? std::nullopt : std::optional(it->second);
+  }
+  queues[queue.name] = queue;
+  dirty_queues_ = true;
+  return {};
+}
+
+Result<std::vector<QueueRecord>> InMemoryTaskStore::LoadQueues() {
+  std::vector<QueueRecord> all;
+  for (const auto& [name, queue] : queues)
+    all.push_back(queue);
+  return all;
+}
+
+void InMemoryTaskStore::RevertQueue(const std::string& name) {
+  auto entry = queue_journal_.find(name);
+  if (entry == queue_journal_.end())
+    return;
+  if (entry->second) {
+    queues[name] = *entry->second;
+  } else {
+    queues.erase(name);
+  }
+  queue_journal_.erase(entry);
 }
 
 TimerId FakeTimeline::Schedule(MonoTime when, std::function<void()> callback) {

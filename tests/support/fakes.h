@@ -30,13 +30,17 @@ class InMemoryTaskStore : public TaskStore {
                    uint64_t offset) override;
   Status MarkSessionLeased(const std::string& session) override;
   Result<std::vector<std::string>> LoadLeasedSessions() override;
+  Status PutQueue(const QueueRecord& queue) override;
+  Result<std::vector<QueueRecord>> LoadQueues() override;
   // Fails with `fail_flush` while it is set; the writes stay buffered.
   Status Flush() override;
   bool HasPendingWrites() const override {
-    return !dirty_tasks_.empty() || !dirty_cursors_.empty() || dirty_sessions_;
+    return !dirty_tasks_.empty() || !dirty_cursors_.empty() ||
+           dirty_sessions_ || dirty_queues_;
   }
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
+  void RevertQueue(const std::string& name) override;
 
   // A crash: what was not flushed is gone.
   void LoseUnflushed();
@@ -46,6 +50,7 @@ class InMemoryTaskStore : public TaskStore {
   std::vector<TaskId> order;  // Creation order.
   // What the last successful Flush made durable.
   std::map<TaskId, TaskRecord> flushed;
+  std::map<std::string, QueueRecord> queues;
   std::optional<Error> fail_flush;
   int failed_flushes = 0;
 
@@ -63,6 +68,8 @@ class InMemoryTaskStore : public TaskStore {
   std::set<TaskId> dirty_tasks_;
   std::set<CursorKey> dirty_cursors_;
   bool dirty_sessions_ = false;
+  bool dirty_queues_ = false;
+  std::map<std::string, QueueRecord> flushed_queues_;
   // Per key written in the batch: what reads saw before (nullopt: none),
   // and whether it was written since the last successful Flush already.
   template <class T>
@@ -72,6 +79,7 @@ class InMemoryTaskStore : public TaskStore {
   };
   std::map<TaskId, Before<TaskRecord>> task_journal_;
   std::map<CursorKey, Before<uint64_t>> cursor_journal_;
+  std::map<std::string, std::optional<QueueRecord>> queue_journal_;
   bool batch_flushed_ = false;
 };
 

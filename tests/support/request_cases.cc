@@ -31,6 +31,8 @@ const std::map<std::string, Json>& Samples() {
       {"daemon_status", Json::object()},
       {"shutdown", Json::object()},
       {"watch", Json::object()},
+      {"queue_set", {{"name", "build"}, {"max_running", 2}}},
+      {"queue_list", Json::object()},
   };
   return samples;
 }

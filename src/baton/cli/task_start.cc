@@ -1,5 +1,6 @@
 #include "baton/cli/task_start.h"
 
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "baton/cli/format.h"
@@ -8,8 +9,35 @@
 
 namespace baton {
 
+void AddScheduleFlags(CLI::App& command, PlacementFlags& flags) {
+  command.add_option("--queue", flags.queue,
+                     "Wait in this queue for a slot (baton queue ls)");
+  command.add_option("--priority", flags.priority,
+                     "Higher starts first within its queue (default 0)");
+  command
+      .add_option("--after", flags.after,
+                  "Start once these tasks completed (ID[,ID...]); fails "
+                  "without running if one of them does not")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+  command
+      .add_option("--after-any", flags.after_any,
+                  "Start at the first end of any of these tasks (ID[,ID...])")
+      ->delimiter(',')
+      ->allow_extra_args(false);
+}
+
 template <class R>
 Status PlaceTask(R& request, const PlacementFlags& flags) {
+  if (!flags.after.empty() && !flags.after_any.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--after and --after-any do not go together; use one");
+  }
+  request.schedule.queue = flags.queue;
+  request.schedule.priority = flags.priority;
+  request.schedule.after =
+      flags.after_any.empty() ? flags.after : flags.after_any;
+  request.schedule.after_any = !flags.after_any.empty();
   std::string cwd = flags.cwd.empty() ? CurrentDir() : flags.cwd;
   if (cwd[0] != '/')
     cwd = CurrentDir() + "/" + cwd;

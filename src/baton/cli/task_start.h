@@ -10,6 +10,10 @@
 
 #include "baton/cli/context.h"
 
+namespace CLI {
+class App;
+}
+
 namespace baton {
 
 // The flags both verbs take.
@@ -17,10 +21,19 @@ struct PlacementFlags {
   std::string cwd;
   std::string timeout;
   std::vector<std::string> checks;
+  // When it may start (doc/scheduling.md).
+  std::string queue;
+  int64_t priority = 0;
+  std::vector<std::string> after;
+  std::vector<std::string> after_any;
 };
 
+// Adds --queue, --priority, --after and --after-any to `command`.
+void AddScheduleFlags(CLI::App& command, PlacementFlags& flags);
+
 // Fills a RunRequest's or DelegateRequest's folder (absolute), deadline,
-// checks and base environment from the flags; fails on a bad duration.
+// checks, schedule and base environment from the flags; fails on a bad
+// duration, or --after with --after-any.
 template <class R>
 Status PlaceTask(R& request, const PlacementFlags& flags);
 

@@ -23,6 +23,8 @@ const std::vector<Verb>& Verbs() {
        DefineAttach},
       {"notices", "Print tasks of this session that ended unseen",
        DefineNotices},
+      {"queue", "Make and change queues that run tasks a few at a time",
+       DefineQueue},
       {"daemon", "Manage batond", DefineDaemon},
       {"mcp",
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "

@@ -30,6 +30,13 @@ struct ListQuery {
   size_t limit = 0;
 };
 
+// A named queue (doc/scheduling.md). The default queue is stored as "".
+struct QueueRecord {
+  std::string name;
+  std::optional<int64_t> max_running;  // nullopt = no limit.
+  bool paused = false;
+};
+
 // Durable task state. Writes are buffered and become durable together at
 // Flush() (one transaction per event-loop iteration); reads see buffered
 // writes. Not thread-safe: owned by the daemon's loop thread.
@@ -64,6 +71,10 @@ class TaskStore {
   virtual Status MarkSessionLeased(const std::string& session) = 0;
   virtual Result<std::vector<std::string>> LoadLeasedSessions() = 0;
 
+  // Queues, by name; a put replaces the queue of that name.
+  virtual Status PutQueue(const QueueRecord& queue) = 0;
+  virtual Result<std::vector<QueueRecord>> LoadQueues() = 0;
+
   // Makes every write since the last successful Flush durable, atomically.
   // On failure (e.g. disk full) the writes stay buffered and the next Flush
   // retries them, except what RevertTask and RevertCursor take back.
@@ -81,6 +92,7 @@ class TaskStore {
   // next write starts a new batch).
   virtual void RevertTask(const TaskId& id) = 0;
   virtual void RevertCursor(const TaskId& id, const std::string& reader) = 0;
+  virtual void RevertQueue(const std::string& name) = 0;
 };
 
 // Receives what happens to processes. Calls come from the loop thread.

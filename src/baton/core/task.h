@@ -93,6 +93,29 @@ struct AgentSpec {
   }
 };
 
+// When a task may start (doc/scheduling.md): its queue, its place in it,
+// and the tasks it waits for. The default (empty) is "at once".
+struct Schedule {
+  std::string queue;               // "" = the default queue.
+  int64_t priority = 0;            // Higher starts first within a queue.
+  std::vector<std::string> after;  // Task ids, each once.
+  bool after_any = false;  // Start at any end of `after`, not all completed.
+
+  bool IsDefault() const {
+    return queue.empty() && priority == 0 && after.empty() && !after_any;
+  }
+  template <class V>
+  void Fields(V& v) {
+    v("queue", queue, {.omit_when_empty = true});
+    v("priority", priority);
+    v("after", after, {.omit_when_empty = true});
+    v("after_any", after_any);
+  }
+};
+
+// The default queue's name, as people see it; stored as "".
+inline constexpr char kDefaultQueue[] = "default";
+
 // What a client asks to run. For a shell task exactly one of
 // `shell_command` (run by /bin/sh -c) and `argv` is set; for an agent task
 // `agent` is set and `argv` is the CLI's command line.
@@ -117,6 +140,7 @@ struct TaskSpec {
   // Commands run in `cwd` when the task ends; their results go into the
   // task's evidence.
   std::vector<std::string> checks;
+  Schedule schedule;
 };
 
 // The files of an agent task in its folder (Executor::TaskDir): the CLI's
@@ -200,6 +224,11 @@ struct TaskRecord {
   std::string output_path;
   std::string agent_session;  // The agent CLI's own session id, once known.
   std::optional<Evidence> evidence;  // Once checks ran (tasks with checks).
+  // Queued and not yet handed to the executor: its queue has no free slot,
+  // or it waits for other tasks (doc/scheduling.md). While held, the
+  // client's environment (spec.base_env) is kept with it, since a batond
+  // restart must still start it with that environment.
+  bool held = false;
 };
 
 // What a task sets over its base environment (spec.base_env, else batond's

@@ -5,8 +5,16 @@
 namespace baton {
 
 TaskExtra ExtraOf(const TaskRecord& task) {
-  return {task.spec.agent, task.agent_session, task.spec.checks, task.evidence,
-          task.question_told ? std::optional(true) : std::nullopt};
+  TaskExtra extra{task.spec.agent, task.agent_session, task.spec.checks,
+                  task.evidence,
+                  task.question_told ? std::optional(true) : std::nullopt};
+  if (!task.spec.schedule.IsDefault())
+    extra.schedule = task.spec.schedule;
+  if (task.held) {
+    extra.held = true;
+    extra.held_env = task.spec.base_env;
+  }
+  return extra;
 }
 
 void ApplyExtra(TaskExtra extra, TaskRecord& task) {
@@ -15,6 +23,10 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.spec.checks = std::move(extra.checks);
   task.evidence = std::move(extra.evidence);
   task.question_told = extra.question_told.value_or(false);
+  task.spec.schedule = std::move(extra.schedule).value_or(Schedule{});
+  task.held = extra.held.value_or(false);
+  if (task.held)
+    task.spec.base_env = std::move(extra.held_env);
 }
 
 std::string EncodeTaskExtra(const TaskRecord& task) {

@@ -1,7 +1,7 @@
 // The parts of a task record that only some tasks have (agent spec, checks,
-// agent session, evidence, a question told to the owner), as one JSON object:
-// how the store keeps them in one column. Clients see the same fields in the
-// task object (ipc/codec.h), written from the same definitions.
+// agent session, evidence, a question told to the owner, a schedule), as one
+// JSON object: how the store keeps them in one column. Clients see the same
+// fields in the task object (ipc/codec.h), written from the same definitions.
 #ifndef BATON_CORE_TASK_EXTRA_H_
 #define BATON_CORE_TASK_EXTRA_H_
 
@@ -21,6 +21,9 @@ struct TaskExtra {
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
   std::optional<bool> question_told;  // Set only when true.
+  std::optional<Schedule> schedule;   // Set only when not the default.
+  std::optional<bool> held;           // Set only when true.
+  std::vector<std::string> held_env;  // The client's environment, held.
 
   template <class V>
   void Fields(V& v) {
@@ -29,6 +32,9 @@ struct TaskExtra {
     v("checks", checks, {.omit_when_empty = true});
     v("evidence", evidence, {.omit_when_empty = true});
     v("question_told", question_told, {.omit_when_empty = true});
+    v("schedule", schedule, {.omit_when_empty = true});
+    v("held", held, {.omit_when_empty = true});
+    v("held_env", held_env, {.omit_when_empty = true});
   }
 };
 

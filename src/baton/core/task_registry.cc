@@ -48,7 +48,9 @@ TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
       executor_(executor),
       timers_(timers),
       clock_(clock),
-      options_(options) {}
+      options_(options) {
+  queues_[""];  // The default queue is always there.
+}
 
 Status TaskRegistry::Recover() {
   auto live = store_->LoadLiveTasks();
@@ -81,7 +83,11 @@ Status TaskRegistry::Recover() {
     if (has_live)
       StartLease(session);
   }
+  if (auto scheduled = RecoverSchedule(); !scheduled)
+    return scheduled;
   BATON_LOG_INFO("recovered {} live tasks", live_.size());
+  // Held tasks never reached the executor: the next Commit starts them.
+  std::erase_if(*live, [](const TaskRecord& task) { return task.held; });
   executor_->Adopt(*live);
   return {};
 }
@@ -141,6 +147,10 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
     done(std::unexpected(valid.error()));
     return;
   }
+  if (auto valid = CheckSchedule(spec.schedule, spec.owner); !valid) {
+    done(std::unexpected(valid.error()));
+    return;
+  }
   auto number = store_->NextTaskNumber(spec.kind);
   if (!number) {
     done(std::unexpected(number.error()));
@@ -152,14 +162,17 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
   task.status = TaskStatus::kQueued;
   task.created_ms = clock_->WallNowMillis();
   task.output_path = executor_->OutputPath(task.id);
+  bool held = HoldIfNeeded(task);
   Save(task, /*undoable=*/true);
   undo_.emplace_back(Undo::Kind::kCreated, task.id);
-  effects_.push_back(
-      {.kind = Effect::Kind::kStart, .task = task, .undoable = true});
-  // The environment is in the spawn request now: the live record need not
-  // carry it through every later copy and save.
-  if (auto it = live_.find(task.id); it != live_.end())
-    it->second.spec.base_env = {};
+  if (!held) {
+    effects_.push_back(
+        {.kind = Effect::Kind::kStart, .task = task, .undoable = true});
+    // The environment is in the spawn request now: the live record need
+    // not carry it through every later copy and save.
+    if (auto it = live_.find(task.id); it != live_.end())
+      it->second.spec.base_env = {};
+  }
   // Answered now, as queued: the record is committed before the answer and
   // the spawn request leave (Commit), so the id is collectable whatever
   // happens next. Waiting for the spawn would cost every caller a round
@@ -225,6 +238,9 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
 
 void TaskRegistry::Finish(TaskRecord task) {
   BATON_CHECK(IsTerminal(task.status));
+  Unschedule(task);
+  task.held = false;
+  task.spec.base_env = {};
   live_.erase(task.id);
   Save(task);
   recent_ended_.push_back(
@@ -427,6 +443,18 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
                                bool undoable) {
   if (task.status == TaskStatus::kStopping) {
     Save(task, undoable);  // Already on its way down.
+    return;
+  }
+  if (task.held) {
+    // Never started: it ends now. (A failed commit keeps this end, as it
+    // keeps any end that raced a kill: RollBack.)
+    TaskRecord ended = task;
+    ended.status = TaskStatus::kKilled;
+    ended.kill_reason = reason.empty() ? "by request" : std::move(reason);
+    ended.detail = "killed before it started";
+    ended.ended_ms = clock_->WallNowMillis();
+    task = ended;
+    Finish(std::move(ended));
     return;
   }
   bool spawned = task.status != TaskStatus::kQueued;

@@ -72,6 +72,22 @@ struct WaitResult {
 
 using WaitId = uint64_t;
 
+// A queue as people see it (doc/scheduling.md).
+struct QueueView {
+  QueueRecord record;   // The default queue's name is kDefaultQueue here.
+  int64_t running = 0;  // Its tasks handed to the executor and not ended.
+  int64_t queued = 0;   // Its tasks held: waiting for a slot or for others.
+};
+
+// A change to a queue: `add` makes a new one, `set` changes one.
+struct QueueChange {
+  enum class Kind { kAdd, kSet };
+  Kind kind = Kind::kSet;
+  std::string name;
+  std::optional<int64_t> max_running;  // 0 = no limit; nullopt = unchanged.
+  std::optional<bool> paused;          // nullopt = unchanged.
+};
+
 class TaskRegistry : public ExecutorListener {
  public:
   struct Options {
@@ -106,7 +122,8 @@ class TaskRegistry : public ExecutorListener {
   Status Commit(std::vector<TaskId>* rolled_back = nullptr);
   // Whether Commit has anything to do.
   bool HasUncommitted() const {
-    return store_->HasPendingWrites() || !effects_.empty() || !undo_.empty();
+    return store_->HasPendingWrites() || !effects_.empty() || !undo_.empty() ||
+           !reconsider_.empty() || !dirty_queues_.empty();
   }
   // The ends of `ids` were told to a client before the commit (the
   // executor still keeps their exit records): a failed Commit leaves them
@@ -196,6 +213,20 @@ class TaskRegistry : public ExecutorListener {
   std::vector<std::string> OverlappingTasks(const TaskRecord& task) const;
   static constexpr size_t kRecentEnded = 512;
 
+  // Called when a held task is handed to the executor (its spawn waits for
+  // the commit), with the task and its environment: what a start does
+  // beside the spawn (the check runner's snapshot) happens then, not at
+  // submit.
+  void SetOnDispatch(std::function<void(const TaskRecord&)> on_dispatch) {
+    on_dispatch_ = std::move(on_dispatch);
+  }
+
+  // Queues (doc/scheduling.md): changes take effect at the next Commit,
+  // which starts what may start. Errors say what to do: a bad name, an
+  // add of a queue that exists, a set of one that does not.
+  Result<QueueView> ChangeQueue(const QueueChange& change);
+  std::vector<QueueView> Queues() const;
+
   // Every live task, owner not checked.
   std::vector<TaskRecord> LiveTasks() const;
   // The live task `id`, owner not checked; nullptr if it is not live.
@@ -276,18 +307,56 @@ class TaskRegistry : public ExecutorListener {
       kNoticeDelivered,
       kCursor,
       kKill,
-      kQuestionTold
+      kQuestionTold,
+      kQueue
     };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
     Kind kind;
     TaskId id;
-    std::string reader;  // kCursor.
+    std::string reader;  // kCursor; kQueue: the queue's name.
     // kKill: the fields the kill replaced.
     TaskStatus status = TaskStatus::kQueued;
     std::string kill_reason;
     bool end_seen = false;
+    // kQueue: the queue before the change (nullopt: it did not exist).
+    std::optional<QueueRecord> queue_before;
   };
+
+  // Scheduling (task_registry_schedule.cc). A held task's place in its
+  // queue: higher priority first, then the older.
+  struct HeldKey {
+    int64_t neg_priority;
+    int64_t created_ms;
+    TaskId id;
+    auto operator<=>(const HeldKey&) const = default;
+  };
+  struct QueueState {
+    QueueRecord record;
+    int64_t running = 0;      // Its tasks handed to the executor, live.
+    std::set<HeldKey> ready;  // Held, waiting for nothing but a slot.
+  };
+  static HeldKey KeyOf(const TaskRecord& task) {
+    return {-task.spec.schedule.priority, task.created_ms, task.id};
+  }
+  // kInvalidArgument / kNotFound / kPermissionDenied for a schedule that
+  // names a queue or tasks that `session` cannot use.
+  Status CheckSchedule(const Schedule& schedule, const std::string& session);
+  // Whether a new task of `schedule` must be held, and then holds it
+  // (indexes it, sets its detail); the caller saves it.
+  bool HoldIfNeeded(TaskRecord& task);
+  // The pass that Commit runs first: looks again at the held tasks whose
+  // dependencies ended, and starts what the queues have room for.
+  void SchedulePass();
+  // Hands a held task to the executor (its start waits for the commit).
+  void Dispatch(TaskRecord& task);
+  // A task leaves the schedule: it ended, or its creation was rolled back.
+  void Unschedule(const TaskRecord& task);
+  // Why a held task waits, for its detail.
+  std::string HeldDetail(const TaskRecord& task) const;
+  QueueView ViewOf(const QueueState& state) const;
+  // Rebuilds the queues and indexes from the store and the live tasks.
+  Status RecoverSchedule();
 
   void RunEffect(Effect effect);
   void RollBack(const Error& error, std::vector<TaskId>* rolled_back);
@@ -368,6 +437,17 @@ class TaskRegistry : public ExecutorListener {
   std::deque<EndedSpan> recent_ended_;  // At most kRecentEnded, oldest first.
   // Per session, how many ended tasks it can see; filled on first `List`.
   std::map<std::string, size_t> terminal_counts_;
+
+  // Scheduling. The queues by stored name ("" = the default, always
+  // there); per task that held tasks wait for, those tasks; the held tasks
+  // to look at again, and the queues that may have room, at the next pass.
+  std::map<std::string, QueueState> queues_;
+  std::map<TaskId, std::vector<TaskId>> dependents_;
+  std::set<TaskId> reconsider_;
+  std::set<std::string> dirty_queues_;
+  // Held tasks whose dependencies are done, now waiting for a slot.
+  std::set<TaskId> ready_after_;
+  std::function<void(const TaskRecord&)> on_dispatch_;
 };
 
 // "shell-3 completed (exit code: 0)", "agent-1 waiting (asks a

@@ -12,6 +12,8 @@
 namespace baton {
 
 Status TaskRegistry::Commit(std::vector<TaskId>* rolled_back) {
+  // Starts of held tasks go with this batch (task_registry_schedule.cc).
+  SchedulePass();
   if (store_->HasPendingWrites()) {
     if (auto flushed = store_->Flush(); !flushed) {
       RollBack(flushed.error(), rolled_back);
@@ -56,6 +58,17 @@ void TaskRegistry::RollBack(const Error& error,
       store_->RevertCursor(undo->id, undo->reader);
       continue;
     }
+    if (undo->kind == Undo::Kind::kQueue) {
+      store_->RevertQueue(undo->reader);
+      if (undo->queue_before) {
+        queues_[undo->reader].record = *undo->queue_before;
+      } else if (auto queue = queues_.find(undo->reader);
+                 queue != queues_.end() && queue->second.ready.empty() &&
+                 queue->second.running == 0) {
+        queues_.erase(queue);
+      }
+      continue;
+    }
     auto record = records.find(undo->id);
     if (record == records.end()) {
       auto current = Lookup(undo->id);
@@ -87,6 +100,7 @@ void TaskRegistry::RollBack(const Error& error,
         }
         break;
       case Undo::Kind::kCursor:
+      case Undo::Kind::kQueue:
         break;
     }
   }
@@ -97,6 +111,7 @@ void TaskRegistry::RollBack(const Error& error,
   std::map<std::string, std::vector<TaskId>> unnoticed_again;
   for (auto& [id, task] : records) {
     if (created.contains(id)) {
+      Unschedule(task);
       live_.erase(id);
       std::erase_if(effects_,
                     [&](const Effect& effect) { return effect.task.id == id; });

@@ -187,6 +187,10 @@ Status Daemon::Start() {
                                            registry_.get(), checks_.get());
   codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
   executor_->SetListener(agents_.get());
+  // A task held by its queue or its dependencies starts later: its
+  // evidence's "before" is taken then (doc/scheduling.md).
+  registry_->SetOnDispatch(
+      [this](const TaskRecord& task) { checks_->Snapshot(task); });
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +
                                                  connected.error().message);

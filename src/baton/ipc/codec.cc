@@ -129,6 +129,8 @@ TaskWire ToWire(const TaskView& view) {
   wire.checks = task.spec.checks;
   wire.evidence = task.evidence;
   wire.questions = view.questions;
+  if (!task.spec.schedule.IsDefault())
+    wire.schedule = task.spec.schedule;
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -187,6 +189,7 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.spec.checks = std::move(wire.checks);
   task.evidence = std::move(wire.evidence);
   view.questions = std::move(wire.questions);
+  task.spec.schedule = std::move(wire.schedule).value_or(Schedule{});
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }

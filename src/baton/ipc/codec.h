@@ -47,6 +47,7 @@ struct TaskWire {
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
   std::vector<OpenQuestion> questions;
+  std::optional<Schedule> schedule;
   bool uncollected = false;
 
   template <class V>
@@ -87,6 +88,10 @@ struct TaskWire {
     v("questions", questions,
       {.omit_when_empty = true,
        .doc = "a waiting agent's open questions, oldest first"});
+    v("schedule", schedule,
+      {.omit_when_empty = true,
+       .doc = "when it was given one: `queue`, `priority`, `after` (ids), "
+              "`after_any` (doc/scheduling.md)"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

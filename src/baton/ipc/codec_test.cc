@@ -154,7 +154,8 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
                         QueuedRequest, AnswerRequest, EventsRequest,
                         AgentsRequest, GetRequest, ListRequest, ReadRequest,
                         KillRequest, WaitRequest, AttachRequest, NoticesRequest,
-                        DaemonStatusRequest, ShutdownRequest, WatchRequest>());
+                        DaemonStatusRequest, ShutdownRequest, WatchRequest,
+                        QueueSetRequest, QueueListRequest>());
 }
 
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {

@@ -57,6 +57,33 @@ struct TaskReply {
   }
 };
 
+// When a started task may run (doc/scheduling.md); the same fields in
+// `run` and `delegate`.
+struct ScheduleFields {
+  std::string queue;
+  int64_t priority = 0;
+  std::vector<std::string> after;
+  bool after_any = false;
+  template <class V>
+  void Fields(V& v) {
+    v("queue", queue,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "the queue it waits in for a slot (`queue_set` makes one); "
+              "default: the default queue"});
+    v("priority", priority,
+      {.min = -1000000,
+       .max = 1000000,
+       .doc = "higher starts first within its queue; default 0"});
+    v("after", after,
+      {.max_bytes = kMaxNameBytes,
+       .max_items = 64,
+       .doc = "task ids it starts after: once all completed (one that "
+              "fails, is killed or interrupted fails it without running)"});
+    v("after_any", after_any,
+      {.doc = "start at the first end of any of `after`, however it ended"});
+  }
+};
+
 struct RunRequest {
   static constexpr std::string_view kOp = "run";
   static constexpr std::string_view kDoc =
@@ -71,6 +98,7 @@ struct RunRequest {
   std::optional<std::chrono::milliseconds> timeout;
   std::vector<std::string> checks;
   bool unowned = false;
+  ScheduleFields schedule;
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -107,6 +135,7 @@ struct RunRequest {
        .doc = "shell lines run in `cwd` when it ends (doc/agents.md)"});
     v("unowned", unowned,
       {.doc = "no owner: any session sees it, no lease stops it"});
+    schedule.Fields(v);
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;
@@ -128,6 +157,7 @@ struct DelegateRequest {
   std::optional<std::chrono::milliseconds> timeout;
   std::optional<std::vector<std::string>> base_env;
   bool unowned = false;
+  ScheduleFields schedule;
   template <class V>
   void Fields(V& v) {
     v("brief", brief,
@@ -166,6 +196,7 @@ struct DelegateRequest {
        .doc = "as for `run`; also names the config file (BATON_CONFIG, "
               "XDG_CONFIG_HOME, HOME)"});
     v("unowned", unowned, {.doc = "as for `run`"});
+    schedule.Fields(v);
   }
   Status Validate() const;
 };
@@ -574,6 +605,72 @@ struct AgentsRequest {
   }
 };
 
+// A queue as `queue_set` and `queue_list` answer it.
+struct QueueInfo {
+  std::string name;
+  std::optional<int64_t> max_running;
+  bool paused = false;
+  int64_t running = 0;
+  int64_t queued = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("name", name, {.doc = "`default` is the default queue"});
+    v("max_running", max_running, {.doc = "null: no limit"});
+    v("paused", paused, {.doc = "starts nothing new while paused"});
+    v("running", running, {.doc = "its tasks started and not ended"});
+    v("queued", queued,
+      {.doc = "its tasks held: waiting for a slot or for other tasks"});
+  }
+};
+struct QueueReply {
+  QueueInfo queue;
+  template <class V>
+  void Fields(V& v) {
+    v("queue", queue, {.required = true});
+  }
+};
+struct QueueSetRequest {
+  static constexpr std::string_view kOp = "queue_set";
+  static constexpr std::string_view kDoc =
+      "makes a queue (`create`) or changes one; its held tasks start as "
+      "its limit allows (doc/scheduling.md)";
+  using Reply = QueueReply;
+  std::string name;
+  bool create = false;
+  std::optional<int64_t> max_running;
+  std::optional<bool> paused;
+  template <class V>
+  void Fields(V& v) {
+    v("name", name,
+      {.required = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "letters, digits, `_`, `-`, `.`; `default` is the default "
+              "queue"});
+    v("create", create,
+      {.doc = "make a new queue (`already_exists` if it exists); else it "
+              "must exist (`not_found`)"});
+    v("max_running", max_running,
+      {.min = 0,
+       .max = 1000000,
+       .doc = "at most this many of its tasks run at once; 0: no limit"});
+    v("paused", paused, {.doc = "start nothing new (true) or go on (false)"});
+  }
+};
+struct QueueListReply {
+  std::vector<QueueInfo> queues;
+  template <class V>
+  void Fields(V& v) {
+    v("queues", queues);
+  }
+};
+struct QueueListRequest {
+  static constexpr std::string_view kOp = "queue_list";
+  static constexpr std::string_view kDoc = "the queues, the default first";
+  using Reply = QueueListReply;
+  template <class V>
+  void Fields(V&) {}
+};
+
 struct EmptyReply {
   template <class V>
   void Fields(V&) {}
@@ -675,7 +772,8 @@ using Request =
                  QueuedRequest, AnswerRequest, EventsRequest, AgentsRequest,
                  GetRequest, ListRequest, ReadRequest, KillRequest, WaitRequest,
                  AttachRequest, NoticesRequest, DaemonStatusRequest,
-                 ShutdownRequest, WatchRequest>;
+                 ShutdownRequest, WatchRequest, QueueSetRequest,
+                 QueueListRequest>;
 
 }  // namespace baton
 

@@ -53,6 +53,61 @@ Result<std::vector<std::string>> ChecksArgument(const Json& args) {
   return std::move(*commands);
 }
 
+Result<ScheduleFields> ScheduleArguments(const Json& args) {
+  ScheduleFields schedule;
+  auto queue = OptionalString(args, "queue");
+  if (!queue)
+    return std::unexpected(queue.error());
+  schedule.queue = std::move(*queue);
+  if (const Json* priority = FindArgument(args, "priority")) {
+    if (!priority->is_number_integer()) {
+      return Bad(fmt::format(
+          "argument 'priority' must be an integer, higher starts first, e.g. "
+          "{{\"priority\": 5}} (got {})",
+          priority->dump()));
+    }
+    schedule.priority = priority->get<int64_t>();
+  }
+  if (const Json* after = FindArgument(args, "after")) {
+    auto ids = NonEmptyStrings(*after);
+    if (!ids) {
+      return Bad(fmt::format(
+          "argument 'after' must be a list of task ids, e.g. {{\"after\": "
+          "[\"shell-3\"]}} (got {})",
+          after->dump()));
+    }
+    schedule.after = std::move(*ids);
+  }
+  auto any = OptionalBool(args, "after_any", false);
+  if (!any)
+    return std::unexpected(any.error());
+  schedule.after_any = *any;
+  return schedule;
+}
+
+void AddScheduleProperties(Json& properties) {
+  properties["queue"] = {
+      {"type", "string"},
+      {"description",
+       "A queue to wait in for a free slot (made with `baton queue add NAME "
+       "--max N`); default: the default queue, which has no limit unless "
+       "set"}};
+  properties["priority"] = {
+      {"type", "integer"},
+      {"description", "Higher starts first within its queue; default 0"}};
+  properties["after"] = {
+      {"type", "array"},
+      {"items", {{"type", "string"}}},
+      {"description",
+       "Task ids to start after: once all of them completed. If one fails, "
+       "is killed or interrupted, this task fails without running"}};
+  properties["after_any"] = {
+      {"type", "boolean"},
+      {"description",
+       "With after: start at the first end of any of them, however it "
+       "ended"}};
+}
+
 Result<std::string> RequiredString(const Json& args, std::string_view name,
                                    std::string_view example) {
   const Json* value = FindArgument(args, name);

@@ -133,6 +133,10 @@ Result<std::string> OptionalString(const Json& args, std::string_view name);
 // The optional `checks` of run and delegate: shell commands run in the
 // task's folder when it ends (empty when absent).
 Result<std::vector<std::string>> ChecksArgument(const Json& args);
+// The optional `queue`, `priority`, `after` and `after_any` of run and
+// delegate (doc/scheduling.md), and their schema properties.
+Result<ScheduleFields> ScheduleArguments(const Json& args);
+void AddScheduleProperties(Json& properties);
 // An optional boolean.
 Result<bool> OptionalBool(const Json& args, std::string_view name,
                           bool fallback);

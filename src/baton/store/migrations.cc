@@ -63,9 +63,20 @@ constexpr std::string_view kSchema2 = R"sql(
 ALTER TABLE tasks ADD COLUMN extra TEXT NOT NULL DEFAULT '{}';
 )sql";
 
+// Schema 3: named queues (doc/scheduling.md). A task's queue, priority
+// and dependencies live in its extra column.
+constexpr std::string_view kSchema3 = R"sql(
+CREATE TABLE queues (
+  name TEXT PRIMARY KEY,
+  max_running INTEGER,
+  paused INTEGER NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchema1},
     {2, kSchema2},
+    {3, kSchema3},
 };
 
 }  // namespace

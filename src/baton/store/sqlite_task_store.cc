@@ -341,7 +341,10 @@ Status SqliteTaskStore::PutTask(const TaskRecord& task) {
   } else {
     pending->second.record = task;
   }
-  pending->second.record.spec.base_env.clear();  // May hold secrets.
+  // The client's environment may hold secrets: kept only while the task
+  // is held, since it must start with it after a restart (task.h).
+  if (!task.held)
+    pending->second.record.spec.base_env.clear();
 
   // Keep the counter ahead of every stored number, so none is handed out
   // twice even if a caller numbered a task itself.
@@ -509,6 +512,43 @@ Result<std::vector<std::string>> SqliteTaskStore::LoadLeasedSessions() {
   return std::vector<std::string>(sessions.begin(), sessions.end());
 }
 
+Status SqliteTaskStore::PutQueue(const QueueRecord& queue) {
+  StartWrite();
+  if (!queue_journal_.contains(queue.name)) {
+    auto pending = pending_queues_.find(queue.name);
+    queue_journal_[queue.name] =
+        pending == pending_queues_.end()
+            ? std::nullopt
+            : std::optional<QueueRecord>(pending->second);
+  }
+  pending_queues_[queue.name] = queue;
+  return {};
+}
+
+Result<std::vector<QueueRecord>> SqliteTaskStore::LoadQueues() {
+  std::map<std::string, QueueRecord> queues;
+  auto read = ForEachRow(
+      "SELECT name, max_running, paused FROM queues", [](Statement&) {},
+      [&](const Statement& s) -> Status {
+        QueueRecord queue;
+        queue.name = s.ColumnText(0);
+        if (!s.ColumnIsNull(1))
+          queue.max_running = s.ColumnInt(1);
+        queue.paused = s.ColumnInt(2) != 0;
+        queues[queue.name] = std::move(queue);
+        return {};
+      },
+      "reading queues");
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  for (const auto& [name, queue] : pending_queues_)
+    queues[name] = queue;
+  std::vector<QueueRecord> all;
+  for (auto& [name, queue] : queues)
+    all.push_back(std::move(queue));
+  return all;
+}
+
 Status SqliteTaskStore::Flush() {
   batch_flushed_ = true;
   if (!HasPendingWrites())
@@ -536,15 +576,18 @@ Status SqliteTaskStore::Flush() {
   pending_counters_.clear();
   pending_cursors_.clear();
   pending_sessions_.clear();
+  pending_queues_.clear();
   task_journal_.clear();
   cursor_journal_.clear();
   counter_journal_.clear();
+  queue_journal_.clear();
   return {};
 }
 
 bool SqliteTaskStore::HasPendingWrites() const {
   return !pending_tasks_.empty() || !pending_counters_.empty() ||
-         !pending_cursors_.empty() || !pending_sessions_.empty();
+         !pending_cursors_.empty() || !pending_sessions_.empty() ||
+         !pending_queues_.empty();
 }
 
 Status SqliteTaskStore::WritePending() {
@@ -591,6 +634,21 @@ Status SqliteTaskStore::WritePending() {
         "ON CONFLICT (name) DO UPDATE SET leased = 1",
         pending_sessions_,
         [](Statement& s, const std::string& name) { s.BindText(1, name); });
+  }
+  if (written) {
+    written = run_all(
+        "INSERT INTO queues (name, max_running, paused) VALUES (?1, ?2, ?3) "
+        "ON CONFLICT (name) DO UPDATE SET max_running = "
+        "excluded.max_running, paused = excluded.paused",
+        pending_queues_, [](Statement& s, const auto& entry) {
+          s.BindText(1, entry.first);
+          if (entry.second.max_running) {
+            s.BindInt(2, *entry.second.max_running);
+          } else {
+            s.BindNull(2);
+          }
+          s.BindInt(3, entry.second.paused ? 1 : 0);
+        });
   }
   if (written) {
     written = run_all(

@@ -48,6 +48,8 @@ class SqliteTaskStore : public TaskStore {
                    uint64_t offset) override;
   Status MarkSessionLeased(const std::string& session) override;
   Result<std::vector<std::string>> LoadLeasedSessions() override;
+  Status PutQueue(const QueueRecord& queue) override;
+  Result<std::vector<QueueRecord>> LoadQueues() override;
   // Writes everything pending in one transaction. On failure (disk full, I/O
   // error, database locked past busy_timeout) it rolls back, keeps the
   // writes pending and says so in the error.
@@ -55,6 +57,7 @@ class SqliteTaskStore : public TaskStore {
   bool HasPendingWrites() const override;
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
+  void RevertQueue(const std::string& name) override;
 
  private:
   // A task row: its creation-order key and the record.
@@ -117,6 +120,7 @@ class SqliteTaskStore : public TaskStore {
   std::map<TaskKind, int64_t> pending_counters_;
   std::map<std::pair<TaskId, std::string>, uint64_t> pending_cursors_;
   std::set<std::string> pending_sessions_;
+  std::map<std::string, QueueRecord> pending_queues_;
 
   // The batch's journal, for Revert*: per key it wrote, the pending write
   // it replaced (nullopt: there was none). Dropped at the next batch.
@@ -124,6 +128,7 @@ class SqliteTaskStore : public TaskStore {
   std::map<std::pair<TaskId, std::string>, std::optional<uint64_t>>
       cursor_journal_;
   std::map<TaskKind, std::optional<int64_t>> counter_journal_;
+  std::map<std::string, std::optional<QueueRecord>> queue_journal_;
   bool batch_flushed_ = false;  // Flush() ran since the batch's last write.
 };
 

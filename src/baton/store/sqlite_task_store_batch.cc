@@ -49,6 +49,19 @@ void SqliteTaskStore::StartWrite() {
   task_journal_.clear();
   cursor_journal_.clear();
   counter_journal_.clear();
+  queue_journal_.clear();
+}
+
+void SqliteTaskStore::RevertQueue(const std::string& name) {
+  auto journal = queue_journal_.find(name);
+  if (journal == queue_journal_.end())
+    return;
+  if (journal->second) {
+    pending_queues_[name] = *journal->second;
+  } else {
+    pending_queues_.erase(name);
+  }
+  queue_journal_.erase(journal);
 }
 
 void SqliteTaskStore::RevertTask(const TaskId& id) {

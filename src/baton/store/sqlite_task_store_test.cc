@@ -167,7 +167,7 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
                      "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
                      "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
                      "name)"),
-            "counters cursors sessions tasks tasks_by_owner tasks_live "
+            "counters cursors queues sessions tasks tasks_by_owner tasks_live "
             "tasks_unnoticed");
 }
 
@@ -408,8 +408,75 @@ TEST_F(SqliteTaskStoreTest, CursorsAndSessionsSurviveReopen) {
             (std::vector<std::string>{"s1", "s2"}));
 }
 
+TEST_F(SqliteTaskStoreTest, QueuesSurviveReopenAndRevertToTheirLastWrite) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutQueue({.name = "build", .max_running = 3}));
+    ASSERT_TRUE(store->PutQueue({.name = "", .paused = true}));
+    ASSERT_TRUE(store->Flush());
+    // A batch whose flush fails: the change is taken back, the new queue
+    // is gone.
+    ASSERT_TRUE(store->PutQueue({.name = "build", .max_running = 9}));
+    ASSERT_TRUE(store->PutQueue({.name = "new"}));
+    store->RevertQueue("build");
+    store->RevertQueue("new");
+    EXPECT_FALSE(store->HasPendingWrites());
+  }
+  auto store = OpenStore();
+  auto queues = store->LoadQueues();
+  ASSERT_TRUE(queues);
+  ASSERT_EQ(queues->size(), 2u);
+  EXPECT_EQ((*queues)[0].name, "");
+  EXPECT_TRUE((*queues)[0].paused);
+  EXPECT_EQ((*queues)[0].max_running, std::nullopt);
+  EXPECT_EQ((*queues)[1].name, "build");
+  EXPECT_EQ((*queues)[1].max_running, 3);
+  EXPECT_FALSE((*queues)[1].paused);
+}
+
+TEST_F(SqliteTaskStoreTest, AHeldTaskKeepsItsEnvironmentUntilItStarts) {
+  TaskRecord held = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kQueued);
+  held.held = true;
+  held.spec.base_env = {"TOKEN=held-env-value"};
+  held.spec.schedule = {.queue = "q", .priority = 2, .after = {"shell-7"}};
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutTask(held));
+    ASSERT_TRUE(store->Flush());
+  }
+  auto store = OpenStore();
+  TaskRecord got = **store->GetTask(held.id);
+  EXPECT_TRUE(got.held);
+  EXPECT_EQ(got.spec.base_env, held.spec.base_env);
+  EXPECT_EQ(got.spec.schedule.after, held.spec.schedule.after);
+  EXPECT_EQ(got.spec.schedule.priority, 2);
+  got.held = false;  // Started: the environment goes.
+  ASSERT_TRUE(store->PutTask(got));
+  ASSERT_TRUE(store->Flush());
+  EXPECT_TRUE((*store->GetTask(held.id))->spec.base_env.empty());
+}
+
+TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
+  TaskRecord task = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kCompleted);
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutTask(task));
+    ASSERT_TRUE(store->Flush());
+  }
+  // As schema 2 left it: no queues table, version 2.
+  RawExec(path_, "DROP TABLE queues; PRAGMA user_version = 2;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  ExpectSameTask(**store->GetTask(task.id), task);
+  ASSERT_TRUE(store->PutQueue({.name = "q", .max_running = 1}));
+  ASSERT_TRUE(store->Flush());
+  EXPECT_EQ(store->LoadQueues()->size(), 1u);
+}
+
 TEST_F(SqliteTaskStoreTest, RefusesNewerSchemaWithoutTouchingIt) {
-  RawExec(path_, fmt::format("CREATE TABLE tasks (x); PRAGMA user_version = 3;"
+  RawExec(path_, fmt::format("CREATE TABLE tasks (x); PRAGMA user_version = 99;"
                              "PRAGMA application_id = {};",
                              kApplicationId));
   std::string before = *ReadFile(path_);
@@ -417,7 +484,7 @@ TEST_F(SqliteTaskStoreTest, RefusesNewerSchemaWithoutTouchingIt) {
   ASSERT_FALSE(store);
   EXPECT_EQ(store.error().code, ErrorCode::kIncompatible);
   EXPECT_EQ(store.error().message,
-            fmt::format("database {} was written by a newer baton (schema 3, "
+            fmt::format("database {} was written by a newer baton (schema 99, "
                         "this baton knows {}); upgrade baton or set "
                         "BATON_HOME to another directory",
                         path_, kSchemaVersion));

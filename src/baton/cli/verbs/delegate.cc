@@ -59,6 +59,7 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
       "Resume the session of an ended task (or a CLI session id)");
   command.add_option("--timeout", args->placement.timeout,
                      "Deadline (default 30m)");
+  AddScheduleFlags(command, args->placement);
   command.add_flag("--wait", args->wait,
                    "Wait until it ends or asks something");
   command.add_option("brief", args->brief, "What to do (or on stdin)");

@@ -70,6 +70,7 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
       .add_option("--check", args->placement.checks,
                   "A check command run in its folder when it ends")
       ->allow_extra_args(false);
+  AddScheduleFlags(command, args->placement);
   command.add_flag("--wait", args->wait,
                    "Wait for it and exit with its exit code");
   command

@@ -47,6 +47,12 @@ TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   spec.base_env = ClientEnvironment(request.base_env);
   spec.timeout = request.timeout;
   spec.checks = request.checks;
+  // "default" names the default queue, stored as "".
+  spec.schedule.queue =
+      request.schedule.queue == kDefaultQueue ? "" : request.schedule.queue;
+  spec.schedule.priority = request.schedule.priority;
+  spec.schedule.after = request.schedule.after;
+  spec.schedule.after_any = request.schedule.after_any;
   return spec;
 }
 
@@ -69,7 +75,9 @@ void Daemon::StartTask(TaskSpec spec, Reply reply) {
   registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
     if (!task)
       return reply(std::unexpected(task.error()));
-    checks_->Snapshot(*task);
+    // A held task's snapshot is taken when it starts (SetOnDispatch).
+    if (!task->held)
+      checks_->Snapshot(*task);
     // No output yet: the spawn thread makes the file after this reply.
     reply(TaskReply{{std::move(*task), std::nullopt}});
   });

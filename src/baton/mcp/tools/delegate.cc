@@ -11,9 +11,10 @@ namespace {
 
 void HandleDelegate(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known =
-          CheckKnownArguments(args, {"brief", "agent", "model", "label", "cwd",
-                                     "resume_from", "checks", "timeout_s"});
+  if (auto known = CheckKnownArguments(
+          args,
+          {"brief", "agent", "model", "label", "cwd", "resume_from", "checks",
+           "timeout_s", "queue", "priority", "after", "after_any"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -43,6 +44,10 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (!checks)
     return call->Finish(ToolResult::Error(checks.error().message));
   request.checks = std::move(*checks);
+  auto schedule = ScheduleArguments(args);
+  if (!schedule)
+    return call->Finish(ToolResult::Error(schedule.error().message));
+  request.schedule = std::move(*schedule);
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {
@@ -206,6 +211,7 @@ ToolDefinition DelegateToolDefinition() {
                       {"idempotentHint", false},
                       {"openWorldHint", true}};
   tool.handler = HandleDelegate;
+  AddScheduleProperties(tool.input_schema["properties"]);
   return tool;
 }
 

@@ -11,7 +11,8 @@ namespace {
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   if (auto known = CheckKnownArguments(
-          args, {"command", "cwd", "label", "env", "timeout_s", "checks"});
+          args, {"command", "cwd", "label", "env", "timeout_s", "checks",
+                 "queue", "priority", "after", "after_any"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -41,6 +42,10 @@ void HandleRun(const ToolCallPtr& call) {
   if (!checks)
     return call->Finish(ToolResult::Error(checks.error().message));
   request.checks = std::move(*checks);
+  auto schedule = ScheduleArguments(args);
+  if (!schedule)
+    return call->Finish(ToolResult::Error(schedule.error().message));
+  request.schedule = std::move(*schedule);
   if (const Json* env = FindArgument(args, "env")) {
     if (!env->is_object()) {
       return call->Finish(ToolResult::Error(
@@ -165,6 +170,7 @@ ToolDefinition RunToolDefinition() {
                       {"idempotentHint", false},
                       {"openWorldHint", true}};
   tool.handler = HandleRun;
+  AddScheduleProperties(tool.input_schema["properties"]);
   return tool;
 }
 

@@ -1,0 +1,355 @@
+// TaskRegistry's scheduling (doc/scheduling.md): named queues with a limit
+// of running tasks, priorities within a queue, and tasks that start after
+// others. A task that may not start yet is held: stored as `queued`, with a
+// detail that says why, and not handed to the executor. Commit starts with
+// a pass (SchedulePass) that starts what may start, so a start is committed
+// with the batch that decided it, and ends the held tasks whose dependency
+// failed. Split from task_registry.cc, which holds everything else.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "baton/core/task_registry.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+// How many tasks a task may wait for.
+constexpr size_t kMaxAfter = 64;
+
+bool ValidQueueName(std::string_view name) {
+  if (name.empty() || name.size() > 64)
+    return false;
+  return std::all_of(name.begin(), name.end(), [](char c) {
+    return (c >= 'a' && c <= 'z') || (c >= 'A' && c <= 'Z') ||
+           (c >= '0' && c <= '9') || c == '_' || c == '-' || c == '.';
+  });
+}
+
+// The stored name: the default queue is "".
+std::string StoredName(std::string_view name) {
+  return name == kDefaultQueue ? std::string() : std::string(name);
+}
+
+std::string ShownName(std::string_view stored) {
+  return stored.empty() ? std::string(kDefaultQueue) : std::string(stored);
+}
+
+std::string JoinIds(const std::vector<std::string>& ids) {
+  return fmt::format("{}", fmt::join(ids, ", "));
+}
+
+// "failed", "was killed", "was interrupted": how a dependency ended.
+std::string EndedHow(TaskStatus status) {
+  switch (status) {
+    case TaskStatus::kKilled:
+      return "was killed";
+    case TaskStatus::kInterrupted:
+      return "was interrupted";
+    default:
+      return "failed";
+  }
+}
+
+}  // namespace
+
+Status TaskRegistry::CheckSchedule(const Schedule& schedule,
+                                   const std::string& session) {
+  auto invalid = [](std::string message) {
+    return MakeError(ErrorCode::kInvalidArgument, std::move(message));
+  };
+  if (!schedule.queue.empty() && !queues_.contains(schedule.queue)) {
+    if (!ValidQueueName(schedule.queue)) {
+      return invalid(fmt::format(
+          "'{}' is not a queue name; use letters, digits, '_', '-' and '.'",
+          schedule.queue));
+    }
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("no queue '{}'; create it first: baton queue "
+                                 "add {} --max N (baton queue ls lists them)",
+                                 schedule.queue, schedule.queue));
+  }
+  if (schedule.after.size() > kMaxAfter) {
+    return invalid(fmt::format("a task may wait for at most {} tasks, not {}",
+                               kMaxAfter, schedule.after.size()));
+  }
+  if (schedule.after_any && schedule.after.empty()) {
+    return invalid("after_any needs the tasks to wait for (--after ID,...)");
+  }
+  std::set<std::string> seen;
+  for (const std::string& id : schedule.after) {
+    if (!seen.insert(id).second) {
+      return invalid(fmt::format("{} is named twice in --after", id));
+    }
+    // Unknown ids and other sessions' tasks are refused as a read would.
+    // A new task can only name tasks that exist, so no cycle can form.
+    if (auto task = Resolve(id, session); !task) {
+      Error error = task.error();
+      error.message = "--after: " + error.message;
+      return std::unexpected(std::move(error));
+    }
+  }
+  return {};
+}
+
+bool TaskRegistry::HoldIfNeeded(TaskRecord& task) {
+  QueueState& queue = queues_[task.spec.schedule.queue];
+  bool has_room = !queue.record.paused &&
+                  (!queue.record.max_running ||
+                   queue.running < *queue.record.max_running) &&
+                  queue.ready.empty();
+  if (task.spec.schedule.after.empty() && has_room) {
+    ++queue.running;
+    return false;
+  }
+  task.held = true;
+  if (task.spec.schedule.after.empty()) {
+    queue.ready.insert(KeyOf(task));
+    dirty_queues_.insert(task.spec.schedule.queue);
+  } else {
+    for (const std::string& dep : task.spec.schedule.after) {
+      if (auto id = TaskId::Parse(dep))
+        dependents_[*id].push_back(task.id);
+    }
+    // Its dependencies may have ended already: the pass looks at once.
+    reconsider_.insert(task.id);
+  }
+  task.detail = HeldDetail(task);
+  return true;
+}
+
+std::string TaskRegistry::HeldDetail(const TaskRecord& task) const {
+  const Schedule& schedule = task.spec.schedule;
+  if (!schedule.after.empty() && !ready_after_.contains(task.id)) {
+    return fmt::format("after {}{}", schedule.after_any ? "any of " : "",
+                       JoinIds(schedule.after));
+  }
+  auto it = queues_.find(schedule.queue);
+  if (it == queues_.end())
+    return "";
+  const QueueRecord& queue = it->second.record;
+  std::string name = ShownName(schedule.queue);
+  if (queue.paused)
+    return fmt::format("queue {}: paused", name);
+  if (queue.max_running) {
+    return fmt::format("queue {}: {} of {} running", name, it->second.running,
+                       *queue.max_running);
+  }
+  return fmt::format("queue {}: next", name);
+}
+
+void TaskRegistry::SchedulePass() {
+  // Held tasks whose dependencies ended: fail, wait on, or queue. A failure
+  // goes down a chain within this pass: nothing would wake the loop for
+  // the next link.
+  while (!reconsider_.empty()) {
+    TaskId id = *reconsider_.begin();
+    reconsider_.erase(reconsider_.begin());
+    auto it = live_.find(id);
+    if (it == live_.end() || !it->second.held || ready_after_.contains(id))
+      continue;
+    TaskRecord& task = it->second;
+    const Schedule& schedule = task.spec.schedule;
+    bool any_ended = false;
+    bool all_completed = true;
+    std::optional<std::string> failure;
+    for (const std::string& dep : schedule.after) {
+      auto dep_id = TaskId::Parse(dep);
+      auto record = dep_id
+                        ? Lookup(*dep_id)
+                        : Result<TaskRecord>(std::unexpected(dep_id.error()));
+      if (!record) {
+        failure = fmt::format("dependency {} is gone", dep);
+        break;
+      }
+      if (!IsTerminal(record->status)) {
+        all_completed = false;
+        continue;
+      }
+      any_ended = true;
+      if (record->status != TaskStatus::kCompleted) {
+        all_completed = false;
+        if (!schedule.after_any) {
+          failure =
+              fmt::format("dependency {} {}", dep, EndedHow(record->status));
+          break;
+        }
+      }
+    }
+    if (failure) {
+      // Ends without running, as a failure its director is told of.
+      TaskRecord ended = task;
+      ended.status = TaskStatus::kFailed;
+      ended.detail = *failure;
+      ended.ended_ms = clock_->WallNowMillis();
+      Finish(std::move(ended));
+      continue;
+    }
+    if (schedule.after_any ? !any_ended : !all_completed)
+      continue;  // An end of another one brings it back here.
+    // Nothing to wait for but a slot in its queue. Its record keeps what
+    // it waited for, for people.
+    ready_after_.insert(id);
+    queues_[schedule.queue].ready.insert(KeyOf(task));
+    dirty_queues_.insert(schedule.queue);
+    task.detail = HeldDetail(task);
+    Save(TaskRecord(task));
+  }
+  // Queues with room start their held tasks, by priority.
+  for (const std::string& name : std::exchange(dirty_queues_, {})) {
+    auto found = queues_.find(name);
+    if (found == queues_.end())
+      continue;
+    QueueState& queue = found->second;
+    while (!queue.record.paused && !queue.ready.empty() &&
+           (!queue.record.max_running ||
+            queue.running < *queue.record.max_running)) {
+      HeldKey key = *queue.ready.begin();
+      queue.ready.erase(queue.ready.begin());
+      auto it = live_.find(key.id);
+      if (it == live_.end() || !it->second.held ||
+          it->second.status != TaskStatus::kQueued) {
+        continue;
+      }
+      Dispatch(it->second);
+    }
+  }
+}
+
+void TaskRegistry::Dispatch(TaskRecord& task) {
+  ready_after_.erase(task.id);
+  ++queues_[task.spec.schedule.queue].running;
+  TaskRecord start = task;  // With the client's environment.
+  start.held = false;
+  start.detail.clear();
+  task.held = false;
+  task.detail.clear();
+  task.spec.base_env = {};  // In the spawn request now; no longer stored.
+  Save(TaskRecord(task));
+  if (on_dispatch_)
+    on_dispatch_(start);
+  effects_.push_back({.kind = Effect::Kind::kStart, .task = std::move(start)});
+}
+
+void TaskRegistry::Unschedule(const TaskRecord& task) {
+  ready_after_.erase(task.id);
+  auto queue = queues_.find(task.spec.schedule.queue);
+  if (task.held) {
+    if (queue != queues_.end())
+      queue->second.ready.erase(KeyOf(task));
+  } else if (queue != queues_.end() && queue->second.running > 0) {
+    --queue->second.running;
+    if (!queue->second.ready.empty())
+      dirty_queues_.insert(task.spec.schedule.queue);
+  }
+  // Dependents look again: the end they waited for may have come.
+  if (auto node = dependents_.extract(task.id)) {
+    for (const TaskId& id : node.mapped())
+      reconsider_.insert(id);
+  }
+}
+
+Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
+  if (!ValidQueueName(change.name)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("'{}' is not a queue name; use 1 to 64 "
+                                 "letters, digits, '_', '-' and '.'",
+                                 change.name));
+  }
+  if (change.max_running && *change.max_running < 0) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "--max must be 0 (no limit) or more");
+  }
+  std::string name = StoredName(change.name);
+  auto it = queues_.find(name);
+  bool exists = it != queues_.end();
+  if (change.kind == QueueChange::Kind::kAdd && exists) {
+    return MakeError(ErrorCode::kAlreadyExists,
+                     fmt::format("queue '{}' exists; change it with: baton "
+                                 "queue set {} --max N",
+                                 change.name, change.name));
+  }
+  if (change.kind == QueueChange::Kind::kSet && !exists) {
+    return MakeError(ErrorCode::kNotFound,
+                     fmt::format("no queue '{}'; create it with: baton queue "
+                                 "add {} --max N",
+                                 change.name, change.name));
+  }
+  Undo undo(Undo::Kind::kQueue, TaskId{}, name);
+  if (exists)
+    undo.queue_before = it->second.record;
+  QueueState& queue = queues_[name];
+  queue.record.name = name;
+  if (change.max_running) {
+    queue.record.max_running = *change.max_running == 0
+                                   ? std::nullopt
+                                   : std::optional(*change.max_running);
+  }
+  if (change.paused)
+    queue.record.paused = *change.paused;
+  if (auto saved = store_->PutQueue(queue.record); !saved)
+    return std::unexpected(saved.error());
+  undo_.push_back(std::move(undo));
+  dirty_queues_.insert(name);
+  // Its held tasks say the new limit (a rare change: each is saved).
+  for (const HeldKey& key : queue.ready) {
+    auto task = live_.find(key.id);
+    if (task == live_.end())
+      continue;
+    std::string detail = HeldDetail(task->second);
+    if (detail != task->second.detail) {
+      task->second.detail = std::move(detail);
+      Save(TaskRecord(task->second));
+    }
+  }
+  return ViewOf(queue);
+}
+
+QueueView TaskRegistry::ViewOf(const QueueState& state) const {
+  QueueView view;
+  view.record = state.record;
+  view.record.name = ShownName(state.record.name);
+  view.running = state.running;
+  for (const auto& [id, task] : live_) {
+    if (task.held && task.spec.schedule.queue == state.record.name)
+      ++view.queued;
+  }
+  return view;
+}
+
+std::vector<QueueView> TaskRegistry::Queues() const {
+  std::vector<QueueView> views;
+  for (const auto& [name, state] : queues_)
+    views.push_back(ViewOf(state));
+  return views;
+}
+
+Status TaskRegistry::RecoverSchedule() {
+  queues_[""].record.name = "";
+  auto queues = store_->LoadQueues();
+  if (!queues)
+    return std::unexpected(queues.error());
+  for (QueueRecord& record : *queues) {
+    std::string name = record.name;
+    queues_[name].record = std::move(record);
+  }
+  for (const auto& [id, task] : live_) {
+    QueueState& queue = queues_[task.spec.schedule.queue];
+    if (!task.held) {
+      ++queue.running;
+    } else if (!task.spec.schedule.after.empty()) {
+      for (const std::string& dep : task.spec.schedule.after) {
+        if (auto dep_id = TaskId::Parse(dep))
+          dependents_[*dep_id].push_back(id);
+      }
+      reconsider_.insert(id);  // Ends while batond was down count too.
+    } else {
+      queue.ready.insert(KeyOf(task));
+      dirty_queues_.insert(task.spec.schedule.queue);
+    }
+  }
+  return {};
+}
+
+}  // namespace baton

@@ -1,0 +1,40 @@
+// Handlers of the queue requests (doc/scheduling.md): queue_set makes or
+// changes a queue, queue_list lists them. The registry keeps the queues;
+// a change is committed with its batch, before the reply.
+#include "baton/daemon/daemon.h"
+
+namespace baton {
+namespace {
+
+QueueInfo InfoOf(const QueueView& view) {
+  return QueueInfo{.name = view.record.name,
+                   .max_running = view.record.max_running,
+                   .paused = view.record.paused,
+                   .running = view.running,
+                   .queued = view.queued};
+}
+
+}  // namespace
+
+void Daemon::Handle(Connection&, const QueueSetRequest& request, Session,
+                    Reply reply) {
+  QueueChange change{.kind = request.create ? QueueChange::Kind::kAdd
+                                            : QueueChange::Kind::kSet,
+                     .name = request.name,
+                     .max_running = request.max_running,
+                     .paused = request.paused};
+  auto changed = registry_->ChangeQueue(change);
+  if (!changed)
+    return reply(std::unexpected(changed.error()));
+  reply(QueueReply{.queue = InfoOf(*changed)});
+}
+
+void Daemon::Handle(Connection&, const QueueListRequest&, Session,
+                    Reply reply) {
+  QueueListReply answer;
+  for (const QueueView& view : registry_->Queues())
+    answer.queues.push_back(InfoOf(view));
+  reply(answer);
+}
+
+}  // namespace baton
