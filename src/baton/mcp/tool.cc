@@ -60,13 +60,17 @@ Result<ScheduleFields> ScheduleArguments(const Json& args) {
     return std::unexpected(queue.error());
   schedule.queue = std::move(*queue);
   if (const Json* priority = FindArgument(args, "priority")) {
-    if (!priority->is_number_integer()) {
+    // An integer (JSON parsers keep a positive one unsigned); the daemon
+    // checks the range and names the field.
+    const auto* negative = priority->get_ptr<const Json::number_integer_t*>();
+    const auto* positive = priority->get_ptr<const Json::number_unsigned_t*>();
+    if (!negative && !(positive && *positive <= 1'000'000)) {
       return Bad(fmt::format(
-          "argument 'priority' must be an integer, higher starts first, e.g. "
-          "{{\"priority\": 5}} (got {})",
+          "argument 'priority' must be an integer from -1000000 to 1000000, "
+          "higher starts first, e.g. {{\"priority\": 5}} (got {})",
           priority->dump()));
     }
-    schedule.priority = priority->get<int64_t>();
+    schedule.priority = negative ? *negative : static_cast<int64_t>(*positive);
   }
   if (const Json* after = FindArgument(args, "after")) {
     auto ids = NonEmptyStrings(*after);
