@@ -2,7 +2,7 @@
 // (Debian's `chromium`, driven by playwright-core, pinned; no browser is
 // downloaded). A private BATON_HOME, its own batond, `baton serve` on port
 // 0; every process is bounded in time and stopped by its pid.
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
@@ -74,28 +74,28 @@ async function until(what, check) {
 }
 
 // A board to test against: its own home, batond, `baton serve` and
-// Chromium, logged in; `body` gets them, and everything is stopped after.
-async function withBoard(body) {
-  const home = makeHome();
-  let serve;
-  let browser;
+// Chromium, logged in; `stop()` ends them all.
+async function openBoard() {
+  const board = { home: makeHome() };
+  board.stop = async () => {
+    await board.browser?.close().catch(() => {});
+    if (process.env.BOARD_DEBUG) console.log(board.serve?.stderr());
+    await board.serve?.stop();
+    await stopDaemon(board.home);
+  };
   try {
-    serve = await startServe(home);
-    browser = await chromium.launch({
+    board.serve = await startServe(board.home);
+    board.browser = await chromium.launch({
       executablePath: CHROMIUM, timeout: WAIT,
       args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
     });
-    const context = await browser.newContext();
-    const page = await context.newPage();
-    page.setDefaultTimeout(WAIT);
-    await page.goto(serve.login);
-    await page.locator('#live', { hasText: /^live$/ }).waitFor();
-    await body({ home, serve, context, page });
-  } finally {
-    await browser?.close().catch(() => {});
-    if (process.env.BOARD_DEBUG) console.log(serve?.stderr());
-    await serve?.stop();
-    await stopDaemon(home);
+    board.page = await (await board.browser.newContext()).newPage();
+    board.page.setDefaultTimeout(WAIT);
+    await board.page.goto(board.serve.login);
+    return board;
+  } catch (error) {
+    await board.stop();
+    throw error;
   }
 }
 
@@ -187,8 +187,20 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
   }
 });
 
-test('the board: a running task\'s output streams to its page', NEEDS_CHROMIUM, async () => {
-  await withBoard(async ({ home, page }) => {
+// The further tests share one board (its start and stop take seconds);
+// each starts from a fresh load of the page.
+describe('the board, one instance', NEEDS_CHROMIUM, () => {
+  let board;
+  before(async () => { board = await openBoard(); });
+  after(async () => { await board?.stop(); });
+  async function fresh() {
+    await board.page.goto(`${board.serve.base}/`);
+    await board.page.locator('#live', { hasText: /^live$/ }).waitFor();
+    return board;
+  }
+
+  test('the board: a running task\'s output streams to its page', async () => {
+    const { home, page } = await fresh();
     const gates = mkdtempSync(join(tmpdir(), 'bgate-'));
     try {
       // Prints, waits for the test, prints again, and keeps running.
@@ -209,15 +221,15 @@ test('the board: a running task\'s output streams to its page', NEEDS_CHROMIUM, 
       rmSync(gates, { recursive: true, force: true });
     }
   });
-});
 
-test('the board: filters and search', NEEDS_CHROMIUM, async () => {
-  await withBoard(async ({ home, page }) => {
+  test('the board: filters and search', async () => {
+    const { home, page } = await fresh();
     const alpha = run(home, 'echo alpha-word', ['--label', 'alpha']);
     const beta = run(home, 'echo beta-word', ['--label', 'beta']);
     const row = (id) => page.locator(`tr[data-task="${id}"]`);
     await page.locator(`#ended tr[data-task="${alpha}"]`).waitFor();
     await page.locator(`#ended tr[data-task="${beta}"]`).waitFor();
+    const counts = await page.locator('#counts').textContent();
 
     await page.getByLabel('Filter by label').selectOption('alpha');
     await row(beta).waitFor({ state: 'detached' });
@@ -239,14 +251,15 @@ test('the board: filters and search', NEEDS_CHROMIUM, async () => {
     await row(alpha).waitFor();
     await row(beta).waitFor();
     // The header still counts every task.
-    assert.match(await page.locator('#counts').textContent(), /2 completed/);
+    assert.equal(await page.locator('#counts').textContent(), counts);
+    assert.match(counts, /[2-9]\d* completed/);
   });
-});
 
-test('the board: ANSI colours render, as text', NEEDS_CHROMIUM, async () => {
-  await withBoard(async ({ home, page }) => {
+  test('the board: ANSI colours render, as text', async () => {
+    const { home, page } = await fresh();
     let dialogs = 0;
-    page.on('dialog', (dialog) => { dialogs += 1; dialog.dismiss(); });
+    const dismiss = (dialog) => { dialogs += 1; dialog.dismiss(); };
+    page.on('dialog', dismiss);
     const id = run(home, String.raw`printf '\033[31mred\033[0m <script>x</script> \033[1;38;5;28mgreen\033[0m\033]0;title\007\033[2Kend\n'`);
     await until(`${id} ended`, () => status(home, id) === 'completed');
     await page.getByRole('button', { name: `Open ${id}` }).click();
@@ -260,11 +273,11 @@ test('the board: ANSI colours render, as text', NEEDS_CHROMIUM, async () => {
     assert.equal(await page.locator('#output').textContent(), 'red <script>x</script> greenend\n');
     assert.equal(await page.locator('#output script').count(), 0);
     assert.equal(dialogs, 0);
+    page.off('dialog', dismiss);
   });
-});
 
-test('the board: the whole log downloads, behind the cookie', NEEDS_CHROMIUM, async () => {
-  await withBoard(async ({ home, serve, page }) => {
+  test('the board: the whole log downloads, behind the cookie', async () => {
+    const { home, serve, page } = await fresh();
     // More than one piece (64 KiB) of the download, not all of it text.
     const id = run(home, 'head -c 150000 /dev/urandom; echo; seq 1 20000');
     await until(`${id} ended`, () => status(home, id) === 'completed');
@@ -272,7 +285,7 @@ test('the board: the whole log downloads, behind the cookie', NEEDS_CHROMIUM, as
     assert.ok(file.length > 200_000);
     await page.getByRole('button', { name: `Open ${id}` }).click();
     const link = page.getByRole('link', { name: 'Download the whole log' });
-    assert.equal(await link.getAttribute('href'), `/board/api/log?task=${id}`);
+    await link.and(page.locator(`[href="/board/api/log?task=${id}"]`)).waitFor();
     const got = await page.evaluate(async (href) => {
       const response = await fetch(href);
       const bytes = new Uint8Array(await response.arrayBuffer());
@@ -293,10 +306,9 @@ test('the board: the whole log downloads, behind the cookie', NEEDS_CHROMIUM, as
     const unknown = await page.evaluate(async () => (await fetch('/board/api/log?task=shell-999')).status);
     assert.equal(unknown, 404);
   });
-});
 
-test('the board: a failed check\'s evidence shows on the task\'s page', NEEDS_CHROMIUM, async () => {
-  await withBoard(async ({ home, page }) => {
+  test('the board: a failed check\'s evidence shows on the task\'s page', async () => {
+    const { home, page } = await fresh();
     const folder = mkdtempSync(join(tmpdir(), 'bcheck-'));
     try {
       const id = run(home, 'echo made > made.txt', ['--cwd', folder, '--check', 'echo checking; exit 3']);
