@@ -4,7 +4,9 @@
 // into a cookie, a JSON API under /board/api/ that calls batond with ipc's
 // typed requests (the same rules and errors as the CLI and MCP), and an
 // event stream that tells the page to look again whenever batond's state
-// changes (a `watch` request held at batond: pushed, never polled).
+// changes (a `watch` request held at batond: pushed, never polled), and a
+// task's output: offset reads, a stream per open task page that says how
+// far its log has grown (inotify), and the whole log as a download.
 // The access checks run before any of this, in the gate (serve.cc,
 // http_checks.h: CheckBoardAccess).
 #ifndef BATON_SERVE_BOARD_H_

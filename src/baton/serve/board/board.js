@@ -7,6 +7,9 @@
 
 // What one output read brings at most (the server's chunk, 64 KiB).
 const OUTPUT_CHUNK = 64 * 1024;
+// What a page following a log keeps: the oldest reads go past it (and
+// become "earlier" again).
+const OUTPUT_KEEP = 16 * OUTPUT_CHUNK;
 
 const state = {
   page: 0, // Of the ended tasks.
@@ -311,6 +314,7 @@ function closeLog() {
 // tail again when more than a read is missing (then "earlier" loads the
 // rest). Calls that come meanwhile make one more pass.
 async function followOutput() {
+  if (!state.task) return;
   if (state.following) {
     state.followAgain = true;
     return;
@@ -330,6 +334,7 @@ async function followOutput() {
         if (tail) state.chunks = [read];
         else if (read.to > end) state.chunks.push(read);
         else break; // Only part of a character so far.
+        while (state.chunks.length > 1 && read.to - state.chunks[0].to >= OUTPUT_KEEP) state.chunks.shift();
         state.size = Math.max(state.size, read.size);
         renderOutput();
       }
