@@ -253,6 +253,13 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     // The header still counts every task.
     assert.equal(await page.locator('#counts').textContent(), counts);
     assert.match(counts, /[2-9]\d* completed/);
+    // A filter the board does not know is refused, saying what it takes.
+    const refused = await page.evaluate(async () => {
+      const response = await fetch('/board/api/tasks?kind=robot');
+      return { status: response.status, body: await response.json() };
+    });
+    assert.equal(refused.status, 400);
+    assert.match(refused.body.error.message, /kind must be shell or agent/);
   });
 
   test('the board: ANSI colours render, as text', async () => {
