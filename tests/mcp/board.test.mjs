@@ -2,10 +2,13 @@
 // (Debian's `chromium`, driven by playwright-core, pinned; no browser is
 // downloaded). A private BATON_HOME, its own batond, `baton serve` on port
 // 0; every process is bounded in time and stopped by its pid.
-import { test } from 'node:test';
+import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
 import { BATON, baton, batonEnv, makeHome, stopDaemon } from './helpers.mjs';
@@ -44,15 +47,20 @@ async function startServe(home) {
   };
 }
 
-// Starts a shell task from the CLI (unowned, as the board sees them).
-function run(home, line) {
-  const reply = JSON.parse(baton(home, ['--json', 'run', '--', 'sh', '-c', line]));
+// Starts a shell task from the CLI (unowned, as the board sees them);
+// `flags` go before the command (--label, --cwd, --check).
+function run(home, line, flags = []) {
+  const reply = JSON.parse(baton(home, ['--json', 'run', ...flags, '--', 'sh', '-c', line]));
   return (reply.task ?? reply).id;
 }
 
-function status(home, id) {
+function task(home, id) {
   const reply = JSON.parse(baton(home, ['--json', 'status', id]));
-  return (reply.task ?? reply).status;
+  return reply.task ?? reply;
+}
+
+function status(home, id) {
+  return task(home, id).status;
 }
 
 // Until `check()` is true (the CLI's view of a task, say), within WAIT.
@@ -64,6 +72,34 @@ async function until(what, check) {
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
+
+// A board to test against: its own home, batond, `baton serve` and
+// Chromium, logged in; `stop()` ends them all.
+async function openBoard() {
+  const board = { home: makeHome() };
+  board.stop = async () => {
+    await board.browser?.close().catch(() => {});
+    if (process.env.BOARD_DEBUG) console.log(board.serve?.stderr());
+    await board.serve?.stop();
+    await stopDaemon(board.home);
+  };
+  try {
+    board.serve = await startServe(board.home);
+    board.browser = await chromium.launch({
+      executablePath: CHROMIUM, timeout: WAIT,
+      args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
+    });
+    board.page = await (await board.browser.newContext()).newPage();
+    board.page.setDefaultTimeout(WAIT);
+    await board.page.goto(board.serve.login);
+    return board;
+  } catch (error) {
+    await board.stop();
+    throw error;
+  }
+}
+
+const NEEDS_CHROMIUM = { ...T, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (scripts/setup --tests installs it)` };
 
 test('the board: login, live tasks, literal output, kill, refusals', { ...T, skip: !existsSync(CHROMIUM) && `no ${CHROMIUM} (scripts/setup --tests installs it)` }, async () => {
   const home = makeHome();
@@ -149,4 +185,150 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await serve?.stop();
     await stopDaemon(home);
   }
+});
+
+// The further tests share one board (its start and stop take seconds);
+// each starts from a fresh load of the page.
+describe('the board, one instance', NEEDS_CHROMIUM, () => {
+  let board;
+  before(async () => { board = await openBoard(); });
+  after(async () => { await board?.stop(); });
+  async function fresh() {
+    await board.page.goto(`${board.serve.base}/`);
+    await board.page.locator('#live', { hasText: /^live$/ }).waitFor();
+    return board;
+  }
+
+  test('the board: a running task\'s output streams to its page', async () => {
+    const { home, page } = await fresh();
+    const gates = mkdtempSync(join(tmpdir(), 'bgate-'));
+    try {
+      // Prints, waits for the test, prints again, and keeps running.
+      const id = run(home, `echo first line; while [ ! -e ${gates}/a ]; do sleep 0.05; done; ` +
+        `echo second line; while [ ! -e ${gates}/b ]; do sleep 0.05; done`);
+      await page.getByRole('button', { name: `Open ${id}` }).click();
+      await page.locator('#output', { hasText: 'first line' }).waitFor();
+      await page.evaluate(() => { window.notReloaded = true; });
+      writeFileSync(join(gates, 'a'), '');
+      await page.locator('#output', { hasText: 'second line' }).waitFor();
+      assert.equal(status(home, id), 'running');
+      assert.equal(await page.evaluate(() => window.notReloaded), true);
+      assert.match(await page.locator('#task-title').textContent(), /running/);
+      writeFileSync(join(gates, 'b'), '');
+      await page.locator('#task-title', { hasText: 'completed' }).waitFor();
+      assert.equal(await page.locator('#output').textContent(), 'first line\nsecond line\n');
+    } finally {
+      rmSync(gates, { recursive: true, force: true });
+    }
+  });
+
+  test('the board: filters and search', async () => {
+    const { home, page } = await fresh();
+    const alpha = run(home, 'echo alpha-word', ['--label', 'alpha']);
+    const beta = run(home, 'echo beta-word', ['--label', 'beta']);
+    const row = (id) => page.locator(`tr[data-task="${id}"]`);
+    await page.locator(`#ended tr[data-task="${alpha}"]`).waitFor();
+    await page.locator(`#ended tr[data-task="${beta}"]`).waitFor();
+    const counts = await page.locator('#counts').textContent();
+
+    await page.getByLabel('Filter by label').selectOption('alpha');
+    await row(beta).waitFor({ state: 'detached' });
+    assert.equal(await row(alpha).count(), 1);
+
+    await page.getByLabel('Filter by label').selectOption('');
+    await page.getByLabel('Search tasks').fill('BETA-word');
+    await row(alpha).waitFor({ state: 'detached' });
+    assert.equal(await row(beta).count(), 1);
+
+    await page.getByLabel('Search tasks').fill('');
+    await page.getByLabel('Filter by kind').selectOption('agent');
+    await row(beta).waitFor({ state: 'detached' });
+    assert.equal(await row(alpha).count(), 0);
+    await page.getByLabel('Filter by kind').selectOption('shell');
+    await page.getByLabel('Filter by status').selectOption('failed');
+    await row(alpha).waitFor({ state: 'detached' });
+    await page.getByLabel('Filter by status').selectOption('completed');
+    await row(alpha).waitFor();
+    await row(beta).waitFor();
+    // The header still counts every task.
+    assert.equal(await page.locator('#counts').textContent(), counts);
+    assert.match(counts, /[2-9]\d* completed/);
+    // A filter the board does not know is refused, saying what it takes.
+    const refused = await page.evaluate(async () => {
+      const response = await fetch('/board/api/tasks?kind=robot');
+      return { status: response.status, body: await response.json() };
+    });
+    assert.equal(refused.status, 400);
+    assert.match(refused.body.error.message, /kind must be shell or agent/);
+  });
+
+  test('the board: ANSI colours render, as text', async () => {
+    const { home, page } = await fresh();
+    let dialogs = 0;
+    const dismiss = (dialog) => { dialogs += 1; dialog.dismiss(); };
+    page.on('dialog', dismiss);
+    const id = run(home, String.raw`printf '\033[31mred\033[0m <script>x</script> \033[1;38;5;28mgreen\033[0m\033]0;title\007\033[2Kend\n'`);
+    await until(`${id} ended`, () => status(home, id) === 'completed');
+    await page.getByRole('button', { name: `Open ${id}` }).click();
+    const red = page.locator('#output span.ansi-fg-1');
+    await red.waitFor();
+    assert.equal(await red.textContent(), 'red');
+    assert.equal(await red.evaluate((node) => getComputedStyle(node).color), 'rgb(196, 39, 31)');
+    const green = page.locator('#output span.ansi-bold');
+    assert.equal(await green.textContent(), 'green');
+    assert.equal(await green.evaluate((node) => node.style.color), 'rgb(0, 135, 0)');
+    assert.equal(await page.locator('#output').textContent(), 'red <script>x</script> greenend\n');
+    assert.equal(await page.locator('#output script').count(), 0);
+    assert.equal(dialogs, 0);
+    page.off('dialog', dismiss);
+  });
+
+  test('the board: the whole log downloads, behind the cookie', async () => {
+    const { home, serve, page } = await fresh();
+    // More than one piece (64 KiB) of the download, not all of it text.
+    const id = run(home, 'head -c 150000 /dev/urandom; echo; seq 1 20000');
+    await until(`${id} ended`, () => status(home, id) === 'completed');
+    const file = readFileSync(task(home, id).output_path);
+    assert.ok(file.length > 200_000);
+    await page.getByRole('button', { name: `Open ${id}` }).click();
+    const link = page.getByRole('link', { name: 'Download the whole log' });
+    await link.and(page.locator(`[href="/board/api/log?task=${id}"]`)).waitFor();
+    const got = await page.evaluate(async (href) => {
+      const response = await fetch(href);
+      const bytes = new Uint8Array(await response.arrayBuffer());
+      const digest = new Uint8Array(await crypto.subtle.digest('SHA-256', bytes));
+      return {
+        status: response.status,
+        disposition: response.headers.get('content-disposition'),
+        length: bytes.length,
+        sha256: Array.from(digest, (b) => b.toString(16).padStart(2, '0')).join(''),
+      };
+    }, `/board/api/log?task=${id}`);
+    assert.equal(got.status, 200);
+    assert.equal(got.disposition, `attachment; filename="${id}.log"`);
+    assert.equal(got.length, file.length);
+    assert.equal(got.sha256, createHash('sha256').update(file).digest('hex'));
+    const refused = await fetch(`${serve.base}/board/api/log?task=${id}`);
+    assert.equal(refused.status, 401);
+    const unknown = await page.evaluate(async () => (await fetch('/board/api/log?task=shell-999')).status);
+    assert.equal(unknown, 404);
+  });
+
+  test('the board: a failed check\'s evidence shows on the task\'s page', async () => {
+    const { home, page } = await fresh();
+    const folder = mkdtempSync(join(tmpdir(), 'bcheck-'));
+    try {
+      const id = run(home, 'echo made > made.txt', ['--cwd', folder, '--check', 'echo checking; exit 3']);
+      await until(`${id} ended`, () => !['queued', 'running', 'stopping'].includes(status(home, id)));
+      await page.getByRole('button', { name: `Open ${id}` }).click();
+      const check = page.locator('#checks li');
+      await check.waitFor();
+      assert.equal(await check.locator('.check-command').textContent(), 'echo checking; exit 3');
+      assert.equal(await check.locator('.check-exit').textContent(), 'exit code 3');
+      assert.match(await check.locator('.check-tail').textContent(), /checking/);
+      assert.match(await page.locator('#changed-files').textContent(), /made\.txt/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
 });

@@ -2,12 +2,13 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <cctype>
 #include <charconv>
 #include <ctime>
-#include <limits>
+#include <set>
 
 #include "baton/ipc/codec.h"
-#include "baton/mcp/output_text.h"
 #include "baton/serve/board_assets.h"
 #include "baton/serve/http_checks.h"
 #include "baton/util/json_fields.h"
@@ -35,6 +36,7 @@ struct BoardList {
   int64_t ended_total = 0;
   int64_t page = 0;
   int64_t pages = 1;
+  std::vector<std::string> labels;  // Of every task, for the filter.
   template <class V>
   void Fields(V& v) {
     v("running_count", running_count);
@@ -49,30 +51,13 @@ struct BoardList {
     v("ended_total", ended_total);
     v("page", page);
     v("pages", pages);
+    v("labels", labels);
   }
 };
 
-// One read of a task's output: bytes [from, to) of `size`; `from` bytes
-// before it are not shown (the page's "earlier" asks for them).
-struct BoardOutput {
-  std::string task;
-  int64_t from = 0;
-  int64_t to = 0;
-  int64_t size = 0;
-  bool at_end = false;
-  std::string text;
-  template <class V>
-  void Fields(V& v) {
-    v("task", task);
-    v("from", from);
-    v("to", to);
-    v("size", size);
-    v("at_end", at_end);
-    v("text", text);
-  }
-};
+}  // namespace
 
-int StatusOf(const Error& error) {
+int BoardStatusOf(const Error& error) {
   switch (error.code) {
     case ErrorCode::kInvalidArgument:
     case ErrorCode::kInvalidModel:
@@ -93,13 +78,15 @@ int StatusOf(const Error& error) {
   }
 }
 
-HttpResponse JsonResponse(std::string body) {
+HttpResponse BoardJson(std::string body) {
   HttpResponse response;
   response.headers = {{"Content-Type", "application/json"},
                       {"Cache-Control", "no-store"}};
   response.body = std::move(body);
   return response;
 }
+
+namespace {
 
 // Midnight of today in local time, as wall milliseconds: "ended today".
 int64_t StartOfTodayMs() {
@@ -110,27 +97,71 @@ int64_t StartOfTodayMs() {
   return static_cast<int64_t>(std::mktime(&local)) * 1000;
 }
 
-BoardList Group(std::vector<TaskView> tasks, int64_t page) {
+// What the list shows (doc/board.md, "Filters"): every field empty is no
+// filter.
+struct ListFilter {
+  std::string kind;
+  std::string status;
+  std::string label;
+  std::string search;  // Lower case.
+};
+
+std::string Lower(std::string_view text) {
+  std::string lower(text);
+  for (char& c : lower)
+    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return lower;
+}
+
+// The words a search looks in: id, label, command or brief.
+bool SearchMatches(const TaskRecord& task, const std::string& search) {
+  if (search.empty())
+    return true;
+  std::string command = task.spec.shell_command.value_or("");
+  for (const auto& arg : task.spec.argv)
+    command += " " + arg;
+  for (std::string_view field :
+       {std::string_view(task.id.ToString()), std::string_view(task.spec.label),
+        std::string_view(command),
+        std::string_view(task.spec.agent ? task.spec.agent->brief : "")}) {
+    if (Lower(field).find(search) != std::string::npos)
+      return true;
+  }
+  return false;
+}
+
+bool Matches(const TaskRecord& task, const ListFilter& filter) {
+  return (filter.kind.empty() || filter.kind == TaskKindName(task.spec.kind)) &&
+         (filter.status.empty() ||
+          filter.status == TaskStatusName(task.status)) &&
+         (filter.label.empty() || filter.label == task.spec.label) &&
+         SearchMatches(task, filter.search);
+}
+
+// The header counts every task; the groups hold those `filter` lets
+// through, the ended ones a page at a time.
+BoardList Group(std::vector<TaskView> tasks, int64_t page,
+                const ListFilter& filter) {
   BoardList list;
   int64_t today = StartOfTodayMs();
   std::vector<TaskView> ended;
+  std::set<std::string> labels;
   for (auto& view : tasks) {
     const TaskRecord& task = view.task;
     bool recent = task.ended_ms >= today;
+    if (!task.spec.label.empty())
+      labels.insert(task.spec.label);
     switch (task.status) {
       case TaskStatus::kWaiting:
         ++list.need_input_count;
-        list.needs_input.push_back(std::move(view));
-        continue;
+        break;
       case TaskStatus::kQueued:
         ++list.queued_count;
-        list.running.push_back(std::move(view));
-        continue;
+        break;
       case TaskStatus::kRunning:
       case TaskStatus::kStopping:
         ++list.running_count;
-        list.running.push_back(std::move(view));
-        continue;
+        break;
       case TaskStatus::kCompleted:
         list.completed_today += recent;
         break;
@@ -142,8 +173,16 @@ BoardList Group(std::vector<TaskView> tasks, int64_t page) {
         list.killed_today += recent;
         break;
     }
-    ended.push_back(std::move(view));
+    if (!Matches(task, filter))
+      continue;
+    if (task.status == TaskStatus::kWaiting)
+      list.needs_input.push_back(std::move(view));
+    else if (!IsTerminal(task.status))
+      list.running.push_back(std::move(view));
+    else
+      ended.push_back(std::move(view));
   }
+  list.labels.assign(labels.begin(), labels.end());
   std::stable_sort(ended.begin(), ended.end(),
                    [](const auto& a, const auto& b) {
                      return a.task.ended_ms > b.task.ended_ms;
@@ -159,10 +198,11 @@ BoardList Group(std::vector<TaskView> tasks, int64_t page) {
   return list;
 }
 
-// A number from the query, or `fallback` when absent; nullopt when it is
-// there but no number.
-std::optional<int64_t> QueryNumber(const HttpRequest& request,
-                                   std::string_view name, int64_t fallback) {
+}  // namespace
+
+std::optional<int64_t> BoardQueryNumber(const HttpRequest& request,
+                                        std::string_view name,
+                                        int64_t fallback) {
   auto text = QueryValue(request.target, name);
   if (!text)
     return fallback;
@@ -176,16 +216,14 @@ std::optional<int64_t> QueryNumber(const HttpRequest& request,
   return value;
 }
 
-HttpResponse BadInput(std::string message) {
+HttpResponse BoardBadInput(std::string message) {
   return BoardError(400,
                     Error{ErrorCode::kInvalidArgument, std::move(message)});
 }
 
-}  // namespace
-
 HttpResponse BoardError(int status, const Error& error) {
-  HttpResponse response = JsonResponse(
-      fmt::format("{{\"error\":{}}}", EncodeObject(ToWire(error))));
+  HttpResponse response =
+      BoardJson(fmt::format("{{\"error\":{}}}", EncodeObject(ToWire(error))));
   response.status = status;
   return response;
 }
@@ -198,6 +236,12 @@ Board::~Board() {
     loop_->Cancel(retry_timer_);
   for (auto& stream : streams_)
     stream->OnGone(nullptr);
+  for (auto& [wd, watch] : log_watches_) {
+    for (auto& stream : watch.streams)
+      stream->OnGone(nullptr);
+  }
+  if (inotify_)
+    loop_->RemoveFd(inotify_.get());
 }
 
 void Board::AddRoutes(HttpServer* http) {
@@ -224,6 +268,8 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/tasks", &Board::Tasks);
   route("/board/api/task", &Board::Task);
   route("/board/api/output", &Board::Output);
+  route("/board/api/output/events", &Board::OutputEvents);
+  route("/board/api/log", &Board::Log);
   route("/board/api/events", &Board::Events);
   route("/board/api/kill", &Board::Action<KillRequest>);
   route("/board/api/answer", &Board::Action<AnswerRequest>);
@@ -294,28 +340,46 @@ void Board::Lost() {
 }
 
 void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto page = QueryNumber(request, "page", 0);
+  auto page = BoardQueryNumber(request, "page", 0);
   if (!page)
-    return exchange->Respond(BadInput("page must be a number from 0"));
+    return exchange->Respond(BoardBadInput("page must be a number from 0"));
+  ListFilter filter;
+  filter.kind = QueryValue(request.target, "kind").value_or("");
+  filter.status = QueryValue(request.target, "status").value_or("");
+  filter.label = QueryValue(request.target, "label").value_or("");
+  filter.search = Lower(QueryValue(request.target, "q").value_or(""));
+  if (!filter.kind.empty() && filter.kind != "shell" && filter.kind != "agent")
+    return exchange->Respond(BoardBadInput("kind must be shell or agent"));
+  static constexpr std::string_view kStatuses[] = {
+      "queued",    "running", "waiting", "stopping",
+      "completed", "failed",  "killed",  "interrupted"};
+  if (!filter.status.empty() &&
+      std::ranges::find(kStatuses, filter.status) == std::end(kStatuses)) {
+    return exchange->Respond(BoardBadInput(
+        "status must be one of queued, running, waiting, stopping, "
+        "completed, failed, killed, interrupted"));
+  }
   Error error;
   AsyncDaemonClient* daemon = Daemon(&error);
   if (!daemon)
     return exchange->Respond(BoardError(503, error));
-  daemon->Call(ListRequest{.all = true},
-               [exchange, page = *page](Result<ListReply> reply) {
-                 if (!reply) {
-                   return exchange->Respond(
-                       BoardError(StatusOf(reply.error()), reply.error()));
-                 }
-                 exchange->Respond(JsonResponse(
-                     EncodeObject(Group(std::move(reply->tasks), page))));
-               });
+  daemon->Call(ListRequest{.all = true}, [exchange, page = *page,
+                                          filter = std::move(filter)](
+                                             Result<ListReply> reply) {
+    if (!reply) {
+      return exchange->Respond(
+          BoardError(BoardStatusOf(reply.error()), reply.error()));
+    }
+    exchange->Respond(
+        BoardJson(EncodeObject(Group(std::move(reply->tasks), page, filter))));
+  });
 }
 
 void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
   auto id = QueryValue(request.target, "task");
   if (!id || id->empty())
-    return exchange->Respond(BadInput("give the task's id: ?task=shell-1"));
+    return exchange->Respond(
+        BoardBadInput("give the task's id: ?task=shell-1"));
   Error error;
   AsyncDaemonClient* daemon = Daemon(&error);
   if (!daemon)
@@ -323,60 +387,10 @@ void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
   daemon->Call(GetRequest{.task = *id}, [exchange](Result<TaskReply> reply) {
     if (!reply) {
       return exchange->Respond(
-          BoardError(StatusOf(reply.error()), reply.error()));
+          BoardError(BoardStatusOf(reply.error()), reply.error()));
     }
-    exchange->Respond(JsonResponse(EncodeObject(*reply)));
+    exchange->Respond(BoardJson(EncodeObject(*reply)));
   });
-}
-
-void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = QueryValue(request.target, "task");
-  if (!id || id->empty())
-    return exchange->Respond(BadInput("give the task's id: ?task=shell-1"));
-  auto before =
-      QueryNumber(request, "before", std::numeric_limits<int64_t>::max());
-  if (!before)
-    return exchange->Respond(BadInput("before must be a byte offset from 0"));
-  Error error;
-  AsyncDaemonClient* daemon = Daemon(&error);
-  if (!daemon)
-    return exchange->Respond(BoardError(503, error));
-  uint64_t chunk = options_.output_chunk;
-  // A read in `all` mode consumes nothing; its range says where the output
-  // ends now, and the board reads the tail (or the chunk before `before`).
-  daemon->Call(
-      ReadRequest{.task = *id, .mode = ReadMode::kAll},
-      [exchange, before = *before, chunk](Result<ReadReply> reply) {
-        if (!reply) {
-          return exchange->Respond(
-              BoardError(StatusOf(reply.error()), reply.error()));
-        }
-        BoardOutput out;
-        out.task = reply->task.task.id.ToString();
-        out.size = reply->to;
-        out.at_end = reply->at_end;
-        uint64_t end = static_cast<uint64_t>(std::min(before, reply->to));
-        uint64_t from = end > chunk ? end - chunk : 0;
-        auto slice = mcp::ReadOutputSlice(reply->path, out.task, from, end,
-                                          std::numeric_limits<uint64_t>::max());
-        if (!slice)
-          return exchange->Respond(BoardError(500, slice.error()));
-        // Start on a character: the bytes of a cut one belong to the
-        // earlier read.
-        size_t skip = 0;
-        while (skip < slice->text.size() && skip < 3 &&
-               (static_cast<unsigned char>(slice->text[skip]) & 0xc0) == 0x80) {
-          ++skip;
-        }
-        if (from > 0)
-          slice->text.erase(0, skip);
-        else
-          skip = 0;
-        out.from = static_cast<int64_t>(from + skip);
-        out.to = out.from + static_cast<int64_t>(slice->text.size());
-        out.text = std::move(slice->text);
-        exchange->Respond(JsonResponse(EncodeObject(out)));
-      });
 }
 
 void Board::Events(const HttpRequest&, const ExchangePtr& exchange) {
@@ -442,11 +456,11 @@ template <class R>
 void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
   if (request.method != "POST") {
     return exchange->Respond(
-        BadInput(fmt::format("{} takes POST", request.path())));
+        BoardBadInput(fmt::format("{} takes POST", request.path())));
   }
   if (!request.HasJsonBody())
     return exchange->Respond(
-        BadInput("send JSON (Content-Type: application/json)"));
+        BoardBadInput("send JSON (Content-Type: application/json)"));
   auto parsed = ParseJson(request.body);
   if (!parsed)
     return exchange->Respond(BoardError(400, parsed.error()));
@@ -460,9 +474,9 @@ void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
   daemon->Call(*typed, [exchange](Result<typename R::Reply> reply) {
     if (!reply) {
       return exchange->Respond(
-          BoardError(StatusOf(reply.error()), reply.error()));
+          BoardError(BoardStatusOf(reply.error()), reply.error()));
     }
-    exchange->Respond(JsonResponse(EncodeObject(*reply)));
+    exchange->Respond(BoardJson(EncodeObject(*reply)));
   });
 }
 

@@ -4,13 +4,17 @@
 // into a cookie, a JSON API under /board/api/ that calls batond with ipc's
 // typed requests (the same rules and errors as the CLI and MCP), and an
 // event stream that tells the page to look again whenever batond's state
-// changes (a `watch` request held at batond: pushed, never polled).
+// changes (a `watch` request held at batond: pushed, never polled), and a
+// task's output: offset reads, a stream per open task page that says how
+// far its log has grown (inotify), and the whole log as a download.
 // The access checks run before any of this, in the gate (serve.cc,
 // http_checks.h: CheckBoardAccess).
 #ifndef BATON_SERVE_BOARD_H_
 #define BATON_SERVE_BOARD_H_
 
+#include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -18,6 +22,7 @@
 #include "baton/loop/event_loop.h"
 #include "baton/serve/http_server.h"
 #include "baton/util/state_paths.h"
+#include "baton/util/unique_fd.h"
 
 namespace baton::serve {
 
@@ -33,6 +38,24 @@ struct BoardOptions {
 
 // A JSON error for the page: {"error": {"code", "message"}}.
 HttpResponse BoardError(int status, const Error& error);
+// 400 with an invalid_argument error saying `message`.
+HttpResponse BoardBadInput(std::string message);
+// The HTTP status for one of batond's errors.
+int BoardStatusOf(const Error& error);
+// A JSON answer (200, not cached).
+HttpResponse BoardJson(std::string body);
+// A number from the query, or `fallback` when absent; nullopt when it is
+// there but no number from 0.
+std::optional<int64_t> BoardQueryNumber(const HttpRequest& request,
+                                        std::string_view name,
+                                        int64_t fallback);
+
+// A log that open task pages follow, and their event streams.
+struct LogWatch {
+  std::string path;
+  std::vector<ExchangePtr> streams;
+  int64_t told = -1;  // The size last told them.
+};
 
 class Board {
  public:
@@ -49,7 +72,10 @@ class Board {
   void Page(const HttpRequest& request, const ExchangePtr& exchange);
   void Tasks(const HttpRequest& request, const ExchangePtr& exchange);
   void Task(const HttpRequest& request, const ExchangePtr& exchange);
+  // board_output.cc: a task's output, read, followed and downloaded.
   void Output(const HttpRequest& request, const ExchangePtr& exchange);
+  void OutputEvents(const HttpRequest& request, const ExchangePtr& exchange);
+  void Log(const HttpRequest& request, const ExchangePtr& exchange);
   void Events(const HttpRequest& request, const ExchangePtr& exchange);
   // POST: the body is the ipc request R itself, checked field by field as
   // batond would; batond's reply (or error) is the answer.
@@ -64,6 +90,11 @@ class Board {
   // Holds a `watch` at batond while a page listens.
   void Watch();
   void Tell();
+  // Follows the log at `path` for `stream` (inotify): tells it the size
+  // now and at each growth.
+  void FollowLog(const std::string& path, const ExchangePtr& stream);
+  void OnLogsChanged();
+  void TellSize(LogWatch& watch);
 
   EventLoop* loop_;
   BoardOptions options_;
@@ -75,6 +106,9 @@ class Board {
   int64_t daemon_pid_ = 0;
   TimerId retry_timer_ = 0;
   uint64_t event_serial_ = 0;
+  // The logs open task pages follow, by inotify watch descriptor.
+  UniqueFd inotify_;
+  std::map<int, LogWatch> log_watches_;
 };
 
 }  // namespace baton::serve

@@ -63,14 +63,16 @@ std::string ResponseBytes(const HttpResponse& response, bool keep_alive) {
   return Serialize(message, false);
 }
 
-std::string StreamHeadBytes(const HeaderList& headers) {
+std::string StreamHeadBytes(const HeaderList& headers, bool events) {
   http::response<http::empty_body> message;
   message.version(11);
   message.result(http::status::ok);
-  message.set(http::field::content_type, "text/event-stream");
-  message.set(http::field::cache_control, "no-cache");
-  // Proxies must not hold events back (the 2026-07-28 transport asks it).
-  message.set("X-Accel-Buffering", "no");
+  if (events) {
+    message.set(http::field::content_type, "text/event-stream");
+    message.set(http::field::cache_control, "no-cache");
+    // Proxies must not hold events back (the 2026-07-28 transport asks it).
+    message.set("X-Accel-Buffering", "no");
+  }
   for (const auto& [name, value] : headers)
     message.set(name, value);
   message.keep_alive(true);
@@ -128,9 +130,15 @@ class HttpConnection {
     Write(ResponseBytes(response, keep_alive));
     AnswerDone(keep_alive);
   }
-  void StartStream(const HeaderList& headers) {
-    Write(StreamHeadBytes(headers));
-    server_->StreamStarted();
+  void StartStream(const HeaderList& headers, bool events) {
+    Write(StreamHeadBytes(headers, events));
+    if (events)
+      server_->StreamStarted();
+  }
+  // `callback` runs from the loop once `out_` is empty.
+  void OnDrained(std::function<void()> callback) {
+    on_drained_ = std::move(callback);
+    Flush();
   }
   void StreamChunk(std::string_view data) { Write(Chunk(data)); }
   void EndStream(bool keep_alive) {
@@ -139,8 +147,10 @@ class HttpConnection {
   }
   // An SSE comment on an open event stream.
   bool KeepAlive() {
-    if (!exchange_ || !exchange_->started_ || exchange_->finished_)
+    if (!exchange_ || !exchange_->started_ || !exchange_->events_ ||
+        exchange_->finished_) {
       return false;
+    }
     StreamChunk(":\n\n");
     return true;
   }
@@ -173,6 +183,7 @@ class HttpConnection {
   bool closed_ = false;
   bool want_write_ = false;
   TimerId timer_ = 0;
+  std::function<void()> on_drained_;
 };
 
 void HttpConnection::OnEvents(uint32_t events) {
@@ -315,6 +326,11 @@ void HttpConnection::Flush() {
   }
   if (closed_)
     return;
+  if (out_.empty() && on_drained_) {
+    // From the loop: the callback may send again, which flushes again.
+    server_->loop()->Schedule(std::chrono::steady_clock::now(),
+                              std::exchange(on_drained_, nullptr));
+  }
   if (out_.empty() && closing_ && !draining_) {
     // A lingering close: closing with the client's bytes unread (a body
     // refused as too large) would reset the connection and could destroy
@@ -337,6 +353,7 @@ void HttpConnection::Close() {
   if (closed_)
     return;
   closed_ = true;
+  on_drained_ = nullptr;
   DisarmTimer();
   server_->loop()->RemoveFd(fd_.get());
   fd_.reset();
@@ -378,7 +395,27 @@ void HttpExchange::StartEvents(HeaderList headers) {
   if (!connection_ || started_ || finished_)
     return;
   started_ = true;
-  connection_->StartStream(headers);
+  events_ = true;
+  connection_->StartStream(headers, true);
+}
+
+void HttpExchange::StartBody(HeaderList headers) {
+  if (!connection_ || started_ || finished_)
+    return;
+  started_ = true;
+  connection_->StartStream(headers, false);
+}
+
+void HttpExchange::Send(std::string_view data) {
+  if (!connection_ || !started_ || finished_ || data.empty())
+    return;
+  connection_->StreamChunk(data);
+}
+
+void HttpExchange::OnDrained(std::function<void()> callback) {
+  if (!connection_ || !started_ || finished_)
+    return;
+  connection_->OnDrained(std::move(callback));
 }
 
 void HttpExchange::SendEvent(std::string_view data, std::string_view id) {

@@ -4,7 +4,9 @@
 // Boost.Beast, a gate that every request passes first (Host, Origin, token),
 // and routes by exact path (/mcp now; the board will add its own). An
 // answer is whole (HttpResponse) or an event stream (text/event-stream,
-// chunked), given at once or later through the request's HttpExchange.
+// chunked) or a body sent in pieces (chunked, each piece once the one before
+// is written: a file download), given at once or later through the
+// request's HttpExchange.
 // Bounded: connections, header and body sizes, bytes queued for a slow
 // reader, and the time a connection may take to send its next request.
 #ifndef BATON_SERVE_HTTP_SERVER_H_
@@ -55,6 +57,14 @@ class HttpExchange {
   void SendEvent(std::string_view data, std::string_view id = {});
   // Ends the event stream; the connection serves its next request.
   void EndEvents();
+  // A body sent in pieces (chunked, 200, `headers`), for a file too large
+  // to hold whole: StartBody, then Send and OnDrained until the end, then
+  // EndEvents. No keep-alive comments go into it.
+  void StartBody(HeaderList headers);
+  void Send(std::string_view data);
+  // Runs `callback` once (from the loop, never inside this call) when all
+  // that was sent so far is written to the client; nothing if it is gone.
+  void OnDrained(std::function<void()> callback);
   bool started() const { return started_; }
   bool finished() const { return finished_; }
   bool gone() const { return connection_ == nullptr; }
@@ -74,6 +84,7 @@ class HttpExchange {
   HttpConnection* connection_;  // nullptr once gone.
   bool keep_alive_;
   bool started_ = false;
+  bool events_ = false;  // An event stream (not a body sent in pieces).
   bool finished_ = false;
   std::function<void()> on_gone_;
 };

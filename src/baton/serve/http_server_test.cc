@@ -177,6 +177,42 @@ TEST_F(HttpServerTest, AnEventStreamIsChunkedAndEnds) {
   EXPECT_NE(ReadUntil(client, "GET ").find("200 OK"), std::string::npos);
 }
 
+TEST_F(HttpServerTest, ABodyInPiecesIsSentAsEachPieceIsWritten) {
+  // Keep-alive comments often: none may go into a body.
+  limits_.keep_alive_interval = std::chrono::milliseconds(5);
+  SetUp();
+  UniqueFd events = Connect();
+  Send(events, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  Turn();
+  ASSERT_TRUE(held_);
+  ExchangePtr stream = std::exchange(held_, nullptr);
+  stream->StartEvents({});
+  UniqueFd client = Connect();
+  Send(client, "GET /later HTTP/1.1\r\nHost: x\r\n\r\n");
+  Turn();
+  ASSERT_TRUE(held_);
+  held_->StartBody({{"Content-Type", "text/plain"}});
+  held_->Send("first piece,");
+  auto drained = std::make_shared<int>(0);
+  held_->OnDrained([drained] { ++*drained; });
+  // From the loop once written, never inside the call.
+  EXPECT_EQ(*drained, 0);
+  std::string reply = ReadUntil(client, "first piece,");
+  Turn();  // Several keep-alive intervals.
+  EXPECT_EQ(*drained, 1);
+  held_->Send("second piece");
+  held_->EndEvents();
+  reply += ReadUntil(client, "0\r\n\r\n");
+  EXPECT_NE(reply.find("Content-Type: text/plain"), std::string::npos) << reply;
+  EXPECT_EQ(reply.find("event-stream"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("first piece,\r\n"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("second piece\r\n0\r\n\r\n"), std::string::npos)
+      << reply;
+  EXPECT_EQ(reply.find(":\n\n"), std::string::npos) << reply;
+  // The event stream did get them.
+  EXPECT_NE(ReadUntil(events, ":\n\n").find(":\n\n"), std::string::npos);
+}
+
 TEST_F(HttpServerTest, AClientThatGoesAwayIsToldOnce) {
   {
     UniqueFd client = Connect();

@@ -2,15 +2,24 @@
 // reads /board/api/*, listens to /board/api/events (pushed by batond's
 // changes; nothing is polled) and sends actions as JSON POSTs. Everything a
 // task wrote or was given (output, labels, commands, questions) goes into
-// the page with textContent, never as markup.
+// the page with textContent, never as markup (colours: ansi.js).
 "use strict";
+
+// What one output read brings at most (the server's chunk, 64 KiB).
+const OUTPUT_CHUNK = 64 * 1024;
+// What a page following a log keeps: the oldest reads go past it (and
+// become "earlier" again).
+const OUTPUT_KEEP = 16 * OUTPUT_CHUNK;
 
 const state = {
   page: 0, // Of the ended tasks.
   task: null, // The id of the task shown, or null for the list.
   view: null, // Its last task object.
   chunks: [], // Its output read so far: [{from, to, text}], in order.
-  size: -1, // The output's size at the last tail read.
+  size: -1, // The output's size as last told: the page reads up to it.
+  outputEvents: null, // The EventSource that tells the size of a live log.
+  following: false,
+  followAgain: false,
   refreshing: false,
   again: false,
 };
@@ -109,8 +118,31 @@ function fill(table, tasks) {
   table.replaceChildren(...tasks.map(row));
 }
 
+// The list's query: its page and the filters set.
+function listQuery() {
+  const query = new URLSearchParams({ page: state.page });
+  const filters = { kind: "filter-kind", status: "filter-status", label: "filter-label", q: "filter-search" };
+  for (const [name, id] of Object.entries(filters)) {
+    if ($(id).value) query.set(name, $(id).value);
+  }
+  return query;
+}
+
+// The label filter offers every label there is (and keeps the one chosen).
+function fillLabels(labels) {
+  const select = $("filter-label");
+  const chosen = select.value;
+  // Unchanged: left alone (a list the user has open stays open).
+  if (select.dataset.labels === JSON.stringify(labels)) return;
+  select.dataset.labels = JSON.stringify(labels);
+  const names = labels.includes(chosen) || !chosen ? labels : [...labels, chosen];
+  select.replaceChildren(el("option", "all", { value: "" }),
+    ...names.map((label) => el("option", label, { value: label })));
+  select.value = chosen;
+}
+
 async function refreshList() {
-  const list = await api(`/board/api/tasks?page=${state.page}`);
+  const list = await api(`/board/api/tasks?${listQuery()}`);
   $("counts").textContent =
     `${list.running_count} running · ${list.need_input_count} need input · ` +
     `${list.queued_count} queued · ended today: ${list.completed_today} completed / ` +
@@ -118,6 +150,7 @@ async function refreshList() {
   fill($("needs-input"), list.needs_input);
   fill($("running"), list.running);
   fill($("ended"), list.ended);
+  fillLabels(list.labels || []);
   $("count-needs").textContent = `(${list.needs_input.length})`;
   $("count-running").textContent = `(${list.running.length})`;
   $("count-ended").textContent = `(${list.ended_total})`;
@@ -152,10 +185,47 @@ function renderTask(task) {
   fact(dl, "Timeout", task.timeout_ms ? duration(task.timeout_ms) : "");
   fact(dl, "Model", task.agent && task.agent.model);
   fact(dl, "Output", bytes(task.output_bytes));
+  if (!task.evidence) fact(dl, "Checks", (task.checks || []).join("\n"));
   const live = !["completed", "failed", "killed", "interrupted"].includes(task.status);
   $("kill-form").hidden = !live;
   $("send-form").hidden = !(task.agent && live);
   renderQuestions(task);
+  renderEvidence(task);
+  $("download").href = `/board/api/log?task=${encodeURIComponent(task.id)}`;
+}
+
+// What the task's checks left: each check's command, exit code and last
+// lines; the changed files; the tasks that worked in the same folder.
+function renderEvidence(task) {
+  const evidence = task.evidence;
+  $("evidence-view").hidden = !evidence;
+  const checks = $("checks");
+  const changed = $("changed-files");
+  const overlapping = $("overlapping");
+  if (!evidence) {
+    checks.replaceChildren();
+    changed.replaceChildren();
+    overlapping.replaceChildren();
+    return;
+  }
+  checks.replaceChildren(...evidence.checks.map((check) => {
+    const item = el("li", null, { class: check.exit_code === 0 ? "check check-passed" : "check check-failed" });
+    item.append(el("code", check.command, { class: "check-command" }), " ",
+      el("span", `exit code ${check.exit_code}`, { class: "check-exit" }));
+    if (check.tail) item.append(el("pre", check.tail, { class: "check-tail" }));
+    return item;
+  }));
+  $("changed-title").textContent =
+    `Changed files (${evidence.changed_files.length}, found by ${evidence.source || "?"})`;
+  changed.replaceChildren(...evidence.changed_files.map((file) => el("li", file)));
+  overlapping.replaceChildren(...evidence.overlapping_tasks.map((id) => {
+    const item = el("li");
+    const open = el("button", id, { type: "button", "aria-label": `Open ${id}` });
+    open.addEventListener("click", () => show(id));
+    item.append(open);
+    return item;
+  }));
+  $("overlapping-title").hidden = evidence.overlapping_tasks.length === 0;
 }
 
 function renderQuestions(task) {
@@ -197,7 +267,7 @@ function renderQuestions(task) {
 function renderOutput() {
   const pre = $("output");
   const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
-  pre.textContent = state.chunks.map((chunk) => chunk.text).join("");
+  pre.replaceChildren(ansiNodes(state.chunks.map((chunk) => chunk.text).join("")));
   const from = state.chunks.length ? state.chunks[0].from : 0;
   $("omitted").textContent = from > 0 ? `${from} earlier bytes not shown` : "";
   $("earlier").hidden = from === 0;
@@ -210,14 +280,71 @@ async function refreshTask() {
   if (state.task !== id) return;
   state.view = reply.task;
   renderTask(reply.task);
-  const size = reply.task.output_bytes;
-  if (size !== state.size) {
-    // The output grew (or ended): read its tail again.
-    const tail = await api(`/board/api/output?task=${encodeURIComponent(id)}`);
-    if (state.task !== id) return;
-    state.size = tail.size;
-    state.chunks = [{ from: tail.from, to: tail.to, text: tail.text }];
-    renderOutput();
+  followLog(reply.task);
+  state.size = Math.max(state.size, reply.task.output_bytes || 0);
+  await followOutput();
+}
+
+// A started task's page listens to its log's growth (pushed by the board,
+// which watches the file); an ended one's page needs not.
+function followLog(task) {
+  const live = ["running", "waiting", "stopping"].includes(task.status);
+  const open = state.outputEvents && state.outputEvents.readyState !== EventSource.CLOSED;
+  if (live && !open) {
+    closeLog();
+    const source = new EventSource(`/board/api/output/events?task=${encodeURIComponent(task.id)}`);
+    source.onmessage = (event) => {
+      const { size } = JSON.parse(event.data);
+      if (state.task !== task.id || size <= state.size) return;
+      state.size = size;
+      followOutput();
+    };
+    state.outputEvents = source;
+  } else if (!live) {
+    closeLog();
+  }
+}
+
+function closeLog() {
+  if (state.outputEvents) state.outputEvents.close();
+  state.outputEvents = null;
+}
+
+// Reads the output up to state.size: on from what the page shows, or the
+// tail again when more than a read is missing (then "earlier" loads the
+// rest). Calls that come meanwhile make one more pass.
+async function followOutput() {
+  if (!state.task) return;
+  if (state.following) {
+    state.followAgain = true;
+    return;
+  }
+  state.following = true;
+  const id = state.task;
+  const path = `/board/api/output?task=${encodeURIComponent(id)}`;
+  try {
+    do {
+      state.followAgain = false;
+      for (;;) {
+        const end = state.chunks.length ? state.chunks[state.chunks.length - 1].to : -1;
+        if (end >= 0 && end >= state.size) break;
+        const tail = end < 0 || state.size - end > OUTPUT_CHUNK;
+        const read = await api(tail ? path : `${path}&after=${end}`);
+        if (state.task !== id) return;
+        if (tail) state.chunks = [read];
+        else if (read.to > end) state.chunks.push(read);
+        else break; // Only part of a character so far.
+        while (state.chunks.length > 1 && read.to - state.chunks[0].to >= OUTPUT_KEEP) state.chunks.shift();
+        state.size = Math.max(state.size, read.size);
+        renderOutput();
+      }
+    } while (state.followAgain && state.task === id);
+  } catch (error) {
+    say(error.message, true);
+  } finally {
+    state.following = false;
+    // A call for another task's page came while this one read.
+    if (state.followAgain) followOutput();
   }
 }
 
@@ -264,6 +391,7 @@ function route() {
   state.task = match ? decodeURIComponent(match[1]) : null;
   state.chunks = [];
   state.size = -1;
+  closeLog();
   $("list-view").hidden = state.task !== null;
   $("task-view").hidden = state.task === null;
   if (state.task) {
@@ -292,6 +420,10 @@ function setup() {
   $("newer").addEventListener("click", () => { state.page -= 1; refresh(); });
   $("older").addEventListener("click", () => { state.page += 1; refresh(); });
   $("earlier").addEventListener("click", loadEarlier);
+  for (const id of ["filter-kind", "filter-status", "filter-label", "filter-search"]) {
+    $(id).addEventListener("input", () => { state.page = 0; refresh(); });
+  }
+  $("filters").addEventListener("submit", (event) => event.preventDefault());
   $("kill-form").addEventListener("submit", (event) => {
     event.preventDefault();
     act("kill", { tasks: [state.task], reason: $("kill-reason").value },

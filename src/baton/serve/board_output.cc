@@ -1,0 +1,297 @@
+// A task's output on the board (doc/board.md, "Output"): offset reads of its
+// log, a stream per open task page that says how far the log has grown
+// (inotify on the log, as `baton output --follow` does: pushed, never
+// polled), and the whole log as a download, sent in pieces.
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/inotify.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <limits>
+#include <set>
+
+#include "baton/ipc/codec.h"
+#include "baton/mcp/output_text.h"
+#include "baton/serve/board.h"
+#include "baton/serve/http_checks.h"
+#include "baton/util/json_fields.h"
+#include "baton/util/log.h"
+
+namespace baton::serve {
+namespace {
+
+// A download's piece: read and sent once the previous one is written.
+constexpr size_t kLogPiece = 64 * 1024;
+
+// One read of a task's output: bytes [from, to) of `size`; `from` bytes
+// before it are not shown (the page's "earlier" asks for them).
+struct BoardOutput {
+  std::string task;
+  int64_t from = 0;
+  int64_t to = 0;
+  int64_t size = 0;
+  bool at_end = false;
+  std::string text;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("from", from);
+    v("to", to);
+    v("size", size);
+    v("at_end", at_end);
+    v("text", text);
+  }
+};
+
+bool IsContinuation(char c) {
+  return (static_cast<unsigned char>(c) & 0xc0) == 0x80;
+}
+
+// The bytes at the end of `text` that start a UTF-8 character not whole
+// in it (0 when the last character is whole).
+size_t CutCharacterBytes(std::string_view text) {
+  size_t back = 0;
+  while (back < text.size() && back < 3 &&
+         IsContinuation(text[text.size() - 1 - back])) {
+    ++back;
+  }
+  if (back == text.size())
+    return 0;
+  auto lead = static_cast<unsigned char>(text[text.size() - 1 - back]);
+  size_t length = lead >= 0xf0 ? 4 : lead >= 0xe0 ? 3 : lead >= 0xc0 ? 2 : 1;
+  return length > back + 1 ? back + 1 : 0;
+}
+
+int64_t FileSize(const std::string& path) {
+  struct stat info {};
+  if (::stat(path.c_str(), &info) != 0)
+    return -1;
+  return static_cast<int64_t>(info.st_size);
+}
+
+// Sends the log read from `fd` to `exchange`, a piece each time the one
+// before is written, and ends the body at the end of the file.
+void SendLogPiece(std::shared_ptr<UniqueFd> fd, ExchangePtr exchange) {
+  if (exchange->gone())
+    return;
+  std::string piece(kLogPiece, '\0');
+  ssize_t n;
+  do {
+    n = ::read(fd->get(), piece.data(), piece.size());
+  } while (n < 0 && errno == EINTR);
+  if (n <= 0) {
+    if (n < 0)
+      BATON_LOG_WARN("board: reading a log to download: {}", errno);
+    // A failed read ends the body early; the client sees it short.
+    return exchange->EndEvents();
+  }
+  piece.resize(static_cast<size_t>(n));
+  exchange->Send(piece);
+  exchange->OnDrained([fd, exchange] { SendLogPiece(fd, exchange); });
+}
+
+}  // namespace
+
+void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = QueryValue(request.target, "task");
+  if (!id || id->empty())
+    return exchange->Respond(
+        BoardBadInput("give the task's id: ?task=shell-1"));
+  auto before =
+      BoardQueryNumber(request, "before", std::numeric_limits<int64_t>::max());
+  if (!before)
+    return exchange->Respond(
+        BoardBadInput("before must be a byte offset from 0"));
+  auto after = BoardQueryNumber(request, "after", -1);
+  if (!after)
+    return exchange->Respond(
+        BoardBadInput("after must be a byte offset from 0"));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  uint64_t chunk = options_.output_chunk;
+  // A read in `all` mode consumes nothing; its range says where the output
+  // ends now, and the board reads the tail, the chunk before `before`, or
+  // the chunk from `after` (a page following the end).
+  daemon->Call(
+      ReadRequest{.task = *id, .mode = ReadMode::kAll},
+      [exchange, before = *before, after = *after,
+       chunk](Result<ReadReply> reply) {
+        if (!reply) {
+          return exchange->Respond(
+              BoardError(BoardStatusOf(reply.error()), reply.error()));
+        }
+        BoardOutput out;
+        out.task = reply->task.task.id.ToString();
+        out.size = reply->to;
+        out.at_end = reply->at_end;
+        uint64_t size = static_cast<uint64_t>(reply->to);
+        uint64_t end, from;
+        if (after >= 0) {
+          from = std::min(static_cast<uint64_t>(after), size);
+          end = std::min(from + chunk, size);
+        } else {
+          end = static_cast<uint64_t>(std::min(before, reply->to));
+          from = end > chunk ? end - chunk : 0;
+        }
+        auto slice = mcp::ReadOutputSlice(reply->path, out.task, from, end,
+                                          std::numeric_limits<uint64_t>::max());
+        if (!slice)
+          return exchange->Respond(BoardError(500, slice.error()));
+        std::string& text = slice->text;
+        // Start on a character: the bytes of a cut one belong to the
+        // earlier read. A read forward ends on one instead, unless the
+        // log ends there for good.
+        size_t skip = 0;
+        if (after < 0 && from > 0) {
+          while (skip < text.size() && skip < 3 && IsContinuation(text[skip]))
+            ++skip;
+          text.erase(0, skip);
+        }
+        if (after >= 0 && !(reply->at_end && end == size))
+          text.resize(text.size() - CutCharacterBytes(text));
+        out.from = static_cast<int64_t>(from + skip);
+        out.to = out.from + static_cast<int64_t>(text.size());
+        out.text = std::move(text);
+        exchange->Respond(BoardJson(EncodeObject(out)));
+      });
+}
+
+void Board::OutputEvents(const HttpRequest& request,
+                         const ExchangePtr& exchange) {
+  auto id = QueryValue(request.target, "task");
+  if (!id || id->empty())
+    return exchange->Respond(
+        BoardBadInput("give the task's id: ?task=shell-1"));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  // batond says where the task's log is: the page names a task, never a
+  // file.
+  daemon->Call(GetRequest{.task = *id},
+               [this, exchange](Result<TaskReply> reply) {
+                 if (!reply) {
+                   return exchange->Respond(
+                       BoardError(BoardStatusOf(reply.error()), reply.error()));
+                 }
+                 if (exchange->gone())
+                   return;
+                 FollowLog(reply->task.task.output_path, exchange);
+               });
+}
+
+void Board::FollowLog(const std::string& path, const ExchangePtr& stream) {
+  if (!inotify_) {
+    inotify_ = UniqueFd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+    if (!inotify_ || !loop_->AddFd(inotify_.get(), EPOLLIN,
+                                   [this](uint32_t) { OnLogsChanged(); })) {
+      inotify_.reset();
+      return stream->Respond(BoardError(
+          500, ErrnoError("board: cannot watch task logs (inotify)", errno)));
+    }
+  }
+  int wd = ::inotify_add_watch(inotify_.get(), path.c_str(), IN_MODIFY);
+  if (wd < 0) {
+    return stream->Respond(
+        BoardError(404, ErrnoError("cannot follow the log " + path +
+                                       " (the task may not have started yet)",
+                                   errno)));
+  }
+  stream->StartEvents({{"Cache-Control", "no-store"}});
+  LogWatch& watch = log_watches_[wd];
+  watch.path = path;
+  watch.streams.push_back(stream);
+  stream->OnGone([this, wd, gone = stream.get()] {
+    auto found = log_watches_.find(wd);
+    if (found == log_watches_.end())
+      return;
+    std::erase_if(found->second.streams, [gone](const ExchangePtr& open) {
+      return open.get() == gone;
+    });
+    if (found->second.streams.empty()) {
+      ::inotify_rm_watch(inotify_.get(), wd);
+      log_watches_.erase(found);
+    }
+  });
+  // The size now, to this page only (the others know it).
+  stream->SendEvent(fmt::format("{{\"size\":{}}}", FileSize(path)));
+}
+
+void Board::OnLogsChanged() {
+  alignas(inotify_event) char buffer[4096];
+  std::set<int> grown;
+  std::set<int> dropped;
+  ssize_t n;
+  while ((n = ::read(inotify_.get(), buffer, sizeof buffer)) > 0) {
+    for (char* at = buffer; at < buffer + n;) {
+      auto* event = reinterpret_cast<inotify_event*>(at);
+      (event->mask & IN_IGNORED ? dropped : grown).insert(event->wd);
+      at += sizeof(inotify_event) + event->len;
+    }
+  }
+  // A burst of writes is one event per log: its size once.
+  for (int wd : grown) {
+    if (auto found = log_watches_.find(wd); found != log_watches_.end())
+      TellSize(found->second);
+  }
+  // The log is gone (deleted): its pages hear no more of it.
+  for (int wd : dropped) {
+    auto found = log_watches_.find(wd);
+    if (found == log_watches_.end())
+      continue;
+    auto streams = std::move(found->second.streams);
+    log_watches_.erase(found);
+    for (auto& stream : streams) {
+      stream->OnGone(nullptr);
+      stream->EndEvents();
+    }
+  }
+}
+
+void Board::TellSize(LogWatch& watch) {
+  int64_t size = FileSize(watch.path);
+  if (size == watch.told)
+    return;
+  watch.told = size;
+  auto streams = watch.streams;  // A write may find a client gone.
+  for (auto& stream : streams)
+    stream->SendEvent(fmt::format("{{\"size\":{}}}", size));
+}
+
+void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = QueryValue(request.target, "task");
+  if (!id || id->empty())
+    return exchange->Respond(
+        BoardBadInput("give the task's id: ?task=shell-1"));
+  Error error;
+  AsyncDaemonClient* daemon = Daemon(&error);
+  if (!daemon)
+    return exchange->Respond(BoardError(503, error));
+  daemon->Call(ReadRequest{.task = *id, .mode = ReadMode::kAll},
+               [exchange](Result<ReadReply> reply) {
+                 if (!reply) {
+                   return exchange->Respond(
+                       BoardError(BoardStatusOf(reply.error()), reply.error()));
+                 }
+                 auto fd = std::make_shared<UniqueFd>(
+                     ::open(reply->path.c_str(), O_RDONLY | O_CLOEXEC));
+                 if (!*fd) {
+                   return exchange->Respond(BoardError(
+                       500, ErrnoError("open " + reply->path, errno)));
+                 }
+                 std::string name = reply->task.task.id.ToString();
+                 exchange->StartBody(
+                     {{"Content-Type", "text/plain; charset=utf-8"},
+                      {"Content-Disposition",
+                       fmt::format("attachment; filename=\"{}.log\"", name)},
+                      {"Cache-Control", "no-store"},
+                      {"X-Content-Type-Options", "nosniff"}});
+                 SendLogPiece(fd, exchange);
+               });
+}
+
+}  // namespace baton::serve
