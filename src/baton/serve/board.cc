@@ -120,8 +120,10 @@ bool SearchMatches(const TaskRecord& task, const std::string& search) {
   std::string command = task.spec.shell_command.value_or("");
   for (const auto& arg : task.spec.argv)
     command += " " + arg;
+  // Named, not temporaries: the views below must outlive the list.
+  std::string id = task.id.ToString();
   for (std::string_view field :
-       {std::string_view(task.id.ToString()), std::string_view(task.spec.label),
+       {std::string_view(id), std::string_view(task.spec.label),
         std::string_view(command),
         std::string_view(task.spec.agent ? task.spec.agent->brief : "")}) {
     if (Lower(field).find(search) != std::string::npos)
