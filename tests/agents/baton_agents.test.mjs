@@ -453,7 +453,15 @@ async function interruptFlow(cli, { permission = false } = {}) {
   const task = await waitTask(cli, id, 30);
   const took = Date.now() - killedAt;
   assert.equal(task.status, 'killed', JSON.stringify(task));
-  assert.ok(took < (SLOW_SECONDS - 1) * 1000, `ended ${took} ms after the kill, before the sleep would`);
+  if (permission) {
+    // Gemini does not always end at SIGTERM while its shell tool runs (seen
+    // once on a loaded machine: 9.5 s, i.e. the grace period's SIGKILL).
+    // The bound is then the kill's own promise: 3 s for the turn to end,
+    // 5 s of grace, and slack for a loaded CI machine.
+    assert.ok(took < 13_000, `ended ${took} ms after the kill, later than the kill's stop delay and grace allow`);
+  } else {
+    assert.ok(took < (SLOW_SECONDS - 1) * 1000, `ended ${took} ms after the kill, before the sleep would`);
+  }
   assert.ok(!pidAlive(pid), `the agent's process ${pid} is gone`);
   const list = await events(cli, id);
   assert.ok(!byType(list, 'text').some((e) => e.text.includes('mock final answer')), JSON.stringify(list));

@@ -92,10 +92,14 @@ TEST_F(AgentRecoveryTest, QueuedFollowUpsSurviveARestartAndGoInOnce) {
   ASSERT_GE(delivered.size(), 1u) << Events(id);
   EXPECT_EQ(delivered[0]["text"], "SLOW two");
 
-  // batond dies again inside the second turn and comes back at once: the
-  // turn still runs, so "three" waits for its end.
+  // batond dies again, most often inside the second turn, and comes back
+  // at once: "three" waits for that turn's end. (Whether the 2 s turn is
+  // still running when the status call lands depends on the machine's
+  // load, so the status is not asserted; the order of deliveries and
+  // results below is what shows it.)
   KillDaemonHard();
-  EXPECT_EQ(Status(id, env_)["status"], "running");
+  auto status = Status(id, env_)["status"];
+  EXPECT_TRUE(status == "running" || status == "completed") << status;
 
   auto waited = Baton({"--json", "wait", "--timeout", "30s", id}, env_);
   ASSERT_EQ(waited.exit_code, 0) << waited.out << waited.err;

@@ -361,10 +361,9 @@ void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
         "status must be one of queued, running, waiting, stopping, "
         "completed, failed, killed, interrupted"));
   }
-  Error error;
-  AsyncDaemonClient* daemon = Daemon(&error);
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
-    return exchange->Respond(BoardError(503, error));
+    return;
   daemon->Call(ListRequest{.all = true}, [exchange, page = *page,
                                           filter = std::move(filter)](
                                              Result<ListReply> reply) {
@@ -377,15 +376,31 @@ void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
   });
 }
 
-void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = QueryValue(request.target, "task");
-  if (!id || id->empty())
-    return exchange->Respond(
-        BoardBadInput("give the task's id: ?task=shell-1"));
+AsyncDaemonClient* Board::DaemonFor(const ExchangePtr& exchange) {
   Error error;
   AsyncDaemonClient* daemon = Daemon(&error);
   if (!daemon)
-    return exchange->Respond(BoardError(503, error));
+    exchange->Respond(BoardError(503, error));
+  return daemon;
+}
+
+std::optional<std::string> Board::TaskParam(const HttpRequest& request,
+                                            const ExchangePtr& exchange) {
+  auto id = QueryValue(request.target, "task");
+  if (!id || id->empty()) {
+    exchange->Respond(BoardBadInput("give the task's id: ?task=shell-1"));
+    return std::nullopt;
+  }
+  return std::string(*id);
+}
+
+void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
   daemon->Call(GetRequest{.task = *id}, [exchange](Result<TaskReply> reply) {
     if (!reply) {
       return exchange->Respond(
@@ -469,10 +484,9 @@ void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
   auto typed = DecodeObject<R>(parsed->value, R::kOp, true);
   if (!typed)
     return exchange->Respond(BoardError(400, typed.error()));
-  Error error;
-  AsyncDaemonClient* daemon = Daemon(&error);
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
-    return exchange->Respond(BoardError(503, error));
+    return;
   daemon->Call(*typed, [exchange](Result<typename R::Reply> reply) {
     if (!reply) {
       return exchange->Respond(

@@ -85,6 +85,11 @@ class Board {
   // The connection to batond, opened (and batond started) when needed;
   // nullptr with `error` set when it cannot be reached.
   AsyncDaemonClient* Daemon(Error* error);
+  // The same for a request: nullptr once `exchange` was answered 503.
+  AsyncDaemonClient* DaemonFor(const ExchangePtr& exchange);
+  // The request's `?task=ID`: nullopt once `exchange` was answered 400.
+  static std::optional<std::string> TaskParam(const HttpRequest& request,
+                                              const ExchangePtr& exchange);
   // Drops a connection that failed (destroyed later, out of its callback).
   void Lost();
   // Holds a `watch` at batond while a page listens.

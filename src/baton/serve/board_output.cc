@@ -95,10 +95,9 @@ void SendLogPiece(std::shared_ptr<UniqueFd> fd, ExchangePtr exchange) {
 }  // namespace
 
 void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = QueryValue(request.target, "task");
-  if (!id || id->empty())
-    return exchange->Respond(
-        BoardBadInput("give the task's id: ?task=shell-1"));
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
   auto before =
       BoardQueryNumber(request, "before", std::numeric_limits<int64_t>::max());
   if (!before)
@@ -108,10 +107,9 @@ void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
   if (!after)
     return exchange->Respond(
         BoardBadInput("after must be a byte offset from 0"));
-  Error error;
-  AsyncDaemonClient* daemon = Daemon(&error);
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
-    return exchange->Respond(BoardError(503, error));
+    return;
   uint64_t chunk = options_.output_chunk;
   // A read in `all` mode consumes nothing; its range says where the output
   // ends now, and the board reads the tail, the chunk before `before`, or
@@ -162,14 +160,12 @@ void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
 
 void Board::OutputEvents(const HttpRequest& request,
                          const ExchangePtr& exchange) {
-  auto id = QueryValue(request.target, "task");
-  if (!id || id->empty())
-    return exchange->Respond(
-        BoardBadInput("give the task's id: ?task=shell-1"));
-  Error error;
-  AsyncDaemonClient* daemon = Daemon(&error);
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
-    return exchange->Respond(BoardError(503, error));
+    return;
   // batond says where the task's log is: the page names a task, never a
   // file.
   daemon->Call(GetRequest{.task = *id},
@@ -263,14 +259,12 @@ void Board::TellSize(LogWatch& watch) {
 }
 
 void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = QueryValue(request.target, "task");
-  if (!id || id->empty())
-    return exchange->Respond(
-        BoardBadInput("give the task's id: ?task=shell-1"));
-  Error error;
-  AsyncDaemonClient* daemon = Daemon(&error);
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
-    return exchange->Respond(BoardError(503, error));
+    return;
   daemon->Call(ReadRequest{.task = *id, .mode = ReadMode::kAll},
                [exchange](Result<ReadReply> reply) {
                  if (!reply) {
