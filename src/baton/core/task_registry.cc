@@ -147,7 +147,7 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
     done(std::unexpected(valid.error()));
     return;
   }
-  if (auto valid = CheckSchedule(spec.schedule, spec.owner); !valid) {
+  if (auto valid = PrepareSchedule(spec.schedule, spec.owner); !valid) {
     done(std::unexpected(valid.error()));
     return;
   }

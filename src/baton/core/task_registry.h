@@ -339,12 +339,21 @@ class TaskRegistry : public ExecutorListener {
   static HeldKey KeyOf(const TaskRecord& task) {
     return {-task.spec.schedule.priority, task.created_ms, task.id};
   }
-  // kInvalidArgument / kNotFound / kPermissionDenied for a schedule that
-  // names a queue or tasks that `session` cannot use.
-  Status CheckSchedule(const Schedule& schedule, const std::string& session);
-  // Whether a new task of `schedule` must be held, and then holds it
-  // (indexes it, sets its detail); the caller saves it.
+  // Stores the default queue's name as "", then refuses (kInvalidArgument,
+  // kNotFound, kPermissionDenied) a schedule that names a queue or tasks
+  // that `session` cannot use.
+  Status PrepareSchedule(Schedule& schedule, const std::string& session);
+  // Whether a new task must be held, and then holds it (indexes it, sets
+  // its detail); the caller saves it.
   bool HoldIfNeeded(TaskRecord& task);
+  // Puts a held task where the pass finds it: its queue's ready set, or
+  // under the tasks it waits for (and to be looked at).
+  void IndexHeld(const TaskRecord& task);
+  // Whether the queue may start one more task.
+  static bool HasSlot(const QueueState& queue) {
+    return !queue.record.paused && (!queue.record.max_running ||
+                                    queue.running < *queue.record.max_running);
+  }
   // The pass that Commit runs first: looks again at the held tasks whose
   // dependencies ended, and starts what the queues have room for.
   void SchedulePass();

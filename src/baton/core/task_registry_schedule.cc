@@ -54,8 +54,9 @@ std::string EndedHow(TaskStatus status) {
 
 }  // namespace
 
-Status TaskRegistry::CheckSchedule(const Schedule& schedule,
-                                   const std::string& session) {
+Status TaskRegistry::PrepareSchedule(Schedule& schedule,
+                                     const std::string& session) {
+  schedule.queue = StoredName(schedule.queue);
   auto invalid = [](std::string message) {
     return MakeError(ErrorCode::kInvalidArgument, std::move(message));
   };
@@ -95,28 +96,32 @@ Status TaskRegistry::CheckSchedule(const Schedule& schedule,
 
 bool TaskRegistry::HoldIfNeeded(TaskRecord& task) {
   QueueState& queue = queues_[task.spec.schedule.queue];
-  bool has_room = !queue.record.paused &&
-                  (!queue.record.max_running ||
-                   queue.running < *queue.record.max_running) &&
-                  queue.ready.empty();
-  if (task.spec.schedule.after.empty() && has_room) {
+  // Held ones of the queue go first, even when a slot is free right now.
+  if (task.spec.schedule.after.empty() && HasSlot(queue) &&
+      queue.ready.empty()) {
     ++queue.running;
     return false;
   }
   task.held = true;
-  if (task.spec.schedule.after.empty()) {
-    queue.ready.insert(KeyOf(task));
-    dirty_queues_.insert(task.spec.schedule.queue);
-  } else {
-    for (const std::string& dep : task.spec.schedule.after) {
-      if (auto id = TaskId::Parse(dep))
-        dependents_[*id].push_back(task.id);
-    }
-    // Its dependencies may have ended already: the pass looks at once.
-    reconsider_.insert(task.id);
-  }
+  IndexHeld(task);
   task.detail = HeldDetail(task);
   return true;
+}
+
+void TaskRegistry::IndexHeld(const TaskRecord& task) {
+  const Schedule& schedule = task.spec.schedule;
+  if (schedule.after.empty()) {
+    queues_[schedule.queue].ready.insert(KeyOf(task));
+    dirty_queues_.insert(schedule.queue);
+    return;
+  }
+  for (const std::string& dep : schedule.after) {
+    if (auto id = TaskId::Parse(dep))
+      dependents_[*id].push_back(task.id);
+  }
+  // Its dependencies may have ended already (or while batond was down):
+  // the pass looks at once.
+  reconsider_.insert(task.id);
 }
 
 std::string TaskRegistry::HeldDetail(const TaskRecord& task) const {
@@ -202,9 +207,7 @@ void TaskRegistry::SchedulePass() {
     if (found == queues_.end())
       continue;
     QueueState& queue = found->second;
-    while (!queue.record.paused && !queue.ready.empty() &&
-           (!queue.record.max_running ||
-            queue.running < *queue.record.max_running)) {
+    while (!queue.ready.empty() && HasSlot(queue)) {
       HeldKey key = *queue.ready.begin();
       queue.ready.erase(queue.ready.begin());
       auto it = live_.find(key.id);
@@ -220,11 +223,9 @@ void TaskRegistry::SchedulePass() {
 void TaskRegistry::Dispatch(TaskRecord& task) {
   ready_after_.erase(task.id);
   ++queues_[task.spec.schedule.queue].running;
-  TaskRecord start = task;  // With the client's environment.
-  start.held = false;
-  start.detail.clear();
   task.held = false;
   task.detail.clear();
+  TaskRecord start = task;  // With the client's environment.
   task.spec.base_env = {};  // In the spawn request now; no longer stored.
   Save(TaskRecord(task));
   if (on_dispatch_)
@@ -326,7 +327,6 @@ std::vector<QueueView> TaskRegistry::Queues() const {
 }
 
 Status TaskRegistry::RecoverSchedule() {
-  queues_[""].record.name = "";
   auto queues = store_->LoadQueues();
   if (!queues)
     return std::unexpected(queues.error());
@@ -335,18 +335,10 @@ Status TaskRegistry::RecoverSchedule() {
     queues_[name].record = std::move(record);
   }
   for (const auto& [id, task] : live_) {
-    QueueState& queue = queues_[task.spec.schedule.queue];
-    if (!task.held) {
-      ++queue.running;
-    } else if (!task.spec.schedule.after.empty()) {
-      for (const std::string& dep : task.spec.schedule.after) {
-        if (auto dep_id = TaskId::Parse(dep))
-          dependents_[*dep_id].push_back(id);
-      }
-      reconsider_.insert(id);  // Ends while batond was down count too.
+    if (task.held) {
+      IndexHeld(task);
     } else {
-      queue.ready.insert(KeyOf(task));
-      dirty_queues_.insert(task.spec.schedule.queue);
+      ++queues_[task.spec.schedule.queue].running;
     }
   }
   return {};

@@ -93,6 +93,19 @@ TEST_F(ScheduleTest, AQueueRunsAtMostItsLimitAndStartsTheNextWhenOneEnds) {
   EXPECT_EQ(Started().size(), 4u);
 }
 
+TEST_F(ScheduleTest, TheDefaultQueueIsNamedDefaultAndCanBeLimited) {
+  ASSERT_TRUE(registry_->ChangeQueue({.name = "default", .max_running = 1}));
+  std::string plain = MustStart({});
+  std::string named = MustStart({.queue = "default"});
+  Commit();
+  EXPECT_EQ(Started(), (Ids{plain}));
+  EXPECT_EQ(Get(named).detail, "queue default: 1 of 1 running");
+  EXPECT_EQ(Get(named).spec.schedule.queue, "");  // Stored as "".
+  End(plain, 0);
+  Commit();
+  EXPECT_EQ(Started(), (Ids{plain, named}));
+}
+
 TEST_F(ScheduleTest, HigherPriorityStartsFirstThenTheOlder) {
   AddQueue("one", 1);
   std::string first = MustStart({.queue = "one"});

@@ -391,7 +391,7 @@ std::optional<std::string> Board::TaskParam(const HttpRequest& request,
     exchange->Respond(BoardBadInput("give the task's id: ?task=shell-1"));
     return std::nullopt;
   }
-  return std::string(*id);
+  return id;
 }
 
 void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {

@@ -47,9 +47,7 @@ TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   spec.base_env = ClientEnvironment(request.base_env);
   spec.timeout = request.timeout;
   spec.checks = request.checks;
-  // "default" names the default queue, stored as "".
-  spec.schedule.queue =
-      request.schedule.queue == kDefaultQueue ? "" : request.schedule.queue;
+  spec.schedule.queue = request.schedule.queue;
   spec.schedule.priority = request.schedule.priority;
   spec.schedule.after = request.schedule.after;
   spec.schedule.after_any = request.schedule.after_any;
