@@ -26,20 +26,6 @@ constexpr size_t kTailLines = 10;
 constexpr uint64_t kTailBytes = 8 * 1024;
 constexpr size_t kMaxTasksWithTail = 10;
 
-// Each line of `text` after `prefix`, each ending with a newline.
-std::string IndentLines(std::string_view text, std::string_view prefix) {
-  std::string out;
-  size_t start = 0;
-  while (start < text.size()) {
-    size_t nl = text.find('\n', start);
-    if (nl == std::string::npos)
-      nl = text.size();
-    out += fmt::format("{}{}\n", prefix, text.substr(start, nl - start));
-    start = nl + 1;
-  }
-  return out;
-}
-
 // "  output (last 3 lines of 120 bytes):\n    ...\n", or "" when there is
 // no output or it cannot be read (the report goes on without it).
 std::string OutputTail(const Context& ctx, DaemonClient& client,

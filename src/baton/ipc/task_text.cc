@@ -4,6 +4,19 @@
 
 namespace baton {
 
+std::string IndentLines(std::string_view text, std::string_view prefix) {
+  std::string out;
+  size_t start = 0;
+  while (start < text.size()) {
+    size_t nl = text.find('\n', start);
+    if (nl == std::string::npos)
+      nl = text.size();
+    out += fmt::format("{}{}\n", prefix, text.substr(start, nl - start));
+    start = nl + 1;
+  }
+  return out;
+}
+
 std::string LastLinesOf(std::string_view text, size_t max_lines) {
   while (!text.empty() && text.back() == '\n')
     text.remove_suffix(1);
@@ -34,15 +47,8 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
                        check.exit_code);
     if (check.exit_code == 0 || tail_lines == 0)
       continue;
-    std::string tail = LastLinesOf(check.tail, tail_lines);
-    size_t start = 0;
-    while (start < tail.size()) {
-      size_t nl = tail.find('\n', start);
-      if (nl == std::string::npos)
-        nl = tail.size();
-      out += fmt::format("{}  | {}\n", indent, tail.substr(start, nl - start));
-      start = nl + 1;
-    }
+    out += IndentLines(LastLinesOf(check.tail, tail_lines),
+                       fmt::format("{}  | ", indent));
   }
   const auto& files = evidence.changed_files;
   std::string paths;

@@ -34,6 +34,8 @@ std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
 // The last `max_lines` lines of `text` (a trailing newline does not count
 // as an empty last line), without the trailing newline.
 std::string LastLinesOf(std::string_view text, size_t max_lines);
+// Each line of `text` after `prefix`, each ending with a newline.
+std::string IndentLines(std::string_view text, std::string_view prefix);
 
 }  // namespace baton
 
