@@ -679,6 +679,36 @@ test('task_send: steer into a SLOW turn and a follow-up after it', T, async () =
   });
 });
 
+test('delegate: worktree true runs it on a branch of its own; outside a repository it is isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const repo = join(home, 'repo');
+    mkdirSync(repo);
+    const git = (...args) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' });
+    git('init', '-q');
+    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'base');
+
+    const bad = await call(client, 'delegate', { brief: 'x', cwd: repo, worktree: 'yes' });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /argument 'worktree' must be true or false/);
+    const outside = await call(client, 'delegate', { brief: 'x', cwd: home, worktree: true });
+    assert.equal(outside.isError, true, text(outside));
+    assert.match(text(outside), /is not in a git repository.*\(nothing was started\)/s);
+
+    const d = await call(client, 'delegate', { brief: 'isolated work', cwd: repo, worktree: true });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    const worktree = d.structuredContent.worktree;
+    assert.equal(worktree.branch, `baton/${id}`);
+    assert.equal(worktree.base, git('rev-parse', 'HEAD').trim());
+    assert.equal(d.structuredContent.cwd, worktree.path);
+    assert.match(text(d), new RegExp(`own git worktree .* on branch baton/${id}`));
+    assert.match(git('worktree', 'list'), new RegExp(`\\[baton/${id}\\]`));
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.structuredContent.tasks[0].status, 'completed', text(w));
+  });
+});
+
 test('delegate: a malformed model and a bad resume are isError; resume_from an ended task', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home, agentEnv()));

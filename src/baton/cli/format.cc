@@ -154,6 +154,11 @@ std::string TaskDetails(const TaskView& view) {
   field("command:", CommandText(task.spec));
   field("label:", task.spec.label);
   field("cwd:", task.spec.cwd);
+  if (task.spec.agent && task.spec.agent->worktree) {
+    const Worktree& worktree = *task.spec.agent->worktree;
+    field("worktree:", fmt::format("branch {} from {} of {}", worktree.branch,
+                                   worktree.base.substr(0, 12), worktree.repo));
+  }
   field("owner:", task.spec.owner);
   field("pid:", task.pid ? std::to_string(task.pid) : "");
   field("created:", Time(task.created_ms));

@@ -25,6 +25,10 @@ const std::vector<Verb>& Verbs() {
        DefineNotices},
       {"queue", "Make and change queues that run tasks a few at a time",
        DefineQueue},
+      {"worktree",
+       "List and clean the git worktrees of agent tasks (delegate "
+       "--worktree)",
+       DefineWorktree},
       {"daemon", "Manage batond", DefineDaemon},
       {"mcp",
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "

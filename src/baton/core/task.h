@@ -64,6 +64,25 @@ enum class KillOutcome { kRequested, kAlreadyTerminal };
 // How a message reaches an agent worker: after its turn, or into it.
 enum class SendMode { kFollowup, kSteer };
 
+// An agent worker's own git worktree (doc/agents.md, "Worktrees"): a new
+// branch `baton/<task id>`, made from the repository's HEAD when the task
+// was submitted, checked out in a folder of its own under the state folder.
+// Two workers on one repository then never touch each other's files.
+struct Worktree {
+  std::string repo;    // The repository's top folder, where it was asked.
+  std::string path;    // The worktree's folder.
+  std::string branch;  // "baton/<task id>".
+  std::string base;    // The commit it was made from.
+
+  template <class V>
+  void Fields(V& v) {
+    v("repo", repo);
+    v("path", path);
+    v("branch", branch);
+    v("base", base);
+  }
+};
+
 // What an agent task runs: an agent CLI through an adapter (doc/agents.md).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
@@ -79,6 +98,9 @@ struct AgentSpec {
   // How the CLI takes the model, from the profile. Only the start builds
   // the command line from it, and that line is stored: not a field.
   ModelArgs model_args;
+  // Its own worktree, when it asked for one. Set empty by the delegate
+  // handler, filled when batond made it (before the task is stored).
+  std::optional<Worktree> worktree;
 
   // The fields as stored and sent (util/json_fields.h).
   template <class V>
@@ -90,6 +112,7 @@ struct AgentSpec {
     v("resume_session", resume_session);
     v("resume_from", resume_from);
     v("note", note, {.omit_when_empty = true});
+    v("worktree", worktree, {.omit_when_empty = true});
   }
 };
 
@@ -164,12 +187,36 @@ struct CheckResult {
     v("tail", tail);
   }
 };
+// What a worktree task's branch holds against the commit it was made from.
+struct BranchEvidence {
+  std::string branch;
+  std::string base;
+  std::vector<std::string> commits;  // "<short sha> <subject>", oldest first.
+  // `git diff --stat <base>` in the worktree: committed and uncommitted
+  // changes to tracked files.
+  std::string diff_stat;
+  bool uncommitted = false;  // Changes (or new files) not committed.
+
+  template <class V>
+  void Fields(V& v) {
+    v("branch", branch);
+    v("base", base);
+    v("commits", commits);
+    v("diff_stat", diff_stat);
+    v("uncommitted", uncommitted);
+  }
+};
+
 struct Evidence {
-  std::string source;  // "git" or "scan": how changed files were found.
+  // How changed files were found: "git" or "scan" (a before/after scan of
+  // the folder, narrowed by git status in a repository), or "worktree"
+  // (the worktree against its base, doc/agents.md).
+  std::string source;
   std::vector<std::string> changed_files;
   std::vector<CheckResult> checks;
   // Other tasks that worked in the same folder while this one ran.
   std::vector<std::string> overlapping_tasks;
+  std::optional<BranchEvidence> branch;  // A worktree task's.
 
   template <class V>
   void Fields(V& v) {
@@ -177,6 +224,7 @@ struct Evidence {
     v("changed_files", changed_files);
     v("checks", checks);
     v("overlapping_tasks", overlapping_tasks);
+    v("branch", branch, {.omit_when_empty = true});
   }
 };
 

@@ -162,6 +162,12 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
   task.status = TaskStatus::kQueued;
   task.created_ms = clock_->WallNowMillis();
   task.output_path = executor_->OutputPath(task.id);
+  if (on_create_) {
+    if (auto made = on_create_(task); !made) {
+      done(std::unexpected(made.error()));
+      return;
+    }
+  }
   bool held = HoldIfNeeded(task);
   Save(task, /*undoable=*/true);
   undo_.emplace_back(Undo::Kind::kCreated, task.id);

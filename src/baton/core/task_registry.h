@@ -220,6 +220,13 @@ class TaskRegistry : public ExecutorListener {
   void SetOnDispatch(std::function<void(const TaskRecord&)> on_dispatch) {
     on_dispatch_ = std::move(on_dispatch);
   }
+  // Called by Start once a new task has its id, before it is stored: what
+  // batond makes on disk for a task, which the registry (no system calls)
+  // cannot (an agent's own worktree, doc/agents.md). It may change the
+  // spec (the folder); an error refuses the task, and nothing is stored.
+  void SetOnCreate(std::function<Status(TaskRecord&)> on_create) {
+    on_create_ = std::move(on_create);
+  }
 
   // Queues (doc/scheduling.md): changes take effect at the next Commit,
   // which starts what may start. Errors say what to do: a bad name, an
@@ -457,6 +464,7 @@ class TaskRegistry : public ExecutorListener {
   // Held tasks whose dependencies are done, now waiting for a slot.
   std::set<TaskId> ready_after_;
   std::function<void(const TaskRecord&)> on_dispatch_;
+  std::function<Status(TaskRecord&)> on_create_;
 };
 
 // "shell-3 completed (exit code: 0)", "agent-1 waiting (asks a

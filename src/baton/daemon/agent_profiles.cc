@@ -108,6 +108,15 @@ std::optional<std::string> String(Checker& check, const toml::node& node,
   return std::nullopt;
 }
 
+std::optional<bool> Bool(Checker& check, const toml::node& node,
+                         const std::string& key) {
+  if (const auto* value = node.as_boolean())
+    return value->get();
+  check.Fail(node.source(), key,
+             "must be true or false, not " + TypeName(node));
+  return std::nullopt;
+}
+
 // A list of strings; a lone string is a list of one.
 std::optional<std::vector<std::string>> StringList(Checker& check,
                                                    const toml::node& node,
@@ -256,11 +265,15 @@ void ParseProfile(Checker& check, const std::string& name,
     } else if (field == "timeout") {
       if (auto timeout = Duration(check, node, key))
         profile.timeout = *timeout;
+    } else if (field == "worktree") {
+      if (auto worktree = Bool(check, node, key))
+        profile.worktree = *worktree;
     } else if (!ParseModelArgField(check, field, node, key,
                                    profile.model_args)) {
-      check.Fail(key_name.source(), key,
-                 "unknown key; a profile takes adapter, command, args, env, "
-                 "model, model_arg, model_flag, effort_flag, timeout");
+      check.Fail(
+          key_name.source(), key,
+          "unknown key; a profile takes adapter, command, args, env, "
+          "model, model_arg, model_flag, effort_flag, timeout, worktree");
     }
   }
   if (check.failed())

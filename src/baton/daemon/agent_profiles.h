@@ -36,6 +36,9 @@ struct AgentProfile {
   // How its CLI takes the model (`model_arg`, `model_flag`, `effort_flag`
   // in the config); the `command` adapter follows it.
   ModelArgs model_args;
+  // Its tasks run in worktrees of their own unless a delegate says
+  // otherwise (doc/agents.md, "Worktrees").
+  bool worktree = false;
 
   // `command` then `args`: what the adapter's flags are appended to.
   std::vector<std::string> ArgvPrefix() const;

@@ -150,7 +150,7 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
            {"[agents.x]\nadapter = \"claude\"\ncolour = \"red\"\n", kConfig,
             "/cfg/config.toml:3:1: agents.x.colour: unknown key; a profile "
             "takes adapter, command, args, env, model, model_arg, "
-            "model_flag, effort_flag, timeout"},
+            "model_flag, effort_flag, timeout, worktree"},
            {"[agents.x]\nadapter = \"command\"\ncommand = \"x\"\n"
             "model_arg = \"whole\"\n",
             kConfig,
@@ -195,6 +195,9 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
             "duration"},
            {"[agents.x]\nadapter = \"claude\"\ntimeout = 0\n", kConfig,
             "agents.x.timeout: must be a positive duration"},
+           {"[agents.x]\nadapter = \"claude\"\nworktree = \"yes\"\n", kConfig,
+            "/cfg/config.toml:3:12: agents.x.worktree: must be true or false, "
+            "not a string"},
            // A fuzz finding: seconds to milliseconds overflowed.
            {"[defaults]\nagent_timeout = 10000000000000000\n", kConfig,
             "/cfg/config.toml:2:17: defaults.agent_timeout: must be a "

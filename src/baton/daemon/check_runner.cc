@@ -13,10 +13,11 @@
 #include <optional>
 #include <set>
 
+#include "baton/daemon/worktrees.h"
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
+#include "baton/util/git.h"
 #include "baton/util/log.h"
-#include "baton/util/program_path.h"
 #include "baton/util/spawn_child.h"
 
 namespace baton {
@@ -74,35 +75,14 @@ std::string Tail(const std::string& text) {
 }
 
 // The paths `git status` reports in the repository at `cwd`, run with the
-// task's environment, its output kept in `out_path`; nullopt when git
-// cannot tell. Run synchronously: it is quick and happens once per task.
+// task's environment; nullopt when git cannot tell.
 std::optional<std::set<std::string>> GitDirtyPaths(
-    const std::string& cwd, const std::vector<std::string>& env,
-    const std::string& out_path) {
-  auto git = ResolveProgram("git", env, cwd);
-  if (!git)
-    return std::nullopt;
-  UniqueFd out(
-      ::open(out_path.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600));
-  if (!out)
-    return std::nullopt;
-  auto pid = SpawnChild({.program = std::move(*git),
-                         .argv = {"git", "status", "--porcelain=v1", "-uall"},
-                         .env = env,
-                         .cwd = cwd,
-                         .stdout_fd = out.get()});
-  if (!pid) {
-    BATON_LOG_WARN("{}", pid.error().message);
-    return std::nullopt;
-  }
-  out.reset();
-  int status = 0;
-  while (::waitpid(*pid, &status, 0) < 0 && errno == EINTR) {
-  }
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+    const std::string& cwd, const std::vector<std::string>& env) {
+  auto status = RunGit(cwd, {"status", "--porcelain=v1", "-uall"}, env);
+  if (!status || !status->ok())
     return std::nullopt;
   std::set<std::string> dirty;
-  std::string text = ReadFile(out_path).value_or("");
+  const std::string& text = status->out;
   size_t start = 0;
   for (size_t nl; (nl = text.find('\n', start)) != std::string::npos;
        start = nl + 1) {
@@ -153,7 +133,8 @@ void CheckRunner::OnTaskSpawned(const TaskId& id, int64_t pid,
 }
 
 void CheckRunner::Snapshot(const TaskRecord& task) {
-  if (task.spec.checks.empty())
+  bool worktree = HasWorktree(task);
+  if (task.spec.checks.empty() && !worktree)
     return;
   // The environment the task runs with, kept in memory only (the client's
   // part may hold secrets): the base the executor uses, then the task's
@@ -161,6 +142,9 @@ void CheckRunner::Snapshot(const TaskRecord& task) {
   environments_[task.id] = SetEnvironmentEntries(
       task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
       TaskEnvironmentEntries(task));
+  // A worktree's evidence is the worktree against its base: no scan.
+  if (worktree)
+    return;
   // Kept on disk, so that a restarted batond still has it. The task's
   // folder is made here: the spawn (which makes it too) leaves batond only
   // after the task is committed.
@@ -181,7 +165,8 @@ void CheckRunner::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
 void CheckRunner::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   auto environment = environments_.extract(id);
   const TaskRecord* task = registry_->FindLive(id);
-  if (!task || task->spec.checks.empty() || runs_.count(id)) {
+  if (!task || (task->spec.checks.empty() && !HasWorktree(*task)) ||
+      runs_.count(id)) {
     return registry_->OnTaskExited(id, exit);
   }
   auto run = std::make_unique<Run>();
@@ -273,7 +258,14 @@ void CheckRunner::Complete(const TaskId& id) {
   Json before =
       before_text ? Json::parse(*before_text, nullptr, false) : Json(nullptr);
   Evidence& evidence = run.evidence;
-  if (before.is_object()) {
+  std::optional<WorktreeFindings> worktree;
+  if (HasWorktree(run.task))
+    worktree = ReadWorktree(*run.task.spec.agent->worktree, run.env);
+  if (worktree) {
+    evidence.source = "worktree";
+    evidence.changed_files = std::move(worktree->changed_files);
+    evidence.branch = std::move(worktree->branch);
+  } else if (before.is_object()) {
     Stamps after = Scan(cwd);
     std::set<std::string> changed;
     for (const auto& [path, stamp] : after) {
@@ -288,8 +280,7 @@ void CheckRunner::Complete(const TaskId& id) {
     evidence.source = "scan";
     // In a repository, what git ignores (build output) does not count.
     if (std::filesystem::exists(cwd + "/.git")) {
-      if (auto dirty = GitDirtyPaths(
-              cwd, run.env, executor_->TaskDir(id) + "/git-status.txt")) {
+      if (auto dirty = GitDirtyPaths(cwd, run.env)) {
         std::erase_if(changed, [&](const std::string& path) {
           return !dirty->count(path);
         });

@@ -14,11 +14,13 @@
 #include <filesystem>
 
 #include "baton/daemon/socket_activation.h"
+#include "baton/daemon/worktrees.h"
 #include "baton/ipc/limits.h"
 #include "baton/ipc/task_text.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
+#include "baton/util/environment.h"
 #include "baton/util/fd_limit.h"
 #include "baton/util/log.h"
 
@@ -191,6 +193,16 @@ Status Daemon::Start() {
   // evidence's "before" is taken then (doc/scheduling.md).
   registry_->SetOnDispatch(
       [this](const TaskRecord& task) { checks_->Snapshot(task); });
+  // An agent that asked for its own worktree gets it once its id is known
+  // (the branch is named after it), before the task is stored.
+  registry_->SetOnCreate([this](TaskRecord& task) -> Status {
+    if (!task.spec.agent || !task.spec.agent->worktree)
+      return {};
+    std::vector<std::string> env = SetEnvironmentEntries(
+        task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
+        TaskEnvironmentEntries(task));
+    return MakeWorktree(options_.paths.home + "/worktrees", env, task);
+  });
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +
                                                  connected.error().message);

@@ -83,8 +83,9 @@ struct TaskWire {
     v("checks", checks, {.omit_when_empty = true});
     v("evidence", evidence,
       {.omit_when_empty = true,
-       .doc = "once its checks ran: `source`, `changed_files`, `checks`, "
-              "`overlapping_tasks`"});
+       .doc = "once its checks ran, or a worktree task ended: `source`, "
+              "`changed_files`, `checks`, `overlapping_tasks`, `branch` (a "
+              "worktree's: its commits and diff against its base)"});
     v("questions", questions,
       {.omit_when_empty = true,
        .doc = "a waiting agent's open questions, oldest first"});

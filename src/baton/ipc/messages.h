@@ -158,6 +158,7 @@ struct DelegateRequest {
   std::optional<std::vector<std::string>> base_env;
   bool unowned = false;
   ScheduleFields schedule;
+  std::optional<bool> worktree;  // Unset: the profile's default.
   template <class V>
   void Fields(V& v) {
     v("brief", brief,
@@ -197,6 +198,10 @@ struct DelegateRequest {
               "XDG_CONFIG_HOME, HOME)"});
     v("unowned", unowned, {.doc = "as for `run`"});
     schedule.Fields(v);
+    v("worktree", worktree,
+      {.doc = "run it in a new git worktree on a new branch "
+              "`baton/<task id>` made from HEAD (doc/agents.md, "
+              "\"Worktrees\"); default: the profile's `worktree`"});
   }
   Status Validate() const;
 };

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 namespace baton {
 
 std::string IndentLines(std::string_view text, std::string_view prefix) {
@@ -58,6 +60,27 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
     paths += ", ...";
   out += fmt::format("{}changed files: {}{}\n", indent, files.size(),
                      files.empty() ? "" : " (" + paths + ")");
+  if (evidence.branch) {
+    const BranchEvidence& branch = *evidence.branch;
+    out += fmt::format("{}branch {}: {} commit{} on {}{}\n", indent,
+                       branch.branch, branch.commits.size(),
+                       branch.commits.size() == 1 ? "" : "s",
+                       branch.base.substr(0, 12),
+                       branch.uncommitted ? ", and uncommitted changes" : "");
+    // The latest ones, when there are many.
+    size_t shown = std::min(branch.commits.size(), kShownCommits);
+    if (shown < branch.commits.size()) {
+      out += fmt::format("{}  ... {} earlier\n", indent,
+                         branch.commits.size() - shown);
+    }
+    for (size_t i = branch.commits.size() - shown; i < branch.commits.size();
+         ++i) {
+      out += fmt::format("{}  {}\n", indent, branch.commits[i]);
+    }
+    if (tail_lines > 0)
+      out += IndentLines(LastLinesOf(branch.diff_stat, tail_lines),
+                         fmt::format("{}  | ", indent));
+  }
   if (!evidence.overlapping_tasks.empty()) {
     std::string ids;
     for (const auto& id : evidence.overlapping_tasks)

@@ -16,6 +16,8 @@ namespace baton {
 
 // The first changed paths a text or a structured result shows.
 inline constexpr size_t kShownChangedFiles = 10;
+// The commits of a worktree task's branch its evidence text shows.
+inline constexpr size_t kShownCommits = 10;
 
 // The evidence, one fact a line, each line starting with `indent`:
 //   check `make test`: exit code 2

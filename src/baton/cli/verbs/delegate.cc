@@ -12,6 +12,7 @@ struct DelegateArgs {
   PlacementFlags placement;
   std::vector<std::string> brief;
   bool wait = false;
+  bool worktree = false, no_worktree = false;
 };
 
 int DoDelegate(const Context& ctx, const DelegateArgs& args) {
@@ -28,6 +29,9 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
   request.model = args.model;
   request.label = args.label;
   request.resume_from = args.resume;
+  // Neither flag: the profile's default.
+  if (args.worktree || args.no_worktree)
+    request.worktree = args.worktree;
   if (auto placed = PlaceTask(request, args.placement); !placed)
     return ReportError(ctx, placed.error());
   // A resumed task runs where its session ran, unless --cwd says otherwise
@@ -60,6 +64,14 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
   command.add_option("--timeout", args->placement.timeout,
                      "Deadline (default 30m)");
   AddScheduleFlags(command, args->placement);
+  auto* worktree = command.add_flag(
+      "--worktree", args->worktree,
+      "Run it in a new git worktree, on a new branch baton/<task id> made "
+      "from HEAD (default: the profile's worktree setting)");
+  command
+      .add_flag("--no-worktree", args->no_worktree,
+                "Run it in the folder itself, whatever the profile says")
+      ->excludes(worktree);
   command.add_flag("--wait", args->wait,
                    "Wait until it ends or asks something");
   command.add_option("brief", args->brief, "What to do (or on stdin)");

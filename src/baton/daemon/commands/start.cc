@@ -171,6 +171,9 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   } else {
     spec.stdin_text = request.brief;
   }
+  // Its own worktree, made once it has its id (Daemon::Start's SetOnCreate).
+  if (request.worktree.value_or(profile->worktree))
+    agent.worktree = Worktree{};
   spec.agent = std::move(agent);
   if (spec.cwd.empty()) {
     return reply(MakeError(ErrorCode::kInvalidArgument,

@@ -14,7 +14,7 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (auto known = CheckKnownArguments(
           args,
           {"brief", "agent", "model", "label", "cwd", "resume_from", "checks",
-           "timeout_s", "queue", "priority", "after", "after_any"});
+           "timeout_s", "queue", "priority", "after", "after_any", "worktree"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -48,6 +48,12 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (!schedule)
     return call->Finish(ToolResult::Error(schedule.error().message));
   request.schedule = std::move(*schedule);
+  if (args.contains("worktree")) {
+    auto worktree = OptionalBool(args, "worktree", false);
+    if (!worktree)
+      return call->Finish(ToolResult::Error(worktree.error().message));
+    request.worktree = *worktree;
+  }
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {
@@ -102,6 +108,16 @@ void HandleDelegate(const ToolCallPtr& call) {
           "(mode steer or followup).\n"
           "To be woken from a background shell instead: {}\n",
           agent, TaskName(task), TaskStatusName(task.status), id, wait_command);
+      if (task.spec.agent && task.spec.agent->worktree) {
+        const Worktree& worktree = *task.spec.agent->worktree;
+        text += fmt::format(
+            "It works in its own git worktree {} on branch {} (from {}); "
+            "merge the branch to keep its work.\n",
+            worktree.path, worktree.branch, worktree.base.substr(0, 12));
+        structured["worktree"] = {{"path", worktree.path},
+                                  {"branch", worktree.branch},
+                                  {"base", worktree.base}};
+      }
       // batond ran another adapter than the profile's (a codex without
       // app-server runs codex exec, which cannot be steered or asked).
       if (task.spec.agent && !task.spec.agent->note.empty()) {
@@ -178,6 +194,14 @@ ToolDefinition DelegateToolDefinition() {
              {"exclusiveMinimum", 0},
              {"description",
               "Stop the agent after this many seconds; default: 1800"}}},
+           {"worktree",
+            {{"type", "boolean"},
+             {"description",
+              "true: the agent works in a new git worktree on a new branch "
+              "baton/<task id> made from HEAD, so parallel agents in one "
+              "repository never touch each other's files; its evidence "
+              "names the branch, its commits and diff. Default: the "
+              "profile's"}}},
        }},
       {"required", {"brief"}},
       {"additionalProperties", false},
@@ -189,6 +213,13 @@ ToolDefinition DelegateToolDefinition() {
       {"type", "string"},
       {"description", "the model asked for (\"\": the default)"}};
   output["properties"]["cwd"] = {{"type", "string"}};
+  output["properties"]["worktree"] = {
+      {"type", "object"},
+      {"description", "its own worktree, when it has one"},
+      {"properties",
+       {{"path", {{"type", "string"}}},
+        {"branch", {{"type", "string"}}},
+        {"base", {{"type", "string"}, {"description", "the commit"}}}}}};
   output["properties"]["note"] = {
       {"type", "string"},
       {"description",

@@ -1,0 +1,35 @@
+// Running git to its end, synchronously: the short queries and the worktree
+// commands of agent workers' own worktrees (doc/agents.md, "Worktrees"), in
+// batond (a few per task, at its submit and its end) and in the CLI.
+#ifndef BATON_UTIL_GIT_H_
+#define BATON_UTIL_GIT_H_
+
+#include <string>
+#include <vector>
+
+#include "baton/util/result.h"
+
+namespace baton {
+
+struct GitResult {
+  int exit_code = -1;  // 128+N for a death by signal N.
+  std::string out;
+  std::string err;
+
+  bool ok() const { return exit_code == 0; }
+  // What git said on stderr, trimmed, for an error message ("git exited
+  // with code N" when it said nothing).
+  std::string Complaint() const;
+};
+
+// Runs `git ARGS...` in `cwd` with the environment `env` ("NAME=value"
+// entries; git is found on its PATH) and waits for it. Fails only when git
+// could not be started (kNotFound when there is none on the PATH); a git
+// that ran and failed is a GitResult with its exit code and stderr.
+Result<GitResult> RunGit(const std::string& cwd,
+                         const std::vector<std::string>& args,
+                         const std::vector<std::string>& env);
+
+}  // namespace baton
+
+#endif  // BATON_UTIL_GIT_H_

@@ -1,0 +1,256 @@
+// Agent workers in worktrees of their own (`delegate --worktree`; issue 16,
+// doc/agents.md "Worktrees"): through the real daemon and CLI, a stand-in
+// agent (`dsh`, the command adapter: the brief on stdin) that edits and
+// commits the same file in two tasks at once, their evidence, and
+// `baton worktree ls|clean`.
+#include <sys/stat.h>
+
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+
+#include "tests/integration/fake_agent_fixture.h"
+#include "tests/support/baton_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+class WorktreeTest : public FakeAgentTest {
+ protected:
+  void SetUp() override {
+    FakeAgentTest::SetUp();
+    if (IsSkipped())
+      return;
+    if (std::system("command -v git >/dev/null") != 0)
+      GTEST_SKIP() << "git is not installed";
+    // The stand-in agent. Its brief says what to do:
+    //   commit:TEXT  writes TEXT to shared.txt and commits it;
+    //   dirty:TEXT   writes TEXT to shared.txt and a new file, no commit;
+    //   wait:PATH    waits until PATH exists.
+    std::string bin = home_ + "/agent-bin";
+    std::filesystem::create_directories(bin);
+    {
+      std::ofstream script(bin + "/dsh");
+      script << R"sh(#!/bin/sh
+brief=$(cat)
+case "$brief" in
+  commit:*)
+    printf '%s\n' "${brief#commit:}" > shared.txt
+    git add shared.txt
+    git -c user.email=agent@example.com -c user.name=agent commit -qm "${brief#commit:}" ;;
+  dirty:*)
+    printf '%s\n' "${brief#dirty:}" > shared.txt
+    echo new > new.txt ;;
+  wait:*)
+    while [ ! -e "${brief#wait:}" ]; do sleep 0.02; done ;;
+esac
+echo "worked in $(pwd)"
+)sh";
+    }
+    ASSERT_EQ(::chmod((bin + "/dsh").c_str(), 0755), 0);
+    env_["PATH"] = bin + ":" + env_["PATH"];
+    repo_ = home_ + "/repo";
+    Git("git init -q " + repo_ + " && cd " + repo_ +
+        " && echo base > shared.txt && mkdir sub && echo s > sub/s.txt && "
+        "git add . && git -c user.email=t@example.com -c user.name=t commit "
+        "-qm base");
+  }
+
+  static void Git(const std::string& script) {
+    ASSERT_EQ(std::system(script.c_str()), 0) << script;
+  }
+  // The output of a shell line, or "" when it failed.
+  static std::string Shell(const std::string& line) {
+    std::string out;
+    if (FILE* pipe = ::popen(line.c_str(), "r")) {
+      char buf[4096];
+      for (size_t n; (n = std::fread(buf, 1, sizeof buf, pipe)) > 0;)
+        out.append(buf, n);
+      if (::pclose(pipe) != 0)
+        return "";
+    }
+    return out;
+  }
+  static std::string ReadText(const std::string& path) {
+    std::ifstream in(path);
+    return std::string(std::istreambuf_iterator<char>(in), {});
+  }
+
+  std::string repo_;
+};
+
+TEST_F(WorktreeTest, TwoWorkersChangeTheSameFileEachOnItsOwnBranch) {
+  std::string first = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_, "commit:first"});
+  std::string second = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_, "commit:second"});
+  auto a = WaitEnd(first);
+  auto b = WaitEnd(second);
+  ASSERT_EQ(a["status"], "completed") << a.dump();
+  ASSERT_EQ(b["status"], "completed") << b.dump();
+
+  // Each ran in its own folder, on its own branch, from the same base.
+  auto wa = a["agent"]["worktree"], wb = b["agent"]["worktree"];
+  EXPECT_EQ(wa["branch"], "baton/" + first);
+  EXPECT_EQ(wb["branch"], "baton/" + second);
+  EXPECT_EQ(wa["repo"], repo_);
+  EXPECT_NE(wa["path"], wb["path"]);
+  EXPECT_EQ(a["cwd"], wa["path"]);
+  std::string base = Shell("git -C " + repo_ + " rev-parse HEAD");
+  EXPECT_EQ(wa["base"].get<std::string>() + "\n", base);
+  EXPECT_NE(Baton({"output", first}, env_)
+                .out.find("worked in " + wa["path"].get<std::string>()),
+            std::string::npos);
+
+  // Both kept, neither touched the repository's own folder.
+  EXPECT_EQ(Shell("git -C " + repo_ + " show baton/" + first + ":shared.txt"),
+            "first\n");
+  EXPECT_EQ(Shell("git -C " + repo_ + " show baton/" + second + ":shared.txt"),
+            "second\n");
+  EXPECT_EQ(ReadText(repo_ + "/shared.txt"), "base\n");
+  EXPECT_EQ(Shell("git -C " + repo_ + " status --porcelain"), "");
+
+  // The evidence names the branch, its commit and its diff.
+  auto evidence = a["evidence"];
+  EXPECT_EQ(evidence["source"], "worktree") << evidence.dump();
+  EXPECT_EQ(evidence["changed_files"], nlohmann::json({"shared.txt"}));
+  EXPECT_EQ(evidence["branch"]["branch"], "baton/" + first);
+  ASSERT_EQ(evidence["branch"]["commits"].size(), 1u) << evidence.dump();
+  EXPECT_NE(evidence["branch"]["commits"][0].get<std::string>().find(" first"),
+            std::string::npos);
+  EXPECT_NE(evidence["branch"]["diff_stat"].get<std::string>().find(
+                "shared.txt | 2 +-"),
+            std::string::npos)
+      << evidence.dump();
+  EXPECT_EQ(evidence["branch"]["uncommitted"], false);
+  auto status = Baton({"status", first}, env_);
+  EXPECT_NE(status.out.find("branch baton/" + first + ": 1 commit on "),
+            std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find("worktree: branch baton/" + first),
+            std::string::npos)
+      << status.out;
+}
+
+TEST_F(WorktreeTest, ASubfolderRunsInTheSameSubfolderOfTheWorktree) {
+  std::string id = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_ + "/sub", "dirty:x"});
+  auto task = WaitEnd(id);
+  std::string path = task["agent"]["worktree"]["path"];
+  EXPECT_EQ(task["cwd"], path + "/sub");
+  // Uncommitted work counts as changed, new files too.
+  EXPECT_EQ(task["evidence"]["changed_files"],
+            nlohmann::json({"sub/new.txt", "sub/shared.txt"}))
+      << task.dump();
+  EXPECT_EQ(task["evidence"]["branch"]["uncommitted"], true);
+}
+
+TEST_F(WorktreeTest, OutsideARepositoryItIsRefusedAndNothingIsStarted) {
+  auto refused = Baton(
+      {"delegate", "--agent", "dsh", "--worktree", "--cwd", work_, "commit:x"},
+      env_);
+  EXPECT_EQ(refused.exit_code, 1) << refused.out << refused.err;
+  EXPECT_NE(refused.err.find(work_ + " is not in a git repository"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Baton({"ls", "--all", "--quiet"}, env_).out, "");
+  // A repository without a commit has no HEAD to start from.
+  Git("git init -q " + work_);
+  refused = Baton(
+      {"delegate", "--agent", "dsh", "--worktree", "--cwd", work_, "commit:x"},
+      env_);
+  EXPECT_NE(refused.err.find("has no commit yet; commit something first"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Baton({"ls", "--all", "--quiet"}, env_).out, "");
+}
+
+TEST_F(WorktreeTest, AProfileDefaultAndNoWorktreeOverridingIt) {
+  std::string config = home_ + "/config.toml";
+  {
+    std::ofstream out(config);
+    out << "[agents.isolated]\nadapter = \"command\"\ncommand = "
+           "[\"dsh\"]\nworktree = true\n";
+  }
+  env_["BATON_CONFIG"] = config;
+  std::string isolated =
+      Delegate({"--agent", "isolated", "--cwd", repo_, "commit:iso"});
+  std::string shared = Delegate(
+      {"--agent", "isolated", "--no-worktree", "--cwd", repo_, "wait:/"});
+  auto a = WaitEnd(isolated);
+  auto b = WaitEnd(shared);
+  EXPECT_EQ(a["agent"]["worktree"]["branch"], "baton/" + isolated);
+  EXPECT_FALSE(b["agent"].contains("worktree")) << b.dump();
+  EXPECT_EQ(b["cwd"], repo_);
+}
+
+TEST_F(WorktreeTest, CleanRemovesOnlyWhatLosesNothing) {
+  std::string gate = home_ + "/gate";
+  std::string merged = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_, "commit:merged"});
+  std::string unmerged = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_, "commit:unmerged"});
+  std::string dirty =
+      Delegate({"--agent", "dsh", "--worktree", "--cwd", repo_, "dirty:wip"});
+  std::string running = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_, "wait:" + gate});
+  for (const auto& id : {merged, unmerged, dirty})
+    ASSERT_NE(WaitEnd(id)["status"], "running");
+  auto path = [&](const std::string& id) {
+    return Status(id, env_)["agent"]["worktree"]["path"].get<std::string>();
+  };
+  Git("git -C " + repo_ + " merge -q --ff-only baton/" + merged);
+
+  auto listed = Baton({"worktree", "ls"}, env_);
+  EXPECT_NE(listed.out.find("merged"), std::string::npos) << listed.out;
+  EXPECT_NE(listed.out.find("1 commit not merged"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("uncommitted changes"), std::string::npos)
+      << listed.out;
+  EXPECT_NE(listed.out.find("task running"), std::string::npos) << listed.out;
+
+  // Without names: only the merged one goes, its branch with it.
+  auto cleaned = Baton({"worktree", "clean"}, env_);
+  EXPECT_EQ(cleaned.exit_code, 0) << cleaned.out << cleaned.err;
+  EXPECT_NE(cleaned.out.find(merged + ": removed " + path(merged) +
+                             "; deleted branch baton/" + merged + " (merged)"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_FALSE(std::filesystem::exists(path(merged)));
+  EXPECT_EQ(Shell("git -C " + repo_ + " branch --list baton/" + merged), "");
+  EXPECT_TRUE(std::filesystem::exists(path(unmerged)));
+  EXPECT_NE(cleaned.out.find(unmerged + ": kept: branch baton/" + unmerged +
+                             " has 1 commit not in HEAD"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_NE(cleaned.out.find(dirty + ": kept: uncommitted changes"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_NE(cleaned.out.find(running + ": kept: it is running"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_TRUE(std::filesystem::exists(path(running)));
+
+  // Named: an unmerged one's folder goes, its branch (the work) stays.
+  cleaned = Baton({"worktree", "clean", unmerged}, env_);
+  EXPECT_EQ(cleaned.exit_code, 0) << cleaned.out << cleaned.err;
+  EXPECT_FALSE(std::filesystem::exists(path(unmerged)));
+  EXPECT_EQ(
+      Shell("git -C " + repo_ + " show baton/" + unmerged + ":shared.txt"),
+      "unmerged\n");
+
+  // Uncommitted work only with --force; a running task's never.
+  cleaned = Baton({"worktree", "clean", dirty, running}, env_);
+  EXPECT_EQ(cleaned.exit_code, 1) << cleaned.out;
+  EXPECT_EQ(ReadText(path(dirty) + "/shared.txt"), "wip\n");
+  cleaned = Baton({"worktree", "clean", "--force", dirty}, env_);
+  EXPECT_EQ(cleaned.exit_code, 0) << cleaned.out << cleaned.err;
+  EXPECT_FALSE(std::filesystem::exists(path(dirty)));
+
+  EXPECT_EQ(Baton({"worktree", "clean", "agent-99"}, env_).exit_code, 1);
+  std::ofstream{gate};
+  EXPECT_EQ(WaitEnd(running)["status"], "completed");
+}
+
+}  // namespace
+}  // namespace baton::testing
