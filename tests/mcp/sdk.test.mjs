@@ -217,6 +217,21 @@ test('long output keeps head and tail and says exactly what it left out', T, asy
   });
 });
 
+test('max_output_bytes caps the output: the kept part, then the exact marker; a bad value is isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const bad = await call(client, 'run', { command: 'true', max_output_bytes: -1 });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /'max_output_bytes' must be a whole number of bytes >= 0/);
+    const r = await call(client, 'run', { command: 'seq 1 1000', max_output_bytes: 10 });
+    assert.equal(r.isError, false, text(r));
+    const o = await call(client, 'task_output', { task_id: r.structuredContent.task_id, wait: true, timeout_s: 20 });
+    const entry = o.structuredContent.tasks[0];
+    const dropped = Buffer.byteLength(execFileSync('seq', ['1', '1000'], { encoding: 'utf8' })) - 10;
+    assert.equal(entry.output, `1\n2\n3\n4\n5\n[baton: output capped at 10 bytes (max_output); ${dropped} more bytes were dropped]\n`);
+  });
+});
+
 test('kill: requested, then already-terminal; the task ends as killed', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

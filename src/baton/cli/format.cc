@@ -174,6 +174,11 @@ std::string TaskDetails(const TaskView& view) {
     field("output:",
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));
   }
+  if (task.output_dropped > 0) {
+    field("dropped:",
+          fmt::format("{} bytes past the cap of {} bytes (max_output)",
+                      task.output_dropped, task.spec.max_output));
+  }
   out += EndText(view);
   out += QuestionsText(view);
   return out;

@@ -116,7 +116,8 @@ class Executor {
   // Where a task's output log lives (stdout and stderr, merged; for an
   // agent task, the transcript batond writes).
   virtual std::string OutputPath(const TaskId& id) const = 0;
-  // Bytes in the output log so far.
+  // Bytes in the output log so far; for a running shell task, at most its
+  // spec.max_output (what is past it is being dropped).
   virtual Result<uint64_t> OutputSize(const TaskRecord& task) const = 0;
 
   // Spawns the task's process in its own session and process group.

@@ -167,6 +167,7 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
     task.started_ms = exit.started_ms;
   if (exit.evidence)
     task.evidence = exit.evidence;
+  task.output_dropped = exit.output_dropped;
   switch (exit.cause) {
     case ExitCause::kLost:
       task.status = TaskStatus::kInterrupted;

@@ -139,6 +139,10 @@ struct Schedule {
 // The default queue's name, as people see it; stored as "".
 inline constexpr char kDefaultQueue[] = "default";
 
+// The output a shell task keeps unless it says otherwise: 1 GiB
+// (doc/tasks.md, "Output cap").
+inline constexpr int64_t kDefaultMaxOutput = int64_t{1} << 30;
+
 // What a client asks to run. For a shell task exactly one of
 // `shell_command` (run by /bin/sh -c) and `argv` is set; for an agent task
 // `agent` is set and `argv` is the CLI's command line.
@@ -164,6 +168,9 @@ struct TaskSpec {
   // task's evidence.
   std::vector<std::string> checks;
   Schedule schedule;
+  // Bytes of output a shell task keeps; past them what it prints is
+  // dropped and counted (doc/tasks.md, "Output cap"). 0 = no cap.
+  int64_t max_output = kDefaultMaxOutput;
 };
 
 // The files of an agent task in its folder (Executor::TaskDir): the CLI's
@@ -249,6 +256,9 @@ struct ExitInfo {
   // Processes the task's leader left in its process group, which the
   // executor stopped before it reported the end.
   int leftovers_stopped = 0;
+  // Bytes of output dropped past the task's cap (its log ends with a
+  // marker saying so).
+  int64_t output_dropped = 0;
 };
 
 // Everything the registry knows of one task; the row of the tasks table.
@@ -272,6 +282,8 @@ struct TaskRecord {
   std::string output_path;
   std::string agent_session;  // The agent CLI's own session id, once known.
   std::optional<Evidence> evidence;  // Once checks ran (tasks with checks).
+  // Bytes of output dropped past spec.max_output, once it ended.
+  int64_t output_dropped = 0;
   // Queued and not yet handed to the executor: its queue has no free slot,
   // or it waits for other tasks (doc/scheduling.md). While held, the
   // client's environment (spec.base_env) is kept with it, since a batond

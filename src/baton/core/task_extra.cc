@@ -14,6 +14,10 @@ TaskExtra ExtraOf(const TaskRecord& task) {
     extra.held = true;
     extra.held_env = task.spec.base_env;
   }
+  if (task.spec.max_output != kDefaultMaxOutput)
+    extra.max_output = task.spec.max_output;
+  if (task.output_dropped != 0)
+    extra.output_dropped = task.output_dropped;
   return extra;
 }
 
@@ -27,6 +31,8 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.held = extra.held.value_or(false);
   if (task.held)
     task.spec.base_env = std::move(extra.held_env);
+  task.spec.max_output = extra.max_output.value_or(kDefaultMaxOutput);
+  task.output_dropped = extra.output_dropped.value_or(0);
 }
 
 std::string EncodeTaskExtra(const TaskRecord& task) {

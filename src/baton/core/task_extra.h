@@ -20,10 +20,12 @@ struct TaskExtra {
   std::string agent_session;
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
-  std::optional<bool> question_told;  // Set only when true.
-  std::optional<Schedule> schedule;   // Set only when not the default.
-  std::optional<bool> held;           // Set only when true.
-  std::vector<std::string> held_env;  // The client's environment, held.
+  std::optional<bool> question_told;      // Set only when true.
+  std::optional<Schedule> schedule;       // Set only when not the default.
+  std::optional<bool> held;               // Set only when true.
+  std::vector<std::string> held_env;      // The client's environment, held.
+  std::optional<int64_t> max_output;      // Set only when not the default.
+  std::optional<int64_t> output_dropped;  // Set only when not 0.
 
   template <class V>
   void Fields(V& v) {
@@ -35,6 +37,8 @@ struct TaskExtra {
     v("schedule", schedule, {.omit_when_empty = true});
     v("held", held, {.omit_when_empty = true});
     v("held_env", held_env, {.omit_when_empty = true});
+    v("max_output", max_output, {.omit_when_empty = true});
+    v("output_dropped", output_dropped, {.omit_when_empty = true});
   }
 };
 

@@ -181,12 +181,15 @@ Status Daemon::Start() {
   registry_options.default_grace = options_.grace;
   registry_ = std::make_unique<TaskRegistry>(store_.get(), executor_.get(),
                                              &loop_, &clock_, registry_options);
-  // Executor events pass the agent runtime (an agent's verdict), then the
-  // check runner (checks and evidence), then reach the registry.
+  // Executor events pass the agent runtime (an agent's verdict), the
+  // output cap (a capped log's marker), then the check runner (checks and
+  // evidence), then reach the registry.
   checks_ =
       std::make_unique<CheckRunner>(&loop_, executor_.get(), registry_.get());
+  output_cap_ =
+      std::make_unique<OutputCap>(&loop_, registry_.get(), checks_.get());
   agents_ = std::make_unique<AgentRuntime>(&loop_, executor_.get(),
-                                           registry_.get(), checks_.get());
+                                           registry_.get(), output_cap_.get());
   codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
   executor_->SetListener(agents_.get());
   // A task held by its queue or its dependencies starts later: its
@@ -210,6 +213,7 @@ Status Daemon::Start() {
   if (auto recovered = registry_->Recover(); !recovered)
     return recovered;
   agents_->Recover(registry_->LiveTasks());
+  output_cap_->Recover(registry_->LiveTasks());
 
   if (*activated) {
     listen_fd_ = std::move(*activated);

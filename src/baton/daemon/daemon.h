@@ -18,6 +18,7 @@
 #include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
+#include "baton/daemon/output_cap.h"
 #include "baton/daemon/preflight.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/ipc/codec.h"
@@ -171,6 +172,7 @@ class Daemon {
   std::unique_ptr<LocalExecutor> executor_;
   std::unique_ptr<TaskRegistry> registry_;
   std::unique_ptr<CheckRunner> checks_;
+  std::unique_ptr<OutputCap> output_cap_;
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;

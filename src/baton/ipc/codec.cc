@@ -131,6 +131,10 @@ TaskWire ToWire(const TaskView& view) {
   wire.questions = view.questions;
   if (!task.spec.schedule.IsDefault())
     wire.schedule = task.spec.schedule;
+  if (!task.spec.agent)
+    wire.max_output = task.spec.max_output;
+  if (task.output_dropped > 0)
+    wire.output_dropped = task.output_dropped;
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -190,6 +194,8 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.evidence = std::move(wire.evidence);
   view.questions = std::move(wire.questions);
   task.spec.schedule = std::move(wire.schedule).value_or(Schedule{});
+  task.spec.max_output = wire.max_output.value_or(kDefaultMaxOutput);
+  task.output_dropped = wire.output_dropped.value_or(0);
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }

@@ -48,6 +48,8 @@ struct TaskWire {
   std::optional<Evidence> evidence;
   std::vector<OpenQuestion> questions;
   std::optional<Schedule> schedule;
+  std::optional<int64_t> max_output;
+  std::optional<int64_t> output_dropped;
   bool uncollected = false;
 
   template <class V>
@@ -77,7 +79,11 @@ struct TaskWire {
     v("output_path", output_path);
     v("output_bytes", output_bytes,
       {.omit_when_empty = true, .doc = "when known"});
-    v("agent", agent, {.omit_when_empty = true, .doc = "agent tasks"});
+    v("agent", agent,
+      {.omit_when_empty = true,
+       .doc = "agent tasks: `profile`, `adapter`, `brief`, `model`, "
+              "`resume_session`, `resume_from`, `note`, `worktree` (its own: "
+              "`repo`, `path`, `branch`, `base`; doc/agents.md)"});
     v("agent_session", agent_session,
       {.omit_when_empty = true, .doc = "the agent CLI's own session id"});
     v("checks", checks, {.omit_when_empty = true});
@@ -93,6 +99,14 @@ struct TaskWire {
       {.omit_when_empty = true,
        .doc = "when it was given one: `queue`, `priority`, `after` (ids), "
               "`after_any` (doc/scheduling.md)"});
+    v("max_output", max_output,
+      {.omit_when_empty = true,
+       .doc = "shell tasks: the bytes of output it keeps (0: no cap; "
+              "doc/tasks.md, \"Output cap\")"});
+    v("output_dropped", output_dropped,
+      {.omit_when_empty = true,
+       .doc = "bytes it printed past `max_output`, dropped (so far, while it "
+              "runs); its log ends with a marker saying so"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

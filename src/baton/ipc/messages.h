@@ -99,6 +99,7 @@ struct RunRequest {
   std::vector<std::string> checks;
   bool unowned = false;
   ScheduleFields schedule;
+  std::optional<int64_t> max_output;  // Unset: kDefaultMaxOutput.
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -136,6 +137,12 @@ struct RunRequest {
     v("unowned", unowned,
       {.doc = "no owner: any session sees it, no lease stops it"});
     schedule.Fields(v);
+    v("max_output_bytes", max_output,
+      {.min = 0,
+       .max = int64_t{1} << 62,
+       .doc = "the output it keeps; past it what it prints is dropped and "
+              "counted (doc/tasks.md, \"Output cap\"); 0: no cap; default "
+              "1 GiB"});
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;

@@ -3,6 +3,7 @@
 
 #include "baton/cli/task_start.h"
 #include "baton/cli/verbs.h"
+#include "baton/util/byte_size.h"
 
 namespace baton {
 namespace {
@@ -12,6 +13,7 @@ struct RunArgs {
   std::vector<std::string> env;
   std::vector<std::string> command;
   PlacementFlags placement;
+  std::string max_output;
   bool wait = false;
 };
 
@@ -49,6 +51,14 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   }
   if (auto placed = PlaceTask(request, args.placement); !placed)
     return ReportError(ctx, placed.error());
+  if (!args.max_output.empty()) {
+    auto bytes = ParseByteSize(args.max_output);
+    if (!bytes) {
+      return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                               "--max-output: " + bytes.error().message});
+    }
+    request.max_output = *bytes;
+  }
   // --wait: until it ends, then exit with the command's own code.
   return StartTask(ctx, request,
                    args.wait ? AfterStart::kWaitForEnd : AfterStart::kReturn);
@@ -71,6 +81,9 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
                   "A check command run in its folder when it ends")
       ->allow_extra_args(false);
   AddScheduleFlags(command, args->placement);
+  command.add_option("--max-output", args->max_output,
+                     "Keep this much output (e.g. 100M; 0: all); past it, "
+                     "output is dropped and counted (default 1G)");
   command.add_flag("--wait", args->wait,
                    "Wait for it and exit with its exit code");
   command

@@ -62,6 +62,7 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
     spec.argv = request.argv;
   }
   spec.env_overrides = request.env;
+  spec.max_output = request.max_output.value_or(kDefaultMaxOutput);
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
   if (auto ok = PreflightTask(spec, &command_cache_); !ok)

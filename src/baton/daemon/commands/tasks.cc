@@ -5,12 +5,20 @@
 #include <unistd.h>
 
 #include "baton/daemon/daemon.h"
+#include "baton/util/file_util.h"
 #include "baton/util/log.h"
 
 namespace baton {
 
 TaskView Daemon::View(TaskRecord task) {
   auto size = executor_->OutputSize(task);
+  // A running task at its output cap: how much was dropped so far.
+  if (size && !task.spec.agent && !IsTerminal(task.status) &&
+      task.spec.max_output > 0 &&
+      *size == static_cast<uint64_t>(task.spec.max_output)) {
+    if (auto raw = FileSize(task.output_path); raw && *raw > *size)
+      task.output_dropped = static_cast<int64_t>(*raw - *size);
+  }
   // The agent runtime decides which questions are open, for every client.
   std::vector<OpenQuestion> questions;
   if (task.spec.agent && agents_)

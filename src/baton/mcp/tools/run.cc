@@ -10,9 +10,10 @@ namespace {
 
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args, {"command", "cwd", "label", "env", "timeout_s", "checks",
-                 "queue", "priority", "after", "after_any"});
+  if (auto known =
+          CheckKnownArguments(args, {"command", "cwd", "label", "env",
+                                     "timeout_s", "checks", "queue", "priority",
+                                     "after", "after_any", "max_output_bytes"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -46,6 +47,16 @@ void HandleRun(const ToolCallPtr& call) {
   if (!schedule)
     return call->Finish(ToolResult::Error(schedule.error().message));
   request.schedule = std::move(*schedule);
+  if (const Json* max = FindArgument(args, "max_output_bytes")) {
+    const auto* bytes = max->get_ptr<const Json::number_unsigned_t*>();
+    if (!bytes || *bytes > (uint64_t{1} << 62)) {
+      return call->Finish(ToolResult::Error(fmt::format(
+          "argument 'max_output_bytes' must be a whole number of bytes >= 0 "
+          "(0: keep all), e.g. {{\"max_output_bytes\": 104857600}} (got {})",
+          max->dump())));
+    }
+    request.max_output = static_cast<int64_t>(*bytes);
+  }
   if (const Json* env = FindArgument(args, "env")) {
     if (!env->is_object()) {
       return call->Finish(ToolResult::Error(
@@ -149,6 +160,13 @@ ToolDefinition RunToolDefinition() {
               "Shell commands run in its folder when it ends, e.g. [\"make "
               "test\"]; a check that fails makes the task failed, and their "
               "exit codes and last lines join its end"}}},
+           {"max_output_bytes",
+            {{"type", "integer"},
+             {"minimum", 0},
+             {"description",
+              "The output it keeps; past it, what it prints is dropped and "
+              "counted, and its output ends with a marker saying how much. "
+              "0: keep all; default: 1 GiB"}}},
        }},
       {"required", {"command"}},
       {"additionalProperties", false},

@@ -1,0 +1,39 @@
+#include "baton/util/byte_size.h"
+
+#include <gtest/gtest.h>
+
+namespace baton {
+namespace {
+
+TEST(ByteSize, ParsesBinaryUnits) {
+  EXPECT_EQ(*ParseByteSize("4096"), 4096);
+  EXPECT_EQ(*ParseByteSize("0"), 0);
+  EXPECT_EQ(*ParseByteSize("64K"), 64 * 1024);
+  EXPECT_EQ(*ParseByteSize("64k"), 64 * 1024);
+  EXPECT_EQ(*ParseByteSize("500M"), 500LL << 20);
+  EXPECT_EQ(*ParseByteSize("1G"), 1LL << 30);
+  EXPECT_EQ(*ParseByteSize("1GiB"), 1LL << 30);
+  EXPECT_EQ(*ParseByteSize("2TB"), 2LL << 40);
+}
+
+TEST(ByteSize, RefusesGarbageAndOverflowSayingWhatWorks) {
+  for (const char* bad :
+       {"", "lots", "-1", "1X", "1Gb", "1 G", "G", "99999999999T", "1.5G"}) {
+    auto parsed = ParseByteSize(bad);
+    ASSERT_FALSE(parsed.has_value()) << bad;
+    EXPECT_EQ(parsed.error().code, ErrorCode::kInvalidArgument);
+    EXPECT_NE(parsed.error().message.find("e.g. 4096, 64K, 500M, 1G"),
+              std::string::npos)
+        << parsed.error().message;
+  }
+}
+
+TEST(ByteSize, FormatsTheShortestExactForm) {
+  EXPECT_EQ(FormatByteSize(1LL << 30), "1G");
+  EXPECT_EQ(FormatByteSize(1536 * 1024), "1536K");
+  EXPECT_EQ(FormatByteSize(1000), "1000");
+  EXPECT_EQ(FormatByteSize(0), "0");
+}
+
+}  // namespace
+}  // namespace baton
