@@ -249,21 +249,21 @@ TEST_F(AgentTest, KillLetsTheAgentEndItsTurnBeforeSignals) {
   std::string asking = Delegate({"please ASK me"});
   auto asked = Baton({"--json", "wait", "--timeout", "20s", asking}, env_);
   ASSERT_EQ(asked.json()["ended"][0]["status"], "waiting") << asked.out;
-  auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(Baton({"kill", asking}, env_).exit_code, 0);
   Baton({"wait", "--timeout", "20s", asking}, env_);
   auto status = Status(asking, env_);
   EXPECT_EQ(status["status"], "killed") << status.dump();
   EXPECT_EQ(status["detail"], "killed: by request");
-  EXPECT_EQ(status["exit_code"], 0) << status.dump();  // Ended by itself.
-  EXPECT_LT(std::chrono::steady_clock::now() - start, std::chrono::seconds(2));
+  // It ended by itself (exit code 0), and no signal was sent (the fake
+  // logs the signals it gets).
+  EXPECT_EQ(status["exit_code"], 0) << status.dump();
   EXPECT_EQ(StderrOf(home_, asking).find("SIGTERM"), std::string::npos);
   auto events = Baton({"--json", "events", asking}, env_).out;
   EXPECT_NE(events.find("\"question_withdrawn\""), std::string::npos) << events;
 
   std::string deaf = Delegate({"HANG"});
   WaitStarted(deaf, env_);
-  start = std::chrono::steady_clock::now();
+  auto start = std::chrono::steady_clock::now();
   EXPECT_EQ(Baton({"kill", "--grace", "1s", deaf}, env_).exit_code, 0);
   Baton({"wait", "--timeout", "20s", deaf}, env_);
   EXPECT_EQ(Status(deaf, env_)["status"], "killed");

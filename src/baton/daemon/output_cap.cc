@@ -10,7 +10,9 @@
 #include <charconv>
 #include <optional>
 #include <string_view>
+#include <utility>
 
+#include "baton/util/file_util.h"
 #include "baton/util/log.h"
 #include "baton/util/unique_fd.h"
 
@@ -38,6 +40,18 @@ std::optional<uint64_t> DroppedInMarker(std::string_view tail) {
   return dropped;
 }
 
+// `path` opened with `flags`, and its size.
+Result<std::pair<UniqueFd, uint64_t>> OpenLog(const std::string& path,
+                                              int flags) {
+  UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC));
+  if (!fd)
+    return std::unexpected(ErrnoError("open " + path, errno));
+  struct stat st;
+  if (::fstat(fd.get(), &st) != 0)
+    return std::unexpected(ErrnoError("stat " + path, errno));
+  return std::pair(std::move(fd), static_cast<uint64_t>(st.st_size));
+}
+
 }  // namespace
 
 std::string CapMarker(uint64_t cap, uint64_t dropped) {
@@ -47,13 +61,10 @@ std::string CapMarker(uint64_t cap, uint64_t dropped) {
 
 Result<uint64_t> PunchPastCap(const std::string& path, uint64_t cap,
                               uint64_t punched_to) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_CLOEXEC));
-  if (!fd)
-    return std::unexpected(ErrnoError("open " + path, errno));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
-    return std::unexpected(ErrnoError("stat " + path, errno));
-  uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto log = OpenLog(path, O_WRONLY);
+  if (!log)
+    return std::unexpected(log.error());
+  auto& [fd, size] = *log;
   uint64_t from = std::max((cap + kBlock - 1) / kBlock * kBlock, punched_to);
   if (size <= from)
     return punched_to;
@@ -66,13 +77,10 @@ Result<uint64_t> PunchPastCap(const std::string& path, uint64_t cap,
 }
 
 Result<uint64_t> FinishCappedOutput(const std::string& path, uint64_t cap) {
-  UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
-  if (!fd)
-    return std::unexpected(ErrnoError("open " + path, errno));
-  struct stat st;
-  if (::fstat(fd.get(), &st) != 0)
-    return std::unexpected(ErrnoError("stat " + path, errno));
-  uint64_t size = static_cast<uint64_t>(st.st_size);
+  auto log = OpenLog(path, O_RDWR);
+  if (!log)
+    return std::unexpected(log.error());
+  auto& [fd, size] = *log;
   if (size <= cap)
     return 0;
   // Finished already? Then what follows the cap is the marker.
@@ -131,6 +139,10 @@ void OutputCap::Watch(const TaskRecord& task) {
 void OutputCap::Tick() {
   timer_ = 0;
   for (auto& [id, watched] : watched_) {
+    // A stat a tick for a task within its cap; only one past it is opened.
+    auto size = FileSize(watched.path);
+    if (!size || *size <= std::max(watched.cap, watched.punched_to))
+      continue;
     auto punched = PunchPastCap(watched.path, watched.cap, watched.punched_to);
     if (punched) {
       watched.punched_to = *punched;
