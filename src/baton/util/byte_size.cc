@@ -42,15 +42,4 @@ Result<int64_t> ParseByteSize(std::string_view text) {
   return number << shift;
 }
 
-std::string FormatByteSize(int64_t bytes) {
-  int unit = -1;
-  while (unit + 1 < static_cast<int>(kUnits.size()) && bytes != 0 &&
-         bytes % 1024 == 0) {
-    bytes /= 1024;
-    ++unit;
-  }
-  return unit < 0 ? std::to_string(bytes)
-                  : fmt::format("{}{}", bytes, kUnits[unit]);
-}
-
 }  // namespace baton

@@ -4,7 +4,6 @@
 #define BATON_UTIL_BYTE_SIZE_H_
 
 #include <cstdint>
-#include <string>
 #include <string_view>
 
 #include "baton/util/result.h"
@@ -14,9 +13,6 @@ namespace baton {
 // Fails with kInvalidArgument, showing valid forms, for anything else or
 // for more than 2^62 bytes.
 Result<int64_t> ParseByteSize(std::string_view text);
-
-// The shortest exact form: "1G", "1536K", "1000".
-std::string FormatByteSize(int64_t bytes);
 
 }  // namespace baton
 

@@ -28,12 +28,5 @@ TEST(ByteSize, RefusesGarbageAndOverflowSayingWhatWorks) {
   }
 }
 
-TEST(ByteSize, FormatsTheShortestExactForm) {
-  EXPECT_EQ(FormatByteSize(1LL << 30), "1G");
-  EXPECT_EQ(FormatByteSize(1536 * 1024), "1536K");
-  EXPECT_EQ(FormatByteSize(1000), "1000");
-  EXPECT_EQ(FormatByteSize(0), "0");
-}
-
 }  // namespace
 }  // namespace baton
