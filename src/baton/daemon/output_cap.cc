@@ -132,8 +132,12 @@ void OutputCap::Watch(const TaskRecord& task) {
   watched_[task.id] = {task.output_path,
                        static_cast<uint64_t>(task.spec.max_output), 0};
   if (!timer_)
-    timer_ = loop_->Schedule(std::chrono::steady_clock::now() + kTick,
-                             [this] { Tick(); });
+    ScheduleTick();
+}
+
+void OutputCap::ScheduleTick() {
+  timer_ = loop_->Schedule(std::chrono::steady_clock::now() + kTick,
+                           [this] { Tick(); });
 }
 
 void OutputCap::Tick() {
@@ -155,8 +159,7 @@ void OutputCap::Tick() {
     }
   }
   if (!watched_.empty())
-    timer_ = loop_->Schedule(std::chrono::steady_clock::now() + kTick,
-                             [this] { Tick(); });
+    ScheduleTick();
 }
 
 void OutputCap::OnTaskSpawned(const TaskId& id, int64_t pid,

@@ -66,6 +66,8 @@ class OutputCap : public ExecutorListener {
     uint64_t punched_to = 0;
   };
   void Watch(const TaskRecord& task);
+  // Tick runs kTick from now (while any task is watched).
+  void ScheduleTick();
   void Tick();
 
   EventLoop* loop_;
