@@ -45,7 +45,9 @@ std::pair<std::string, Expected> TaskFor(int i) {
   Expected e;
   std::string command;
   if (i % 25 == 4) {
-    command = "echo sleeper-" + std::to_string(i) + "; exec sleep 60";
+    // Long enough to outlive the hundred tasks before its kill on a slow
+    // machine (CI took 55 s for them once, and a 60 s sleeper ended itself).
+    command = "echo sleeper-" + std::to_string(i) + "; exec sleep 900";
     e.status = "killed";
     e.output = "sleeper-" + std::to_string(i) + "\n";
     return {command, e};
