@@ -467,6 +467,23 @@ async function interruptFlow(cli, { permission = false } = {}) {
   assert.ok(!byType(list, 'text').some((e) => e.text.includes('mock final answer')), JSON.stringify(list));
 }
 
+// A budget (doc/agents.md, "Budgets"): the stand-in reports 120 input tokens for each
+// model reply, so the first reply (the tool call) passes --max-tokens 100, and batond
+// stops the worker while its tool runs: killed with the budget as its detail, never
+// reaching its final answer, with the usage the CLI reported.
+async function budgetFlow(cli) {
+  const name = `${cli}-budget`;
+  const { id } = await delegate(cli, name, 'SCEN_SLOW take your time', ['--max-tokens', '100']);
+  const task = await waitTask(cli, id, 30);
+  assert.equal(task.status, 'killed', JSON.stringify(task));
+  const s = await status(cli, id);
+  assert.equal(s.detail, 'budget: max-tokens 100 reached', JSON.stringify(s));
+  assert.ok(s.usage && s.usage.input_tokens >= 100 && s.usage.turns >= 1, JSON.stringify(s.usage));
+  const list = await events(cli, id);
+  assert.ok(byType(list, 'usage').length >= 1, JSON.stringify(list));
+  assert.ok(!byType(list, 'text').some((e) => e.text.includes('mock final answer')), JSON.stringify(list));
+}
+
 // Resume by session: a new task continues the first flow's conversation where it ran.
 async function resumeFlow(cli) {
   const first = await firstTask[cli].promise;
@@ -592,6 +609,7 @@ describe('real agent CLIs through baton', { concurrency: 6 }, () => {
   flow('codex-steer', () => steerFlow('codex'));
   flow('gemini-followup', () => acpFollowupFlow('gemini'));
   flow('claude-interrupt', () => interruptFlow('claude'));
+  flow('claude-budget', () => budgetFlow('claude'));
   flow('codex-interrupt', () => interruptFlow('codex'));
   flow('gemini-interrupt', () => interruptFlow('gemini', { permission: true }));
   flow('claude-resume', () => resumeFlow('claude'));

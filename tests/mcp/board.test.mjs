@@ -314,6 +314,24 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.equal(unknown, 404);
   });
 
+  test('the board: an agent\'s usage and budget show on its page', async () => {
+    const { home, page } = await fresh();
+    // The fake Claude Code reports usage as the real CLI does.
+    const fakes = new URL('../agents/fakes', import.meta.url).pathname;
+    const reply = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', home,
+      '--max-turns', '2', 'LOOP on'], { PATH: `${fakes}:${process.env.PATH}` }));
+    const id = (reply.task ?? reply).id;
+    await until(`${id} killed`, () => status(home, id) === 'killed');
+    await page.getByRole('button', { name: `Open ${id}` }).click();
+    await page.locator('#task-facts', { hasText: 'budget: max-turns 2 reached' }).waitFor();
+    const usage = task(home, id).usage;
+    const facts = await page.locator('#task-facts').textContent();
+    assert.ok(facts.includes(`${usage.turns} turns, ${usage.input_tokens + usage.output_tokens} tokens`), facts);
+    // Its interrupted turn's result still told the cost.
+    assert.match(facts, /turns, \d+ tokens \(\d+ in, \d+ out\), \$0\.\d{4}/);
+    assert.ok(facts.includes('max-turns 2'), facts);
+  });
+
   test('the board: a failed check\'s evidence shows on the task\'s page', async () => {
     const { home, page } = await fresh();
     const folder = mkdtempSync(join(tmpdir(), 'bcheck-'));

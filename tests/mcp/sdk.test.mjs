@@ -724,6 +724,35 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
   });
 });
 
+test('delegate: a max_tokens budget stops the worker; task_status shows usage and budget; bad budgets are isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    for (const [args, why] of [
+      [{ max_turns: 0 }, /argument 'max_turns' must be a whole number >= 1/],
+      [{ max_tokens: 2.5 }, /argument 'max_tokens' must be a whole number >= 1/],
+      [{ max_cost_usd: 0 }, /argument 'max_cost_usd' must be a number of US dollars > 0/],
+    ]) {
+      const bad = await call(client, 'delegate', { brief: 'LOOP', agent: 'claude', cwd: home, ...args });
+      assert.equal(bad.isError, true, text(bad));
+      assert.match(text(bad), why);
+    }
+    // The fake Claude Code reports 1000 tokens in and 100 out per model reply.
+    const d = await call(client, 'delegate', { brief: 'LOOP on', agent: 'claude', cwd: home, max_tokens: 3300 });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.structuredContent.tasks[0].status, 'killed', text(w));
+    const s = await call(client, 'task_status', { task_id: id });
+    assert.equal(s.structuredContent.detail, 'budget: max-tokens 3300 reached', text(s));
+    assert.deepEqual(s.structuredContent.budget, { max_tokens: 3300 });
+    const usage = s.structuredContent.usage;
+    assert.ok(usage.input_tokens + usage.output_tokens >= 3300, JSON.stringify(usage));
+    assert.equal(usage.input_tokens, 1000 * usage.turns);
+    assert.match(text(s), new RegExp(`usage: ${usage.turns} turns, ${usage.input_tokens + usage.output_tokens} tokens`));
+    assert.match(text(s), /budget: max-tokens 3300/);
+  });
+});
+
 test('delegate: a malformed model and a bad resume are isError; resume_from an ended task', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home, agentEnv()));

@@ -12,13 +12,18 @@
 
 namespace baton::testing {
 
+// Usage events (the worker's running totals, doc/agents.md "Budgets") go
+// to `usages`, apart from the events a turn is made of.
 struct RecordingSink : AdapterSink {
-  void Emit(Json event) override { events.push_back(std::move(event)); }
+  void Emit(Json event) override {
+    (event["type"] == "usage" ? usages : events).push_back(std::move(event));
+  }
   void WriteLine(std::string line) override {
     lines.push_back(Json::parse(line));
   }
   void TurnEnded() override { ++turns_ended; }
   std::vector<Json> events;
+  std::vector<Json> usages;
   std::vector<Json> lines;  // Parsed: every line must be JSON.
   int turns_ended = 0;
 };

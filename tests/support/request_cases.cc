@@ -54,11 +54,16 @@ bool IsNumber(const FieldDoc& field) {
          field.type.starts_with("milliseconds");
 }
 
+// A number with a fraction (a budget in dollars).
+bool IsReal(const FieldDoc& field) {
+  return field.type.starts_with("number");
+}
+
 // A value of another type than the field's.
 Json Mistyped(const FieldDoc& field) {
   if (field.type.starts_with("bool"))
     return "yes";
-  if (IsNumber(field))
+  if (IsNumber(field) || IsReal(field))
     return "12";
   if (IsList(field))
     return {{"a", 1}};
@@ -126,6 +131,17 @@ void AddCases(std::vector<RequestCase>& out) {
       Json huge = sample;
       huge[field.name] = 1e300;
       add(field, "huge", huge);
+    }
+    if (IsReal(field)) {
+      // The only real fields are amounts, which must be above 0.
+      for (double amount : {-1.0, 0.0}) {
+        Json bad = sample;
+        bad[field.name] = amount;
+        add(field, "not above 0", bad);
+      }
+      Json fraction = sample;
+      fraction[field.name] = 1.5;
+      add(field, "fractional", fraction, /*valid=*/true);
     }
     if (IsString(field) || IsList(field) || field.type.starts_with("object")) {
       Json nul = sample;

@@ -363,12 +363,23 @@ void AcpAdapter::OnPromptResult(const Json& result, AdapterSink& sink) {
   WithdrawAsked(fmt::format("the turn ended ({})", detail), sink);
   Json event = {
       {"type", "result"}, {"ok", ok}, {"text", last_text_}, {"detail", detail}};
+  // This prompt turn's usage, where the agent reports it.
   if (result.contains("usage")) {
-    event["usage"] = result["usage"];  // claude-agent-acp
+    const Json& usage = ObjectAt(result, "usage");  // claude-agent-acp
+    event["usage"] = result["usage"];
+    tally_.Add(UsageTally::CountAt(usage, "inputTokens"),
+               UsageTally::CountAt(usage, "outputTokens"));
+    tally_.Add(UsageTally::CountAt(usage, "cachedReadTokens"), 0);
+    tally_.Add(UsageTally::CountAt(usage, "cachedWriteTokens"), 0);
   } else if (const Json& quota = ObjectAt(ObjectAt(result, "_meta"), "quota");
              quota.contains("token_count")) {
-    event["usage"] = quota["token_count"];  // Gemini CLI
+    const Json& count = ObjectAt(quota, "token_count");  // Gemini CLI
+    event["usage"] = quota["token_count"];
+    tally_.Add(UsageTally::CountAt(count, "input_tokens"),
+               UsageTally::CountAt(count, "output_tokens"));
   }
+  ++tally_.totals().turns;
+  tally_.Report(sink);
   sink.Emit(std::move(event));
   verdict_ = {ok ? TaskStatus::kCompleted : TaskStatus::kFailed, detail};
   prompt_running_ = false;

@@ -88,6 +88,7 @@ class AcpAdapter : public AgentAdapter {
   // prompt withdraws unless the tool call finished first.
   std::map<std::string, Json> asked_;  // {id, tool_call_id}
   std::optional<std::pair<TaskStatus, std::string>> verdict_;
+  UsageTally tally_;  // From prompt results (doc/agents.md, "Budgets").
 };
 
 }  // namespace baton

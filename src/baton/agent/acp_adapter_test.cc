@@ -574,5 +574,25 @@ TEST(AcpAdapter, TranscriptsOfGeminiCli) {
     GTEST_SKIP() << "no gemini transcripts in " << TranscriptDir();
 }
 
+// Usage (doc/agents.md, "Budgets") from prompt results: Gemini's
+// _meta.quota.token_count and claude-agent-acp's usage, summed per turn.
+TEST(AcpAdapter, UsageOfPromptResultsAddsUp) {
+  AcpAdapter adapter;
+  RecordingSink sink;
+  StartPrompt(adapter, sink);
+  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  ASSERT_EQ(sink.usages.size(), 1u);
+  EXPECT_EQ(sink.usages[0], Json::parse(R"({"type":"usage","input_tokens":400,
+                            "output_tokens":40,"turns":1})"));
+  ASSERT_TRUE(adapter.Send("again", SendMode::kFollowup, sink));
+  adapter.OnLine(Reply(sink, Json::parse(R"({"stopReason":"end_turn","usage":{
+          "inputTokens":120,"outputTokens":15,"cachedReadTokens":30,
+          "cachedWriteTokens":5,"totalTokens":170}})")),
+                 sink);
+  ASSERT_EQ(sink.usages.size(), 2u);
+  EXPECT_EQ(sink.usages[1], Json::parse(R"({"type":"usage","input_tokens":555,
+                            "output_tokens":55,"turns":2})"));
+}
+
 }  // namespace
 }  // namespace baton

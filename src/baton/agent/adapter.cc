@@ -2,6 +2,9 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+#include <limits>
+
 #include "baton/agent/acp_adapter.h"
 #include "baton/agent/claude_adapter.h"
 #include "baton/agent/codex_adapter.h"
@@ -42,6 +45,35 @@ std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
 
 std::string ToLine(const Json& message) {
   return message.dump(-1, ' ', false, Json::error_handler_t::replace);
+}
+
+namespace {
+
+// Where counts saturate: far past any real usage, and low enough that
+// AgentUsage::tokens() (input plus output) never overflows.
+constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max() / 4;
+
+}  // namespace
+
+int64_t UsageTally::CountAt(const Json& object, std::string_view key) {
+  return std::clamp<int64_t>(IntAt(object, key), 0, kMaxCount);
+}
+
+int64_t UsageTally::AddCounts(int64_t a, int64_t b) {
+  return std::min(kMaxCount, a + b);  // Both are in [0, kMaxCount].
+}
+
+void UsageTally::Report(AdapterSink& sink) {
+  if (totals_ == reported_)
+    return;
+  reported_ = totals_;
+  Json event = {{"type", "usage"},
+                {"input_tokens", totals_.input_tokens},
+                {"output_tokens", totals_.output_tokens},
+                {"turns", totals_.turns}};
+  if (totals_.cost_usd)
+    event["cost_usd"] = *totals_.cost_usd;
+  sink.Emit(std::move(event));
 }
 
 std::string ShortToolInput(const Json& input, size_t max) {

@@ -29,6 +29,9 @@ using Json = nlohmann::json;
 //              "multi_select"}]}
 //   {"type":"result","ok":bool,"text":...,"detail":...,"cost_usd":...,
 //    "usage":{...}}
+//   {"type":"usage","input_tokens":N,"output_tokens":N,"turns":N,
+//    "cost_usd":X (where the CLI reports a cost)}
+//     the task's totals so far (AgentUsage), each time they change
 //   {"type":"error","message":...}
 //   {"type":"question_withdrawn","ref":<the question's ref>,"reason":...}
 //     the CLI itself resolved or dropped a question it asked (Claude's
@@ -90,6 +93,29 @@ class AgentAdapter {
   virtual std::string ExplainExit(std::string_view /*stderr_text*/) const {
     return "";
   }
+};
+
+// What a worker spent, summed from its CLI's reports (each adapter knows
+// which of its lines carry them, doc/agents.md "Budgets"); Report emits a
+// "usage" event with the totals when they changed since the last one.
+class UsageTally {
+ public:
+  AgentUsage& totals() { return totals_; }
+  void Add(int64_t input_tokens, int64_t output_tokens) {
+    totals_.input_tokens = AddCounts(totals_.input_tokens, input_tokens);
+    totals_.output_tokens = AddCounts(totals_.output_tokens, output_tokens);
+  }
+  void Report(AdapterSink& sink);
+
+  // A count as a CLI reports it, from untrusted input: missing, mistyped
+  // or negative is 0, and counts (and sums of them) saturate far below
+  // overflow.
+  static int64_t CountAt(const Json& object, std::string_view key);
+  static int64_t AddCounts(int64_t a, int64_t b);
+
+ private:
+  AgentUsage totals_;
+  AgentUsage reported_;
 };
 
 // "claude", "codex", "codex-exec", "acp", "command"; nullptr for anything

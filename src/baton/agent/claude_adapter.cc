@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "baton/core/model_spec.h"
 #include "baton/util/json_fields.h"
 
@@ -66,6 +68,7 @@ void ClaudeAdapter::OnLine(std::string_view line, AdapterSink& sink) {
     sink.Emit({{"type", "session"}, {"session_id", session_id_}});
   }
   if (type == "assistant") {
+    OnAssistantUsage(message, sink);
     const Json& content = ArrayAt(ObjectAt(message, "message"), "content");
     for (const auto& block : content) {
       std::string kind = StringAt(block, "type");
@@ -133,6 +136,40 @@ void ClaudeAdapter::OnControlRequest(const Json& message, AdapterSink& sink) {
   sink.Emit(std::move(question));
 }
 
+namespace {
+
+// Input tokens of every kind: fresh, written to the cache, read from it.
+int64_t AllInput(const Json& usage) {
+  return UsageTally::AddCounts(
+      UsageTally::CountAt(usage, "input_tokens"),
+      UsageTally::AddCounts(
+          UsageTally::CountAt(usage, "cache_creation_input_tokens"),
+          UsageTally::CountAt(usage, "cache_read_input_tokens")));
+}
+
+}  // namespace
+
+// Each model reply's usage, live: the CLI writes a reply's content blocks
+// as lines of their own with the same message id, and a later line may
+// carry larger counts.
+void ClaudeAdapter::OnAssistantUsage(const Json& message, AdapterSink& sink) {
+  const Json& reply = ObjectAt(message, "message");
+  std::string id = StringAt(reply, "id");
+  if (id.empty())
+    return;
+  const Json& usage = ObjectAt(reply, "usage");
+  auto& [input, output] = replies_[id];
+  input = std::max(input, AllInput(usage));
+  output = std::max(output, UsageTally::CountAt(usage, "output_tokens"));
+  AgentUsage& totals = usage_.totals();
+  totals = settled_;
+  for (const auto& [_, counts] : replies_)
+    usage_.Add(counts.first, counts.second);
+  totals.turns = UsageTally::AddCounts(totals.turns,
+                                       static_cast<int64_t>(replies_.size()));
+  usage_.Report(sink);
+}
+
 void ClaudeAdapter::OnResult(const Json& message, AdapterSink& sink) {
   std::string subtype = StringAt(message, "subtype");
   bool ok = subtype == "success" && !BoolAt(message, "is_error");
@@ -160,6 +197,34 @@ void ClaudeAdapter::OnResult(const Json& message, AdapterSink& sink) {
   }
   if (message.contains("usage"))
     result["usage"] = message["usage"];
+  // The settled figures: `modelUsage` and `total_cost_usd` count the whole
+  // process (every turn so far), `usage` and `num_turns` this turn only
+  // (transcript claude-followup).
+  AgentUsage& totals = usage_.totals();
+  totals = settled_;
+  if (const Json& models = ObjectAt(message, "modelUsage"); !models.empty()) {
+    totals.input_tokens = totals.output_tokens = 0;
+    for (const auto& [_, model] : models.items()) {
+      usage_.Add(UsageTally::CountAt(model, "inputTokens"),
+                 UsageTally::CountAt(model, "outputTokens"));
+      usage_.Add(UsageTally::CountAt(model, "cacheReadInputTokens"), 0);
+      usage_.Add(UsageTally::CountAt(model, "cacheCreationInputTokens"), 0);
+    }
+  } else {
+    const Json& usage = ObjectAt(message, "usage");
+    usage_.Add(AllInput(usage), UsageTally::CountAt(usage, "output_tokens"));
+  }
+  totals.turns = UsageTally::AddCounts(
+      totals.turns, message.contains("num_turns")
+                        ? UsageTally::CountAt(message, "num_turns")
+                        : static_cast<int64_t>(replies_.size()));
+  if (auto cost = message.find("total_cost_usd");
+      cost != message.end() && cost->is_number()) {
+    totals.cost_usd = std::max(0.0, cost->get<double>());
+  }
+  settled_ = totals;
+  replies_.clear();
+  usage_.Report(sink);
   sink.Emit(std::move(result));
   verdict_ = {ok ? TaskStatus::kCompleted : TaskStatus::kFailed, detail};
   sink.TurnEnded();

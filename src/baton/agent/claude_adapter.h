@@ -4,6 +4,9 @@
 #ifndef BATON_AGENT_CLAUDE_ADAPTER_H_
 #define BATON_AGENT_CLAUDE_ADAPTER_H_
 
+#include <map>
+#include <utility>
+
 #include "baton/agent/adapter.h"
 
 namespace baton {
@@ -29,10 +32,17 @@ class ClaudeAdapter : public AgentAdapter {
  private:
   void OnControlRequest(const Json& message, AdapterSink& sink);
   void OnResult(const Json& message, AdapterSink& sink);
+  void OnAssistantUsage(const Json& message, AdapterSink& sink);
 
   std::string session_id_;
   std::optional<std::pair<TaskStatus, std::string>> verdict_;
   int next_request_ = 1;
+  // Usage (doc/agents.md, "Budgets"): the totals at the last result, and
+  // the running turn's model replies by message id (input, output tokens),
+  // each reply counted once though it comes as a line per content block.
+  UsageTally usage_;
+  AgentUsage settled_;
+  std::map<std::string, std::pair<int64_t, int64_t>> replies_;
 };
 
 }  // namespace baton

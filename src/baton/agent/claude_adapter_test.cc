@@ -2,6 +2,9 @@
 
 #include <gtest/gtest.h>
 
+#include <filesystem>
+#include <fstream>
+
 #include "tests/support/adapter_sinks.h"
 
 namespace baton {
@@ -167,6 +170,69 @@ TEST(ClaudeAdapter, InterruptIsAControlRequest) {
   adapter.Interrupt(sink);
   EXPECT_EQ(sink.lines.at(0)["type"], "control_request");
   EXPECT_EQ(sink.lines.at(0)["request"]["subtype"], "interrupt");
+}
+
+// Usage (doc/agents.md, "Budgets") from a real two-turn transcript: live
+// per model reply (one reply's content blocks counted once), settled by
+// each result's modelUsage and total_cost_usd, which count the whole
+// process, while its num_turns counts that turn only.
+TEST(ClaudeAdapter, UsageOfARealTwoTurnSessionIsTheProcessTotal) {
+  std::ifstream in(std::filesystem::path(__FILE__).parent_path() /
+                   "../../../tests/agents/transcripts/claude-followup.jsonl");
+  ASSERT_TRUE(in.good());
+  ClaudeAdapter adapter;
+  RecordingSink sink;
+  std::vector<AgentUsage> after_results;
+  for (std::string line; std::getline(in, line);) {
+    adapter.OnLine(line, sink);
+    if (line.find(R"("type":"result")") != std::string::npos) {
+      ASSERT_FALSE(sink.usages.empty());
+      const Json& last = sink.usages.back();
+      after_results.push_back(
+          {.input_tokens = last["input_tokens"].get<int64_t>(),
+           .output_tokens = last["output_tokens"].get<int64_t>(),
+           .cost_usd = last["cost_usd"].get<double>(),
+           .turns = last["turns"].get<int64_t>()});
+    }
+  }
+  ASSERT_EQ(after_results.size(), 2u);
+  EXPECT_EQ(after_results[0].input_tokens, 120);
+  EXPECT_EQ(after_results[0].output_tokens, 15);
+  EXPECT_EQ(after_results[0].turns, 1);
+  EXPECT_DOUBLE_EQ(*after_results[0].cost_usd, 0.00078);
+  EXPECT_EQ(after_results[1].input_tokens, 360);
+  EXPECT_EQ(after_results[1].output_tokens, 45);
+  EXPECT_EQ(after_results[1].turns, 3);
+  EXPECT_DOUBLE_EQ(*after_results[1].cost_usd, 0.00234);
+  // Live in the second turn: the first turn's totals plus its first reply
+  // (two lines, one message id), before its result.
+  bool seen_live = false;
+  for (const Json& usage : sink.usages) {
+    if (usage["turns"] == 2) {
+      EXPECT_EQ(usage["input_tokens"], 240);
+      EXPECT_EQ(usage["output_tokens"], 16);
+      seen_live = true;
+    }
+  }
+  EXPECT_TRUE(seen_live);
+  // Each usage event differs from the one before it.
+  for (size_t i = 1; i < sink.usages.size(); ++i)
+    EXPECT_NE(sink.usages[i], sink.usages[i - 1]);
+}
+
+// Without modelUsage (older CLIs), each result's usage adds to the totals,
+// its cache reads and writes counted as input.
+TEST(ClaudeAdapter, UsageWithoutModelUsageAddsEachTurn) {
+  ClaudeAdapter adapter;
+  RecordingSink sink;
+  const char* result =
+      R"j({"type":"result","subtype":"success","num_turns":1,"result":"ok","usage":{"input_tokens":100,"cache_read_input_tokens":1000,"cache_creation_input_tokens":10,"output_tokens":5}})j";
+  adapter.OnLine(result, sink);
+  adapter.OnLine(result, sink);
+  ASSERT_FALSE(sink.usages.empty());
+  EXPECT_EQ(sink.usages.back(),
+            Json::parse(R"({"type":"usage","input_tokens":2220,
+                            "output_tokens":10,"turns":2})"));
 }
 
 }  // namespace

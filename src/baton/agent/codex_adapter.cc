@@ -315,9 +315,15 @@ void CodexAdapter::OnNotification(const Json& message, AdapterSink& sink) {
   } else if (method == "turn/completed") {
     OnTurnCompleted(ObjectAt(params, "turn"), sink);
   } else if (method == "thread/tokenUsage/updated") {
+    // The thread's totals so far; inputTokens counts cached input too.
     const Json& total = ObjectAt(ObjectAt(params, "tokenUsage"), "total");
-    if (!total.empty())
+    if (!total.empty()) {
       usage_ = total;
+      tally_.totals().input_tokens = UsageTally::CountAt(total, "inputTokens");
+      tally_.totals().output_tokens =
+          UsageTally::CountAt(total, "outputTokens");
+      tally_.Report(sink);
+    }
   } else if (method == "serverRequest/resolved") {
     // Follows our answer, and also comes when codex drops a request nobody
     // answered (after an interrupt): then the question is withdrawn.
@@ -391,6 +397,8 @@ void CodexAdapter::OnTurnCompleted(const Json& turn, AdapterSink& sink) {
       {"type", "result"}, {"ok", ok}, {"text", text}, {"detail", detail}};
   if (!usage_.is_null())
     result["usage"] = usage_;
+  ++tally_.totals().turns;
+  tally_.Report(sink);
   sink.Emit(std::move(result));
   verdict_ = {ok ? TaskStatus::kCompleted : TaskStatus::kFailed, detail};
   turn_running_ = false;

@@ -75,6 +75,7 @@ class CodexAdapter : public AgentAdapter {
   std::map<std::string, Json> unresolved_;
   std::string last_text_;  // The last agent message of the turn.
   Json usage_;             // The latest thread token usage.
+  UsageTally tally_;       // Its totals, and the turns ended.
   std::optional<std::pair<TaskStatus, std::string>> verdict_;
 };
 

@@ -545,5 +545,20 @@ TEST(CodexAdapter, TranscriptsOfTheRealCli) {
     GTEST_SKIP() << "no codex transcripts in " << TranscriptDir();
 }
 
+// Usage (doc/agents.md, "Budgets"): the thread's totals as codex sends
+// them (inputTokens counts cached input), and a turn at each turn's end.
+TEST(CodexAdapter, UsageIsTheThreadTotalAndTurnsEnded) {
+  CodexAdapter adapter;
+  RecordingSink sink;
+  StartTurn(adapter, sink);
+  for (const char* line : {kUserItem, kUsage, kMessage, kTurnCompleted})
+    adapter.OnLine(line, sink);
+  ASSERT_EQ(sink.usages.size(), 2u);
+  EXPECT_EQ(sink.usages[0], Json::parse(R"({"type":"usage","input_tokens":800,
+                            "output_tokens":80,"turns":0})"));
+  EXPECT_EQ(sink.usages[1]["turns"], 1);
+  EXPECT_FALSE(sink.usages[1].contains("cost_usd"));  // Codex has none.
+}
+
 }  // namespace
 }  // namespace baton

@@ -78,12 +78,20 @@ void CodexExecAdapter::OnLine(std::string_view line, AdapterSink& sink) {
                    {"detail", "turn completed"}};
     if (message.contains("usage"))
       result["usage"] = message["usage"];
+    // One turn's usage; input_tokens counts cached input too.
+    const Json& usage = ObjectAt(message, "usage");
+    tally_.Add(UsageTally::CountAt(usage, "input_tokens"),
+               UsageTally::CountAt(usage, "output_tokens"));
+    ++tally_.totals().turns;
+    tally_.Report(sink);
     sink.Emit(std::move(result));
     verdict_ = {TaskStatus::kCompleted, "turn completed"};
     sink.TurnEnded();
   } else if (type == "turn.failed") {
     std::string detail =
         ErrorMessage(StringAt(ObjectAt(message, "error"), "message"));
+    ++tally_.totals().turns;
+    tally_.Report(sink);
     sink.Emit({{"type", "result"},
                {"ok", false},
                {"text", last_text_},

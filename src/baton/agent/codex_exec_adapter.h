@@ -47,6 +47,7 @@ class CodexExecAdapter : public AgentAdapter {
   std::set<std::string> tools_seen_;  // Item ids already shown as tools.
   std::string last_text_;
   std::optional<std::pair<TaskStatus, std::string>> verdict_;
+  UsageTally tally_;  // From turn.completed (doc/agents.md, "Budgets").
 };
 
 }  // namespace baton

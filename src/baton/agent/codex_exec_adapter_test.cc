@@ -157,5 +157,13 @@ TEST(CodexExecAdapter, MessagesAndAnswersAreRefusedClearly) {
   EXPECT_TRUE(sink.lines.empty());
 }
 
+// Usage (doc/agents.md, "Budgets") from the real CLI's turn.completed.
+TEST(CodexExecAdapter, UsageOfTheRealCliTurn) {
+  RecordingSink sink = Replay("codex-exec-tool");
+  ASSERT_EQ(sink.usages.size(), 1u);
+  EXPECT_EQ(sink.usages[0], Json::parse(R"({"type":"usage","input_tokens":800,
+                            "output_tokens":80,"turns":1})"));
+}
+
 }  // namespace
 }  // namespace baton

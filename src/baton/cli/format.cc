@@ -174,6 +174,11 @@ std::string TaskDetails(const TaskView& view) {
     field("output:",
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));
   }
+  if (task.spec.agent) {
+    field("budget:", BudgetText(*task.spec.agent));
+    if (task.usage)
+      field("usage:", UsageText(*task.usage));
+  }
   if (task.output_dropped > 0) {
     field("dropped:",
           fmt::format("{} bytes past the cap of {} bytes (max_output)",

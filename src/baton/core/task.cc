@@ -156,6 +156,23 @@ bool LooksSecret(std::string_view name) {
   return false;
 }
 
+std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage) {
+  // N turns may finish: the one past them is stopped.
+  if (spec.max_turns && usage.turns > *spec.max_turns)
+    return fmt::format("budget: max-turns {} reached", *spec.max_turns);
+  if (spec.max_tokens && usage.tokens() >= *spec.max_tokens)
+    return fmt::format("budget: max-tokens {} reached", *spec.max_tokens);
+  if (spec.max_cost_usd && usage.cost_usd &&
+      *usage.cost_usd >= *spec.max_cost_usd) {
+    return fmt::format("budget: max-cost ${} reached", *spec.max_cost_usd);
+  }
+  return "";
+}
+
+bool IsBudgetReason(std::string_view reason) {
+  return reason.starts_with("budget: ");
+}
+
 void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
   task.exit_code = exit.exit_code;
   task.signal = exit.signal;
@@ -184,6 +201,10 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
       break;
     case ExitCause::kKilled:
       task.status = TaskStatus::kKilled;
+      if (IsBudgetReason(task.kill_reason)) {
+        task.detail = task.kill_reason;
+        break;
+      }
       task.detail = fmt::format("killed: {}", task.kill_reason.empty()
                                                   ? "by request"
                                                   : task.kill_reason);

@@ -101,6 +101,11 @@ struct AgentSpec {
   // Its own worktree, when it asked for one. Set empty by the delegate
   // handler, filled when batond made it (before the task is stored).
   std::optional<Worktree> worktree;
+  // Its budget (doc/agents.md, "Budgets"): once its usage reaches one of
+  // these, batond interrupts it and it ends killed. Unset = no limit.
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;  // Input (cached too) plus output.
+  std::optional<double> max_cost_usd;
 
   // The fields as stored and sent (util/json_fields.h).
   template <class V>
@@ -113,8 +118,40 @@ struct AgentSpec {
     v("resume_from", resume_from);
     v("note", note, {.omit_when_empty = true});
     v("worktree", worktree, {.omit_when_empty = true});
+    v("max_turns", max_turns, {.omit_when_empty = true});
+    v("max_tokens", max_tokens, {.omit_when_empty = true});
+    v("max_cost_usd", max_cost_usd, {.omit_when_empty = true});
   }
 };
+
+// What an agent worker spent so far, as its CLI reports it in its stream
+// (doc/agents.md, "Budgets"): the task's totals.
+struct AgentUsage {
+  int64_t input_tokens = 0;  // Cached input included.
+  int64_t output_tokens = 0;
+  std::optional<double> cost_usd;  // Only where the CLI reports a cost.
+  // Model turns: each reply of the model where the stream shows them
+  // (Claude Code), else each prompt turn.
+  int64_t turns = 0;
+
+  int64_t tokens() const { return input_tokens + output_tokens; }
+  bool operator==(const AgentUsage&) const = default;
+
+  template <class V>
+  void Fields(V& v) {
+    v("input_tokens", input_tokens, {.min = 0});
+    v("output_tokens", output_tokens, {.min = 0});
+    v("cost_usd", cost_usd, {.omit_when_empty = true});
+    v("turns", turns, {.min = 0});
+  }
+};
+
+// The budget of `spec` that `usage` reached, as the detail its task ends
+// with ("budget: max-tokens 200000 reached"); "" while none is.
+std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage);
+// Whether a kill reason is a budget's (BudgetReached): the task's detail
+// is then the reason itself, as for a timeout.
+bool IsBudgetReason(std::string_view reason);
 
 // When a task may start (doc/scheduling.md): its queue, its place in it,
 // and the tasks it waits for. The default (empty) is "at once".
@@ -284,6 +321,8 @@ struct TaskRecord {
   std::optional<Evidence> evidence;  // Once checks ran (tasks with checks).
   // Bytes of output dropped past spec.max_output, once it ended.
   int64_t output_dropped = 0;
+  // An agent task's usage, once its CLI reported some.
+  std::optional<AgentUsage> usage;
   // Queued and not yet handed to the executor: its queue has no free slot,
   // or it waits for other tasks (doc/scheduling.md). While held, the
   // client's environment (spec.base_env) is kept with it, since a batond

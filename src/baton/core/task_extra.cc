@@ -18,6 +18,7 @@ TaskExtra ExtraOf(const TaskRecord& task) {
     extra.max_output = task.spec.max_output;
   if (task.output_dropped != 0)
     extra.output_dropped = task.output_dropped;
+  extra.usage = task.usage;
   return extra;
 }
 
@@ -33,6 +34,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
     task.spec.base_env = std::move(extra.held_env);
   task.spec.max_output = extra.max_output.value_or(kDefaultMaxOutput);
   task.output_dropped = extra.output_dropped.value_or(0);
+  task.usage = std::move(extra.usage);
 }
 
 std::string EncodeTaskExtra(const TaskRecord& task) {

@@ -26,6 +26,7 @@ struct TaskExtra {
   std::vector<std::string> held_env;      // The client's environment, held.
   std::optional<int64_t> max_output;      // Set only when not the default.
   std::optional<int64_t> output_dropped;  // Set only when not 0.
+  std::optional<AgentUsage> usage;
 
   template <class V>
   void Fields(V& v) {
@@ -39,6 +40,7 @@ struct TaskExtra {
     v("held_env", held_env, {.omit_when_empty = true});
     v("max_output", max_output, {.omit_when_empty = true});
     v("output_dropped", output_dropped, {.omit_when_empty = true});
+    v("usage", usage, {.omit_when_empty = true});
   }
 };
 

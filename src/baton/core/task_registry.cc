@@ -555,6 +555,14 @@ void TaskRegistry::SetAgentSession(const TaskId& id,
   Save(TaskRecord(it->second));
 }
 
+void TaskRegistry::SetUsage(const TaskId& id, const AgentUsage& usage) {
+  auto it = live_.find(id);
+  if (it == live_.end() || it->second.usage == usage)
+    return;
+  it->second.usage = usage;
+  Save(TaskRecord(it->second));
+}
+
 std::vector<std::string> TaskRegistry::OverlappingTasks(
     const TaskRecord& task) const {
   std::vector<std::string> ids;

@@ -207,6 +207,8 @@ class TaskRegistry : public ExecutorListener {
   void TurnEnded(const TaskId& id, const std::string& text);
   // Agent tasks: the CLI's own session id, for resume.
   void SetAgentSession(const TaskId& id, const std::string& session_id);
+  // Agent tasks: what the worker spent so far (its totals), stored.
+  void SetUsage(const TaskId& id, const AgentUsage& usage);
   // Ids of the other tasks, of any owner, that worked in `task`'s folder
   // while it ran: live ones, and ones that ended after it started (among
   // the last kRecentEnded to end).

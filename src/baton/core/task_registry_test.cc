@@ -377,6 +377,46 @@ TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
   EXPECT_EQ(executor_.kills.size(), 1u);
 }
 
+// A budget's kill (doc/agents.md, "Budgets") ends the task with the
+// budget as its detail, as a timeout does; usage is kept with the task.
+TEST_F(TaskRegistryTest, ABudgetKillEndsWithTheBudgetAsDetail) {
+  std::string a = StartRunning();
+  AgentUsage usage{.input_tokens = 150000, .output_tokens = 60000, .turns = 4};
+  registry_->SetUsage(Id(a), usage);
+  AgentSpec agent;
+  agent.max_tokens = 200000;
+  std::string reason = BudgetReached(agent, usage);
+  EXPECT_EQ(reason, "budget: max-tokens 200000 reached");
+  ASSERT_TRUE(registry_->Kill(a, "", reason, std::nullopt));
+  Commit();
+  executor_.Exit(Id(a), 143, ExitCause::kKilled);
+  auto task = registry_->Get(a, "");
+  EXPECT_EQ(task->status, TaskStatus::kKilled);
+  EXPECT_EQ(task->detail, "budget: max-tokens 200000 reached");
+  ASSERT_TRUE(task->usage);
+  EXPECT_EQ(*task->usage, usage);
+}
+
+TEST(BudgetReachedTest, EachLimitAndItsEdge) {
+  AgentSpec agent;
+  AgentUsage usage{.input_tokens = 90, .output_tokens = 10, .turns = 3};
+  EXPECT_EQ(BudgetReached(agent, usage), "");  // No budget, no limit.
+  agent.max_turns = 3;  // Three turns may finish; the fourth is stopped.
+  EXPECT_EQ(BudgetReached(agent, usage), "");
+  usage.turns = 4;
+  EXPECT_EQ(BudgetReached(agent, usage), "budget: max-turns 3 reached");
+  agent.max_turns.reset();
+  agent.max_tokens = 101;
+  EXPECT_EQ(BudgetReached(agent, usage), "");
+  agent.max_tokens = 100;
+  EXPECT_EQ(BudgetReached(agent, usage), "budget: max-tokens 100 reached");
+  agent.max_tokens.reset();
+  agent.max_cost_usd = 0.5;
+  EXPECT_EQ(BudgetReached(agent, usage), "");  // No cost reported.
+  usage.cost_usd = 0.5;
+  EXPECT_EQ(BudgetReached(agent, usage), "budget: max-cost $0.5 reached");
+}
+
 // A task asked to stop by itself (an agent ending its turn) gets
 // `stop_delay` to exit; it is killed all the same, and signalled only if it
 // is still there.

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <cctype>
 #include <cerrno>
+#include <cmath>
 #include <cstring>
 
 #include "baton/agent/adapter.h"
@@ -114,6 +115,30 @@ std::optional<bool> Bool(Checker& check, const toml::node& node,
     return value->get();
   check.Fail(node.source(), key,
              "must be true or false, not " + TypeName(node));
+  return std::nullopt;
+}
+
+// A count of at least 1.
+std::optional<int64_t> Count(Checker& check, const toml::node& node,
+                             const std::string& key) {
+  if (const auto* value = node.as_integer(); value && value->get() > 0)
+    return value->get();
+  check.Fail(node.source(), key, "must be a whole number of at least 1");
+  return std::nullopt;
+}
+
+// An amount of US dollars above 0 (2 or 2.5).
+std::optional<double> Dollars(Checker& check, const toml::node& node,
+                              const std::string& key) {
+  std::optional<double> amount;
+  if (const auto* value = node.as_integer())
+    amount = static_cast<double>(value->get());
+  else if (const auto* real = node.as_floating_point())
+    amount = real->get();
+  if (amount && *amount > 0 && std::isfinite(*amount))
+    return amount;
+  check.Fail(node.source(), key,
+             "must be a positive number of US dollars, e.g. 2.5");
   return std::nullopt;
 }
 
@@ -268,12 +293,22 @@ void ParseProfile(Checker& check, const std::string& name,
     } else if (field == "worktree") {
       if (auto worktree = Bool(check, node, key))
         profile.worktree = *worktree;
+    } else if (field == "max_turns") {
+      if (auto turns = Count(check, node, key))
+        profile.max_turns = *turns;
+    } else if (field == "max_tokens") {
+      if (auto tokens = Count(check, node, key))
+        profile.max_tokens = *tokens;
+    } else if (field == "max_cost_usd") {
+      if (auto dollars = Dollars(check, node, key))
+        profile.max_cost_usd = *dollars;
     } else if (!ParseModelArgField(check, field, node, key,
                                    profile.model_args)) {
       check.Fail(
           key_name.source(), key,
           "unknown key; a profile takes adapter, command, args, env, "
-          "model, model_arg, model_flag, effort_flag, timeout, worktree");
+          "model, model_arg, model_flag, effort_flag, timeout, worktree, "
+          "max_turns, max_tokens, max_cost_usd");
     }
   }
   if (check.failed())

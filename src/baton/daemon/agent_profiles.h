@@ -39,6 +39,11 @@ struct AgentProfile {
   // Its tasks run in worktrees of their own unless a delegate says
   // otherwise (doc/agents.md, "Worktrees").
   bool worktree = false;
+  // Its tasks' budget unless a delegate gives one (doc/agents.md,
+  // "Budgets"); unset = no limit.
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;
+  std::optional<double> max_cost_usd;
 
   // `command` then `args`: what the adapter's flags are appended to.
   std::vector<std::string> ArgvPrefix() const;

@@ -34,8 +34,30 @@ void AgentRuntime::Start(const TaskRecord& task, bool replay) {
   auto worker = std::make_unique<AgentWorker>(loop_, executor_, registry_, task,
                                               std::move(adapter));
   AgentWorker* raw = worker.get();
+  raw->SetOnBudgetReached([this, id = task.id](const std::string& reason) {
+    StopForBudget(id, reason);
+  });
   workers_[task.id] = std::move(worker);
   raw->Begin(replay);
+}
+
+// What a kill does (commands/tasks.cc), by batond itself: the agent is
+// asked to end its turn, and the signals wait a moment for it.
+void AgentRuntime::StopForBudget(const TaskId& id, const std::string& reason) {
+  AgentWorker* worker = Find(id);
+  const TaskRecord* task = registry_->FindLive(id);
+  if (!worker || !task)
+    return;
+  std::string owner = task->spec.owner;
+  BATON_LOG_INFO("{}: {}; stopping it", id.ToString(), reason);
+  bool in_turn = worker->Stop();
+  auto killed = registry_->Kill(
+      id.ToString(), owner, reason, std::nullopt,
+      in_turn ? kAgentStopWindow : std::chrono::milliseconds(0));
+  if (!killed) {
+    BATON_LOG_WARN("{}: stopping it at its budget: {}", id.ToString(),
+                   killed.error().message);
+  }
 }
 
 void AgentRuntime::Recover(const std::vector<TaskRecord>& live) {

@@ -83,6 +83,9 @@ class AgentRuntime : public ExecutorListener {
                              const QueuedRequest& request) const;
   AgentWorker* Find(const TaskId& id);
   void Start(const TaskRecord& task, bool replay);
+  // A worker reached its budget: stopped as a kill stops it, with `reason`
+  // as its task's detail.
+  void StopForBudget(const TaskId& id, const std::string& reason);
 
   EventLoop* loop_;
   Executor* executor_;

@@ -215,9 +215,11 @@ void AgentWorker::Begin(bool replay) {
       while (::read(inotify_.get(), buf, sizeof buf) > 0) {
       }
       Drain();
+      CheckBudget();
     });
   }
   Drain();  // Whatever came before the watch.
+  CheckBudget();
 }
 
 // Feeds every complete line that arrived to the adapter.
@@ -408,7 +410,35 @@ void AgentWorker::Emit(Json event) {
   }
   if (type == "session")
     registry_->SetAgentSession(task_.id, StringAt(event, "session_id"));
+  if (type == "usage") {
+    AgentUsage usage{.input_tokens = IntAt(event, "input_tokens"),
+                     .output_tokens = IntAt(event, "output_tokens"),
+                     .turns = IntAt(event, "turns")};
+    if (auto cost = event.find("cost_usd");
+        cost != event.end() && cost->is_number()) {
+      usage.cost_usd = cost->get<double>();
+    }
+    registry_->SetUsage(task_.id, usage);
+  }
   Record(std::move(event));
+}
+
+// After a batch of lines, not per event: an adapter is not re-entered
+// while it handles a line, and a turn that ended in the same batch is
+// over (nothing left to stop).
+void AgentWorker::CheckBudget() {
+  if (budget_reached_ || replay_.active || !on_budget_reached_ ||
+      turn_ == TurnState::kClosed || turn_ == TurnState::kStopping) {
+    return;
+  }
+  const TaskRecord* live = registry_->FindLive(task_.id);
+  if (!live || !live->usage || !live->kill_reason.empty())
+    return;
+  std::string reason = BudgetReached(*task_.spec.agent, *live->usage);
+  if (reason.empty())
+    return;
+  budget_reached_ = true;
+  on_budget_reached_(reason);
 }
 
 void AgentWorker::WriteLine(std::string line) {

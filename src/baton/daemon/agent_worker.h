@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <deque>
+#include <functional>
 #include <map>
 #include <memory>
 #include <optional>
@@ -111,6 +112,13 @@ class AgentWorker : public AdapterSink {
   // task never gave (the message lists the queued ones).
   Status ChangeQueued(const std::string& id, std::optional<std::string> text);
 
+  // Called once when the worker's usage reaches its budget while it still
+  // works (a turn runs or another is due), with the reason its task ends
+  // with: the runtime stops it (doc/agents.md, "Budgets").
+  void SetOnBudgetReached(std::function<void(const std::string&)> callback) {
+    on_budget_reached_ = std::move(callback);
+  }
+
   // AdapterSink.
   void Emit(nlohmann::json event) override;
   void WriteLine(std::string line) override;
@@ -135,6 +143,8 @@ class AgentWorker : public AdapterSink {
   };
 
   void Drain();
+  // Calls on_budget_reached_ when the stored usage reached the budget.
+  void CheckBudget();
   // Appends an event (numbered) to events.jsonl and its text to the
   // transcript; keeps the registry's status in step with open questions.
   void Record(nlohmann::json event);
@@ -177,6 +187,8 @@ class AgentWorker : public AdapterSink {
   std::deque<nlohmann::json> open_questions_;
   // The last withdrawal, unless an answer came since.
   nlohmann::json last_withdrawn_;
+  std::function<void(const std::string&)> on_budget_reached_;
+  bool budget_reached_ = false;  // on_budget_reached_ was called.
 };
 
 }  // namespace baton

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <cmath>
 #include <numeric>
 
 #include "baton/util/clock.h"
@@ -135,6 +136,7 @@ TaskWire ToWire(const TaskView& view) {
     wire.max_output = task.spec.max_output;
   if (task.output_dropped > 0)
     wire.output_dropped = task.output_dropped;
+  wire.usage = task.usage;
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -196,6 +198,7 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.spec.schedule = std::move(wire.schedule).value_or(Schedule{});
   task.spec.max_output = wire.max_output.value_or(kDefaultMaxOutput);
   task.output_dropped = wire.output_dropped.value_or(0);
+  task.usage = std::move(wire.usage);
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }
@@ -317,6 +320,11 @@ Status DelegateRequest::Validate() const {
   if (brief.find_first_not_of(" \t\r\n") == std::string::npos)
     return Invalid(
         "delegate request: empty brief; say what the agent should do");
+  if (max_cost_usd && !(*max_cost_usd > 0 && std::isfinite(*max_cost_usd))) {
+    return Invalid(
+        "delegate request: 'max_cost_usd' must be a positive number of "
+        "dollars, e.g. 2.5");
+  }
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"),
         base_env ? CheckEnvironment(*base_env, "base_env") : Status()}) {

@@ -50,6 +50,7 @@ struct TaskWire {
   std::optional<Schedule> schedule;
   std::optional<int64_t> max_output;
   std::optional<int64_t> output_dropped;
+  std::optional<AgentUsage> usage;
   bool uncollected = false;
 
   template <class V>
@@ -83,7 +84,8 @@ struct TaskWire {
       {.omit_when_empty = true,
        .doc = "agent tasks: `profile`, `adapter`, `brief`, `model`, "
               "`resume_session`, `resume_from`, `note`, `worktree` (its own: "
-              "`repo`, `path`, `branch`, `base`; doc/agents.md)"});
+              "`repo`, `path`, `branch`, `base`; doc/agents.md), "
+              "`max_turns`, `max_tokens`, `max_cost_usd` (its budget)"});
     v("agent_session", agent_session,
       {.omit_when_empty = true, .doc = "the agent CLI's own session id"});
     v("checks", checks, {.omit_when_empty = true});
@@ -107,6 +109,11 @@ struct TaskWire {
       {.omit_when_empty = true,
        .doc = "bytes it printed past `max_output`, dropped (so far, while it "
               "runs); its log ends with a marker saying so"});
+    v("usage", usage,
+      {.omit_when_empty = true,
+       .doc = "agent tasks, once the CLI reported some: `input_tokens` "
+              "(cached too), `output_tokens`, `cost_usd` (where the CLI "
+              "reports a cost), `turns` (doc/agents.md, \"Budgets\")"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

@@ -166,6 +166,10 @@ struct DelegateRequest {
   bool unowned = false;
   ScheduleFields schedule;
   std::optional<bool> worktree;  // Unset: the profile's default.
+  // Its budget; unset: the profile's (doc/agents.md, "Budgets").
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;
+  std::optional<double> max_cost_usd;
   template <class V>
   void Fields(V& v) {
     v("brief", brief,
@@ -209,6 +213,14 @@ struct DelegateRequest {
       {.doc = "run it in a new git worktree on a new branch "
               "`baton/<task id>` made from HEAD (doc/agents.md, "
               "\"Worktrees\"); default: the profile's `worktree`"});
+    v("max_turns", max_turns,
+      {.min = 1,
+       .doc = "its budget of model turns (doc/agents.md, \"Budgets\"); "
+              "default: the profile's"});
+    v("max_tokens", max_tokens,
+      {.min = 1, .doc = "its budget of tokens, input and output"});
+    v("max_cost_usd", max_cost_usd,
+      {.doc = "its budget in US dollars (where the CLI reports a cost)"});
   }
   Status Validate() const;
 };

@@ -19,6 +19,30 @@ std::string IndentLines(std::string_view text, std::string_view prefix) {
   return out;
 }
 
+std::string UsageText(const AgentUsage& usage) {
+  std::string text =
+      fmt::format("{} turn{}, {} tokens ({} in, {} out)", usage.turns,
+                  usage.turns == 1 ? "" : "s", usage.tokens(),
+                  usage.input_tokens, usage.output_tokens);
+  if (usage.cost_usd)
+    text += fmt::format(", ${:.4f}", *usage.cost_usd);
+  return text;
+}
+
+std::string BudgetText(const AgentSpec& agent) {
+  std::string text;
+  auto add = [&](const std::string& limit) {
+    text += (text.empty() ? "" : ", ") + limit;
+  };
+  if (agent.max_turns)
+    add(fmt::format("max-turns {}", *agent.max_turns));
+  if (agent.max_tokens)
+    add(fmt::format("max-tokens {}", *agent.max_tokens));
+  if (agent.max_cost_usd)
+    add(fmt::format("max-cost ${}", *agent.max_cost_usd));
+  return text;
+}
+
 std::string LastLinesOf(std::string_view text, size_t max_lines) {
   while (!text.empty() && text.back() == '\n')
     text.remove_suffix(1);

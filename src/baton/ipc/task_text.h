@@ -33,6 +33,13 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
 std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
                               std::string_view indent);
 
+// An agent task's usage (doc/agents.md, "Budgets"):
+//   "3 turns, 12345 tokens (10000 in, 2345 out), $0.0123"
+// the cost only where the CLI reports one.
+std::string UsageText(const AgentUsage& usage);
+// Its budget, "max-turns 10, max-tokens 200000, max-cost $2"; "" for none.
+std::string BudgetText(const AgentSpec& agent);
+
 // The last `max_lines` lines of `text` (a trailing newline does not count
 // as an empty last line), without the trailing newline.
 std::string LastLinesOf(std::string_view text, size_t max_lines);

@@ -171,6 +171,21 @@ Result<std::optional<double>> OptionalNumber(const Json& args,
   return std::optional(number);
 }
 
+Result<std::optional<int64_t>> OptionalCount(const Json& args,
+                                             std::string_view name) {
+  const Json* value = FindArgument(args, name);
+  if (!value)
+    return std::optional<int64_t>();
+  int64_t count = 0;
+  if (!DecodeValue(*value, count, {.min = 1}, name)) {
+    return Bad(fmt::format(
+        "argument '{}' must be a whole number >= 1, e.g. {{\"{}\": 20}} "
+        "(got {})",
+        name, name, value->dump()));
+  }
+  return std::optional(count);
+}
+
 Result<std::optional<double>> TimeoutSeconds(const Json& args,
                                              std::string_view when_absent) {
   const Json* value = FindArgument(args, "timeout_s");

@@ -67,7 +67,14 @@ TaskRecord FullTask() {
                 "sess-1",          "agent-3",
                 "why this adapter"};
   task.spec.checks = {"make test", "git diff --stat"};
+  task.spec.agent->max_turns = 40;
+  task.spec.agent->max_tokens = 200000;
+  task.spec.agent->max_cost_usd = 2.5;
   task.agent_session = "sess-9";
+  task.usage = AgentUsage{.input_tokens = 1200,
+                          .output_tokens = 34,
+                          .cost_usd = 0.0123,
+                          .turns = 3};
   task.evidence =
       Evidence{"git", {"a.cc", "b.h"}, {{"make test", 2, "FAIL"}}, {"shell-4"}};
   return task;

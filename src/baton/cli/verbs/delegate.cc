@@ -1,6 +1,8 @@
 // `baton delegate`: hands a brief to an agent CLI in the background.
 #include <unistd.h>
 
+#include <limits>
+
 #include "baton/cli/task_start.h"
 #include "baton/cli/verbs.h"
 
@@ -13,6 +15,8 @@ struct DelegateArgs {
   std::vector<std::string> brief;
   bool wait = false;
   bool worktree = false, no_worktree = false;
+  int64_t max_turns = 0, max_tokens = 0;  // 0: the profile's.
+  double max_cost = 0;
 };
 
 int DoDelegate(const Context& ctx, const DelegateArgs& args) {
@@ -32,6 +36,12 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
   // Neither flag: the profile's default.
   if (args.worktree || args.no_worktree)
     request.worktree = args.worktree;
+  if (args.max_turns > 0)
+    request.max_turns = args.max_turns;
+  if (args.max_tokens > 0)
+    request.max_tokens = args.max_tokens;
+  if (args.max_cost > 0)
+    request.max_cost_usd = args.max_cost;
   if (auto placed = PlaceTask(request, args.placement); !placed)
     return ReportError(ctx, placed.error());
   // A resumed task runs where its session ran, unless --cwd says otherwise
@@ -72,6 +82,22 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
       .add_flag("--no-worktree", args->no_worktree,
                 "Run it in the folder itself, whatever the profile says")
       ->excludes(worktree);
+  // Budgets (doc/agents.md, "Budgets"): past one, batond interrupts the
+  // worker and it ends killed.
+  constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max();
+  command
+      .add_option("--max-turns", args->max_turns,
+                  "Stop it past N model turns (default: the profile's)")
+      ->check(CLI::Range(int64_t{1}, kMaxCount));
+  command
+      .add_option("--max-tokens", args->max_tokens,
+                  "Stop it once it used N tokens, input and output")
+      ->check(CLI::Range(int64_t{1}, kMaxCount));
+  command
+      .add_option("--max-cost", args->max_cost,
+                  "Stop it once it cost USD dollars (where the CLI reports "
+                  "a cost)")
+      ->check(CLI::PositiveNumber);
   command.add_flag("--wait", args->wait,
                    "Wait until it ends or asks something");
   command.add_option("brief", args->brief, "What to do (or on stdin)");

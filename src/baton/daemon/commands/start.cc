@@ -175,6 +175,12 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   // Its own worktree, made once it has its id (Daemon::Start's SetOnCreate).
   if (request.worktree.value_or(profile->worktree))
     agent.worktree = Worktree{};
+  // Its budget: the delegate's, limit by limit, else the profile's.
+  agent.max_turns = request.max_turns ? request.max_turns : profile->max_turns;
+  agent.max_tokens =
+      request.max_tokens ? request.max_tokens : profile->max_tokens;
+  agent.max_cost_usd =
+      request.max_cost_usd ? request.max_cost_usd : profile->max_cost_usd;
   spec.agent = std::move(agent);
   if (spec.cwd.empty()) {
     return reply(MakeError(ErrorCode::kInvalidArgument,

@@ -14,7 +14,8 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (auto known = CheckKnownArguments(
           args,
           {"brief", "agent", "model", "label", "cwd", "resume_from", "checks",
-           "timeout_s", "queue", "priority", "after", "after_any", "worktree"});
+           "timeout_s", "queue", "priority", "after", "after_any", "worktree",
+           "max_turns", "max_tokens", "max_cost_usd"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -54,6 +55,21 @@ void HandleDelegate(const ToolCallPtr& call) {
       return call->Finish(ToolResult::Error(worktree.error().message));
     request.worktree = *worktree;
   }
+  // Its budget (doc/agents.md, "Budgets"); absent: the profile's.
+  for (auto [name, field] : {std::pair{"max_turns", &request.max_turns},
+                             std::pair{"max_tokens", &request.max_tokens}}) {
+    auto count = OptionalCount(args, name);
+    if (!count)
+      return call->Finish(ToolResult::Error(count.error().message));
+    *field = *count;
+  }
+  auto cost = OptionalNumber(args, "max_cost_usd", 0);
+  if (!cost || (*cost && **cost <= 0)) {
+    return call->Finish(ToolResult::Error(
+        "argument 'max_cost_usd' must be a number of US dollars > 0, e.g. "
+        "{\"max_cost_usd\": 2.5}"));
+  }
+  request.max_cost_usd = *cost;
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {
@@ -202,6 +218,26 @@ ToolDefinition DelegateToolDefinition() {
               "repository never touch each other's files; its evidence "
               "names the branch, its commits and diff. Default: the "
               "profile's"}}},
+           {"max_turns",
+            {{"type", "integer"},
+             {"minimum", 1},
+             {"description",
+              "Budget: stop the agent past this many model turns; it ends "
+              "killed with detail 'budget: max-turns N reached'. Default: "
+              "the profile's, else no limit"}}},
+           {"max_tokens",
+            {{"type", "integer"},
+             {"minimum", 1},
+             {"description",
+              "Budget: stop the agent once it used this many tokens (input, "
+              "cached input included, plus output), as its CLI reports "
+              "them"}}},
+           {"max_cost_usd",
+            {{"type", "number"},
+             {"exclusiveMinimum", 0},
+             {"description",
+              "Budget: stop the agent once it cost this many US dollars "
+              "(Claude Code reports a cost; the others only tokens)"}}},
        }},
       {"required", {"brief"}},
       {"additionalProperties", false},

@@ -2,6 +2,7 @@
 // label, cwd, times, output size, the last lines of its output).
 #include <fmt/format.h>
 
+#include "baton/ipc/task_text.h"
 #include "baton/mcp/agent_events.h"
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
@@ -29,6 +30,33 @@ void AddTimes(const TaskRecord& task, Json& structured) {
       task.spec.timeout ? Json(task.spec.timeout->count()) : Json(nullptr);
   structured["kill_reason"] =
       task.kill_reason.empty() ? Json(nullptr) : Json(task.kill_reason);
+}
+
+// An agent task's usage and budget (doc/agents.md, "Budgets"), live.
+void AddUsage(const TaskRecord& task, std::string& text, Json& structured) {
+  if (!task.spec.agent)
+    return;
+  Json usage = nullptr;
+  if (task.usage) {
+    text += "usage: " + UsageText(*task.usage) + "\n";
+    usage = {{"input_tokens", task.usage->input_tokens},
+             {"output_tokens", task.usage->output_tokens},
+             {"turns", task.usage->turns}};
+    if (task.usage->cost_usd)
+      usage["cost_usd"] = *task.usage->cost_usd;
+  }
+  structured["usage"] = usage;
+  const AgentSpec& agent = *task.spec.agent;
+  Json budget = Json::object();
+  if (agent.max_turns)
+    budget["max_turns"] = *agent.max_turns;
+  if (agent.max_tokens)
+    budget["max_tokens"] = *agent.max_tokens;
+  if (agent.max_cost_usd)
+    budget["max_cost_usd"] = *agent.max_cost_usd;
+  if (!budget.empty())
+    text += "budget: " + BudgetText(agent) + "\n";
+  structured["budget"] = std::move(budget);
 }
 
 // An agent task's last text, tools used and open questions, in `text` and
@@ -96,6 +124,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
         text += '\n';
     }
     text += EndEvidenceText(task);
+    AddUsage(task, text, structured);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
     // An agent task: what it said last, the tools it used, its questions.
@@ -157,6 +186,26 @@ ToolDefinition TaskStatusToolDefinition() {
       {"items", {{"type", "string"}}},
       {"description", "agent tasks: the tools it used, in order of first use"}};
   props["pending_questions"] = PendingQuestionsSchema();
+  props["usage"] = {
+      {"type", {"object", "null"}},
+      {"description",
+       "agent tasks: what it spent so far, as its CLI reports it: "
+       "input_tokens (cached too), output_tokens, turns, cost_usd (where "
+       "the CLI reports a cost); null until it reported any"},
+      {"properties",
+       {{"input_tokens", {{"type", "integer"}}},
+        {"output_tokens", {{"type", "integer"}}},
+        {"turns", {{"type", "integer"}}},
+        {"cost_usd", {{"type", "number"}}}}}};
+  props["budget"] = {
+      {"type", "object"},
+      {"description",
+       "agent tasks: its budget (max_turns, max_tokens, max_cost_usd); past "
+       "one it is stopped and ends killed"},
+      {"properties",
+       {{"max_turns", {{"type", "integer"}}},
+        {"max_tokens", {{"type", "integer"}}},
+        {"max_cost_usd", {{"type", "number"}}}}}};
   output["required"] = {"task_id", "status", "output_bytes", "last_lines"};
   tool.output_schema = std::move(output);
   tool.annotations = {{"title", tool.title},

@@ -165,6 +165,25 @@ function fact(dl, name, value) {
   dl.append(el("dt", name), el("dd", value));
 }
 
+// An agent's usage and budget, as `baton status` words them.
+function usageText(usage) {
+  if (!usage) return "";
+  const tokens = usage.input_tokens + usage.output_tokens;
+  let text = `${usage.turns} turn${usage.turns === 1 ? "" : "s"}, ${tokens} tokens ` +
+    `(${usage.input_tokens} in, ${usage.output_tokens} out)`;
+  if (usage.cost_usd !== undefined) text += `, $${usage.cost_usd.toFixed(4)}`;
+  return text;
+}
+
+function budgetText(agent) {
+  if (!agent) return "";
+  const limits = [];
+  if (agent.max_turns) limits.push(`max-turns ${agent.max_turns}`);
+  if (agent.max_tokens) limits.push(`max-tokens ${agent.max_tokens}`);
+  if (agent.max_cost_usd) limits.push(`max-cost $${agent.max_cost_usd}`);
+  return limits.join(", ");
+}
+
 function renderTask(task) {
   $("task-title").textContent = `${task.id}: ${statusText(task)}`;
   const dl = $("task-facts");
@@ -184,6 +203,10 @@ function renderTask(task) {
   fact(dl, "Owner", task.owner === null ? "(unowned)" : task.owner);
   fact(dl, "Timeout", task.timeout_ms ? duration(task.timeout_ms) : "");
   fact(dl, "Model", task.agent && task.agent.model);
+  const worktree = task.agent && task.agent.worktree;
+  fact(dl, "Worktree", worktree && `branch ${worktree.branch} in ${worktree.path}`);
+  fact(dl, "Usage", usageText(task.usage));
+  fact(dl, "Budget", budgetText(task.agent));
   fact(dl, "Output", bytes(task.output_bytes));
   if (!task.evidence) fact(dl, "Checks", (task.checks || []).join("\n"));
   const live = !["completed", "failed", "killed", "interrupted"].includes(task.status);

@@ -1,0 +1,151 @@
+// Agent budgets (doc/agents.md, "Budgets") through the real daemon and CLI,
+// with the fake Claude Code CLI (tests/agents/fakes/claude), which reports
+// usage in the real CLI's lines: each model reply 1000 tokens in and 100
+// out, and a cost at each turn's end.
+#include <fmt/format.h>
+#include <gtest/gtest.h>
+
+#include <chrono>
+#include <fstream>
+#include <thread>
+
+#include "tests/integration/fake_agent_fixture.h"
+
+namespace baton::testing {
+namespace {
+
+class BudgetTest : public FakeAgentTest {};
+
+// Turns: three may finish, the fourth reply gets the worker stopped (its
+// turn interrupted, so it ends by itself) and the task ends killed.
+TEST_F(BudgetTest, MaxTurnsStopsAWorkerThatGoesOn) {
+  std::string id =
+      Delegate({"--agent", "claude", "--max-turns", "3", "LOOP on and on"});
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_EQ(task["detail"], "budget: max-turns 3 reached");
+  EXPECT_EQ(task["agent"]["max_turns"], 3);
+  const auto& usage = task["usage"];
+  ASSERT_TRUE(usage.is_object()) << task.dump();
+  // Stopped at its fourth reply: what came before the interrupt landed is
+  // counted too, but the worker did not run on to its hundredth.
+  EXPECT_GE(usage["turns"].get<int>(), 4);
+  EXPECT_LT(usage["turns"].get<int>(), 20);
+  EXPECT_EQ(usage["input_tokens"].get<int>(), 1000 * usage["turns"].get<int>());
+  // It was asked to end its turn, and did: the interrupted result is there.
+  auto results = EventsOfType(id, "result");
+  ASSERT_FALSE(results.empty());
+  EXPECT_EQ(results.back()["ok"], false);
+}
+
+TEST_F(BudgetTest, MaxTokensStopsItAndStatusShowsUsageAndBudget) {
+  std::string id =
+      Delegate({"--agent", "claude", "--max-tokens", "5500", "LOOP more"});
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_EQ(task["detail"], "budget: max-tokens 5500 reached");
+  int64_t in = task["usage"]["input_tokens"];
+  int64_t out = task["usage"]["output_tokens"];
+  EXPECT_GE(in + out, 5500);
+  EXPECT_LT(in + out, 5500 + 11 * 1100);
+  // The usage events are in its events, each with the totals so far.
+  auto usages = EventsOfType(id, "usage");
+  ASSERT_FALSE(usages.empty());
+  EXPECT_EQ(usages.back()["input_tokens"], in);
+  auto status = Baton({"status", id}, env_);
+  EXPECT_NE(status.out.find("budget:   max-tokens 5500"), std::string::npos)
+      << status.out;
+  EXPECT_NE(status.out.find(fmt::format("usage:    {} turns, {} tokens ({} in, "
+                                        "{} out)",
+                                        task["usage"]["turns"].get<int>(),
+                                        in + out, in, out)),
+            std::string::npos)
+      << status.out;
+}
+
+// Cost comes at a turn's end: a budget spent by then stops the worker
+// before a queued follow-up runs on. A turn that ends the work is not
+// stopped: nothing is left to stop, and the task completes with its usage.
+TEST_F(BudgetTest, MaxCostStopsBeforeTheNextTurnNotAfterTheLast) {
+  std::string last = Delegate({"--agent", "claude", "--max-cost", "0.005",
+                               "one turn that costs 0.009"});
+  auto done = WaitEnd(last);
+  EXPECT_EQ(done["status"], "completed") << done.dump();
+  EXPECT_GE(done["usage"]["cost_usd"].get<double>(), 0.005);
+
+  std::string id =
+      Delegate({"--agent", "claude", "--max-cost", "0.005", "SLOW first turn"});
+  auto sent = Baton({"send", id, "a second turn"}, env_);
+  EXPECT_EQ(sent.exit_code, 0) << sent.err;
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_EQ(task["detail"], "budget: max-cost $0.005 reached");
+}
+
+TEST_F(BudgetTest, AProfileBudgetAndADelegateOverridingIt) {
+  std::string config = home_ + "/config.toml";
+  {
+    std::ofstream out(config);
+    out << "[agents.thrifty]\nadapter = \"claude\"\ncommand = "
+           "[\"claude\"]\nmax_turns = 2\nmax_cost_usd = 1.5\n";
+  }
+  env_["BATON_CONFIG"] = config;
+  std::string profiled = Delegate({"--agent", "thrifty", "LOOP a"});
+  std::string overridden =
+      Delegate({"--agent", "thrifty", "--max-turns", "5", "LOOP b"});
+  auto a = WaitEnd(profiled);
+  auto b = WaitEnd(overridden);
+  EXPECT_EQ(a["detail"], "budget: max-turns 2 reached");
+  EXPECT_EQ(a["agent"]["max_cost_usd"], 1.5);
+  EXPECT_EQ(b["detail"], "budget: max-turns 5 reached");
+  EXPECT_EQ(b["agent"]["max_cost_usd"], 1.5);  // The profile's, kept.
+}
+
+TEST_F(BudgetTest, BadBudgetsAreRefusedAndNothingStarts) {
+  for (std::vector<std::string> flags :
+       {std::vector<std::string>{"--max-turns", "0"},
+        {"--max-tokens", "-5"},
+        {"--max-tokens", "many"},
+        {"--max-cost", "0"}}) {
+    std::vector<std::string> args = {"delegate", "--agent", "claude", "--cwd",
+                                     work_};
+    args.insert(args.end(), flags.begin(), flags.end());
+    args.push_back("LOOP");
+    auto refused = Baton(args, env_);
+    EXPECT_NE(refused.exit_code, 0) << flags[0] << " " << flags[1];
+    EXPECT_NE(refused.err.find(flags[0]), std::string::npos) << refused.err;
+  }
+  std::string config = home_ + "/config.toml";
+  {
+    std::ofstream out(config);
+    out << "[agents.bad]\nadapter = \"claude\"\nmax_tokens = 0\n";
+  }
+  env_["BATON_CONFIG"] = config;
+  auto refused =
+      Baton({"delegate", "--agent", "claude", "--cwd", work_, "LOOP"}, env_);
+  EXPECT_NE(refused.exit_code, 0);
+  EXPECT_NE(refused.err.find("max_tokens"), std::string::npos) << refused.err;
+  EXPECT_NE(refused.err.find("at least 1"), std::string::npos) << refused.err;
+  EXPECT_EQ(Baton({"ls", "--all", "--quiet"}, env_).out, "");
+}
+
+// Usage is stored with the task: a batond killed while the worker runs
+// comes back with it, and the budget still holds.
+TEST_F(BudgetTest, UsageSurvivesABatondCrash) {
+  std::string id =
+      Delegate({"--agent", "claude", "--max-turns", "12", "LOOP long"});
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
+  while (std::chrono::steady_clock::now() < deadline &&
+         Status(id, env_)["usage"].value("turns", 0) < 3) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  ASSERT_GE(Status(id, env_)["usage"].value("turns", 0), 3);
+  KillDaemonHard();
+  auto task = WaitEnd(id);  // Starts a new batond, which adopts it.
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_EQ(task["detail"], "budget: max-turns 12 reached");
+  EXPECT_GE(task["usage"]["turns"].get<int>(), 13);
+}
+
+}  // namespace
+}  // namespace baton::testing
