@@ -218,9 +218,10 @@ void ClaudeAdapter::OnResult(const Json& message, AdapterSink& sink) {
       totals.turns, message.contains("num_turns")
                         ? UsageTally::CountAt(message, "num_turns")
                         : static_cast<int64_t>(replies_.size()));
-  if (auto cost = message.find("total_cost_usd");
-      cost != message.end() && cost->is_number()) {
-    totals.cost_usd = std::max(0.0, cost->get<double>());
+  if (auto cost = message.find("total_cost_usd"); cost != message.end()) {
+    double dollars = 0;
+    if (DecodeValue(*cost, dollars, {}, "total_cost_usd"))
+      totals.cost_usd = std::max(0.0, dollars);
   }
   settled_ = totals;
   replies_.clear();

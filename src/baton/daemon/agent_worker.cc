@@ -414,9 +414,10 @@ void AgentWorker::Emit(Json event) {
     AgentUsage usage{.input_tokens = IntAt(event, "input_tokens"),
                      .output_tokens = IntAt(event, "output_tokens"),
                      .turns = IntAt(event, "turns")};
-    if (auto cost = event.find("cost_usd");
-        cost != event.end() && cost->is_number()) {
-      usage.cost_usd = cost->get<double>();
+    if (auto cost = event.find("cost_usd"); cost != event.end()) {
+      double dollars = 0;
+      if (DecodeValue(*cost, dollars, {}, "cost_usd"))
+        usage.cost_usd = dollars;
     }
     registry_->SetUsage(task_.id, usage);
   }
