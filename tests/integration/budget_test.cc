@@ -6,7 +6,6 @@
 #include <gtest/gtest.h>
 
 #include <chrono>
-#include <fstream>
 #include <thread>
 
 #include "tests/integration/fake_agent_fixture.h"
@@ -83,13 +82,9 @@ TEST_F(BudgetTest, MaxCostStopsBeforeTheNextTurnNotAfterTheLast) {
 }
 
 TEST_F(BudgetTest, AProfileBudgetAndADelegateOverridingIt) {
-  std::string config = home_ + "/config.toml";
-  {
-    std::ofstream out(config);
-    out << "[agents.thrifty]\nadapter = \"claude\"\ncommand = "
-           "[\"claude\"]\nmax_turns = 2\nmax_cost_usd = 1.5\n";
-  }
-  env_["BATON_CONFIG"] = config;
+  UseConfig(
+      "[agents.thrifty]\nadapter = \"claude\"\ncommand = [\"claude\"]\n"
+      "max_turns = 2\nmax_cost_usd = 1.5\n");
   std::string profiled = Delegate({"--agent", "thrifty", "LOOP a"});
   std::string overridden =
       Delegate({"--agent", "thrifty", "--max-turns", "5", "LOOP b"});
@@ -115,12 +110,7 @@ TEST_F(BudgetTest, BadBudgetsAreRefusedAndNothingStarts) {
     EXPECT_NE(refused.exit_code, 0) << flags[0] << " " << flags[1];
     EXPECT_NE(refused.err.find(flags[0]), std::string::npos) << refused.err;
   }
-  std::string config = home_ + "/config.toml";
-  {
-    std::ofstream out(config);
-    out << "[agents.bad]\nadapter = \"claude\"\nmax_tokens = 0\n";
-  }
-  env_["BATON_CONFIG"] = config;
+  UseConfig("[agents.bad]\nadapter = \"claude\"\nmax_tokens = 0\n");
   auto refused =
       Baton({"delegate", "--agent", "claude", "--cwd", work_, "LOOP"}, env_);
   EXPECT_NE(refused.exit_code, 0);

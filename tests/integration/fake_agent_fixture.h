@@ -43,6 +43,14 @@ class FakeAgentTest : public BatonTest {
     env_["CODEX_HOME"] = home_ + "/agent-home/.codex";
   }
 
+  // Writes `toml` as baton's config file (agent profiles) and names it in
+  // the CLI's environment (BATON_CONFIG), which a delegate sends batond.
+  void UseConfig(const std::string& toml) {
+    std::string config = home_ + "/config.toml";
+    std::ofstream(config) << toml;
+    env_["BATON_CONFIG"] = config;
+  }
+
   // `baton delegate ARGS...` (in the work folder unless ARGS say --cwd);
   // the task id.
   std::string Delegate(std::vector<std::string> args,

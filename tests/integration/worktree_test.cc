@@ -166,13 +166,9 @@ TEST_F(WorktreeTest, OutsideARepositoryItIsRefusedAndNothingIsStarted) {
 }
 
 TEST_F(WorktreeTest, AProfileDefaultAndNoWorktreeOverridingIt) {
-  std::string config = home_ + "/config.toml";
-  {
-    std::ofstream out(config);
-    out << "[agents.isolated]\nadapter = \"command\"\ncommand = "
-           "[\"dsh\"]\nworktree = true\n";
-  }
-  env_["BATON_CONFIG"] = config;
+  UseConfig(
+      "[agents.isolated]\nadapter = \"command\"\ncommand = [\"dsh\"]\n"
+      "worktree = true\n");
   std::string isolated =
       Delegate({"--agent", "isolated", "--cwd", repo_, "commit:iso"});
   std::string shared = Delegate(
