@@ -44,13 +44,12 @@ void AgentRuntime::Start(const TaskRecord& task, bool replay) {
 // What a kill does (commands/tasks.cc), by batond itself: the agent is
 // asked to end its turn, and the signals wait a moment for it.
 void AgentRuntime::StopForBudget(const TaskId& id, const std::string& reason) {
-  AgentWorker* worker = Find(id);
   const TaskRecord* task = registry_->FindLive(id);
-  if (!worker || !task)
+  if (!task)
     return;
   std::string owner = task->spec.owner;
   BATON_LOG_INFO("{}: {}; stopping it", id.ToString(), reason);
-  bool in_turn = worker->Stop();
+  bool in_turn = Interrupt(id);
   auto killed = registry_->Kill(
       id.ToString(), owner, reason, std::nullopt,
       in_turn ? kAgentStopWindow : std::chrono::milliseconds(0));
