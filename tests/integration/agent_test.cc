@@ -111,7 +111,8 @@ TEST_F(AgentTest, ResumeByTaskIdKeepsItsAgent) {
 }
 
 TEST_F(AgentTest, SteerGoesInAndAFollowUpWaitsForTheTurn) {
-  std::string id = Delegate({"SLOW work"});
+  // Both messages must reach the first turn, whatever the machine's load.
+  std::string id = Delegate({"SLOW8 work"});
   WaitStarted(id, env_);
   std::this_thread::sleep_for(milliseconds(300));
   auto steer = Baton({"send", "--steer", id, "also this"}, env_);

@@ -73,7 +73,7 @@ TEST_F(BudgetTest, MaxCostStopsBeforeTheNextTurnNotAfterTheLast) {
   EXPECT_GE(done["usage"]["cost_usd"].get<double>(), 0.005);
 
   std::string id =
-      Delegate({"--agent", "claude", "--max-cost", "0.005", "SLOW first turn"});
+      Delegate({"--agent", "claude", "--max-cost", "0.005", "SLOW4 first turn"});
   auto sent = Baton({"send", id, "a second turn"}, env_);
   EXPECT_EQ(sent.exit_code, 0) << sent.err;
   auto task = WaitEnd(id);
@@ -124,12 +124,16 @@ TEST_F(BudgetTest, BadBudgetsAreRefusedAndNothingStarts) {
 TEST_F(BudgetTest, UsageSurvivesABatondCrash) {
   std::string id =
       Delegate({"--agent", "claude", "--max-turns", "12", "LOOP long"});
+  // A task has no `usage` until the agent first reports some.
+  auto turns = [&] {
+    auto usage = Status(id, env_)["usage"];
+    return usage.is_object() ? usage.value("turns", 0) : 0;
+  };
   auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(20);
-  while (std::chrono::steady_clock::now() < deadline &&
-         Status(id, env_)["usage"].value("turns", 0) < 3) {
+  while (std::chrono::steady_clock::now() < deadline && turns() < 3) {
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
-  ASSERT_GE(Status(id, env_)["usage"].value("turns", 0), 3);
+  ASSERT_GE(turns(), 3);
   KillDaemonHard();
   auto task = WaitEnd(id);  // Starts a new batond, which adopts it.
   EXPECT_EQ(task["status"], "killed") << task.dump();
