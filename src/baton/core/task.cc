@@ -169,10 +169,6 @@ std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage) {
   return "";
 }
 
-bool IsBudgetReason(std::string_view reason) {
-  return reason.starts_with("budget: ");
-}
-
 void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
   task.exit_code = exit.exit_code;
   task.signal = exit.signal;
@@ -201,7 +197,7 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
       break;
     case ExitCause::kKilled:
       task.status = TaskStatus::kKilled;
-      if (IsBudgetReason(task.kill_reason)) {
+      if (task.killed_at_limit) {
         task.detail = task.kill_reason;
         break;
       }

@@ -149,9 +149,12 @@ struct AgentUsage {
 // The budget of `spec` that `usage` reached, as the detail its task ends
 // with ("budget: max-tokens 200000 reached"); "" while none is.
 std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage);
-// Whether a kill reason is a budget's (BudgetReached): the task's detail
-// is then the reason itself, as for a timeout.
-bool IsBudgetReason(std::string_view reason);
+
+// Who asked for a kill: a client (baton kill, MCP task_kill, the board), or
+// batond itself when the task reached one of its limits (a budget). A
+// limit's reason is the task's whole detail, as a timeout's is, and the
+// owner is still told of the end: it did not ask for it.
+enum class KillOrigin { kRequest, kLimit };
 
 // When a task may start (doc/scheduling.md): its queue, its place in it,
 // and the tasks it waits for. The default (empty) is "at once".
@@ -311,7 +314,9 @@ struct TaskRecord {
   int64_t started_ms = 0;
   int64_t ended_ms = 0;
   std::string kill_reason;  // Set when a kill was requested.
-  bool end_seen = false;    // The owner saw the end (read, wait, kill, status).
+  // The kill was batond's own, at a limit (KillOrigin::kLimit).
+  bool killed_at_limit = false;
+  bool end_seen = false;  // The owner saw the end (read, wait, kill, status).
   bool notice_delivered = false;
   // A waiting agent task: its owner was told of the open question (a
   // notice, a wait, a read or a status); false again at its next question.

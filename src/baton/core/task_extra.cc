@@ -19,6 +19,8 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   if (task.output_dropped != 0)
     extra.output_dropped = task.output_dropped;
   extra.usage = task.usage;
+  if (task.killed_at_limit)
+    extra.killed_at_limit = true;
   return extra;
 }
 
@@ -35,6 +37,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.spec.max_output = extra.max_output.value_or(kDefaultMaxOutput);
   task.output_dropped = extra.output_dropped.value_or(0);
   task.usage = std::move(extra.usage);
+  task.killed_at_limit = extra.killed_at_limit.value_or(false);
 }
 
 std::string EncodeTaskExtra(const TaskRecord& task) {

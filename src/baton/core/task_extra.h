@@ -27,6 +27,7 @@ struct TaskExtra {
   std::optional<int64_t> max_output;      // Set only when not the default.
   std::optional<int64_t> output_dropped;  // Set only when not 0.
   std::optional<AgentUsage> usage;
+  std::optional<bool> killed_at_limit;  // Set only when true.
 
   template <class V>
   void Fields(V& v) {
@@ -41,6 +42,7 @@ struct TaskExtra {
     v("max_output", max_output, {.omit_when_empty = true});
     v("output_dropped", output_dropped, {.omit_when_empty = true});
     v("usage", usage, {.omit_when_empty = true});
+    v("killed_at_limit", killed_at_limit, {.omit_when_empty = true});
   }
 };
 

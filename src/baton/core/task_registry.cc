@@ -422,7 +422,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
 Result<KillOutcome> TaskRegistry::Kill(
     std::string_view id, const std::string& session, std::string reason,
     std::optional<std::chrono::milliseconds> grace,
-    std::chrono::milliseconds stop_delay) {
+    std::chrono::milliseconds stop_delay, KillOrigin origin) {
   auto task = Resolve(id, session);
   if (!task)
     return std::unexpected(task.error());
@@ -433,20 +433,24 @@ Result<KillOutcome> TaskRegistry::Kill(
   Undo undo(Undo::Kind::kKill, task->id);
   undo.status = task->status;
   undo.kill_reason = task->kill_reason;
+  undo.killed_at_limit = task->killed_at_limit;
   undo.end_seen = task->end_seen;
   undo_.push_back(std::move(undo));
-  // The one who kills a task knows how it ends; no notice for it.
-  if (!task->spec.owner.empty() && task->spec.owner == session) {
+  // The one who kills a task knows how it ends; no notice for it. batond
+  // stopping it at a limit is no one's request: the owner is told.
+  if (origin == KillOrigin::kRequest && !task->spec.owner.empty() &&
+      task->spec.owner == session) {
     task->end_seen = true;
   }
-  RequestKill(*task, std::move(reason), grace, stop_delay, /*undoable=*/true);
+  RequestKill(*task, std::move(reason), grace, stop_delay, /*undoable=*/true,
+              origin);
   return KillOutcome::kRequested;
 }
 
 void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
                                std::optional<std::chrono::milliseconds> grace,
                                std::chrono::milliseconds stop_delay,
-                               bool undoable) {
+                               bool undoable, KillOrigin origin) {
   if (task.status == TaskStatus::kStopping) {
     Save(task, undoable);  // Already on its way down.
     return;
@@ -457,6 +461,7 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
     TaskRecord ended = task;
     ended.status = TaskStatus::kKilled;
     ended.kill_reason = reason.empty() ? "by request" : std::move(reason);
+    ended.killed_at_limit = origin == KillOrigin::kLimit;
     ended.detail = "killed before it started";
     ended.ended_ms = clock_->WallNowMillis();
     task = ended;
@@ -466,6 +471,7 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
   bool spawned = task.status != TaskStatus::kQueued;
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
+  task.killed_at_limit = origin == KillOrigin::kLimit;
   Save(task, undoable);
   if (!spawned)
     return;

@@ -158,11 +158,14 @@ class TaskRegistry : public ExecutorListener {
   // `grace`, default Options::default_grace), once the kill is committed. With
   // `stop_delay`, the task is `stopping` at once but the signals wait that
   // long: an agent that was asked to end its turn gets the time to end by
-  // itself. An exit in that time still counts as killed.
+  // itself. An exit in that time still counts as killed. A kill at a limit
+  // (KillOrigin::kLimit, batond's own) leaves the owner's notice of the end
+  // due, where a client's kill counts as its owner seeing the end.
   Result<KillOutcome> Kill(
       std::string_view id, const std::string& session, std::string reason,
       std::optional<std::chrono::milliseconds> grace,
-      std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0));
+      std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0),
+      KillOrigin origin = KillOrigin::kRequest);
 
   // Calls `done` once, as soon as any of `ids` ends or asks a question
   // that `session` was not told of yet (all of them ended or asking, when
@@ -327,6 +330,7 @@ class TaskRegistry : public ExecutorListener {
     // kKill: the fields the kill replaced.
     TaskStatus status = TaskStatus::kQueued;
     std::string kill_reason;
+    bool killed_at_limit = false;
     bool end_seen = false;
     // kQueue: the queue before the change (nullopt: it did not exist).
     std::optional<QueueRecord> queue_before;
@@ -408,7 +412,7 @@ class TaskRegistry : public ExecutorListener {
       TaskRecord& task, std::string reason,
       std::optional<std::chrono::milliseconds> grace,
       std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0),
-      bool undoable = false);
+      bool undoable = false, KillOrigin origin = KillOrigin::kRequest);
   // Registers `waiter` over `entries` (each task once, in order) under a
   // new id; answers it at once if it is ready.
   WaitId AddWait(Waiter waiter, const std::vector<WaitEntry>& entries,

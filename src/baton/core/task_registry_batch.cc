@@ -96,6 +96,7 @@ void TaskRegistry::RollBack(const Error& error,
         if (!IsTerminal(task.status)) {
           task.status = undo->status;
           task.kill_reason = undo->kill_reason;
+          task.killed_at_limit = undo->killed_at_limit;
           task.end_seen = undo->end_seen;
         }
         break;

@@ -378,23 +378,42 @@ TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
 }
 
 // A budget's kill (doc/agents.md, "Budgets") ends the task with the
-// budget as its detail, as a timeout does; usage is kept with the task.
+// budget as its detail, as a timeout does; usage is kept with the task. It
+// is batond's own kill, not the owner's: the owner is still told of the end.
 TEST_F(TaskRegistryTest, ABudgetKillEndsWithTheBudgetAsDetail) {
-  std::string a = StartRunning();
+  std::string a = StartRunning("alice");
   AgentUsage usage{.input_tokens = 150000, .output_tokens = 60000, .turns = 4};
   registry_->SetUsage(Id(a), usage);
   AgentSpec agent;
   agent.max_tokens = 200000;
   std::string reason = BudgetReached(agent, usage);
   EXPECT_EQ(reason, "budget: max-tokens 200000 reached");
-  ASSERT_TRUE(registry_->Kill(a, "", reason, std::nullopt));
+  ASSERT_TRUE(registry_->Kill(a, "alice", reason, std::nullopt, milliseconds(0),
+                              KillOrigin::kLimit));
   Commit();
   executor_.Exit(Id(a), 143, ExitCause::kKilled);
   auto task = registry_->Get(a, "");
   EXPECT_EQ(task->status, TaskStatus::kKilled);
   EXPECT_EQ(task->detail, "budget: max-tokens 200000 reached");
+  EXPECT_TRUE(task->killed_at_limit);
   ASSERT_TRUE(task->usage);
   EXPECT_EQ(*task->usage, usage);
+  auto notices = registry_->TakeNotices("alice");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(NoticeText(notices[0]),
+            a + " killed (budget: max-tokens 200000 reached)");
+}
+
+// The same words from a client are a reason like any other.
+TEST_F(TaskRegistryTest, AClientsKillIsNeverTakenForALimit) {
+  std::string a = StartRunning("alice");
+  ASSERT_TRUE(registry_->Kill(a, "alice", "budget: mine", std::nullopt));
+  Commit();
+  executor_.Exit(Id(a), 143, ExitCause::kKilled);
+  auto task = registry_->Get(a, "");
+  EXPECT_EQ(task->detail, "killed: budget: mine");
+  EXPECT_FALSE(task->killed_at_limit);
+  EXPECT_TRUE(registry_->TakeNotices("alice").empty());  // It knows.
 }
 
 TEST(BudgetReachedTest, EachLimitAndItsEdge) {

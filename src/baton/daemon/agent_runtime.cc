@@ -50,9 +50,10 @@ void AgentRuntime::StopForBudget(const TaskId& id, const std::string& reason) {
   std::string owner = task->spec.owner;
   BATON_LOG_INFO("{}: {}; stopping it", id.ToString(), reason);
   bool in_turn = Interrupt(id);
-  auto killed = registry_->Kill(
-      id.ToString(), owner, reason, std::nullopt,
-      in_turn ? kAgentStopWindow : std::chrono::milliseconds(0));
+  auto killed =
+      registry_->Kill(id.ToString(), owner, reason, std::nullopt,
+                      in_turn ? kAgentStopWindow : std::chrono::milliseconds(0),
+                      KillOrigin::kLimit);
   if (!killed) {
     BATON_LOG_WARN("{}: stopping it at its budget: {}", id.ToString(),
                    killed.error().message);

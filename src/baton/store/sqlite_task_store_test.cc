@@ -57,7 +57,8 @@ TaskRecord FullTask() {
   task.created_ms = 1'700'000'000'001;
   task.started_ms = 1'700'000'000'002;
   task.ended_ms = 1'700'000'000'003;
-  task.kill_reason = "timeout";
+  task.kill_reason = "budget: max-turns 40 reached";
+  task.killed_at_limit = true;
   task.end_seen = true;
   task.notice_delivered = true;
   task.output_path = "/state/tasks/agent-7/output.log";
@@ -100,6 +101,7 @@ void ExpectSameTask(const TaskRecord& got, const TaskRecord& want) {
   EXPECT_EQ(got.started_ms, want.started_ms);
   EXPECT_EQ(got.ended_ms, want.ended_ms);
   EXPECT_EQ(got.kill_reason, want.kill_reason);
+  EXPECT_EQ(got.killed_at_limit, want.killed_at_limit);
   EXPECT_EQ(got.end_seen, want.end_seen);
   EXPECT_EQ(got.notice_delivered, want.notice_delivered);
   EXPECT_EQ(got.output_path, want.output_path);
