@@ -740,6 +740,16 @@ test('delegate: a max_tokens budget stops the worker; task_status shows usage an
     const d = await call(client, 'delegate', { brief: 'LOOP on', agent: 'claude', cwd: home, max_tokens: 3300 });
     assert.equal(d.isError, false, text(d));
     const id = d.structuredContent.task_id;
+    // batond stopped it, not the director: its end is for the director to
+    // collect, as any end is (task_list marks nothing seen).
+    let listed;
+    for (let i = 0; i < 200; i++) {
+      listed = await call(client, 'task_list');
+      if (listed.structuredContent.tasks[0].status === 'killed') break;
+      await sleep(100);
+    }
+    assert.equal(listed.structuredContent.tasks[0].status, 'killed', text(listed));
+    assert.equal(listed.structuredContent.tasks[0].uncollected, true, text(listed));
     const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
     assert.equal(w.structuredContent.tasks[0].status, 'killed', text(w));
     const s = await call(client, 'task_status', { task_id: id });
