@@ -392,16 +392,17 @@ TEST_F(TaskRegistryTest, ABudgetKillEndsWithTheBudgetAsDetail) {
                               KillOrigin::kLimit));
   Commit();
   executor_.Exit(Id(a), 143, ExitCause::kKilled);
-  auto task = registry_->Get(a, "");
+  auto notices = registry_->TakeNotices("alice");
+  ASSERT_EQ(notices.size(), 1u);
+  EXPECT_EQ(NoticeText(notices[0]),
+            a + " killed (budget: max-tokens 200000 reached)");
+  auto task = registry_->Get(a, "alice");
+  ASSERT_TRUE(task) << task.error().message;
   EXPECT_EQ(task->status, TaskStatus::kKilled);
   EXPECT_EQ(task->detail, "budget: max-tokens 200000 reached");
   EXPECT_TRUE(task->killed_at_limit);
   ASSERT_TRUE(task->usage);
   EXPECT_EQ(*task->usage, usage);
-  auto notices = registry_->TakeNotices("alice");
-  ASSERT_EQ(notices.size(), 1u);
-  EXPECT_EQ(NoticeText(notices[0]),
-            a + " killed (budget: max-tokens 200000 reached)");
 }
 
 // The same words from a client are a reason like any other.
@@ -410,10 +411,11 @@ TEST_F(TaskRegistryTest, AClientsKillIsNeverTakenForALimit) {
   ASSERT_TRUE(registry_->Kill(a, "alice", "budget: mine", std::nullopt));
   Commit();
   executor_.Exit(Id(a), 143, ExitCause::kKilled);
-  auto task = registry_->Get(a, "");
+  EXPECT_TRUE(registry_->TakeNotices("alice").empty());  // It knows.
+  auto task = registry_->Get(a, "alice");
+  ASSERT_TRUE(task) << task.error().message;
   EXPECT_EQ(task->detail, "killed: budget: mine");
   EXPECT_FALSE(task->killed_at_limit);
-  EXPECT_TRUE(registry_->TakeNotices("alice").empty());  // It knows.
 }
 
 TEST(BudgetReachedTest, EachLimitAndItsEdge) {
