@@ -72,8 +72,8 @@ TEST_F(BudgetTest, MaxCostStopsBeforeTheNextTurnNotAfterTheLast) {
   EXPECT_EQ(done["status"], "completed") << done.dump();
   EXPECT_GE(done["usage"]["cost_usd"].get<double>(), 0.005);
 
-  std::string id =
-      Delegate({"--agent", "claude", "--max-cost", "0.005", "SLOW4 first turn"});
+  std::string id = Delegate(
+      {"--agent", "claude", "--max-cost", "0.005", "SLOW4 first turn"});
   auto sent = Baton({"send", id, "a second turn"}, env_);
   EXPECT_EQ(sent.exit_code, 0) << sent.err;
   auto task = WaitEnd(id);
