@@ -7,6 +7,7 @@
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/clock.h"
+#include "baton/util/json_fields.h"
 
 namespace baton::mcp {
 namespace {
@@ -39,13 +40,12 @@ void AddUsage(const TaskRecord& task, std::string& text, Json& structured) {
   Json usage = nullptr;
   if (task.usage) {
     text += "usage: " + UsageText(*task.usage) + "\n";
-    usage = {{"input_tokens", task.usage->input_tokens},
-             {"output_tokens", task.usage->output_tokens},
-             {"turns", task.usage->turns}};
-    if (task.usage->cost_usd)
-      usage["cost_usd"] = *task.usage->cost_usd;
+    // The fields as AgentUsage lists them (the same object as in the task's
+    // JSON): encoded by json_fields, read back as a value.
+    if (auto parsed = ParseJson(EncodeObject(*task.usage)))
+      usage = std::move(parsed->value);
   }
-  structured["usage"] = usage;
+  structured["usage"] = std::move(usage);
   const AgentSpec& agent = *task.spec.agent;
   Json budget = Json::object();
   if (agent.max_turns)
