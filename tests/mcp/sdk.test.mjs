@@ -397,11 +397,12 @@ test('cancelling a wait ends it; the server keeps serving and the task runs on',
     const pending = call(client, 'task_output', { task_id: id, wait: true, timeout_s: 40 }, { signal: controller.signal });
     await sleep(300);
     assert.equal(connections(), before + 1, 'the wait has a connection of its own');
-    // While the wait is pending, other requests are served at once.
+    // While the wait is pending, other requests are served at once: not
+    // after the wait's 40 s (the bound leaves room for a loaded machine).
     let t0 = Date.now();
     await client.ping();
     const list = await call(client, 'task_list');
-    assert.ok(Date.now() - t0 < 1_000, `served in ${Date.now() - t0} ms`);
+    assert.ok(Date.now() - t0 < 10_000, `served in ${Date.now() - t0} ms`);
     assert.equal(list.structuredContent.tasks.length, 1);
     t0 = Date.now();
     controller.abort('no longer needed');
@@ -425,11 +426,13 @@ test('EOF exits cleanly; the same BATON_SESSION reattaches and sees its tasks', 
     const id = r.structuredContent.task_id;
     const proc = first.transport._process;
     const exited = new Promise((resolve) => proc.once('exit', (code, signal) => resolve({ code, signal })));
-    const t0 = Date.now();
-    await first.client.close();  // Ends stdin; SIGTERM only after 2 s.
-    const how = await exited;
+    // EOF alone, not the SDK's close(), which sends SIGTERM after 2 s: so
+    // the exit below is the server's own, however long a loaded machine
+    // takes (the bound only keeps a hung server from hanging the test).
+    proc.stdin.end();
+    const how = await Promise.race([exited, sleep(20_000).then(() => 'still running 20 s after EOF')]);
     assert.deepEqual(how, { code: 0, signal: null });
-    assert.ok(Date.now() - t0 < 1_500, `exit took ${Date.now() - t0} ms`);
+    await first.client.close();
     const second = track(await connect(home, env));
     const list = await call(second.client, 'task_list');
     const live = (status) => (status === 'queued' || status === 'running' ? 'live' : status);
@@ -458,10 +461,10 @@ test('raw protocol: discover probe, parse errors, bad shapes, string ids', T, as
         return replies.shift();
       };
       const send = (obj) => child.stdin.write((typeof obj === 'string' ? obj : JSON.stringify(obj)) + '\n');
-      const t0 = Date.now();
+      // The probe is answered (next() allows 5 s), not left to a client's
+      // fallback timeout.
       send({ jsonrpc: '2.0', id: 'server-discover-probe-1', method: 'server/discover', params: {} });
       let m = await next();
-      assert.ok(Date.now() - t0 < 1_000, 'the probe is answered at once');
       // A dual-era server: the probe finds the modern era, and initialize
       // still serves the legacy one (modern.test.mjs covers the modern era).
       assert.equal(m.id, 'server-discover-probe-1');
