@@ -430,7 +430,10 @@ test('EOF exits cleanly; the same BATON_SESSION reattaches and sees its tasks', 
     // the exit below is the server's own, however long a loaded machine
     // takes (the bound only keeps a hung server from hanging the test).
     proc.stdin.end();
-    const how = await Promise.race([exited, sleep(20_000).then(() => 'still running 20 s after EOF')]);
+    let timer;
+    const hung = new Promise((resolve) => { timer = setTimeout(resolve, 20_000, 'still running 20 s after EOF'); });
+    const how = await Promise.race([exited, hung]);
+    clearTimeout(timer);
     assert.deepEqual(how, { code: 0, signal: null });
     await first.client.close();
     const second = track(await connect(home, env));
