@@ -544,7 +544,10 @@ async function restartFlow(cli) {
 
 // Through MCP: delegate, task_output waits and returns at the question, task_answer,
 // task_output waits for the end, task_status shows the last text and the tools used.
-async function mcpFlow(cli, { scenario, answer, tool, resume = false }) {
+// With `notice`, the director learns of the question from the notice that
+// comes with any tool result (here task_list), once, not from a wait; with
+// `checks`, the end it collects carries their evidence.
+async function mcpFlow(cli, { scenario, answer, tool, resume = false, notice = false, checks = [] }) {
   const name = `${cli}-mcp`;
   const cwd = await workdir(name);
   const { Client } = await import(pathToFileURL(join(MCP_SDK, 'index.js')));
@@ -559,21 +562,53 @@ async function mcpFlow(cli, { scenario, answer, tool, resume = false }) {
     assert.ok(!r.isError, `${tool}: ${text}`);
     return { ...r, text };
   };
-  const started = await call('delegate', { brief: `${scenario} [flow:${name}]`, agent: cli, cwd });
+  const started = await call('delegate', { brief: `${scenario} [flow:${name}]`, agent: cli, cwd, ...(checks.length ? { checks } : {}) });
   const id = started.structuredContent.task_id;
   assert.match(id, /^agent-\d+$/);
-  let out = await call('task_output', { task_id: id, wait: true, timeout_s: 50 });
-  let task = out.structuredContent.tasks[0];
-  assert.equal(task.status, 'waiting', out.text);
-  assert.equal(task.questions.length, 1, out.text);
-  assert.match(out.text, /task_answer/);
-  const labels = task.questions[0].items[0].options.map((o) => o.label);
+  let out;
+  let task;
+  let question;
+  if (notice) {
+    // No wait: the question comes as a notice with some other result.
+    const deadline = Date.now() + 60_000;
+    let noticed;
+    while (!noticed && Date.now() < deadline) {
+      const listed = await call('task_list', {});
+      noticed = (listed.structuredContent.notices ?? []).find((n) => n.task_id === id);
+      if (!noticed) await new Promise((resolve) => setTimeout(resolve, 250));
+      else assert.match(listed.text, /Notices/);
+    }
+    assert.ok(noticed, `no notice of ${id}'s question within 60 s`);
+    assert.equal(noticed.status, 'waiting', JSON.stringify(noticed));
+    assert.equal(noticed.questions.length, 1, JSON.stringify(noticed));
+    question = noticed.questions[0];
+    // Told once: the next result carries no notice of it.
+    const again = await call('task_list', {});
+    assert.ok(!(again.structuredContent.notices ?? []).some((n) => n.task_id === id), again.text);
+  } else {
+    out = await call('task_output', { task_id: id, wait: true, timeout_s: 50 });
+    task = out.structuredContent.tasks[0];
+    assert.equal(task.status, 'waiting', out.text);
+    assert.equal(task.questions.length, 1, out.text);
+    assert.match(out.text, /task_answer/);
+    question = task.questions[0];
+  }
+  const labels = question.items[0].options.map((o) => o.label);
   assert.ok(labels.includes(answer), `${answer} in ${labels}`);
   const answered = await call('task_answer', { task_id: id, answers: [answer] });
   assert.equal(answered.structuredContent.answered[0], answer);
   out = await call('task_output', { task_id: id, wait: true, timeout_s: 50 });
   task = out.structuredContent.tasks[0];
   assert.equal(task.status, 'completed', out.text);
+  if (checks.length) {
+    // The checks' evidence comes with the end, in text and structured.
+    assert.equal(task.evidence?.checks?.length, checks.length, JSON.stringify(task));
+    for (const [i, command] of checks.entries()) {
+      assert.equal(task.evidence.checks[i].command, command);
+      assert.equal(task.evidence.checks[i].exit_code, 0, JSON.stringify(task.evidence.checks[i]));
+      assert.ok(out.text.includes(command), out.text);
+    }
+  }
   const st = (await call('task_status', { task_id: id })).structuredContent;
   assert.match(st.last_text, /mock final answer/);
   if (scenario.startsWith('SCEN_ASK')) assert.match(st.last_text, new RegExp(answer), 'the answer reached the model');
@@ -619,7 +654,7 @@ describe('real agent CLIs through baton', { concurrency: 6 }, () => {
   flow('bad-model', async () => {
     for (const cli of CLIS) await badModelFlow(cli);
   });
-  flow('claude-mcp', () => mcpFlow('claude', { scenario: 'SCEN_ASK ask me', answer: 'Postgres', tool: 'AskUserQuestion' }));
+  flow('claude-mcp', () => mcpFlow('claude', { scenario: 'SCEN_ASK ask me', answer: 'Postgres', tool: 'AskUserQuestion', notice: true, checks: ['test -d .', 'echo checked'] }));
   flow('codex-mcp', () => mcpFlow('codex', { scenario: 'SCEN_ASK ask me', answer: 'SQLite', tool: null, resume: true }));
   flow('gemini-mcp', () => mcpFlow('gemini', { scenario: 'SCEN_WRITE write the file', answer: 'Allow', tool: 'edit' }));
   flow('gemini-resume', async (t) => {

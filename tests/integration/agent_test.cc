@@ -94,20 +94,31 @@ TEST_F(AgentTest, ResumeByTaskIdKeepsItsAgent) {
   // The scripted codex (tests/agents/fakes/codex) keeps its threads here.
   auto env = env_;
   env["CODEX_HOME"] = home_ + "/codex-home";
-  auto started = Baton({"delegate", "--agent", "codex", "hello"}, env);
+  auto started = Baton(
+      {"delegate", "--agent", "codex", "--label", "parser fix", "hello"}, env);
   ASSERT_EQ(started.exit_code, 0) << started.err;
   std::string first = started.out.substr(0, started.out.find('\n'));
   Baton({"wait", "--timeout", "20s", first}, env);
   ASSERT_EQ(Status(first, env)["status"], "completed");
-  // No --agent: the resumed task's agent, not the default (claude).
+  // No --agent: the resumed task's agent, not the default (claude); no
+  // --label: its label too.
   auto resumed = Baton({"delegate", "--resume", first, "carry on"}, env);
   ASSERT_EQ(resumed.exit_code, 0) << resumed.err;
   std::string second = resumed.out.substr(0, resumed.out.find('\n'));
   auto task = Status(second, env);
   EXPECT_EQ(task["agent"]["profile"], "codex") << task.dump();
   EXPECT_EQ(task["argv"][0], "codex") << task.dump();
+  EXPECT_EQ(task["label"], "parser fix");
   Baton({"wait", "--timeout", "20s", second}, env);
   EXPECT_EQ(Status(second, env)["status"], "completed");
+  // A new label replaces it.
+  auto renamed = Baton(
+      {"delegate", "--resume", second, "--label", "parser, part 2", "go on"},
+      env);
+  ASSERT_EQ(renamed.exit_code, 0) << renamed.err;
+  std::string third = renamed.out.substr(0, renamed.out.find('\n'));
+  EXPECT_EQ(Status(third, env)["label"], "parser, part 2");
+  Baton({"wait", "--timeout", "20s", third}, env);
 }
 
 TEST_F(AgentTest, SteerGoesInAndAFollowUpWaitsForTheTurn) {

@@ -1,11 +1,12 @@
-// Queues, priorities and dependencies through the CLI and the real daemon
-// (issue 16, doc/scheduling.md). The tasks write what they do to a shared
-// journal, so a limit is observed, not assumed.
+// Queues, priorities, dependencies and retries through the CLI and the real
+// daemon (issue 16, doc/scheduling.md). The tasks write what they do to a
+// shared journal, so a limit is observed, not assumed.
 #include <signal.h>
 
 #include <chrono>
 #include <fstream>
 #include <sstream>
+#include <thread>
 
 #include "tests/support/baton_fixture.h"
 
@@ -215,6 +216,105 @@ TEST_F(SchedulingTest, KillingAHeldTaskEndsItBeforeItRuns) {
   std::ofstream{gate};
   WaitAll({a});
   EXPECT_EQ(StartOrder(), (std::vector<std::string>{"a"}));
+}
+
+// A command that counts its runs in `counter` and fails until run
+// `succeeds_at` (never when 0), printing "attempt N".
+std::string Flaky(const std::string& counter, int succeeds_at) {
+  return "n=$(cat " + counter +
+         " 2>/dev/null || echo 0); n=$((n+1)); echo $n > " + counter +
+         "; echo attempt $n; [ " + std::to_string(succeeds_at) +
+         " -gt 0 ] && [ $n -ge " + std::to_string(succeeds_at) + " ]";
+}
+
+TEST_F(SchedulingTest, RetriesRunAgainUnderOneIdAndRecordEachAttempt) {
+  std::string counter = home_ + "/count";
+  std::string id =
+      Run(Flaky(counter, 3), {"--retry", "3", "--retry-delay", "100ms"});
+  auto waited = Baton({"wait", id, "--timeout", "60s"}, {}, seconds(90));
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+  auto task = Status(id);
+  EXPECT_EQ(task["status"], "completed");
+  EXPECT_EQ(task["detail"], "exit code: 0; attempt 3 of 4");
+  EXPECT_EQ(task["retry"]["retries"], 3);
+  EXPECT_EQ(task["retry"]["delay_ms"], 100);
+  ASSERT_EQ(task["attempts"].size(), 2u) << task.dump();
+  // One log, each attempt after a marker, and each attempt's bytes known.
+  std::string first = "attempt 1\n";
+  std::string second =
+      "[baton: attempt 2 of 4 (attempt 1: exit code: 1)]\nattempt 2\n";
+  std::string third =
+      "[baton: attempt 3 of 4 (attempt 2: exit code: 1)]\nattempt 3\n";
+  EXPECT_EQ(Baton({"output", id}).out, first + second + third);
+  for (int i = 0; i < 2; ++i) {
+    EXPECT_EQ(task["attempts"][i]["exit_code"], 1);
+    EXPECT_EQ(task["attempts"][i]["detail"], "exit code: 1");
+  }
+  EXPECT_EQ(task["attempts"][0]["output_from"], 0);
+  EXPECT_EQ(task["attempts"][0]["output_to"], first.size());
+  EXPECT_EQ(task["attempts"][1]["output_from"], first.size());
+  EXPECT_EQ(task["attempts"][1]["output_to"], first.size() + second.size());
+  // Backoff: the second retry waited at least twice the first's delay.
+  EXPECT_GE(task["attempts"][1]["started_ms"].get<int64_t>() -
+                task["attempts"][0]["ended_ms"].get<int64_t>(),
+            100);
+  auto shown = Baton({"status", id});
+  EXPECT_NE(shown.out.find("retries:  up to 3, the first after"),
+            std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("attempts: 1. exit code: 1, ran"), std::string::npos)
+      << shown.out;
+}
+
+TEST_F(SchedulingTest, ARetryThatWaitsOutABatondCrashStillRunsOnce) {
+  std::string counter = home_ + "/count";
+  std::string id =
+      Run(Flaky(counter, 2), {"--retry", "1", "--retry-delay", "2s"});
+  // Held for its retry, then batond dies.
+  nlohmann::json held;
+  for (int i = 0; i < 300; ++i) {
+    held = Status(id);
+    if (held["attempts"].size() == 1)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  ASSERT_EQ(held["status"], "queued") << held.dump();
+  EXPECT_EQ(held["detail"], "retry 1 of 1 in 2s (attempt 1: exit code: 1)");
+  EXPECT_TRUE(held.contains("retry_at"));
+  KillDaemonHard();
+  auto waited = Baton({"wait", id, "--timeout", "60s"}, {}, seconds(90));
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+  EXPECT_EQ(Status(id)["status"], "completed");
+  std::ifstream in(counter);
+  int runs = 0;
+  in >> runs;
+  EXPECT_EQ(runs, 2);  // Once each: the retry neither lost nor doubled.
+}
+
+TEST_F(SchedulingTest, AKillStopsTheRetriesAndBadRetriesAreRefused) {
+  std::string counter = home_ + "/count";
+  std::string id =
+      Run(Flaky(counter, 0), {"--retry", "5", "--retry-delay", "30s"});
+  nlohmann::json held;
+  for (int i = 0; i < 300; ++i) {
+    held = Status(id);
+    if (held["attempts"].size() == 1)
+      break;
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  EXPECT_EQ(held["detail"], "retry 1 of 5 in 30s (attempt 1: exit code: 1)");
+  ASSERT_EQ(Baton({"kill", id}).exit_code, 0);
+  auto killed = Status(id);
+  EXPECT_EQ(killed["status"], "killed");
+  EXPECT_EQ(killed["detail"], "killed while it waited to retry");
+  auto refused =
+      Baton({"run", "--retry", "1", "--retry-delay", "11m", "--", "true"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.out;
+  EXPECT_NE(refused.err.find("--retry-delay 11m is longer than 10m"),
+            std::string::npos)
+      << refused.err;
+  auto listed = Baton({"ls", "--json", "--all"});
+  EXPECT_EQ(listed.json()["tasks"].size(), 1u) << listed.out;  // Nothing new.
 }
 
 }  // namespace

@@ -33,8 +33,15 @@ test('initialize, tools/list: eight tools with schemas and honest annotations', 
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     assert.match(client.getInstructions(), /delegate/);
     assert.match(client.getInstructions(), /task_answer/);
+    // A director that lost track is told how to find what it did not collect,
+    // and how to wait from its own background shell.
+    assert.match(client.getInstructions(), /lost track[^.]*call\s+task_list: it marks the ended tasks you have not collected/);
+    assert.match(client.getInstructions(), /wait_command/);
+    assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
       'delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status']);
+    for (const name of ['run', 'delegate'])
+      assert.match(byName[name].description, /wait_command/, name);
     for (const tool of tools) {
       assert.equal(tool.inputSchema.type, 'object', tool.name);
       assert.equal(tool.outputSchema.type, 'object', tool.name);
@@ -232,6 +239,33 @@ test('max_output_bytes caps the output: the kept part, then the exact marker; a 
   });
 });
 
+test('retries run a failing command again under one id; task_status lists the attempts; a bad value is isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const bad = await call(client, 'run', { command: 'true', retries: 101 });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /'retries' must be a whole number from 0 to 100/);
+    const slow = await call(client, 'run', { command: 'true', retries: 1, retry_delay_s: 601 });
+    assert.equal(slow.isError, true, text(slow));
+    assert.match(text(slow), /'retry_delay_s' must be at most 600/);
+    const counter = `${home}/count`;
+    const command = `n=$(cat ${counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${counter}; echo try $n; [ $n -ge 2 ]`;
+    const r = await call(client, 'run', { command, retries: 2, retry_delay_s: 0.1 });
+    assert.equal(r.isError, false, text(r));
+    const id = r.structuredContent.task_id;
+    const o = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 30 });
+    const entry = o.structuredContent.tasks[0];
+    assert.equal(entry.status, 'completed');
+    assert.equal(entry.output, 'try 1\n[baton: attempt 2 of 3 (attempt 1: exit code: 1)]\ntry 2\n');
+    const s = await call(client, 'task_status', { task_id: id });
+    assert.equal(s.structuredContent.retries, 2);
+    assert.equal(s.structuredContent.attempts.length, 1);
+    assert.equal(s.structuredContent.attempts[0].exit_code, 1);
+    assert.deepEqual([s.structuredContent.attempts[0].output_from, s.structuredContent.attempts[0].output_to], [0, 6]);
+    assert.match(text(s), /attempt 1: exit code: 1 \(output bytes 0-6\)/);
+  });
+});
+
 test('kill: requested, then already-terminal; the task ends as killed', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
@@ -317,7 +351,12 @@ test('bad arguments are isError results the model can act on', T, async () => {
       assert.equal(res.isError, true, `${tool} ${JSON.stringify(args)}: ${text(res)}`);
       assert.match(text(res), pattern, `${tool} ${JSON.stringify(args)}`);
     }
-    await assert.rejects(call(client, 'no_such_tool', {}), /Unknown tool/);
+    // The error names every tool, not a stale list of some.
+    const unknown = await call(client, 'no_such_tool', {}).then(
+      (res) => text(res), (error) => String(error.message));
+    assert.match(unknown, /Unknown tool/);
+    for (const name of ['delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status'])
+      assert.ok(unknown.includes(name), `${name} missing from: ${unknown}`);
   });
 });
 
@@ -715,6 +754,8 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     const outside = await call(client, 'delegate', { brief: 'x', cwd: home, worktree: true });
     assert.equal(outside.isError, true, text(outside));
     assert.match(text(outside), /is not in a git repository.*\(nothing was started\)/s);
+    // MCP texts name MCP arguments, never the CLI's flags.
+    assert.doesNotMatch(text(outside), /--worktree/);
 
     const d = await call(client, 'delegate', { brief: 'isolated work', cwd: repo, worktree: true });
     assert.equal(d.isError, false, text(d));

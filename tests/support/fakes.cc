@@ -29,8 +29,8 @@ Status InMemoryTaskStore::PutTask(const TaskRecord& task) {
   if (it == tasks.end())
     order.push_back(task.id);
   TaskRecord copy = task;
-  if (!task.held)
-    copy.spec.base_env.clear();  // Persisted only while held.
+  if (!KeepsEnvironment(task))
+    copy.spec.base_env.clear();  // Persisted only while it may start again.
   tasks[task.id] = copy;
   return {};
 }

@@ -179,6 +179,19 @@ std::string TaskDetails(const TaskView& view) {
     if (task.usage)
       field("usage:", UsageText(*task.usage));
   }
+  if (task.spec.retry.retries > 0) {
+    field("retries:",
+          fmt::format("up to {}, the first after {}", task.spec.retry.retries,
+                      ShortSpan(task.spec.retry.delay_ms)));
+  }
+  for (size_t i = 0; i < task.attempts.size(); ++i) {
+    const Attempt& attempt = task.attempts[i];
+    field(
+        i == 0 ? "attempts:" : "",
+        fmt::format("{}. {}, ran {}, output bytes {}-{}", i + 1, attempt.detail,
+                    ShortSpan(attempt.ended_ms - attempt.started_ms),
+                    attempt.output_from, attempt.output_to));
+  }
   if (task.output_dropped > 0) {
     field("dropped:",
           fmt::format("{} bytes past the cap of {} bytes (max_output)",

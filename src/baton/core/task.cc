@@ -77,6 +77,43 @@ Result<TaskStatus> ParseTaskStatus(std::string_view name) {
                    fmt::format("unknown task status '{}'", name));
 }
 
+int64_t RetryDelayMs(const RetryPolicy& policy, int64_t n) {
+  int64_t cap = std::max(policy.delay_ms, kMaxRetryBackoffMs);
+  int64_t delay = policy.delay_ms;
+  for (int64_t i = 1; i < n && delay < cap; ++i)
+    delay *= 2;
+  return std::min(delay, cap);
+}
+
+std::string RunName(const TaskRecord& task) {
+  if (task.attempts.empty())
+    return task.id.ToString();
+  return fmt::format("{}.{}", task.id.ToString(), task.attempts.size() + 1);
+}
+
+Result<TaskId> TaskIdOfRun(std::string_view run) {
+  size_t dot = run.find('.');
+  if (dot != std::string_view::npos) {
+    std::string_view attempt = run.substr(dot + 1);
+    int number = 0;
+    auto [end, ec] = std::from_chars(attempt.data(),
+                                     attempt.data() + attempt.size(), number);
+    if (ec != std::errc() || end != attempt.data() + attempt.size() ||
+        number < 2) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("'{}' names no attempt of a task", run));
+    }
+    run = run.substr(0, dot);
+  }
+  return TaskId::Parse(run);
+}
+
+bool KeepsEnvironment(const TaskRecord& task) {
+  return task.held ||
+         (!IsTerminal(task.status) &&
+          static_cast<int64_t>(task.attempts.size()) < task.spec.retry.retries);
+}
+
 std::vector<std::string> TaskEnvironmentEntries(const TaskRecord& task) {
   std::map<std::string, std::string> entries = task.spec.env_overrides;
   entries["BATON_TASK_ID"] = task.id.ToString();

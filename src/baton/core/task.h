@@ -176,6 +176,49 @@ struct Schedule {
   }
 };
 
+// How a failed shell task runs again (doc/scheduling.md, "Retries"): up to
+// `retries` more attempts under the same id, the first `delay_ms` after the
+// failure, each later one after twice the delay before it, at most
+// kMaxRetryBackoffMs (or `delay_ms`, where that is longer).
+struct RetryPolicy {
+  int64_t retries = 0;
+  int64_t delay_ms = 5000;
+
+  bool operator==(const RetryPolicy&) const = default;
+  template <class V>
+  void Fields(V& v) {
+    v("retries", retries, {.min = 0});
+    v("delay_ms", delay_ms, {.min = 0});
+  }
+};
+inline constexpr int64_t kMaxRetries = 100;
+inline constexpr int64_t kMaxRetryBackoffMs = 10 * 60 * 1000;
+// The wait before retry `n` (1 = the first) of `policy`.
+int64_t RetryDelayMs(const RetryPolicy& policy, int64_t n);
+
+// An earlier attempt of a retried task: how it ended, and the bytes of the
+// task's log it wrote ([output_from, output_to)).
+struct Attempt {
+  int64_t started_ms = 0;
+  int64_t ended_ms = 0;
+  std::optional<int> exit_code;
+  std::optional<int> signal;
+  std::string detail;  // As its end would have been told: "exit code: 1".
+  int64_t output_from = 0;
+  int64_t output_to = 0;
+
+  template <class V>
+  void Fields(V& v) {
+    v("started_ms", started_ms);
+    v("ended_ms", ended_ms);
+    v("exit_code", exit_code);
+    v("signal", signal);
+    v("detail", detail);
+    v("output_from", output_from, {.min = 0});
+    v("output_to", output_to, {.min = 0});
+  }
+};
+
 // The default queue's name, as people see it; stored as "".
 inline constexpr char kDefaultQueue[] = "default";
 
@@ -211,6 +254,7 @@ struct TaskSpec {
   // Bytes of output a shell task keeps; past them what it prints is
   // dropped and counted (doc/tasks.md, "Output cap"). 0 = no cap.
   int64_t max_output = kDefaultMaxOutput;
+  RetryPolicy retry;  // Shell tasks only.
 };
 
 // The files of an agent task in its folder (Executor::TaskDir): the CLI's
@@ -333,7 +377,23 @@ struct TaskRecord {
   // client's environment (spec.base_env) is kept with it, since a batond
   // restart must still start it with that environment.
   bool held = false;
+  // Its earlier attempts, oldest first, when it failed and was run again
+  // (spec.retry); the record's own fields are the current attempt's.
+  std::vector<Attempt> attempts;
+  // Held after a failed attempt: the wall time its retry may start (0 once
+  // released to its queue, and for every other task).
+  int64_t retry_at_ms = 0;
 };
+
+// The name the executor runs the current attempt of `task` under: its id
+// for the first, "<id>.<n>" for attempt n. Each attempt is then spawned
+// once and only once, as a task is (doc/supervisor.md, "Exactly once").
+std::string RunName(const TaskRecord& task);
+// The task a RunName names; fails on anything else.
+Result<TaskId> TaskIdOfRun(std::string_view run);
+// Whether batond keeps the client's environment (spec.base_env) with the
+// task, stored: while it is held, and while a retry may still need it.
+bool KeepsEnvironment(const TaskRecord& task);
 
 // What a task sets over its base environment (spec.base_env, else batond's
 // own): its env_overrides and BATON_TASK_ID, as "NAME=value" entries in

@@ -10,10 +10,10 @@ TaskExtra ExtraOf(const TaskRecord& task) {
                   task.question_told ? std::optional(true) : std::nullopt};
   if (!task.spec.schedule.IsDefault())
     extra.schedule = task.spec.schedule;
-  if (task.held) {
+  if (task.held)
     extra.held = true;
+  if (KeepsEnvironment(task))
     extra.held_env = task.spec.base_env;
-  }
   if (task.spec.max_output != kDefaultMaxOutput)
     extra.max_output = task.spec.max_output;
   if (task.output_dropped != 0)
@@ -21,6 +21,11 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   extra.usage = task.usage;
   if (task.killed_at_limit)
     extra.killed_at_limit = true;
+  if (task.spec.retry.retries > 0)
+    extra.retry = task.spec.retry;
+  extra.attempts = task.attempts;
+  if (task.retry_at_ms != 0)
+    extra.retry_at_ms = task.retry_at_ms;
   return extra;
 }
 
@@ -32,12 +37,16 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.question_told = extra.question_told.value_or(false);
   task.spec.schedule = std::move(extra.schedule).value_or(Schedule{});
   task.held = extra.held.value_or(false);
-  if (task.held)
-    task.spec.base_env = std::move(extra.held_env);
   task.spec.max_output = extra.max_output.value_or(kDefaultMaxOutput);
   task.output_dropped = extra.output_dropped.value_or(0);
   task.usage = std::move(extra.usage);
   task.killed_at_limit = extra.killed_at_limit.value_or(false);
+  task.spec.retry = extra.retry.value_or(RetryPolicy{});
+  task.attempts = std::move(extra.attempts);
+  task.retry_at_ms = extra.retry_at_ms.value_or(0);
+  // After the fields KeepsEnvironment reads.
+  if (KeepsEnvironment(task))
+    task.spec.base_env = std::move(extra.held_env);
 }
 
 std::string EncodeTaskExtra(const TaskRecord& task) {

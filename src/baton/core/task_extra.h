@@ -28,6 +28,9 @@ struct TaskExtra {
   std::optional<int64_t> output_dropped;  // Set only when not 0.
   std::optional<AgentUsage> usage;
   std::optional<bool> killed_at_limit;  // Set only when true.
+  std::optional<RetryPolicy> retry;     // Set only when it retries.
+  std::vector<Attempt> attempts;
+  std::optional<int64_t> retry_at_ms;  // Set only when not 0.
 
   template <class V>
   void Fields(V& v) {
@@ -43,6 +46,9 @@ struct TaskExtra {
     v("output_dropped", output_dropped, {.omit_when_empty = true});
     v("usage", usage, {.omit_when_empty = true});
     v("killed_at_limit", killed_at_limit, {.omit_when_empty = true});
+    v("retry", retry, {.omit_when_empty = true});
+    v("attempts", attempts, {.omit_when_empty = true});
+    v("retry_at_ms", retry_at_ms, {.omit_when_empty = true});
   }
 };
 

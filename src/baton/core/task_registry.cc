@@ -52,6 +52,19 @@ TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
   queues_[""];  // The default queue is always there.
 }
 
+TaskRegistry::~TaskRegistry() {
+  for (const auto& [id, timer] : retry_timers_)
+    timers_->Cancel(timer);
+  for (const auto& [session, state] : sessions_) {
+    if (state.lease_timer)
+      timers_->Cancel(state.lease_timer);
+  }
+  for (const auto& [id, waiter] : waiters_) {
+    if (waiter.timer)
+      timers_->Cancel(waiter.timer);
+  }
+}
+
 Status TaskRegistry::Recover() {
   auto live = store_->LoadLiveTasks();
   if (!live)
@@ -128,6 +141,23 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
   if (spec.timeout && spec.timeout->count() <= 0) {
     return invalid("timeout must be positive, e.g. --timeout 30s");
   }
+  if (spec.retry.retries < 0 || spec.retry.retries > kMaxRetries) {
+    return invalid(fmt::format("retries must be 0 to {}, not {}", kMaxRetries,
+                               spec.retry.retries));
+  }
+  if (spec.retry.delay_ms < 0 || spec.retry.delay_ms > kMaxRetryBackoffMs) {
+    return invalid("the retry delay must be 0 to 10 minutes, e.g. 5 s");
+  }
+  if (spec.retry.retries > 0 && spec.agent) {
+    return invalid(
+        "retries are for shell tasks; to run an agent's work again, "
+        "delegate again resuming its task (resume_from)");
+  }
+  if (spec.retry.retries > 0 && spec.stdin_pipe) {
+    return invalid(
+        "a task with a stdin pipe cannot be retried (what was written to "
+        "the pipe is gone); give its input as a file instead");
+  }
   return {};
 }
 
@@ -175,9 +205,12 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
     effects_.push_back(
         {.kind = Effect::Kind::kStart, .task = task, .undoable = true});
     // The environment is in the spawn request now: the live record need
-    // not carry it through every later copy and save.
-    if (auto it = live_.find(task.id); it != live_.end())
+    // not carry it through every later copy and save, unless a retry may
+    // start the task again.
+    if (auto it = live_.find(task.id);
+        it != live_.end() && !KeepsEnvironment(it->second)) {
       it->second.spec.base_env = {};
+    }
   }
   // Answered now, as queued: the record is committed before the answer and
   // the spawn request leave (Commit), so the id is collectable whatever
@@ -239,11 +272,21 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   }
   if (task.ended_ms == 0)
     task.ended_ms = clock_->WallNowMillis();
+  if (RetriesAfter(task, exit)) {
+    HoldForRetry(std::move(task));
+    return;
+  }
+  if (!task.attempts.empty()) {
+    task.detail += fmt::format("; attempt {} of {}", task.attempts.size() + 1,
+                               task.spec.retry.retries + 1);
+  }
   Finish(std::move(task));
 }
 
 void TaskRegistry::Finish(TaskRecord task) {
   BATON_CHECK(IsTerminal(task.status));
+  if (auto timer = retry_timers_.extract(task.id))
+    timers_->Cancel(timer.mapped());
   Unschedule(task);
   task.held = false;
   task.spec.base_env = {};
@@ -294,7 +337,7 @@ Status TaskRegistry::CheckOwner(const TaskRecord& task,
     return MakeError(
         ErrorCode::kPermissionDenied,
         fmt::format("task {} belongs to another session; use the session "
-                    "that started it (--session NAME or BATON_SESSION)",
+                    "that started it (CLI: --session NAME or BATON_SESSION)",
                     id_text));
   }
   return {};
@@ -462,7 +505,9 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
     ended.status = TaskStatus::kKilled;
     ended.kill_reason = reason.empty() ? "by request" : std::move(reason);
     ended.killed_at_limit = origin == KillOrigin::kLimit;
-    ended.detail = "killed before it started";
+    ended.detail = ended.attempts.empty() ? "killed before it started"
+                                          : "killed while it waited to retry";
+    ended.retry_at_ms = 0;
     ended.ended_ms = clock_->WallNowMillis();
     task = ended;
     Finish(std::move(ended));

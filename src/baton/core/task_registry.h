@@ -100,6 +100,8 @@ class TaskRegistry : public ExecutorListener {
   // Borrows all four; they must outlive the registry.
   TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
                const Clock* clock, Options options);
+  // Cancels its timers (retries, leases, waits' timeouts).
+  ~TaskRegistry() override;
   TaskRegistry(const TaskRegistry&) = delete;
   TaskRegistry& operator=(const TaskRegistry&) = delete;
 
@@ -374,6 +376,19 @@ class TaskRegistry : public ExecutorListener {
   void Dispatch(TaskRecord& task);
   // A task leaves the schedule: it ended, or its creation was rolled back.
   void Unschedule(const TaskRecord& task);
+  // It leaves its queue (its slot, or its place among the held), but not
+  // the schedule: its dependents still wait for its end.
+  void LeaveQueue(const TaskRecord& task);
+  // Retries (doc/scheduling.md, "Retries"). Whether the attempt that ended
+  // so (`ended` has the exit applied) is followed by another.
+  bool RetriesAfter(const TaskRecord& ended, const ExitInfo& exit) const;
+  // Records the attempt and holds the task, queued, until its retry's
+  // time; its end is not told to anyone, waits included.
+  void HoldForRetry(TaskRecord task);
+  // At `delay` from now, a task held for a retry joins its queue.
+  void ArmRetry(const TaskId& id, std::chrono::milliseconds delay);
+  // A held task that waits for nothing but a slot now: into its queue.
+  void EnqueueReady(TaskRecord& task);
   // Why a held task waits, for its detail.
   std::string HeldDetail(const TaskRecord& task) const;
   QueueView ViewOf(const QueueState& state) const;
@@ -469,6 +484,8 @@ class TaskRegistry : public ExecutorListener {
   std::set<std::string> dirty_queues_;
   // Held tasks whose dependencies are done, now waiting for a slot.
   std::set<TaskId> ready_after_;
+  // Tasks held for a retry, by the timer that releases them.
+  std::map<TaskId, TimerId> retry_timers_;
   std::function<void(const TaskRecord&)> on_dispatch_;
   std::function<Status(TaskRecord&)> on_create_;
 };

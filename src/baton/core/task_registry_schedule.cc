@@ -10,6 +10,7 @@
 #include <algorithm>
 
 #include "baton/core/task_registry.h"
+#include "baton/util/duration.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -224,16 +225,21 @@ void TaskRegistry::Dispatch(TaskRecord& task) {
   ready_after_.erase(task.id);
   ++queues_[task.spec.schedule.queue].running;
   task.held = false;
-  task.detail.clear();
+  task.detail = task.attempts.empty()
+                    ? std::string()
+                    : fmt::format("attempt {} of {}", task.attempts.size() + 1,
+                                  task.spec.retry.retries + 1);
   TaskRecord start = task;  // With the client's environment.
-  task.spec.base_env = {};  // In the spawn request now; no longer stored.
+  // In the spawn request now; no longer stored unless a retry needs it.
+  if (!KeepsEnvironment(task))
+    task.spec.base_env = {};
   Save(TaskRecord(task));
   if (on_dispatch_)
     on_dispatch_(start);
   effects_.push_back({.kind = Effect::Kind::kStart, .task = std::move(start)});
 }
 
-void TaskRegistry::Unschedule(const TaskRecord& task) {
+void TaskRegistry::LeaveQueue(const TaskRecord& task) {
   ready_after_.erase(task.id);
   auto queue = queues_.find(task.spec.schedule.queue);
   if (task.held) {
@@ -244,11 +250,89 @@ void TaskRegistry::Unschedule(const TaskRecord& task) {
     if (!queue->second.ready.empty())
       dirty_queues_.insert(task.spec.schedule.queue);
   }
+}
+
+void TaskRegistry::Unschedule(const TaskRecord& task) {
+  LeaveQueue(task);
   // Dependents look again: the end they waited for may have come.
   if (auto node = dependents_.extract(task.id)) {
     for (const TaskId& id : node.mapped())
       reconsider_.insert(id);
   }
+}
+
+bool TaskRegistry::RetriesAfter(const TaskRecord& ended,
+                                const ExitInfo& exit) const {
+  // A failure, or a timeout; never a kill, a lost task or an agent. An
+  // attempt that filled the output cap is the last: its log has no room
+  // for what a retry would print.
+  bool failed =
+      ended.status == TaskStatus::kFailed ||
+      (exit.cause == ExitCause::kTimedOut && ended.kill_reason.empty());
+  return failed && !ended.spec.agent && ended.kill_reason.empty() &&
+         static_cast<int64_t>(ended.attempts.size()) <
+             ended.spec.retry.retries &&
+         ended.output_dropped == 0;
+}
+
+void TaskRegistry::HoldForRetry(TaskRecord task) {
+  Attempt attempt;
+  attempt.started_ms = task.started_ms;
+  attempt.ended_ms = task.ended_ms;
+  attempt.exit_code = task.exit_code;
+  attempt.signal = task.signal;
+  attempt.detail = task.detail;
+  attempt.output_from =
+      task.attempts.empty() ? 0 : task.attempts.back().output_to;
+  attempt.output_to = attempt.output_from;
+  if (auto size = executor_->OutputSize(task))
+    attempt.output_to =
+        std::max(attempt.output_from, static_cast<int64_t>(*size));
+  // Its slot is free while it waits; it takes one again when released.
+  LeaveQueue(task);
+  task.attempts.push_back(std::move(attempt));
+  int64_t retry = static_cast<int64_t>(task.attempts.size());
+  int64_t delay_ms = RetryDelayMs(task.spec.retry, retry);
+  task.status = TaskStatus::kQueued;
+  task.held = true;
+  task.pid = 0;
+  task.started_ms = 0;
+  task.ended_ms = 0;
+  task.exit_code.reset();
+  task.signal.reset();
+  task.evidence.reset();
+  task.retry_at_ms = clock_->WallNowMillis() + delay_ms;
+  task.detail = fmt::format("retry {} of {} in {} (attempt {}: {})", retry,
+                            task.spec.retry.retries,
+                            FormatDuration(std::chrono::milliseconds(delay_ms)),
+                            retry, task.attempts.back().detail);
+  BATON_LOG_INFO("{}: attempt {} {}; {}", task.id.ToString(), retry,
+                 task.attempts.back().detail, task.detail);
+  TaskId id = task.id;
+  Save(task);
+  ArmRetry(id, std::chrono::milliseconds(delay_ms));
+}
+
+void TaskRegistry::ArmRetry(const TaskId& id, std::chrono::milliseconds delay) {
+  retry_timers_[id] = timers_->Schedule(clock_->Now() + delay, [this, id] {
+    retry_timers_.erase(id);
+    auto it = live_.find(id);
+    // Killed while it waited, or released already.
+    if (it == live_.end() || !it->second.held || it->second.retry_at_ms == 0)
+      return;
+    it->second.retry_at_ms = 0;
+    EnqueueReady(it->second);
+    Save(TaskRecord(it->second));
+  });
+}
+
+void TaskRegistry::EnqueueReady(TaskRecord& task) {
+  // It ran before: what it waited for is done.
+  if (!task.spec.schedule.after.empty())
+    ready_after_.insert(task.id);
+  queues_[task.spec.schedule.queue].ready.insert(KeyOf(task));
+  dirty_queues_.insert(task.spec.schedule.queue);
+  task.detail = HeldDetail(task);
 }
 
 Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
@@ -334,8 +418,17 @@ Status TaskRegistry::RecoverSchedule() {
     std::string name = record.name;
     queues_[name].record = std::move(record);
   }
-  for (const auto& [id, task] : live_) {
-    if (task.held) {
+  for (auto& [id, task] : live_) {
+    if (task.held && !task.attempts.empty()) {
+      // Held for a retry: at its time, or now if that passed while batond
+      // was down; or released already, waiting for a slot.
+      if (task.retry_at_ms != 0) {
+        ArmRetry(id, std::chrono::milliseconds(std::max<int64_t>(
+                         0, task.retry_at_ms - clock_->WallNowMillis())));
+      } else {
+        EnqueueReady(task);
+      }
+    } else if (task.held) {
       IndexHeld(task);
     } else {
       ++queues_[task.spec.schedule.queue].running;

@@ -1,4 +1,4 @@
-// Queues, priorities and dependencies (task_registry_schedule.cc,
+// Queues, priorities, dependencies and retries (task_registry_schedule.cc,
 // doc/scheduling.md), over the in-memory store and a fake executor.
 #include <gtest/gtest.h>
 
@@ -24,12 +24,14 @@ class ScheduleTest : public ::testing::Test {
 
   // Starts a shell task with `schedule`; its id, or the error's message.
   Result<std::string> Start(Schedule schedule,
-                            std::vector<std::string> env = {}) {
+                            std::vector<std::string> env = {},
+                            RetryPolicy retry = {}) {
     TaskSpec spec;
     spec.shell_command = "true";
     spec.cwd = "/tmp";
     spec.schedule = std::move(schedule);
     spec.base_env = std::move(env);
+    spec.retry = retry;
     Result<std::string> id = std::unexpected(Error{});
     registry_->Start(std::move(spec), [&](Result<TaskRecord> task) {
       if (task) {
@@ -55,8 +57,19 @@ class ScheduleTest : public ::testing::Test {
     return ids;
   }
   // Spawns every started task and ends `id` with `code`.
-  void End(const std::string& id, int code) {
-    executor_.Exit(*TaskId::Parse(id), code);
+  void End(const std::string& id, int code,
+           ExitCause cause = ExitCause::kNatural) {
+    executor_.Exit(*TaskId::Parse(id), code, cause);
+  }
+  // Starts a task of the default queue that retries `retries` times,
+  // first after `delay_ms`; its id.
+  std::string StartRetried(int64_t retries, int64_t delay_ms,
+                           Schedule schedule = {},
+                           std::vector<std::string> env = {}) {
+    auto id = Start(std::move(schedule), std::move(env),
+                    {.retries = retries, .delay_ms = delay_ms});
+    EXPECT_TRUE(id) << id.error().message;
+    return id.value_or("");
   }
   TaskRecord Get(const std::string& id) { return *registry_->Get(id, ""); }
   void AddQueue(const std::string& name, int64_t max) {
@@ -277,6 +290,189 @@ TEST_F(ScheduleTest, AFailedCommitTakesBackAHeldTaskAndItsPlace) {
   EXPECT_EQ(queues[1].record.name, "q");
   EXPECT_EQ(queues[1].running, 1);
   EXPECT_EQ(queues[1].queued, 0);
+}
+
+TEST(RetryDelayTest, DoublesFromTheDelayUpToTenMinutesOrTheDelay) {
+  RetryPolicy policy{.retries = 20, .delay_ms = 5000};
+  EXPECT_EQ(RetryDelayMs(policy, 1), 5000);
+  EXPECT_EQ(RetryDelayMs(policy, 2), 10000);
+  EXPECT_EQ(RetryDelayMs(policy, 3), 20000);
+  EXPECT_EQ(RetryDelayMs(policy, 8), 600000);  // 640 s, capped.
+  EXPECT_EQ(RetryDelayMs(policy, 20), 600000);
+  EXPECT_EQ(RetryDelayMs({.retries = 3, .delay_ms = 0}, 3), 0);
+  policy.delay_ms = 600000;
+  EXPECT_EQ(RetryDelayMs(policy, 4), 600000);
+}
+
+TEST(RetryDelayTest, RunNamesNameEachAttemptOnce) {
+  TaskRecord task;
+  task.id = {TaskKind::kShell, 7};
+  EXPECT_EQ(RunName(task), "shell-7");
+  task.attempts.resize(2);
+  EXPECT_EQ(RunName(task), "shell-7.3");
+  EXPECT_EQ(TaskIdOfRun("shell-7.3")->ToString(), "shell-7");
+  EXPECT_EQ(TaskIdOfRun("shell-7")->ToString(), "shell-7");
+  for (const char* bad : {"shell-7.", "shell-7.1", "shell-7.x", "shell-7.2.2"})
+    EXPECT_FALSE(TaskIdOfRun(bad)) << bad;
+}
+
+TEST_F(ScheduleTest, AFailedAttemptIsRecordedAndTheTaskRunsAgainAfterItsDelay) {
+  std::string id = StartRetried(2, 5000);
+  Commit();
+  TaskId task_id = *TaskId::Parse(id);
+  executor_.Spawn(task_id);
+  executor_.output_sizes[task_id] = 40;
+  bool waited = false;
+  ASSERT_TRUE(registry_->Wait({id}, "", false, std::nullopt,
+                              [&](WaitResult) { waited = true; }));
+  End(id, 3);
+  Commit();
+  // Not an end: no wait answered, no notice, held until its retry.
+  EXPECT_FALSE(waited);
+  TaskRecord held = Get(id);
+  EXPECT_EQ(held.status, TaskStatus::kQueued);
+  EXPECT_TRUE(held.held);
+  EXPECT_EQ(held.detail, "retry 1 of 2 in 5s (attempt 1: exit code: 3)");
+  ASSERT_EQ(held.attempts.size(), 1u);
+  EXPECT_EQ(held.attempts[0].exit_code, 3);
+  EXPECT_EQ(held.attempts[0].output_from, 0);
+  EXPECT_EQ(held.attempts[0].output_to, 40);
+  EXPECT_FALSE(held.exit_code);
+  EXPECT_EQ(store_.flushed.at(task_id).attempts.size(), 1u);
+  time_.Advance(std::chrono::milliseconds(4999));
+  Commit();
+  EXPECT_EQ(Started().size(), 1u);
+  time_.Advance(std::chrono::milliseconds(1));
+  Commit();
+  ASSERT_EQ(Started(), (Ids{id, id}));
+  EXPECT_EQ(RunName(executor_.started.back()), id + ".2");
+  EXPECT_EQ(Get(id).detail, "attempt 2 of 3");
+  // The second retry waits twice as long.
+  executor_.Spawn(task_id);
+  executor_.output_sizes[task_id] = 100;
+  End(id, 1);
+  Commit();
+  EXPECT_EQ(Get(id).detail, "retry 2 of 2 in 10s (attempt 2: exit code: 1)");
+  EXPECT_EQ(Get(id).attempts[1].output_from, 40);
+  EXPECT_EQ(Get(id).attempts[1].output_to, 100);
+  time_.Advance(std::chrono::seconds(10));
+  Commit();
+  ASSERT_EQ(Started().size(), 3u);
+  executor_.Spawn(task_id);
+  End(id, 0);
+  Commit();
+  EXPECT_TRUE(waited);
+  TaskRecord done = Get(id);
+  EXPECT_EQ(done.status, TaskStatus::kCompleted);
+  EXPECT_EQ(done.detail, "exit code: 0; attempt 3 of 3");
+  EXPECT_EQ(done.attempts.size(), 2u);
+}
+
+TEST_F(ScheduleTest, TheLastAttemptsFailureEndsTheTaskAndATimeoutIsRetried) {
+  std::string id = StartRetried(1, 0);
+  Commit();
+  executor_.Spawn(*TaskId::Parse(id));
+  End(id, 0, ExitCause::kTimedOut);
+  Commit();
+  EXPECT_EQ(Get(id).attempts.size(), 1u);
+  time_.Advance(std::chrono::milliseconds(0));
+  Commit();
+  ASSERT_EQ(Started().size(), 2u);
+  executor_.Spawn(*TaskId::Parse(id));
+  End(id, 2);
+  Commit();
+  EXPECT_EQ(Get(id).status, TaskStatus::kFailed);
+  EXPECT_EQ(Get(id).detail, "exit code: 2; attempt 2 of 2");
+  EXPECT_EQ(Get(id).exit_code, 2);
+}
+
+TEST_F(ScheduleTest, AKillStopsTheRetriesWhetherItRunsOrWaits) {
+  std::string running = StartRetried(3, 1000);
+  std::string waiting = StartRetried(3, 1000);
+  Commit();
+  for (const std::string& id : {running, waiting})
+    executor_.Spawn(*TaskId::Parse(id));
+  End(waiting, 1);
+  Commit();
+  ASSERT_TRUE(registry_->Kill(running, "", "enough", std::nullopt));
+  ASSERT_TRUE(registry_->Kill(waiting, "", "enough", std::nullopt));
+  Commit();
+  End(running, 1);  // Its end after the signal.
+  Commit();
+  EXPECT_EQ(Get(running).status, TaskStatus::kKilled);
+  EXPECT_TRUE(Get(running).attempts.empty());
+  EXPECT_EQ(Get(waiting).status, TaskStatus::kKilled);
+  EXPECT_EQ(Get(waiting).detail, "killed while it waited to retry");
+  time_.Advance(std::chrono::seconds(5));
+  Commit();
+  EXPECT_EQ(Started().size(), 2u);  // Neither ran again.
+}
+
+TEST_F(ScheduleTest, ARetryGivesUpItsSlotAndQueuesAgain) {
+  AddQueue("one", 1);
+  std::string flaky = StartRetried(1, 1000, {.queue = "one"});
+  std::string next = MustStart({.queue = "one"});
+  Commit();
+  executor_.Spawn(*TaskId::Parse(flaky));
+  End(flaky, 1);
+  Commit();
+  // Its slot went to the next one while it waits.
+  EXPECT_EQ(Started(), (Ids{flaky, next}));
+  time_.Advance(std::chrono::seconds(1));
+  Commit();
+  EXPECT_EQ(Get(flaky).detail, "queue one: 1 of 1 running");
+  End(next, 0);
+  Commit();
+  EXPECT_EQ(Started(), (Ids{flaky, next, flaky}));
+}
+
+TEST_F(ScheduleTest, ARetrySurvivesARestartWithItsEnvironment) {
+  std::string id = StartRetried(2, 3000, {}, {"PATH=/x"});
+  Commit();
+  // The environment stays stored while a retry may need it.
+  EXPECT_EQ(store_.flushed.at(*TaskId::Parse(id)).spec.base_env,
+            (Ids{"PATH=/x"}));
+  executor_.Spawn(*TaskId::Parse(id));
+  End(id, 1);
+  Commit();
+  time_.Advance(std::chrono::seconds(1));
+  Reset();
+  ASSERT_TRUE(registry_->Recover());
+  EXPECT_TRUE(executor_.adopted.empty());  // Held: nothing to adopt.
+  time_.Advance(std::chrono::milliseconds(1999));
+  Commit();
+  EXPECT_EQ(Started().size(), 1u);
+  time_.Advance(std::chrono::milliseconds(1));
+  Commit();
+  ASSERT_EQ(Started().size(), 2u);
+  EXPECT_EQ(executor_.started.back().spec.base_env, (Ids{"PATH=/x"}));
+  EXPECT_EQ(executor_.started.back().attempts.size(), 1u);
+}
+
+TEST_F(ScheduleTest, RetriesAreRefusedForAgentsAndOutOfRange) {
+  TaskSpec spec;
+  spec.shell_command = "true";
+  spec.cwd = "/tmp";
+  spec.retry.retries = kMaxRetries + 1;
+  std::string message;
+  registry_->Start(spec, [&](Result<TaskRecord> task) {
+    message = task ? "" : task.error().message;
+  });
+  EXPECT_EQ(message, "retries must be 0 to 100, not 101");
+  spec.retry.retries = 1;
+  spec.retry.delay_ms = kMaxRetryBackoffMs + 1;
+  registry_->Start(spec, [&](Result<TaskRecord> task) {
+    message = task ? "" : task.error().message;
+  });
+  EXPECT_EQ(message, "the retry delay must be 0 to 10 minutes, e.g. 5 s");
+  spec.retry.delay_ms = 0;
+  spec.kind = TaskKind::kAgent;
+  spec.agent = AgentSpec{};
+  registry_->Start(spec, [&](Result<TaskRecord> task) {
+    message = task ? "" : task.error().message;
+  });
+  EXPECT_NE(message.find("retries are for shell tasks"), std::string::npos);
+  EXPECT_EQ(registry_->live_count(), 0u);
 }
 
 }  // namespace

@@ -312,8 +312,8 @@ Result<AgentWorker::Sent> AgentWorker::Send(const std::string& message,
   if (turn_ == TurnState::kClosed) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("{} finished its turn and is ending; "
-                                 "resume it as a new task: baton delegate "
-                                 "--resume {} ...",
+                                 "resume it as a new task: delegate with "
+                                 "resume_from {}",
                                  task_.id.ToString(), task_.id.ToString()));
   }
   std::string delivery;

@@ -506,8 +506,12 @@ void Daemon::BeforeSleep() {
   // sent, which is never stored.
   if (!failure) {
     // The ends just committed need no exit files any more.
+    // A run's end is held once its task ended, or a retry followed it.
     executor_->AcknowledgeExits(
-        [this](const TaskId& id) { return !registry_->IsLive(id); });
+        [this](const TaskId& id, const std::string& run) {
+          const TaskRecord* task = registry_->FindLive(id);
+          return !task || RunName(*task) != run;
+        });
     executor_->Flush();
   }
   for (auto& [id, connection] : connections_) {

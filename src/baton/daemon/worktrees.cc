@@ -35,12 +35,11 @@ Status MakeWorktree(const std::string& root,
   auto where =
       RunGit(cwd, {"rev-parse", "--show-toplevel", "--show-prefix"}, env);
   if (!where)
-    return MakeError(where.error().code,
-                     "--worktree: " + where.error().message);
+    return MakeError(where.error().code, "worktree: " + where.error().message);
   if (!where->ok()) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("--worktree: {} is not in a git repository "
-                                 "({}); run it without --worktree, or in a "
+                     fmt::format("worktree: {} is not in a git repository "
+                                 "({}); start it without a worktree, or in a "
                                  "repository",
                                  cwd, where->Complaint()));
   }
@@ -56,7 +55,7 @@ Status MakeWorktree(const std::string& root,
   std::string base = head->out.substr(0, head->out.find('\n'));
   if (!head->ok() || base.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     fmt::format("--worktree: the repository at {} has no "
+                     fmt::format("worktree: the repository at {} has no "
                                  "commit yet; commit something first (a "
                                  "worktree starts from HEAD)",
                                  top));
@@ -77,7 +76,7 @@ Status MakeWorktree(const std::string& root,
   if (!added->ok()) {
     return MakeError(
         ErrorCode::kInvalidArgument,
-        fmt::format("--worktree: git worktree add {} in {} failed: {}",
+        fmt::format("worktree: git worktree add {} in {} failed: {}",
                     worktree.branch, top, added->Complaint()));
   }
   // The same folder inside the worktree; made when HEAD does not have it

@@ -137,6 +137,11 @@ TaskWire ToWire(const TaskView& view) {
   if (task.output_dropped > 0)
     wire.output_dropped = task.output_dropped;
   wire.usage = task.usage;
+  if (task.spec.retry.retries > 0)
+    wire.retry = task.spec.retry;
+  wire.attempts = task.attempts;
+  if (task.retry_at_ms != 0)
+    wire.retry_at = TimeOrNull(task.retry_at_ms);
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -199,6 +204,14 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.spec.max_output = wire.max_output.value_or(kDefaultMaxOutput);
   task.output_dropped = wire.output_dropped.value_or(0);
   task.usage = std::move(wire.usage);
+  task.spec.retry = wire.retry.value_or(RetryPolicy{});
+  task.attempts = std::move(wire.attempts);
+  if (wire.retry_at) {
+    auto ms = TimeFromWire(wire.retry_at, "retry_at");
+    if (!ms)
+      return std::unexpected(ms.error());
+    task.retry_at_ms = *ms;
+  }
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }

@@ -51,6 +51,9 @@ struct TaskWire {
   std::optional<int64_t> max_output;
   std::optional<int64_t> output_dropped;
   std::optional<AgentUsage> usage;
+  std::optional<RetryPolicy> retry;
+  std::vector<Attempt> attempts;
+  std::optional<std::string> retry_at;
   bool uncollected = false;
 
   template <class V>
@@ -114,6 +117,18 @@ struct TaskWire {
        .doc = "agent tasks, once the CLI reported some: `input_tokens` "
               "(cached too), `output_tokens`, `cost_usd` (where the CLI "
               "reports a cost), `turns` (doc/agents.md, \"Budgets\")"});
+    v("retry", retry,
+      {.omit_when_empty = true,
+       .doc = "shell tasks run again when they fail: `retries`, `delay_ms` "
+              "(doubled each time; doc/scheduling.md, \"Retries\")"});
+    v("attempts", attempts,
+      {.omit_when_empty = true,
+       .doc = "its earlier attempts, oldest first: `started_ms`, `ended_ms`, "
+              "`exit_code`, `signal` (a number), `detail`, and the bytes of "
+              "its log each wrote (`output_from`, `output_to`)"});
+    v("retry_at", retry_at,
+      {.omit_when_empty = true,
+       .doc = "held for a retry: when it may start again (ISO 8601 UTC)"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

@@ -100,6 +100,8 @@ struct RunRequest {
   bool unowned = false;
   ScheduleFields schedule;
   std::optional<int64_t> max_output;  // Unset: kDefaultMaxOutput.
+  int64_t retries = 0;
+  std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -143,6 +145,17 @@ struct RunRequest {
        .doc = "the output it keeps; past it what it prints is dropped and "
               "counted (doc/tasks.md, \"Output cap\"); 0: no cap; default "
               "1 GiB"});
+    v("retries", retries,
+      {.min = 0,
+       .max = kMaxRetries,
+       .doc = "runs it again, up to this many times, when it fails or times "
+              "out (not when killed); one id, each attempt recorded "
+              "(doc/scheduling.md, \"Retries\")"});
+    v("retry_delay_ms", retry_delay_ms,
+      {.min = 0,
+       .max = kMaxRetryBackoffMs,
+       .doc = "the wait before the first retry, doubled for each next one "
+              "(at most 10 minutes); default 5000"});
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;

@@ -342,8 +342,9 @@ Status SqliteTaskStore::PutTask(const TaskRecord& task) {
     pending->second.record = task;
   }
   // The client's environment may hold secrets: kept only while the task
-  // is held, since it must start with it after a restart (task.h).
-  if (!task.held)
+  // may still start (held, or a retry left), since it must start with it
+  // after a restart (KeepsEnvironment, task.h).
+  if (!KeepsEnvironment(task))
     pending->second.record.spec.base_env.clear();
 
   // Keep the counter ahead of every stored number, so none is handed out

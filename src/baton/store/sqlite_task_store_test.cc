@@ -465,6 +465,47 @@ TEST_F(SqliteTaskStoreTest, AHeldTaskKeepsItsEnvironmentUntilItStarts) {
   EXPECT_TRUE((*store->GetTask(held.id))->spec.base_env.empty());
 }
 
+TEST_F(SqliteTaskStoreTest, ARetriedTaskKeepsItsAttemptsAndItsEnvironment) {
+  TaskRecord task = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kRunning);
+  task.spec.retry = {.retries = 3, .delay_ms = 2000};
+  task.spec.base_env = {"PATH=/retry"};
+  task.attempts.push_back({.started_ms = 10,
+                           .ended_ms = 20,
+                           .exit_code = 1,
+                           .detail = "exit code: 1",
+                           .output_from = 0,
+                           .output_to = 7});
+  task.attempts.push_back({.started_ms = 30,
+                           .ended_ms = 40,
+                           .signal = 9,
+                           .detail = "signal: SIGKILL",
+                           .output_from = 7,
+                           .output_to = 9});
+  task.retry_at_ms = 1234;
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutTask(task));
+    ASSERT_TRUE(store->Flush());
+  }
+  auto store = OpenStore();
+  TaskRecord got = **store->GetTask(task.id);
+  EXPECT_EQ(got.spec.retry, task.spec.retry);
+  ASSERT_EQ(got.attempts.size(), 2u);
+  EXPECT_EQ(got.attempts[0].exit_code, 1);
+  EXPECT_FALSE(got.attempts[0].signal);
+  EXPECT_EQ(got.attempts[1].signal, 9);
+  EXPECT_EQ(got.attempts[1].output_from, 7);
+  EXPECT_EQ(got.attempts[1].output_to, 9);
+  EXPECT_EQ(got.attempts[1].detail, "signal: SIGKILL");
+  EXPECT_EQ(got.retry_at_ms, 1234);
+  // Running with a retry left: a restarted batond may need its environment.
+  EXPECT_EQ(got.spec.base_env, task.spec.base_env);
+  got.status = TaskStatus::kFailed;  // Ended: the environment goes.
+  ASSERT_TRUE(store->PutTask(got));
+  ASSERT_TRUE(store->Flush());
+  EXPECT_TRUE((*store->GetTask(task.id))->spec.base_env.empty());
+}
+
 TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
   TaskRecord task = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kCompleted);
   {

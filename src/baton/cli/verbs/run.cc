@@ -14,6 +14,8 @@ struct RunArgs {
   std::vector<std::string> command;
   PlacementFlags placement;
   std::string max_output;
+  int64_t retries = 0;
+  std::string retry_delay;
   bool wait = false;
 };
 
@@ -59,6 +61,19 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     }
     request.max_output = *bytes;
   }
+  request.retries = args.retries;
+  if (!args.retry_delay.empty()) {
+    auto delay = ParseDurationFlag("--retry-delay", args.retry_delay);
+    if (!delay)
+      return ReportError(ctx, delay.error());
+    if (delay->count() > kMaxRetryBackoffMs) {
+      return ReportError(ctx, {ErrorCode::kInvalidArgument,
+                               fmt::format("--retry-delay {} is longer than "
+                                           "10m, the longest a retry waits",
+                                           args.retry_delay)});
+    }
+    request.retry_delay_ms = delay->count();
+  }
   // --wait: until it ends, then exit with the command's own code.
   return StartTask(ctx, request,
                    args.wait ? AfterStart::kWaitForEnd : AfterStart::kReturn);
@@ -84,6 +99,13 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
   command.add_option("--max-output", args->max_output,
                      "Keep this much output (e.g. 100M; 0: all); past it, "
                      "output is dropped and counted (default 1G)");
+  command
+      .add_option("--retry", args->retries,
+                  "Run it again up to N times when it fails or times out")
+      ->check(CLI::Range(int64_t{0}, kMaxRetries));
+  command.add_option("--retry-delay", args->retry_delay,
+                     "Wait before the first retry, doubled for each next "
+                     "one, at most 10m (default 5s)");
   command.add_flag("--wait", args->wait,
                    "Wait for it and exit with its exit code");
   command

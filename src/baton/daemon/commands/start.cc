@@ -63,6 +63,9 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   }
   spec.env_overrides = request.env;
   spec.max_output = request.max_output.value_or(kDefaultMaxOutput);
+  spec.retry.retries = request.retries;
+  if (request.retry_delay_ms)
+    spec.retry.delay_ms = *request.retry_delay_ms;
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
   if (auto ok = PreflightTask(spec, &command_cache_); !ok)
@@ -106,8 +109,9 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
     if (!IsTerminal(task->status)) {
       return reply(MakeError(
           ErrorCode::kInvalidArgument,
-          fmt::format("{} is still {}; send it a message instead (baton "
-                      "send), or resume it once it ended",
+          fmt::format("{} is still {}; send it a message instead "
+                      "(task_send; CLI: baton send), or resume it once it "
+                      "ended",
                       request.resume_from, TaskStatusName(task->status))));
     }
     if (task->agent_session.empty() || !task->spec.agent) {
@@ -158,6 +162,9 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
     // A session is resumed where it ran (Claude keys sessions by folder).
     if (spec.cwd.empty())
       spec.cwd = resumed->spec.cwd;
+    // The same work goes on: it keeps its name unless given a new one.
+    if (spec.label.empty())
+      spec.label = resumed->spec.label;
   } else {
     agent.resume_session = request.resume_from;  // A CLI session id, or "".
   }

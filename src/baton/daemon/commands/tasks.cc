@@ -29,7 +29,7 @@ TaskView Daemon::View(TaskRecord task) {
 
 bool Daemon::EndSurvivesACrash(const TaskRecord& task) const {
   return task.spec.checks.empty() && !task.spec.agent &&
-         executor_->HoldsExitRecord(task.id);
+         executor_->HoldsExitRecord(task);
 }
 
 void Daemon::Handle(Connection&, const HelloRequest&, Session session,

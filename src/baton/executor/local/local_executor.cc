@@ -100,6 +100,20 @@ Status SendAll(int fd, std::string_view data) {
   return {};
 }
 
+// Appends the line that opens a retry's output in the task's log:
+// "[baton: attempt 2 of 4 (attempt 1: exit code: 1)]".
+Status AppendAttemptMarker(const std::string& log, const TaskRecord& task) {
+  UniqueFd fd(
+      ::open(log.c_str(), O_WRONLY | O_APPEND | O_CREAT | O_CLOEXEC, 0600));
+  if (!fd)
+    return std::unexpected(ErrnoError("open " + log, errno));
+  return WriteAll(
+      fd.get(),
+      fmt::format("[baton: attempt {} of {} (attempt {}: {})]\n",
+                  task.attempts.size() + 1, task.spec.retry.retries + 1,
+                  task.attempts.size(), task.attempts.back().detail));
+}
+
 // What a task sets over its base environment: its overrides and its id.
 std::vector<std::string> TaskEnvOverrides(const TaskRecord& task) {
   std::map<std::string, std::string> overrides = task.spec.env_overrides;
@@ -147,8 +161,24 @@ std::string LocalExecutor::OutputPath(const TaskId& id) const {
   return TaskDir(id) + "/output.log";
 }
 
-std::string LocalExecutor::ExitFilePath(const TaskId& id) const {
-  return TaskDir(id) + "/exit.json";
+std::string LocalExecutor::ExitFilePath(const TaskId& id,
+                                        std::string_view run) const {
+  // "exit.json" for the first attempt, "exit.2.json" for the second.
+  std::string_view attempt =
+      run.substr(std::min(run.size(), id.ToString().size()));
+  return fmt::format("{}/exit{}.json", TaskDir(id), attempt);
+}
+
+std::string LocalExecutor::RunOf(const TaskId& id) const {
+  std::string name = id.ToString();
+  if (live_.contains(name))
+    return name;
+  // A later attempt's run, "<id>.<n>": sorted right after "<id>.".
+  std::string prefix = name + ".";
+  auto it = live_.lower_bound(prefix);
+  if (it != live_.end() && it->first.starts_with(prefix))
+    return it->first;
+  return name;
 }
 
 Result<uint64_t> LocalExecutor::OutputSize(const TaskRecord& task) const {
@@ -271,7 +301,7 @@ void LocalExecutor::Start(const TaskRecord& task) {
 void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
   const TaskSpec& spec = task.spec;
   SpawnRequest request;
-  request.task = task.id.ToString();
+  request.task = RunName(task);
   request.argv =
       spec.shell_command
           ? std::vector<std::string>{"/bin/sh", "-c", *spec.shell_command}
@@ -288,13 +318,13 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
     request.log = fmt::format("{}/{}", dir, kAgentStreamFile);
     request.stderr_path = fmt::format("{}/{}", dir, kAgentStderrFile);
   }
-  request.exit_file = ExitFilePath(task.id);
+  request.exit_file = ExitFilePath(task.id, request.task);
   request.timeout = spec.timeout;
   request.grace = grace_;
   // The supervisor creates the folder in its spawn thread, off our loop
   // and after the client's reply, unless we write there first.
-  bool batond_writes_first =
-      spec.agent || spec.stdin_pipe || spec.stdin_text || !spec.checks.empty();
+  bool batond_writes_first = spec.agent || spec.stdin_pipe || spec.stdin_text ||
+                             !spec.checks.empty() || !task.attempts.empty();
   for (const std::string& made_dir : {paths_.tasks_dir(), dir}) {
     if (!batond_writes_first)
       break;
@@ -303,12 +333,14 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
     }
   }
   struct stat stdin_stat {};
-  if (restart && ::lstat(fmt::format("{}/{}", dir, kStdinFile).c_str(),
-                         &stdin_stat) == 0) {
-    // Made before batond died (neither kind of stdin is stored).
+  bool again = restart || !task.attempts.empty();
+  if (again && ::lstat(fmt::format("{}/{}", dir, kStdinFile).c_str(),
+                       &stdin_stat) == 0) {
+    // Made for the first attempt, or before batond died (neither kind of
+    // stdin is stored).
     request.stdin_path = fmt::format("{}/{}", dir, kStdinFile);
     request.stdin_fifo = S_ISFIFO(stdin_stat.st_mode);
-  } else if (!restart && (spec.stdin_pipe || spec.stdin_text)) {
+  } else if (!again && (spec.stdin_pipe || spec.stdin_text)) {
     request.stdin_path = fmt::format("{}/{}", dir, kStdinFile);
     ::unlink(request.stdin_path.c_str());
     Status made = spec.stdin_pipe
@@ -320,6 +352,12 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
     if (!made)
       return FailLater(task.id, made.error());
     request.stdin_fifo = spec.stdin_pipe;
+  }
+  if (!task.attempts.empty() && !restart) {
+    // Where the attempt's output starts, for people reading the log.
+    if (auto marked = AppendAttemptMarker(request.log, task); !marked) {
+      BATON_LOG_WARN("{}: {}", request.task, marked.error().message);
+    }
   }
   if (!connected()) {
     if (auto connected = Connect(); !connected) {
@@ -379,11 +417,11 @@ void LocalExecutor::Resend(SpawnRequest request) {
 
 void LocalExecutor::CloseStdin(const TaskId& id) {
   if (connected())
-    outbox_.push_back(EncodeMessage(CloseStdinRequest{id.ToString()}));
+    outbox_.push_back(EncodeMessage(CloseStdinRequest{RunOf(id)}));
 }
 
 void LocalExecutor::Kill(const TaskId& id, milliseconds grace) {
-  std::string name = id.ToString();
+  std::string name = RunOf(id);
   // Kept until the task's end, to be sent again if a new supervisor takes
   // the task over before this one reached the old (the first one counts).
   if (live_.contains(name))
@@ -397,7 +435,7 @@ void LocalExecutor::Kill(const TaskId& id, milliseconds grace) {
 void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
   std::map<std::string, LiveTask> unknown = hello_live_;
   for (const TaskRecord& task : live) {
-    std::string name = task.id.ToString();
+    std::string name = RunName(task);
     unknown.erase(name);
     if (auto it = hello_live_.find(name);
         connected() && it != hello_live_.end()) {
@@ -419,12 +457,12 @@ void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
       listener_->OnTaskExited(task.id, node.mapped());
       continue;
     }
-    if (auto recorded = ExitFileRecord(task.id)) {
+    if (auto recorded = ExitFileRecord(task.id, name)) {
       listener_->OnTaskExited(task.id, *recorded);
       continue;
     }
     if (unknown_ends_.contains(name)) {
-      ReportUnknownEnd(task.id);
+      ReportUnknownEnd(task.id, name);
       continue;
     }
     if (task.pid == 0) {
@@ -447,7 +485,7 @@ void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
   // Ends of tasks the store does not know (or has settled): nobody needs
   // their records.
   for (auto& [name, exit] : std::exchange(unclaimed_exits_, {})) {
-    if (auto id = TaskId::Parse(name))
+    if (auto id = TaskIdOfRun(name))
       unacked_exits_[name] = *id;
   }
   AcknowledgeUnknownEnds();
@@ -461,16 +499,16 @@ void LocalExecutor::Adopt(const std::vector<TaskRecord>& live) {
 
 void LocalExecutor::AcknowledgeUnknownEnds() {
   for (const std::string& name : unknown_ends_) {
-    auto id = TaskId::Parse(name);
+    auto id = TaskIdOfRun(name);
     if (id && !live_.contains(name))
       unacked_exits_.try_emplace(name, *id);
   }
 }
 
-void LocalExecutor::ReportUnknownEnd(const TaskId& id) {
+void LocalExecutor::ReportUnknownEnd(const TaskId& id, const std::string& run) {
   BATON_LOG_WARN("{}: the supervisor that ran it died; its end is unknown",
-                 id.ToString());
-  unacked_exits_[id.ToString()] = id;
+                 run);
+  unacked_exits_[run] = id;
   listener_->OnTaskExited(id, LostExit());
 }
 
@@ -481,20 +519,22 @@ ExitInfo LocalExecutor::LostExit() const {
   return lost;
 }
 
-std::optional<ExitInfo> LocalExecutor::ExitFileRecord(const TaskId& id) const {
-  auto text = ReadFile(ExitFilePath(id));
+std::optional<ExitInfo> LocalExecutor::ExitFileRecord(
+    const TaskId& id, std::string_view run) const {
+  auto text = ReadFile(ExitFilePath(id, run));
   if (!text)
     return std::nullopt;
   auto event = ParseSupervisorEvent(*text);
   if (event && std::holds_alternative<ExitedEvent>(*event)) {
     return ToExitInfo(std::get<ExitedEvent>(*event));
   }
-  BATON_LOG_WARN("{}: unreadable exit file: {}", id.ToString(), *text);
+  BATON_LOG_WARN("{}: unreadable exit file: {}", run, *text);
   return std::nullopt;
 }
 
-ExitInfo LocalExecutor::RecordedExit(const TaskId& id) const {
-  if (auto recorded = ExitFileRecord(id))
+ExitInfo LocalExecutor::RecordedExit(const TaskId& id,
+                                     std::string_view run) const {
+  if (auto recorded = ExitFileRecord(id, run))
     return *recorded;
   return LostExit();
 }
@@ -542,12 +582,12 @@ void LocalExecutor::OnLine(std::string_view line) {
 }
 
 void LocalExecutor::AcknowledgeExits(
-    const std::function<bool(const TaskId&)>& is_settled) {
+    const std::function<bool(const TaskId&, const std::string&)>& is_settled) {
   if (unacked_exits_.empty() || !connected())
     return;
   AckRequest ack;
   for (auto it = unacked_exits_.begin(); it != unacked_exits_.end();) {
-    if (is_settled(it->second)) {
+    if (is_settled(it->second, it->first)) {
       ack.tasks.push_back(it->first);
       it = unacked_exits_.erase(it);
     } else {
@@ -600,10 +640,10 @@ void LocalExecutor::Reconcile() {
       if (request) {
         listener_->OnTaskSpawned(id, it->second.pid, it->second.started_ms);
       }
-    } else if (auto recorded = ExitFileRecord(id)) {
+    } else if (auto recorded = ExitFileRecord(id, name)) {
       listener_->OnTaskExited(id, *recorded);
     } else if (unknown_ends_.contains(name)) {
-      ReportUnknownEnd(id);
+      ReportUnknownEnd(id, name);
     } else if (request) {
       // The lost supervisor never had it (else its journal would say so
       // to the new one, which also refuses an id it knows).
@@ -630,7 +670,7 @@ void LocalExecutor::SettleLost() {
   kills_.clear();
   auto lost = std::exchange(live_, {});
   for (const auto& [name, id] : lost) {
-    listener_->OnTaskExited(id, RecordedExit(id));
+    listener_->OnTaskExited(id, RecordedExit(id, name));
   }
 }
 

@@ -82,18 +82,24 @@ class LocalExecutor : public Executor {
   void Adopt(const std::vector<TaskRecord>& live) override;
 
   // Called after a store commit. For each exit reported since that
-  // `is_settled` says is now terminal in the store, tells the supervisor it
-  // may forget the record rather than write the task's exit file. Until
-  // then the supervisor keeps it, and writes the file if batond goes away.
-  void AcknowledgeExits(const std::function<bool(const TaskId&)>& is_settled);
-  // True while the supervisor keeps the task's exit record for us: if
-  // batond died now, the record would reach its exit file.
-  bool HoldsExitRecord(const TaskId& id) const {
-    return unacked_exits_.contains(id.ToString());
+  // `is_settled` says the store now holds (the task, and the run of it that
+  // exited: RunName), tells the supervisor it may forget the record rather
+  // than write the exit file. Until then the supervisor keeps it, and
+  // writes the file if batond goes away.
+  void AcknowledgeExits(
+      const std::function<bool(const TaskId&, const std::string& run)>&
+          is_settled);
+  // True while the supervisor keeps the exit record of the task's last run
+  // for us: if batond died now, the record would reach its exit file.
+  bool HoldsExitRecord(const TaskRecord& task) const {
+    return unacked_exits_.contains(RunName(task));
   }
 
  private:
-  std::string ExitFilePath(const TaskId& id) const;
+  // The exit file of `run` (RunName) of task `id`.
+  std::string ExitFilePath(const TaskId& id, std::string_view run) const;
+  // The name the task's live run goes by (RunName of its current attempt).
+  std::string RunOf(const TaskId& id) const;
   // Start(), for a new task (`restart` false: batond makes its stdin) or
   // for one that never started before batond died (its stdin file, if
   // any, is in its folder already).
@@ -108,7 +114,7 @@ class LocalExecutor : public Executor {
   ExitInfo LostExit() const;
   // Reported lost because the supervisor could not tell its end: batond
   // acknowledges it after the commit, so the supervisor forgets it.
-  void ReportUnknownEnd(const TaskId& id);
+  void ReportUnknownEnd(const TaskId& id, const std::string& run);
   // The hello's unknown ends that are not live here (settled, or not ours):
   // acknowledged after the next commit, so the supervisor forgets them.
   void AcknowledgeUnknownEnds();
@@ -122,8 +128,9 @@ class LocalExecutor : public Executor {
   void OnSupervisorLost();
   // The recorded end of a task the supervisor no longer has: its exit file,
   // or kLost.
-  ExitInfo RecordedExit(const TaskId& id) const;
-  std::optional<ExitInfo> ExitFileRecord(const TaskId& id) const;
+  ExitInfo RecordedExit(const TaskId& id, std::string_view run) const;
+  std::optional<ExitInfo> ExitFileRecord(const TaskId& id,
+                                         std::string_view run) const;
   void FailLater(const TaskId& id, Error error);
   // The id of `env` on this connection; defines it first if it is new.
   // `shared` gets the environment as kept for a spawn sent again.

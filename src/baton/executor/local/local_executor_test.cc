@@ -148,8 +148,9 @@ TEST_F(LocalExecutorTest, RunsTaskAndReportsExitCode) {
   // is committed, and writes the exit file only if batond goes away first.
   executor_->Start(Shell(2, "exit 4"));
   ASSERT_TRUE(Exited("shell-2"));
-  executor_->AcknowledgeExits(
-      [](const TaskId& id) { return id.ToString() == "shell-1"; });
+  executor_->AcknowledgeExits([](const TaskId& id, const std::string& run) {
+    return id.ToString() == "shell-1" && run == "shell-1";
+  });
   executor_->Flush();
   auto supervisor = static_cast<pid_t>(executor_->supervisor_pid());
   executor_.reset();
@@ -161,6 +162,42 @@ TEST_F(LocalExecutorTest, RunsTaskAndReportsExitCode) {
   auto event = ParseSupervisorEvent(*record);
   ASSERT_TRUE(event);
   EXPECT_EQ(std::get<ExitedEvent>(*event).exit_code, 4);
+}
+
+// A retried task runs each attempt under its own name (RunName), so that
+// the supervisor's spawn-once rule holds per attempt; each attempt after the
+// first opens with a marker in the same log and has its own exit file.
+TEST_F(LocalExecutorTest, EachAttemptOfARetriedTaskRunsUnderItsOwnName) {
+  executor_ = MakeExecutor();
+  TaskRecord task = Shell(1, "echo one; exit 1");
+  task.spec.retry.retries = 2;
+  executor_->Start(task);
+  ASSERT_TRUE(Exited("shell-1"));
+  EXPECT_EQ(exited_["shell-1"].exit_code, 1);
+  executor_->AcknowledgeExits(
+      [](const TaskId&, const std::string& run) { return run == "shell-1"; });
+  exited_.clear();
+  task.attempts.push_back({.exit_code = 1, .detail = "exit code: 1"});
+  task.spec.shell_command = "echo two; exit 0";
+  executor_->Start(task);
+  ASSERT_TRUE(Exited("shell-1")) << "the second attempt was refused";
+  EXPECT_EQ(exited_["shell-1"].exit_code, 0);
+  EXPECT_EQ(Output(task),
+            "one\n[baton: attempt 2 of 3 (attempt 1: exit code: 1)]\ntwo\n");
+  EXPECT_TRUE(executor_->HoldsExitRecord(task));
+  // batond goes away before it acknowledged attempt 2: its record goes to
+  // attempt 2's own file, never to the first attempt's.
+  auto supervisor = static_cast<pid_t>(executor_->supervisor_pid());
+  executor_.reset();
+  ASSERT_TRUE(WaitGone(supervisor, 5s));
+  std::string dir = paths_.tasks_dir() + "/shell-1";
+  EXPECT_FALSE(std::filesystem::exists(dir + "/exit.json"));
+  auto record = ReadFile(dir + "/exit.2.json");
+  ASSERT_TRUE(record) << "attempt 2's unacknowledged exit has no file";
+  auto event = ParseSupervisorEvent(*record);
+  ASSERT_TRUE(event);
+  EXPECT_EQ(std::get<ExitedEvent>(*event).task, "shell-1.2");
+  EXPECT_EQ(std::get<ExitedEvent>(*event).exit_code, 0);
 }
 
 // A re-adopted task that ends after the hello but before Adopt() gets no

@@ -10,10 +10,10 @@ namespace {
 
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known =
-          CheckKnownArguments(args, {"command", "cwd", "label", "env",
-                                     "timeout_s", "checks", "queue", "priority",
-                                     "after", "after_any", "max_output_bytes"});
+  if (auto known = CheckKnownArguments(
+          args, {"command", "cwd", "label", "env", "timeout_s", "checks",
+                 "queue", "priority", "after", "after_any", "max_output_bytes",
+                 "retries", "retry_delay_s"});
       !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -56,6 +56,28 @@ void HandleRun(const ToolCallPtr& call) {
           max->dump())));
     }
     request.max_output = static_cast<int64_t>(*bytes);
+  }
+  if (const Json* retries = FindArgument(args, "retries")) {
+    const auto* count = retries->get_ptr<const Json::number_unsigned_t*>();
+    if (!count || *count > static_cast<uint64_t>(kMaxRetries)) {
+      return call->Finish(ToolResult::Error(fmt::format(
+          "argument 'retries' must be a whole number from 0 to {}, e.g. "
+          "{{\"retries\": 3}} (got {})",
+          kMaxRetries, retries->dump())));
+    }
+    request.retries = static_cast<int64_t>(*count);
+  }
+  auto retry_delay = OptionalNumber(args, "retry_delay_s", 0);
+  if (!retry_delay)
+    return call->Finish(ToolResult::Error(retry_delay.error().message));
+  if (*retry_delay) {
+    if (**retry_delay * 1000 > static_cast<double>(kMaxRetryBackoffMs)) {
+      return call->Finish(ToolResult::Error(fmt::format(
+          "argument 'retry_delay_s' must be at most 600 (10 minutes), e.g. "
+          "{{\"retry_delay_s\": 5}} (got {})",
+          **retry_delay)));
+    }
+    request.retry_delay_ms = static_cast<int64_t>(**retry_delay * 1000);
   }
   if (const Json* env = FindArgument(args, "env")) {
     if (!env->is_object()) {
@@ -167,6 +189,20 @@ ToolDefinition RunToolDefinition() {
               "The output it keeps; past it, what it prints is dropped and "
               "counted, and its output ends with a marker saying how much. "
               "0: keep all; default: 1 GiB"}}},
+           {"retries",
+            {{"type", "integer"},
+             {"minimum", 0},
+             {"maximum", kMaxRetries},
+             {"description",
+              "Run it again, up to this many times, when it fails or times "
+              "out (not when killed): one task id, each attempt's exit and "
+              "output recorded in task_status; waits see only the last end"}}},
+           {"retry_delay_s",
+            {{"type", "number"},
+             {"minimum", 0},
+             {"description",
+              "Seconds before the first retry, doubled for each next one "
+              "(at most 600); default 5"}}},
        }},
       {"required", {"command"}},
       {"additionalProperties", false},

@@ -59,6 +59,25 @@ void AddUsage(const TaskRecord& task, std::string& text, Json& structured) {
   structured["budget"] = std::move(budget);
 }
 
+// A retried shell task's earlier attempts (doc/scheduling.md, "Retries").
+void AddAttempts(const TaskRecord& task, std::string& text, Json& structured) {
+  if (task.spec.retry.retries == 0)
+    return;
+  Json attempts = Json::array();
+  for (size_t i = 0; i < task.attempts.size(); ++i) {
+    const Attempt& attempt = task.attempts[i];
+    text += fmt::format("attempt {}: {} (output bytes {}-{})\n", i + 1,
+                        attempt.detail, attempt.output_from, attempt.output_to);
+    // The fields as Attempt lists them (as in the task's JSON).
+    if (auto parsed = ParseJson(EncodeObject(attempt)))
+      attempts.push_back(std::move(parsed->value));
+  }
+  if (task.retry_at_ms != 0)
+    text += "retry at: " + FormatIsoTime(task.retry_at_ms) + "\n";
+  structured["attempts"] = std::move(attempts);
+  structured["retries"] = task.spec.retry.retries;
+}
+
 // An agent task's last text, tools used and open questions, in `text` and
 // `structured`.
 void AddAgentFacts(const std::string& id, const EventsReply& reply,
@@ -125,6 +144,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     }
     text += EndEvidenceText(task);
     AddUsage(task, text, structured);
+    AddAttempts(task, text, structured);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
     // An agent task: what it said last, the tools it used, its questions.
@@ -206,6 +226,16 @@ ToolDefinition TaskStatusToolDefinition() {
        {{"max_turns", {{"type", "integer"}}},
         {"max_tokens", {{"type", "integer"}}},
         {"max_cost_usd", {{"type", "number"}}}}}};
+  props["retries"] = {
+      {"type", "integer"},
+      {"description", "shell tasks run with retries: how many it may take"}};
+  props["attempts"] = {
+      {"type", "array"},
+      {"description",
+       "a retried task's earlier attempts, oldest first: started_ms, "
+       "ended_ms, exit_code, signal (a number), detail, and the bytes of "
+       "its output each wrote (output_from, output_to)"},
+      {"items", {{"type", "object"}}}};
   output["required"] = {"task_id", "status", "output_bytes", "last_lines"};
   tool.output_schema = std::move(output);
   tool.annotations = {{"title", tool.title},
