@@ -111,6 +111,27 @@ model = "anthropic/claude-sonnet-4-5:high"
   }
   EXPECT_TRUE(found) << listed.out;
   auto text = Baton({"agents"}, env_);
+  // The columns line up: each profile's row starts its fields where the
+  // header's do.
+  std::istringstream rows(text.out);
+  std::string header;
+  std::vector<size_t> starts;
+  for (std::string row; std::getline(rows, row);) {
+    if (row.find("NAME") != std::string::npos) {
+      header = row;
+      for (const char* column : {"ADAPTER", "MODEL", "TIMEOUT", "COMMAND"})
+        starts.push_back(row.find(column));
+      continue;
+    }
+    if (header.empty() || row.size() < 3 || row[2] == ' ')
+      continue;  // Before the header, or a row's "from" line.
+    for (size_t start : starts) {
+      ASSERT_LT(start, row.size()) << row;
+      EXPECT_EQ(row[start - 1], ' ') << row << "\n" << header;
+      EXPECT_NE(row[start], ' ') << row << "\n" << header;
+    }
+  }
+  EXPECT_EQ(starts.size(), 4u) << text.out;
   EXPECT_NE(text.out.find("BATON_T_BOTH=... " + wrapper_ +
                           " --append-system-prompt 'You review code.'"),
             std::string::npos)

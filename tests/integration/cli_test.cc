@@ -320,6 +320,40 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
       {{"run", "--bogus", "--", "true"}, 2, "--bogus"},
       {{"frobnicate"}, 2, "unknown command 'frobnicate'"},
       {{"kill", live, "shell-77"}, 1, "no task shell-77"},
+      // Every number typed is parsed without an exception; out of range is
+      // an error that shows the text as typed, never a clamped value.
+      {{"run", "--timeout", "1" + std::string(400, '0') + "s", "--", "true"},
+       1,
+       "--timeout: invalid duration"},
+      // Issue 12 (F6): a long deadline is refused, never wrapped.
+      {{"run", "--timeout", "9999999999", "--", "true"},
+       1,
+       "is longer than the longest baton takes, 366d"},
+      {{"run", "--timeout", "99999999999s", "--", "true"},
+       1,
+       "is longer than the longest baton takes, 366d"},
+      {{"wait", "--timeout", "2600000h", id},
+       1,
+       "is longer than the longest baton takes, 366d"},
+      {{"run", "--priority", "99999999999999999999", "--", "true"},
+       2,
+       "'99999999999999999999' is not a whole number from -1000000 to "
+       "1000000"},
+      {{"run", "--retry", "101", "--", "true"},
+       2,
+       "'101' is not a whole number from 0 to 100"},
+      {{"run", "--max-output", "99999999999999999999999G", "--", "true"},
+       1,
+       "is not a size"},
+      {{"delegate", "--max-turns", "99999999999999999999", "x"},
+       2,
+       "'99999999999999999999' is not a whole number from 1 to"},
+      {{"delegate", "--max-cost", "1e999", "x"},
+       2,
+       "'1e999' is not a number above 0 and at most 1000000000"},
+      {{"queue", "add", "q", "--max", "-1"},
+       2,
+       "'-1' is not a whole number from 0 to 1000000"},
   };
   for (const auto& c : cases) {
     auto result = Baton(c.args);
@@ -337,6 +371,29 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
   ASSERT_EQ(listed["tasks"].size(), 1u) << listed.dump();
   EXPECT_EQ(listed["tasks"][0]["status"], "running");
   EXPECT_EQ(Run("true"), "shell-3");
+}
+
+// --help lists every verb, mcp and serve among them; --json keeps a long
+// detail whole where the table shortens it.
+TEST_F(CliTest, HelpListsEveryVerbAndJsonKeepsLongDetails) {
+  auto help = Baton({"--help"});
+  EXPECT_EQ(help.exit_code, 0);
+  for (const char* verb : {"run", "ls", "wait", "delegate", "queue", "mcp",
+                           "serve", "doctor", "worktree", "completion"}) {
+    EXPECT_NE(help.out.find(std::string("\n  ") + verb + " "),
+              std::string::npos)
+        << verb << " missing from:\n"
+        << help.out;
+  }
+  std::string check = "test -f " + std::string(120, 'x');
+  std::string id = Run("true", {"--check", check});
+  Baton({"wait", "--timeout", "30s", id});
+  std::string detail = "check failed: " + check + " (exit code 1)";
+  auto listed = Baton({"--json", "ls"}).json();
+  ASSERT_EQ(listed["tasks"].size(), 1u) << listed.dump();
+  EXPECT_EQ(listed["tasks"][0]["detail"], detail);
+  auto table = Baton({"ls"}).out;
+  EXPECT_EQ(table.find(detail), std::string::npos) << table;
 }
 
 TEST_F(CliTest, InsecureOrForeignHomeIsRefused) {

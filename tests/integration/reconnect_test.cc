@@ -100,12 +100,13 @@ TEST_F(ReconnectTest, OutputFollowPrintsEveryLineOnceAcrossAKill) {
   EXPECT_EQ(Status(id)["status"], "completed");
 }
 
-TEST_F(ReconnectTest, AWaitGivesUpWhenBatondCannotComeBackIn10s) {
+TEST_F(ReconnectTest, AWaitAndAFollowGiveUpWhenBatondCannotComeBackIn10s) {
   std::string gate = home_ + "/gate";
   std::string id = Run(Gated(gate, "true"));
   ASSERT_EQ(WaitStarted(id)["status"], "running");
   auto waiter = StartBaton({"wait", id});
-  ASSERT_TRUE(WaitForConnections(2));
+  auto follower = StartBaton({"output", "--follow", id});
+  ASSERT_TRUE(WaitForConnections(3));
   // A directory where batond's socket goes, put there before the kill (the
   // waiter reconnects at once): nothing can connect there, and no new
   // batond can listen there. The waiter's connection does not need the
@@ -126,6 +127,11 @@ TEST_F(ReconnectTest, AWaitGivesUpWhenBatondCannotComeBackIn10s) {
       << waiter->err();
   EXPECT_GE(took, seconds(9));
   EXPECT_LT(took, seconds(30));
+  EXPECT_EQ(follower->Finish(seconds(30)), 2)
+      << follower->out() << follower->err();
+  EXPECT_NE(follower->err().find("could not bring batond back within 10 s"),
+            std::string::npos)
+      << follower->err();
   // Put things right, so that the task can be collected and cleaned up.
   std::filesystem::remove(socket);
   std::filesystem::remove(socket + ".moved");

@@ -4,6 +4,7 @@
 
 #include <string>
 
+#include "baton/agent/command_adapter.h"
 #include "tests/support/adapter_sinks.h"
 
 namespace baton {
@@ -29,6 +30,38 @@ TEST(CommandAdapter, PassesTheModelAsTheProfileSays) {
                                       "deepseek-v4-pro"}));
   spec.model = "";
   EXPECT_EQ(adapter->Argv(dsh, spec), dsh);
+}
+
+// A plain command whose profile says how it resumes (doc/agents.md,
+// "Plain commands"): its first printed id is the session; a resume gives
+// it back after the profile's flag.
+TEST(CommandAdapter, TakesTheFirstPrintedSessionIdAndResumesWithTheFlag) {
+  EXPECT_EQ(SessionIdAfter("session: abc-1, ok", "session: "), "abc-1");
+  EXPECT_EQ(SessionIdAfter("id=\"x9\" more", "id=\""), "x9");
+  EXPECT_EQ(SessionIdAfter("no id here", "session: "), "");
+  EXPECT_EQ(SessionIdAfter("session: ", "session: "), "");
+  EXPECT_EQ(SessionIdAfter("session: abc", ""), "");
+
+  auto adapter = MakeAdapter("command");
+  ASSERT_NE(adapter, nullptr);
+  AgentSpec spec;
+  spec.resume_flag = "--resume";
+  spec.session_id_after = "session: ";
+  RecordingSink sink;
+  adapter->Begin(spec, "/tmp", sink);
+  adapter->OnLine("starting", sink);
+  adapter->OnLine("session: s-1", sink);
+  adapter->OnLine("session: s-2", sink);  // Only text now.
+  auto sessions = OfType(sink, "session");
+  ASSERT_EQ(sessions.size(), 1u);
+  EXPECT_EQ(sessions[0]["session_id"], "s-1");
+  EXPECT_EQ(OfType(sink, "text").size(), 3u);
+
+  const std::vector<std::string> notes = {"notes-agent"};
+  EXPECT_EQ(adapter->Argv(notes, spec), notes);
+  spec.resume_session = "s-1";
+  EXPECT_EQ(adapter->Argv(notes, spec),
+            (std::vector<std::string>{"notes-agent", "--resume", "s-1"}));
 }
 
 // Issue 12: a line of 60,000 nested arrays. The codex and ACP adapters kept

@@ -4,6 +4,7 @@
 #include <cstdio>
 
 #include "baton/cli/format.h"
+#include "baton/cli/verbs.h"
 #include "baton/cli/wait_report.h"
 #include "baton/util/environment.h"
 
@@ -12,8 +13,10 @@ namespace baton {
 void AddScheduleFlags(CLI::App& command, PlacementFlags& flags) {
   command.add_option("--queue", flags.queue,
                      "Wait in this queue for a slot (baton queue ls)");
-  command.add_option("--priority", flags.priority,
-                     "Higher starts first within its queue (default 0)");
+  command
+      .add_option("--priority", flags.priority,
+                  "Higher starts first within its queue (default 0)")
+      ->check(WholeNumber(-1'000'000, 1'000'000));
   command
       .add_option("--after", flags.after,
                   "Start once these tasks completed (ID[,ID...]); fails "

@@ -1,6 +1,45 @@
 #include "baton/cli/verbs.h"
 
+#include <fmt/format.h>
+
+#include <charconv>
+#include <cmath>
+
 namespace baton {
+
+CLI::Validator WholeNumber(int64_t min, int64_t max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        int64_t value = 0;
+        auto [end, ec] =
+            std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() ||
+            value < min || value > max) {
+          return fmt::format("'{}' is not a whole number from {} to {}", text,
+                             min, max);
+        }
+        return "";
+      },
+      fmt::format("INT in [{} - {}]", min, max), "WholeNumber");
+}
+
+CLI::Validator PositiveAmount(double max) {
+  return CLI::Validator(
+      [max](std::string& text) -> std::string {
+        double value = 0;
+        auto [end, ec] =
+            std::from_chars(text.data(), text.data() + text.size(), value);
+        if (ec != std::errc() || end != text.data() + text.size() ||
+            !std::isfinite(value) || value <= 0 || value > max) {
+          return fmt::format(
+              "'{}' is not a number above 0 and at most {}, "
+              "e.g. 2.50",
+              text, max);
+        }
+        return "";
+      },
+      "NUMBER > 0", "PositiveAmount");
+}
 
 const std::vector<Verb>& Verbs() {
   static const std::vector<Verb> verbs = {

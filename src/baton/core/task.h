@@ -98,6 +98,12 @@ struct AgentSpec {
   // How the CLI takes the model, from the profile. Only the start builds
   // the command line from it, and that line is stored: not a field.
   ModelArgs model_args;
+  // How a plain command (adapter "command") resumes, from its profile
+  // (doc/agents.md, "Plain commands"): the flag its session id follows on
+  // the command line, and the text its output prints right before that
+  // id. Empty: it cannot resume.
+  std::string resume_flag;
+  std::string session_id_after;
   // Its own worktree, when it asked for one. Set empty by the delegate
   // handler, filled when batond made it (before the task is stored).
   std::optional<Worktree> worktree;
@@ -117,6 +123,8 @@ struct AgentSpec {
     v("resume_session", resume_session);
     v("resume_from", resume_from);
     v("note", note, {.omit_when_empty = true});
+    v("resume_flag", resume_flag, {.omit_when_empty = true});
+    v("session_id_after", session_id_after, {.omit_when_empty = true});
     v("worktree", worktree, {.omit_when_empty = true});
     v("max_turns", max_turns, {.omit_when_empty = true});
     v("max_tokens", max_tokens, {.omit_when_empty = true});

@@ -302,17 +302,52 @@ void ParseProfile(Checker& check, const std::string& name,
     } else if (field == "max_cost_usd") {
       if (auto dollars = Dollars(check, node, key))
         profile.max_cost_usd = *dollars;
+    } else if (field == "resume_flag") {
+      auto flag = String(check, node, key);
+      if (flag && (!flag->starts_with("-") || flag->size() < 2)) {
+        check.Fail(node.source(), key,
+                   fmt::format("must be a flag, e.g. \"--resume\" (got "
+                               "\"{}\")",
+                               *flag));
+      } else if (flag) {
+        profile.resume_flag = *flag;
+      }
+    } else if (field == "session_id_after") {
+      auto text = String(check, node, key);
+      if (text && text->empty()) {
+        check.Fail(node.source(), key,
+                   "is empty; give the text the command prints right "
+                   "before its session id, e.g. \"session: \"");
+      } else if (text) {
+        profile.session_id_after = *text;
+      }
     } else if (!ParseModelArgField(check, field, node, key,
                                    profile.model_args)) {
       check.Fail(
           key_name.source(), key,
           "unknown key; a profile takes adapter, command, args, env, "
           "model, model_arg, model_flag, effort_flag, timeout, worktree, "
-          "max_turns, max_tokens, max_cost_usd");
+          "max_turns, max_tokens, max_cost_usd, resume_flag, "
+          "session_id_after");
     }
   }
   if (check.failed())
     return;
+  if (profile.resume_flag.empty() != profile.session_id_after.empty()) {
+    check.Fail(table.source(), prefix,
+               "resume_flag and session_id_after go together: the flag "
+               "that takes the session id back, and the text the command "
+               "prints right before it");
+    return;
+  }
+  if (!profile.resume_flag.empty() && !profile.adapter.empty() &&
+      profile.adapter != "command") {
+    check.Fail(table.source(), prefix + ".resume_flag",
+               fmt::format("is for the command adapter; the {} adapter "
+                           "resumes through its own protocol",
+                           profile.adapter));
+    return;
+  }
   if (profile.model_args.style == ModelArgStyle::kModelAndEffort &&
       profile.model_args.effort_flag.empty()) {
     check.Fail(table.source(), prefix + ".model_arg",

@@ -36,6 +36,10 @@ struct AgentProfile {
   // How its CLI takes the model (`model_arg`, `model_flag`, `effort_flag`
   // in the config); the `command` adapter follows it.
   ModelArgs model_args;
+  // How a plain command resumes (`resume_flag`, `session_id_after`; the
+  // command adapter only): both set, or neither (it cannot resume).
+  std::string resume_flag;
+  std::string session_id_after;
   // Its tasks run in worktrees of their own unless a delegate says
   // otherwise (doc/agents.md, "Worktrees").
   bool worktree = false;

@@ -124,7 +124,8 @@ struct RunRequest {
       {.max_bytes = kMaxArgBytes,
        .max_items = kMaxEnvEntries,
        .doc = "the client's environment as `NAME=value` entries, which the "
-              "task inherits; never stored. Absent: a clean environment "
+              "task inherits; stored only while the task may still start "
+              "(held, or a retry left). Absent: a clean environment "
               "(doc/protocol.md, \"Environment\")"});
     v("label", label,
       {.max_bytes = kMaxLabelBytes, .doc = "a name for people"});

@@ -5,6 +5,13 @@
 #include <algorithm>
 
 namespace baton {
+namespace {
+
+// The last lines shown of a check that passed (a failed one shows what the
+// caller asks for).
+constexpr size_t kPassedCheckLines = 3;
+
+}  // namespace
 
 std::string IndentLines(std::string_view text, std::string_view prefix) {
   std::string out;
@@ -71,9 +78,14 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
   for (const CheckResult& check : evidence.checks) {
     out += fmt::format("{}check `{}`: exit code {}\n", indent, check.command,
                        check.exit_code);
-    if (check.exit_code == 0 || tail_lines == 0)
+    // A failed check's last lines say why; a passed one's (a few) what it
+    // checked ("25 tests passed").
+    size_t lines = check.exit_code == 0
+                       ? std::min(tail_lines, kPassedCheckLines)
+                       : tail_lines;
+    if (lines == 0)
       continue;
-    out += IndentLines(LastLinesOf(check.tail, tail_lines),
+    out += IndentLines(LastLinesOf(check.tail, lines),
                        fmt::format("{}  | ", indent));
   }
   const auto& files = evidence.changed_files;

@@ -6,16 +6,20 @@ namespace baton {
 namespace {
 
 TEST(TaskText, EvidenceShowsChecksTailsFilesAndOverlaps) {
-  Evidence evidence{
-      "git",
-      {"a.txt", "b.txt"},
-      {{"make test", 2, "one\ntwo\nthree\n"}, {"lint", 0, "ok\n"}},
-      {"shell-2"}};
-  EXPECT_EQ(EvidenceText(evidence, "  ", 2),
+  Evidence evidence{"git",
+                    {"a.txt", "b.txt"},
+                    {{"make test", 2, "one\ntwo\nthree\n"},
+                     {"lint", 0, "checking\n3 files\nall clean\nbye\n"}},
+                    {"shell-2"}};
+  EXPECT_EQ(EvidenceText(evidence, "  ", 10),
             "  check `make test`: exit code 2\n"
+            "    | one\n"
             "    | two\n"
             "    | three\n"
             "  check `lint`: exit code 0\n"
+            "    | 3 files\n"
+            "    | all clean\n"
+            "    | bye\n"
             "  changed files: 2 (a.txt, b.txt)\n"
             "  overlapping tasks in the same folder: shell-2\n");
 }

@@ -88,16 +88,16 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
   command
       .add_option("--max-turns", args->max_turns,
                   "Stop it past N model turns (default: the profile's)")
-      ->check(CLI::Range(int64_t{1}, kMaxCount));
+      ->check(WholeNumber(1, kMaxCount));
   command
       .add_option("--max-tokens", args->max_tokens,
                   "Stop it once it used N tokens, input and output")
-      ->check(CLI::Range(int64_t{1}, kMaxCount));
+      ->check(WholeNumber(1, kMaxCount));
   command
       .add_option("--max-cost", args->max_cost,
                   "Stop it once it cost USD dollars (where the CLI reports "
                   "a cost)")
-      ->check(CLI::PositiveNumber);
+      ->check(PositiveAmount(1e9));
   command.add_flag("--wait", args->wait,
                    "Wait until it ends or asks something");
   command.add_option("brief", args->brief, "What to do (or on stdin)");

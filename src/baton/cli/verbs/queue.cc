@@ -57,7 +57,8 @@ void DefineQueue(CLI::App& command, const Context& ctx, Action& action) {
   auto* add = command.add_subcommand("add", "Make a queue");
   add->add_option("name", add_args->name, "Its name")->required();
   add->add_option("--max", add_args->max,
-                  "At most this many of its tasks run at once (0: no limit)");
+                  "At most this many of its tasks run at once (0: no limit)")
+      ->check(WholeNumber(0, 1'000'000));
   add->callback([&ctx, &action, add_args] {
     action = [&ctx, add_args] {
       return DoSet(ctx, QueueSetRequest{.name = add_args->name,
@@ -71,7 +72,8 @@ void DefineQueue(CLI::App& command, const Context& ctx, Action& action) {
   set->add_option("name", set_args->name, "Its name")->required();
   set->add_option("--max", set_args->max,
                   "At most this many of its tasks run at once (0: no limit)")
-      ->required();
+      ->required()
+      ->check(WholeNumber(0, 1'000'000));
   set->callback([&ctx, &action, set_args] {
     action = [&ctx, set_args] {
       return DoSet(ctx, QueueSetRequest{.name = set_args->name,

@@ -102,7 +102,7 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
   command
       .add_option("--retry", args->retries,
                   "Run it again up to N times when it fails or times out")
-      ->check(CLI::Range(int64_t{0}, kMaxRetries));
+      ->check(WholeNumber(0, kMaxRetries));
   command.add_option("--retry-delay", args->retry_delay,
                      "Wait before the first retry, doubled for each next "
                      "one, at most 10m (default 5s)");

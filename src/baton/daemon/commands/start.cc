@@ -138,6 +138,8 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   agent.brief = request.brief;
   agent.model = request.model.empty() ? profile->default_model : request.model;
   agent.model_args = profile->model_args;
+  agent.resume_flag = profile->resume_flag;
+  agent.session_id_after = profile->session_id_after;
   if (!agent.model.empty()) {
     if (auto model = ParseModelSpec(agent.model); !model)
       return reply(std::unexpected(model.error()));
@@ -167,6 +169,16 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
       spec.label = resumed->spec.label;
   } else {
     agent.resume_session = request.resume_from;  // A CLI session id, or "".
+  }
+  if (agent.adapter == "command" && !agent.resume_session.empty() &&
+      agent.resume_flag.empty()) {
+    return reply(MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("{} is a plain command that cannot resume a session; "
+                    "give its profile resume_flag and session_id_after "
+                    "(doc/agents.md, \"Plain commands\"), or start a new "
+                    "task",
+                    profile->name)));
   }
   auto adapter = MakeAdapter(agent.adapter);
   if (!adapter) {
