@@ -552,7 +552,9 @@ async function mcpFlow(cli, { scenario, answer, tool, resume = false, notice = f
   const cwd = await workdir(name);
   const { Client } = await import(pathToFileURL(join(MCP_SDK, 'index.js')));
   const { StdioClientTransport } = await import(pathToFileURL(join(MCP_SDK, 'stdio.js')));
-  const transport = new StdioClientTransport({ command: BATON, args: ['mcp'], env: envFor(cli), stderr: 'pipe' });
+  // A session of its own: the CLI flows share one, and each CLI call takes
+  // that session's notices.
+  const transport = new StdioClientTransport({ command: BATON, args: ['mcp'], env: { ...envFor(cli), BATON_SESSION: `agents-suite-${name}` }, stderr: 'pipe' });
   const client = new Client({ name: `baton-agents-${cli}`, version: '0.0.1' });
   await client.connect(transport);
   world.mcp.push(client);
@@ -578,7 +580,10 @@ async function mcpFlow(cli, { scenario, answer, tool, resume = false, notice = f
       if (!noticed) await new Promise((resolve) => setTimeout(resolve, 250));
       else assert.match(listed.text, /Notices/);
     }
-    assert.ok(noticed, `no notice of ${id}'s question within 60 s`);
+    if (!noticed) {
+      const st = await call('task_status', { task_id: id });
+      assert.fail(`no notice of ${id}'s question within 60 s; it is: ${st.text}`);
+    }
     assert.equal(noticed.status, 'waiting', JSON.stringify(noticed));
     assert.equal(noticed.questions.length, 1, JSON.stringify(noticed));
     question = noticed.questions[0];

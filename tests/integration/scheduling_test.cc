@@ -173,7 +173,7 @@ TEST_F(SchedulingTest, BadSchedulesAreRefusedWithNoTask) {
       << no_queue.err;
   auto unknown = Baton({"run", "--after", "shell-99", "--", "true"});
   EXPECT_NE(unknown.exit_code, 0);
-  EXPECT_NE(unknown.err.find("--after: "), std::string::npos) << unknown.err;
+  EXPECT_NE(unknown.err.find("after: "), std::string::npos) << unknown.err;
   auto both = Baton(
       {"run", "--after", "shell-1", "--after-any", "shell-1", "--", "true"});
   EXPECT_NE(both.exit_code, 0);

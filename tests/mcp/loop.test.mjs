@@ -3,7 +3,7 @@
 // (evidence, questions), once, at the right moment.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { mkdirSync, renameSync, rmdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { makeHome, stopDaemon, sleep, connect, call, text, baton } from './helpers.mjs';
 
@@ -265,5 +265,62 @@ test('a wait survives a kill -9 of batond and reports the real end', T, async ()
     assert.equal(entry.exit_code, 3, text(w));
     assert.match(text(w), /bye/);
     assert.notEqual(status().daemon_pid, daemon.daemon_pid);
+  });
+});
+
+// Opens the main connection, starts `wait` on a task that waits for `gate`,
+// and returns once batond holds the wait's own connection too.
+async function waitingOn(home, client, gate, timeoutS) {
+  const r = await call(client, 'run', { command: `while [ ! -e ${gate} ]; do sleep 0.01; done; echo bye` });
+  const id = r.structuredContent.task_id;
+  const status = () => JSON.parse(baton(home, ['--json', 'daemon', 'status']));
+  const started = Date.now();
+  const pending = call(client, 'task_output', { task_id: id, wait: true, timeout_s: timeoutS });
+  let daemon;
+  for (let i = 0; i < 1000; ++i) {
+    daemon = status();
+    if (daemon.connections >= 3) break;
+    await sleep(10);
+  }
+  assert.ok(daemon.connections >= 3, JSON.stringify(daemon));
+  return { id, pending, daemon, started };
+}
+
+test('a wait keeps its deadline across a kill -9 of batond', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const gate = join(home, 'gate');
+    const { pending, daemon, started } = await waitingOn(home, client, gate, 8);
+    await sleep(1000);
+    process.kill(daemon.daemon_pid, 'SIGKILL');
+    const w = await pending;
+    const took = (Date.now() - started) / 1000;
+    assert.equal(w.isError, false, text(w));
+    assert.equal(w.structuredContent.timed_out, true, text(w));
+    assert.equal(w.structuredContent.tasks[0].status, 'running', text(w));
+    // The same deadline, not a new one from the reconnection.
+    assert.ok(took >= 7.5 && took < 16, `answered after ${took} s`);
+    writeFileSync(gate, '');
+  });
+});
+
+test('a wait gives up with an error when batond cannot come back within 10 s', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const gate = join(home, 'gate');
+    const { id, pending, daemon } = await waitingOn(home, client, gate, 45);
+    // A folder where batond's socket goes: nothing connects, no new batond
+    // can listen there (as in the CLI's test, reconnect_test.cc).
+    renameSync(daemon.socket, `${daemon.socket}.moved`);
+    mkdirSync(daemon.socket);
+    process.kill(daemon.daemon_pid, 'SIGKILL');
+    const w = await pending;
+    assert.equal(w.isError, true, text(w));
+    assert.match(text(w), /could not bring batond back within 10 s/);
+    // Put things right; the task is still there to collect.
+    rmdirSync(daemon.socket);
+    writeFileSync(gate, '');
+    const again = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 30 });
+    assert.equal(again.structuredContent.tasks[0].status, 'completed', text(again));
   });
 });

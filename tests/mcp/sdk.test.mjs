@@ -155,7 +155,7 @@ test('run with queue, priority and after: held tasks say why, start in order, a 
     assert.match(text(status), new RegExp(`dependency ${failing} failed`), text(status));
     const bad = [
       [{ command: 'true', queue: 'nope' }, /no queue 'nope'; create it first/],
-      [{ command: 'true', after: ['shell-999'] }, /--after: .*shell-999/],
+      [{ command: 'true', after: ['shell-999'] }, /(?<!-)after: .*shell-999/],
       [{ command: 'true', after: 'shell-1' }, /'after' must be a list of task ids/],
       [{ command: 'true', priority: 1.5 }, /'priority' must be an integer/],
     ];

@@ -77,18 +77,18 @@ Status TaskRegistry::PrepareSchedule(Schedule& schedule,
                                kMaxAfter, schedule.after.size()));
   }
   if (schedule.after_any && schedule.after.empty()) {
-    return invalid("after_any needs the tasks to wait for (--after ID,...)");
+    return invalid("after_any needs the tasks to wait for (after)");
   }
   std::set<std::string> seen;
   for (const std::string& id : schedule.after) {
     if (!seen.insert(id).second) {
-      return invalid(fmt::format("{} is named twice in --after", id));
+      return invalid(fmt::format("{} is named twice in after", id));
     }
     // Unknown ids and other sessions' tasks are refused as a read would.
     // A new task can only name tasks that exist, so no cycle can form.
     if (auto task = Resolve(id, session); !task) {
       Error error = task.error();
-      error.message = "--after: " + error.message;
+      error.message = "after: " + error.message;
       return std::unexpected(std::move(error));
     }
   }
