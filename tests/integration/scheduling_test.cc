@@ -70,6 +70,18 @@ class SchedulingTest : public BatonTest {
     EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
   }
 
+  // The record of `id` once its first attempt ended (polled, bounded).
+  nlohmann::json AfterFirstAttempt(const std::string& id) {
+    nlohmann::json task;
+    for (int i = 0; i < 300; ++i) {
+      task = Status(id);
+      if (task["attempts"].size() == 1)
+        break;
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+    return task;
+  }
+
   std::string journal_;
 };
 
@@ -271,13 +283,7 @@ TEST_F(SchedulingTest, ARetryThatWaitsOutABatondCrashStillRunsOnce) {
   std::string id =
       Run(Flaky(counter, 2), {"--retry", "1", "--retry-delay", "2s"});
   // Held for its retry, then batond dies.
-  nlohmann::json held;
-  for (int i = 0; i < 300; ++i) {
-    held = Status(id);
-    if (held["attempts"].size() == 1)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  nlohmann::json held = AfterFirstAttempt(id);
   ASSERT_EQ(held["status"], "queued") << held.dump();
   EXPECT_EQ(held["detail"], "retry 1 of 1 in 2s (attempt 1: exit code: 1)");
   EXPECT_TRUE(held.contains("retry_at"));
@@ -295,13 +301,7 @@ TEST_F(SchedulingTest, AKillStopsTheRetriesAndBadRetriesAreRefused) {
   std::string counter = home_ + "/count";
   std::string id =
       Run(Flaky(counter, 0), {"--retry", "5", "--retry-delay", "30s"});
-  nlohmann::json held;
-  for (int i = 0; i < 300; ++i) {
-    held = Status(id);
-    if (held["attempts"].size() == 1)
-      break;
-    std::this_thread::sleep_for(std::chrono::milliseconds(20));
-  }
+  nlohmann::json held = AfterFirstAttempt(id);
   EXPECT_EQ(held["detail"], "retry 1 of 5 in 30s (attempt 1: exit code: 1)");
   ASSERT_EQ(Baton({"kill", id}).exit_code, 0);
   auto killed = Status(id);

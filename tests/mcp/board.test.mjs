@@ -332,6 +332,21 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.ok(facts.includes('max-turns 2'), facts);
   });
 
+  test('the board: a retried task shows its retries, attempts and output cap', async () => {
+    const { home, page } = await fresh();
+    const counter = join(home, 'count');
+    const id = run(home, `n=$(cat ${counter} 2>/dev/null || echo 0); n=$((n+1)); echo $n > ${counter}; echo try $n; [ $n -ge 3 ]`,
+      ['--retry', '2', '--retry-delay', '100ms', '--max-output', '1M']);
+    await until(`${id} ended`, () => !['queued', 'running', 'stopping'].includes(status(home, id)));
+    assert.equal(status(home, id), 'completed');
+    await page.getByRole('button', { name: `Open ${id}` }).click();
+    await page.locator('#task-facts', { hasText: 'attempt 3 of 3' }).waitFor();
+    const facts = await page.locator('#task-facts').innerText();
+    assert.match(facts, /Retries\s+up to 2, the first after 0\.1 s/);
+    assert.match(facts, /Attempts\s+1\. exit code: 1, ran [\d.]+ s, output bytes 0-6\n2\. exit code: 1, ran [\d.]+ s, output bytes 6-/);
+    assert.match(facts, /Output cap\s+keeps 1\.0 MiB/);
+  });
+
   test('the board: a failed check\'s evidence shows on the task\'s page', async () => {
     const { home, page } = await fresh();
     const folder = mkdtempSync(join(tmpdir(), 'bcheck-'));

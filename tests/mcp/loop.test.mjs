@@ -242,18 +242,8 @@ test('a wait survives a kill -9 of batond and reports the real end', T, async ()
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     const gate = join(home, 'gate');
-    const r = await call(client, 'run', { command: `while [ ! -e ${gate} ]; do sleep 0.01; done; echo bye; exit 3` });
-    const id = r.structuredContent.task_id;
+    const { id, pending, daemon } = await waitingOn(home, client, gate, 45, 'exit 3');
     const status = () => JSON.parse(baton(home, ['--json', 'daemon', 'status']));
-    const pending = call(client, 'task_output', { task_id: id, wait: true, timeout_s: 45 });
-    // The main connection, the wait's own, and this status call.
-    let daemon;
-    for (let i = 0; i < 1000; ++i) {
-      daemon = status();
-      if (daemon.connections >= 3) break;
-      await sleep(10);
-    }
-    assert.ok(daemon.connections >= 3, JSON.stringify(daemon));
     process.kill(daemon.daemon_pid, 'SIGKILL');
     while (pidAlive(daemon.daemon_pid)) await sleep(10);
     writeFileSync(gate, '');
@@ -268,10 +258,11 @@ test('a wait survives a kill -9 of batond and reports the real end', T, async ()
   });
 });
 
-// Opens the main connection, starts `wait` on a task that waits for `gate`,
-// and returns once batond holds the wait's own connection too.
-async function waitingOn(home, client, gate, timeoutS) {
-  const r = await call(client, 'run', { command: `while [ ! -e ${gate} ]; do sleep 0.01; done; echo bye` });
+// Runs a task that waits for `gate`, says bye and runs `then`, starts a
+// task_output wait on it, and returns once batond holds the wait's own
+// connection too (the main connection, the wait's, and a status call's).
+async function waitingOn(home, client, gate, timeoutS, then = 'true') {
+  const r = await call(client, 'run', { command: `while [ ! -e ${gate} ]; do sleep 0.01; done; echo bye; ${then}` });
   const id = r.structuredContent.task_id;
   const status = () => JSON.parse(baton(home, ['--json', 'daemon', 'status']));
   const started = Date.now();

@@ -65,7 +65,8 @@ function bytes(n) {
   if (n === undefined || n === null) return "";
   if (n < 1024) return `${n} B`;
   if (n < 1024 * 1024) return `${(n / 1024).toFixed(1)} KiB`;
-  return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  if (n < 1024 * 1024 * 1024) return `${(n / 1024 / 1024).toFixed(1)} MiB`;
+  return `${(n / 1024 / 1024 / 1024).toFixed(1)} GiB`;
 }
 
 function duration(ms) {
@@ -184,6 +185,29 @@ function budgetText(agent) {
   return limits.join(", ");
 }
 
+// A shell task's retries and its earlier attempts (doc/scheduling.md,
+// "Retries"), as `baton status` words them.
+function retriesText(task) {
+  if (!task.retry) return "";
+  let text = `up to ${task.retry.retries}, the first after ${duration(task.retry.delay_ms)}`;
+  if (task.retry_at) text += `; next at ${task.retry_at}`;
+  return text;
+}
+
+function attemptsText(task) {
+  return (task.attempts || []).map((attempt, i) =>
+    `${i + 1}. ${attempt.detail}, ran ${duration(attempt.ended_ms - attempt.started_ms)}, ` +
+    `output bytes ${attempt.output_from}-${attempt.output_to}`).join("\n");
+}
+
+// The output a shell task keeps, and what it dropped past that.
+function outputCapText(task) {
+  if (task.max_output === undefined || task.max_output === null) return "";
+  let text = task.max_output === 0 ? "no cap" : `keeps ${bytes(task.max_output)}`;
+  if (task.output_dropped) text += `; ${bytes(task.output_dropped)} dropped past it`;
+  return text;
+}
+
 function renderTask(task) {
   $("task-title").textContent = `${task.id}: ${statusText(task)}`;
   const dl = $("task-facts");
@@ -208,6 +232,9 @@ function renderTask(task) {
   fact(dl, "Usage", usageText(task.usage));
   fact(dl, "Budget", budgetText(task.agent));
   fact(dl, "Output", bytes(task.output_bytes));
+  fact(dl, "Output cap", outputCapText(task));
+  fact(dl, "Retries", retriesText(task));
+  fact(dl, "Attempts", attemptsText(task));
   if (!task.evidence) fact(dl, "Checks", (task.checks || []).join("\n"));
   const live = !["completed", "failed", "killed", "interrupted"].includes(task.status);
   $("kill-form").hidden = !live;
