@@ -153,8 +153,8 @@ Status CodexExecAdapter::Send(std::string_view, SendMode, AdapterSink&) {
   return MakeError(ErrorCode::kInvalidArgument,
                    "codex exec runs one prompt per process and takes no "
                    "messages; when this task ends, continue its thread in a "
-                   "new task: baton delegate --resume <this task> "
-                   "<message>");
+                   "new task that resumes it (delegate with resume_from; "
+                   "CLI: baton delegate --resume <this task> <message>)");
 }
 
 Status CodexExecAdapter::Answer(const Json&, const std::vector<ItemAnswer>&,
