@@ -274,7 +274,8 @@ TEST_F(SchedulingTest, RetriesRunAgainUnderOneIdAndRecordEachAttempt) {
   EXPECT_NE(shown.out.find("retries:  up to 3, the first after"),
             std::string::npos)
       << shown.out;
-  EXPECT_NE(shown.out.find("attempts: 1. exit code: 1, ran"), std::string::npos)
+  EXPECT_NE(shown.out.find("attempts: attempt 1: exit code: 1, ran"),
+            std::string::npos)
       << shown.out;
 }
 

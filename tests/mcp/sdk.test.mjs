@@ -262,7 +262,7 @@ test('retries run a failing command again under one id; task_status lists the at
     assert.equal(s.structuredContent.attempts.length, 1);
     assert.equal(s.structuredContent.attempts[0].exit_code, 1);
     assert.deepEqual([s.structuredContent.attempts[0].output_from, s.structuredContent.attempts[0].output_to], [0, 6]);
-    assert.match(text(s), /attempt 1: exit code: 1 \(output bytes 0-6\)/);
+    assert.match(text(s), /attempt 1: exit code: 1, ran [\d.]+m?s, output bytes 0-6\n/);
   });
 });
 

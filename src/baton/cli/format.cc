@@ -184,14 +184,8 @@ std::string TaskDetails(const TaskView& view) {
           fmt::format("up to {}, the first after {}", task.spec.retry.retries,
                       ShortSpan(task.spec.retry.delay_ms)));
   }
-  for (size_t i = 0; i < task.attempts.size(); ++i) {
-    const Attempt& attempt = task.attempts[i];
-    field(
-        i == 0 ? "attempts:" : "",
-        fmt::format("{}. {}, ran {}, output bytes {}-{}", i + 1, attempt.detail,
-                    ShortSpan(attempt.ended_ms - attempt.started_ms),
-                    attempt.output_from, attempt.output_to));
-  }
+  for (size_t i = 0; i < task.attempts.size(); ++i)
+    field(i == 0 ? "attempts:" : "", AttemptText(task.attempts[i], i + 1));
   if (task.output_dropped > 0) {
     field("dropped:",
           fmt::format("{} bytes past the cap of {} bytes (max_output)",

@@ -267,8 +267,7 @@ bool TaskRegistry::RetriesAfter(const TaskRecord& ended,
   // attempt that filled the output cap is the last: its log has no room
   // for what a retry would print.
   bool failed =
-      ended.status == TaskStatus::kFailed ||
-      (exit.cause == ExitCause::kTimedOut && ended.kill_reason.empty());
+      ended.status == TaskStatus::kFailed || exit.cause == ExitCause::kTimedOut;
   return failed && !ended.spec.agent && ended.kill_reason.empty() &&
          static_cast<int64_t>(ended.attempts.size()) <
              ended.spec.retry.retries &&

@@ -3,6 +3,9 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <chrono>
+
+#include "baton/util/duration.h"
 
 namespace baton {
 namespace {
@@ -24,6 +27,14 @@ std::string IndentLines(std::string_view text, std::string_view prefix) {
     start = nl + 1;
   }
   return out;
+}
+
+std::string AttemptText(const Attempt& attempt, size_t number) {
+  return fmt::format(
+      "attempt {}: {}, ran {}, output bytes {}-{}", number, attempt.detail,
+      FormatDuration(
+          std::chrono::milliseconds(attempt.ended_ms - attempt.started_ms)),
+      attempt.output_from, attempt.output_to);
 }
 
 std::string UsageText(const AgentUsage& usage) {

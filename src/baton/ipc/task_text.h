@@ -24,7 +24,8 @@ inline constexpr size_t kShownCommits = 10;
 //     <its last lines, at most `tail_lines`, indented once more>
 //   changed files: 3 (a.txt, b.txt, gone.txt)
 //   overlapping tasks: shell-2
-// A check that passed shows no lines. Ends with a newline.
+// A check that passed shows at most 3 of its last lines. Ends with a
+// newline.
 std::string EvidenceText(const Evidence& evidence, std::string_view indent,
                          size_t tail_lines);
 
@@ -39,6 +40,9 @@ std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
 std::string UsageText(const AgentUsage& usage);
 // Its budget, "max-turns 10, max-tokens 200000, max-cost $2"; "" for none.
 std::string BudgetText(const AgentSpec& agent);
+// A retried task's earlier attempt `number` (from 1), doc/scheduling.md:
+//   "attempt 1: exit code: 1, ran 2.5s, output bytes 0-120"
+std::string AttemptText(const Attempt& attempt, size_t number);
 
 // The last `max_lines` lines of `text` (a trailing newline does not count
 // as an empty last line), without the trailing newline.

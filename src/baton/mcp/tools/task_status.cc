@@ -66,8 +66,7 @@ void AddAttempts(const TaskRecord& task, std::string& text, Json& structured) {
   Json attempts = Json::array();
   for (size_t i = 0; i < task.attempts.size(); ++i) {
     const Attempt& attempt = task.attempts[i];
-    text += fmt::format("attempt {}: {} (output bytes {}-{})\n", i + 1,
-                        attempt.detail, attempt.output_from, attempt.output_to);
+    text += AttemptText(attempt, i + 1) + "\n";
     // The fields as Attempt lists them (as in the task's JSON).
     if (auto parsed = ParseJson(EncodeObject(attempt)))
       attempts.push_back(std::move(parsed->value));
