@@ -1,6 +1,7 @@
 #include "baton/cli/format.h"
 
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 
 #include <algorithm>
 #include <ctime>
@@ -161,6 +162,8 @@ std::string TaskDetails(const TaskView& view) {
   }
   field("owner:", task.spec.owner);
   field("pid:", task.pid ? std::to_string(task.pid) : "");
+  if (task.spec.slurm)
+    field("slurm:", SlurmText(task));
   field("created:", Time(task.created_ms));
   field("started:", Time(task.started_ms));
   std::string ended = Time(task.ended_ms);
@@ -194,6 +197,31 @@ std::string TaskDetails(const TaskView& view) {
   out += EndText(view);
   out += QuestionsText(view);
   return out;
+}
+
+std::string SlurmText(const TaskRecord& task) {
+  const SlurmRequest& asked = *task.spec.slurm;
+  std::vector<std::string> parts;
+  if (task.slurm_job && !task.slurm_job->job_id.empty())
+    parts.push_back("job " + task.slurm_job->job_id);
+  std::string partition = task.slurm_job && !task.slurm_job->partition.empty()
+                              ? task.slurm_job->partition
+                              : asked.partition;
+  if (!partition.empty())
+    parts.push_back("partition " + partition);
+  if (task.slurm_job && !task.slurm_job->node.empty())
+    parts.push_back("node " + task.slurm_job->node);
+  if (asked.time_limit_s > 0)
+    parts.push_back("time " + ShortSpan(asked.time_limit_s * 1000));
+  if (asked.cpus > 0)
+    parts.push_back(fmt::format("{} cpus", asked.cpus));
+  if (!asked.mem.empty())
+    parts.push_back("mem " + asked.mem);
+  if (!asked.gres.empty())
+    parts.push_back("gres " + asked.gres);
+  if (parts.empty())
+    return "submitting";
+  return fmt::format("{}", fmt::join(parts, ", "));
 }
 
 std::string EndText(const TaskView& view) {

@@ -1,6 +1,7 @@
 #include "baton/cli/task_start.h"
 
 #include <CLI/CLI.hpp>
+#include <fmt/format.h>
 #include <cstdio>
 
 #include "baton/cli/format.h"
@@ -28,6 +29,70 @@ void AddScheduleFlags(CLI::App& command, PlacementFlags& flags) {
                   "Start at the first end of any of these tasks (ID[,ID...])")
       ->delimiter(',')
       ->allow_extra_args(false);
+}
+
+void AddSlurmFlags(CLI::App& command, SlurmFlags& flags) {
+  command.add_option("--on", flags.on,
+                     "Where it runs: local (default) or slurm, as a Slurm "
+                     "job (doc/slurm.md)");
+  command.add_option("--partition", flags.partition,
+                     "With --on slurm: the partition (sbatch -p)");
+  command.add_option("--time", flags.time,
+                     "With --on slurm: the job's time limit (e.g. 10m), "
+                     "in whole minutes; past it Slurm ends it");
+  command
+      .add_option("--cpus", flags.cpus,
+                  "With --on slurm: CPUs for it (sbatch --cpus-per-task)")
+      ->check(WholeNumber(1, 1 << 20));
+  command.add_option("--mem", flags.mem,
+                     "With --on slurm: memory for it, as Slurm writes it "
+                     "(e.g. 4G)");
+  command.add_option("--gres", flags.gres,
+                     "With --on slurm: generic resources (e.g. gpu:1)");
+  command
+      .add_option("--sbatch-arg", flags.sbatch_args,
+                  "With --on slurm: one more sbatch option, as one "
+                  "argument (e.g. --sbatch-arg=--qos=high); repeatable")
+      ->allow_extra_args(false);
+}
+
+Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags) {
+  if (flags.on.empty() || flags.on == "local") {
+    for (auto [set, name] :
+         {std::pair(!flags.partition.empty(), "--partition"),
+          std::pair(!flags.time.empty(), "--time"),
+          std::pair(flags.cpus != 0, "--cpus"),
+          std::pair(!flags.mem.empty(), "--mem"),
+          std::pair(!flags.gres.empty(), "--gres"),
+          std::pair(!flags.sbatch_args.empty(), "--sbatch-arg")}) {
+      if (set) {
+        return MakeError(ErrorCode::kInvalidArgument,
+                         fmt::format("{} is for a Slurm job; add --on slurm",
+                                     name));
+      }
+    }
+    return std::nullopt;
+  }
+  if (flags.on != "slurm") {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("--on {}: tasks run on local (the default) "
+                                 "or slurm",
+                                 flags.on));
+  }
+  SlurmFields fields;
+  fields.partition = flags.partition;
+  if (!flags.time.empty()) {
+    auto time = ParseDurationFlag("--time", flags.time);
+    if (!time)
+      return std::unexpected(time.error());
+    fields.time_limit_s = (time->count() + 999) / 1000;
+  }
+  if (flags.cpus != 0)
+    fields.cpus = flags.cpus;
+  fields.mem = flags.mem;
+  fields.gres = flags.gres;
+  fields.sbatch_args = flags.sbatch_args;
+  return fields;
 }
 
 template <class R>

@@ -31,6 +31,22 @@ struct PlacementFlags {
 // Adds --queue, --priority, --after and --after-any to `command`.
 void AddScheduleFlags(CLI::App& command, PlacementFlags& flags);
 
+// Where it runs when not here: --on slurm and the job's resources
+// (doc/slurm.md).
+struct SlurmFlags {
+  std::string on;  // "", "local" or "slurm".
+  std::string partition;
+  std::string time;
+  int64_t cpus = 0;
+  std::string mem;
+  std::string gres;
+  std::vector<std::string> sbatch_args;
+};
+void AddSlurmFlags(CLI::App& command, SlurmFlags& flags);
+// The request's `slurm` from the flags: none without --on slurm, and an
+// error for a resource flag without it, or a bad --on or --time.
+Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags);
+
 // Fills a RunRequest's or DelegateRequest's folder (absolute), deadline,
 // checks, schedule and base environment from the flags; fails on a bad
 // duration, or --after with --after-any.

@@ -103,6 +103,10 @@ class ExecutorListener {
                              int64_t started_ms) = 0;
   virtual void OnTaskSpawnFailed(const TaskId& id, const Error& error) = 0;
   virtual void OnTaskExited(const TaskId& id, const ExitInfo& exit) = 0;
+  // A task that runs as a Slurm job: where its job stands (submitted,
+  // pending and why, running on a node, the controller unreachable). The
+  // start itself still comes as OnTaskSpawned, once the job runs.
+  virtual void OnTaskPlaced(const TaskId& id, const SlurmJob& job) = 0;
 };
 
 // Runs task processes. Asynchronous: results arrive through the listener.

@@ -206,6 +206,24 @@ std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage) {
   return "";
 }
 
+std::string SlurmJobText(const SlurmJob& job) {
+  if (job.job_id.empty())
+    return "submitting to slurm";
+  std::string state = job.state.empty() ? "submitted" : job.state;
+  std::transform(state.begin(), state.end(), state.begin(),
+                 [](unsigned char c) { return std::tolower(c); });
+  if (job.unreachable) {
+    return fmt::format("slurm unreachable (job {} was {})", job.job_id,
+                       state);
+  }
+  std::string text = fmt::format("slurm job {} {}", job.job_id, state);
+  if (!job.node.empty())
+    text += " on " + job.node;
+  if (!job.reason.empty() && job.reason != "None")
+    text += " (" + job.reason + ")";
+  return text;
+}
+
 void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
   task.exit_code = exit.exit_code;
   task.signal = exit.signal;

@@ -227,6 +227,64 @@ struct Attempt {
   }
 };
 
+// What a task asks of a Slurm cluster when it runs there as a job
+// (doc/slurm.md). Empty fields leave the cluster's defaults (or those of
+// `[executors.slurm]` in baton's config, filled in by batond).
+struct SlurmRequest {
+  std::string partition;
+  std::string account;
+  int64_t time_limit_s = 0;  // --time; 0 = the partition's limit.
+  int64_t cpus = 0;          // --cpus-per-task; 0 = Slurm's default.
+  std::string mem;           // --mem, Slurm's syntax: "4G", "512M".
+  std::string gres;          // --gres, e.g. "gpu:1".
+  std::vector<std::string> sbatch_args;  // Passed to sbatch as they are.
+  // Where the job's files go (its script, output and exit record): a
+  // folder every node sees. Empty = batond's own tasks folder.
+  std::string shared_dir;
+  // The submitting client's SLURM_CONF and PATH, with which every later
+  // call about the job runs (status, cancel), also after a batond restart.
+  std::string slurm_conf;
+  std::string path;
+
+  bool operator==(const SlurmRequest&) const = default;
+  template <class V>
+  void Fields(V& v) {
+    v("partition", partition, {.omit_when_empty = true});
+    v("account", account, {.omit_when_empty = true});
+    v("time_limit_s", time_limit_s, {.min = 0});
+    v("cpus", cpus, {.min = 0});
+    v("mem", mem, {.omit_when_empty = true});
+    v("gres", gres, {.omit_when_empty = true});
+    v("sbatch_args", sbatch_args, {.omit_when_empty = true});
+    v("shared_dir", shared_dir, {.omit_when_empty = true});
+    v("slurm_conf", slurm_conf, {.omit_when_empty = true});
+    v("path", path, {.omit_when_empty = true});
+  }
+};
+
+// A task's Slurm job as batond last saw it: the few fields the rest of
+// baton learns of a job (doc/slurm.md).
+struct SlurmJob {
+  std::string job_id;     // Empty until sbatch answered.
+  std::string partition;  // As Slurm placed it.
+  std::string node;       // Once it runs.
+  std::string state;      // Slurm's word: PENDING, RUNNING, ...
+  std::string reason;     // Slurm's reason while pending: Resources, ...
+  // The controller did not answer the last status query.
+  bool unreachable = false;
+
+  bool operator==(const SlurmJob&) const = default;
+  template <class V>
+  void Fields(V& v) {
+    v("job_id", job_id, {.omit_when_empty = true});
+    v("partition", partition, {.omit_when_empty = true});
+    v("node", node, {.omit_when_empty = true});
+    v("state", state, {.omit_when_empty = true});
+    v("reason", reason, {.omit_when_empty = true});
+    v("unreachable", unreachable);
+  }
+};
+
 // The default queue's name, as people see it; stored as "".
 inline constexpr char kDefaultQueue[] = "default";
 
@@ -263,6 +321,8 @@ struct TaskSpec {
   // dropped and counted (doc/tasks.md, "Output cap"). 0 = no cap.
   int64_t max_output = kDefaultMaxOutput;
   RetryPolicy retry;  // Shell tasks only.
+  // Set: the task runs as a job on Slurm, not on this machine.
+  std::optional<SlurmRequest> slurm;
 };
 
 // The files of an agent task in its folder (Executor::TaskDir): the CLI's
@@ -391,7 +451,14 @@ struct TaskRecord {
   // Held after a failed attempt: the wall time its retry may start (0 once
   // released to its queue, and for every other task).
   int64_t retry_at_ms = 0;
+  // A task on Slurm: its job, once submitted.
+  std::optional<SlurmJob> slurm_job;
 };
+
+// A Slurm job's state for people, as a live task's detail: "slurm job 12
+// pending (Resources)", "slurm job 12 on node1", "slurm unreachable (job
+// 12 was running)".
+std::string SlurmJobText(const SlurmJob& job);
 
 // The name the executor runs the current attempt of `task` under: its id
 // for the first, "<id>.<n>" for attempt n. Each attempt is then spawned

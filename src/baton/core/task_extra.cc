@@ -26,6 +26,8 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   extra.attempts = task.attempts;
   if (task.retry_at_ms != 0)
     extra.retry_at_ms = task.retry_at_ms;
+  extra.slurm = task.spec.slurm;
+  extra.slurm_job = task.slurm_job;
   return extra;
 }
 
@@ -44,6 +46,8 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.spec.retry = extra.retry.value_or(RetryPolicy{});
   task.attempts = std::move(extra.attempts);
   task.retry_at_ms = extra.retry_at_ms.value_or(0);
+  task.spec.slurm = std::move(extra.slurm);
+  task.slurm_job = std::move(extra.slurm_job);
   // After the fields KeepsEnvironment reads.
   if (KeepsEnvironment(task))
     task.spec.base_env = std::move(extra.held_env);

@@ -31,6 +31,8 @@ struct TaskExtra {
   std::optional<RetryPolicy> retry;     // Set only when it retries.
   std::vector<Attempt> attempts;
   std::optional<int64_t> retry_at_ms;  // Set only when not 0.
+  std::optional<SlurmRequest> slurm;
+  std::optional<SlurmJob> slurm_job;
 
   template <class V>
   void Fields(V& v) {
@@ -49,6 +51,8 @@ struct TaskExtra {
     v("retry", retry, {.omit_when_empty = true});
     v("attempts", attempts, {.omit_when_empty = true});
     v("retry_at_ms", retry_at_ms, {.omit_when_empty = true});
+    v("slurm", slurm, {.omit_when_empty = true});
+    v("slurm_job", slurm_job, {.omit_when_empty = true});
   }
 };
 

@@ -153,6 +153,21 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
         "retries are for shell tasks; to run an agent's work again, "
         "delegate again resuming its task (resume_from)");
   }
+  if (spec.slurm && spec.agent) {
+    return invalid(
+        "agent workers do not run on Slurm yet; delegate without --on slurm "
+        "(doc/slurm.md, \"Not yet\")");
+  }
+  if (spec.slurm && (spec.stdin_pipe || spec.stdin_text)) {
+    return invalid(
+        "a task on Slurm reads no stdin (its job's stdin is /dev/null); give "
+        "the input as a file in a shared folder");
+  }
+  if (spec.slurm && spec.retry.retries > 0) {
+    return invalid(
+        "retries of a task on Slurm are not built yet; use sbatch's own "
+        "--requeue (--sbatch-arg --requeue) or run without --retry");
+  }
   if (spec.retry.retries > 0 && spec.stdin_pipe) {
     return invalid(
         "a task with a stdin pipe cannot be retried (what was written to "
@@ -238,6 +253,19 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   } else {
     task.status = TaskStatus::kRunning;
   }
+  Save(TaskRecord(task));
+}
+
+void TaskRegistry::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+  auto it = live_.find(id);
+  if (it == live_.end())
+    return;
+  TaskRecord& task = it->second;
+  if (task.slurm_job == job)
+    return;
+  task.slurm_job = job;
+  if (task.status != TaskStatus::kStopping)
+    task.detail = SlurmJobText(job);
   Save(TaskRecord(task));
 }
 
@@ -513,7 +541,9 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
     Finish(std::move(ended));
     return;
   }
-  bool spawned = task.status != TaskStatus::kQueued;
+  // A Slurm job is cancelled while it is pending too (the executor keeps a
+  // kill that comes before sbatch answered).
+  bool spawned = task.status != TaskStatus::kQueued || task.spec.slurm;
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
   task.killed_at_limit = origin == KillOrigin::kLimit;

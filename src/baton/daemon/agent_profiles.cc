@@ -414,6 +414,59 @@ ConfigFile FindConfigFile(const EnvLookup& env) {
   return {};
 }
 
+// `[executors.slurm]` (doc/slurm.md, "Config").
+void ParseExecutors(Checker& check, const toml::node& node,
+                    SlurmRequest& slurm) {
+  const auto* executors = node.as_table();
+  if (!executors) {
+    check.Fail(node.source(), "executors",
+               "must be a table ([executors.slurm]), not " + TypeName(node));
+    return;
+  }
+  for (auto&& [name_key, executor] : *executors) {
+    std::string prefix = "executors." + std::string(name_key.str());
+    const auto* table = executor.as_table();
+    if (name_key.str() != "slurm" || !table) {
+      check.Fail(name_key.source(), prefix,
+                 "unknown executor; the one to configure is "
+                 "[executors.slurm]");
+      return;
+    }
+    for (auto&& [field_key, value] : *table) {
+      std::string field = prefix + "." + std::string(field_key.str());
+      std::string_view name = field_key.str();
+      if (name == "partition" || name == "account" || name == "shared_dir") {
+        auto text = String(check, value, field);
+        if (!text)
+          return;
+        if (name == "shared_dir" && !text->starts_with('/')) {
+          check.Fail(value.source(), field,
+                     "must be an absolute path (a folder every node sees)");
+          return;
+        }
+        (name == "partition" ? slurm.partition
+         : name == "account" ? slurm.account
+                             : slurm.shared_dir) = *text;
+      } else if (name == "sbatch_args") {
+        auto args = StringList(check, value, field);
+        if (!args)
+          return;
+        slurm.sbatch_args = std::move(*args);
+      } else if (name == "time_limit") {
+        auto limit = Duration(check, value, field);
+        if (!limit)
+          return;
+        slurm.time_limit_s = (limit->count() + 999) / 1000;
+      } else {
+        check.Fail(field_key.source(), field,
+                   "unknown key; [executors.slurm] takes partition, account, "
+                   "time_limit, sbatch_args, shared_dir");
+        return;
+      }
+    }
+  }
+}
+
 Result<AgentConfig> ParseAgentConfig(std::string_view text,
                                      const std::string& path) {
   if (auto hazard = PrecheckTomlText(text)) {
@@ -498,10 +551,12 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
                      "unknown key; [defaults] takes agent, agent_timeout");
         }
       }
+    } else if (key == "executors") {
+      ParseExecutors(check, node, config.slurm);
     } else {
       check.Fail(key_name.source(), key,
-                 "unknown key; the config takes [defaults] and "
-                 "[agents.NAME]");
+                 "unknown key; the config takes [defaults], [agents.NAME] "
+                 "and [executors.slurm]");
     }
     if (check.failed())
       break;

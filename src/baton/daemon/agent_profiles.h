@@ -59,6 +59,10 @@ struct AgentConfig {
   std::vector<AgentProfile> profiles;  // Sorted by name.
   std::string default_agent = "claude";
   std::chrono::milliseconds agent_timeout = kDefaultAgentTimeout;
+  // `[executors.slurm]`: what a task on Slurm gets where it asks for
+  // nothing else (partition, account, time_limit_s, sbatch_args put before
+  // its own, shared_dir; doc/slurm.md).
+  SlurmRequest slurm;
 
   // kInvalidArgument naming the known profiles when there is none.
   Result<AgentProfile> Find(std::string_view name) const;

@@ -77,6 +77,10 @@ void AgentRuntime::OnTaskSpawned(const TaskId& id, int64_t pid,
     Start(*task, /*replay=*/false);
 }
 
+void AgentRuntime::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+  next_->OnTaskPlaced(id, job);
+}
+
 void AgentRuntime::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
   next_->OnTaskSpawnFailed(id, error);
 }

@@ -132,6 +132,10 @@ void CheckRunner::OnTaskSpawned(const TaskId& id, int64_t pid,
   registry_->OnTaskSpawned(id, pid, started_ms);
 }
 
+void CheckRunner::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+  registry_->OnTaskPlaced(id, job);
+}
+
 void CheckRunner::Snapshot(const TaskRecord& task) {
   bool worktree = HasWorktree(task);
   if (task.spec.checks.empty() && !worktree)

@@ -176,22 +176,24 @@ Status Daemon::Start() {
 
   executor_ = std::make_unique<LocalExecutor>(&loop_, options_.paths,
                                               SelfExecutable(), options_.grace);
+  slurm_ = std::make_unique<SlurmExecutor>(&loop_, options_.paths);
+  router_ = std::make_unique<RoutingExecutor>(executor_.get(), slurm_.get());
   TaskRegistry::Options registry_options;
   registry_options.lease = options_.lease;
   registry_options.default_grace = options_.grace;
-  registry_ = std::make_unique<TaskRegistry>(store_.get(), executor_.get(),
+  registry_ = std::make_unique<TaskRegistry>(store_.get(), router_.get(),
                                              &loop_, &clock_, registry_options);
   // Executor events pass the agent runtime (an agent's verdict), the
   // output cap (a capped log's marker), then the check runner (checks and
   // evidence), then reach the registry.
   checks_ =
-      std::make_unique<CheckRunner>(&loop_, executor_.get(), registry_.get());
+      std::make_unique<CheckRunner>(&loop_, router_.get(), registry_.get());
   output_cap_ =
       std::make_unique<OutputCap>(&loop_, registry_.get(), checks_.get());
-  agents_ = std::make_unique<AgentRuntime>(&loop_, executor_.get(),
+  agents_ = std::make_unique<AgentRuntime>(&loop_, router_.get(),
                                            registry_.get(), output_cap_.get());
   codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
-  executor_->SetListener(agents_.get());
+  router_->SetListener(agents_.get());
   // A task held by its queue or its dependencies starts later: its
   // evidence's "before" is taken then (doc/scheduling.md).
   registry_->SetOnDispatch(
@@ -513,6 +515,7 @@ void Daemon::BeforeSleep() {
           return !task || RunName(*task) != run;
         });
     executor_->Flush();
+    slurm_->Flush();
   }
   for (auto& [id, connection] : connections_) {
     for (HeldReply& reply : connection.held)
@@ -546,7 +549,7 @@ void Daemon::OnCommitFailed(const Error& error,
     for (const TaskId& id : dropped) {
       // The check runner's snapshot may have made its folder already.
       std::error_code ignored;
-      std::filesystem::remove_all(executor_->TaskDir(id), ignored);
+      std::filesystem::remove_all(router_->TaskDir(id), ignored);
       ids += (ids.empty() ? "" : ", ") + id.ToString();
     }
     BATON_LOG_WARN("not saved, so never started: {}", ids);

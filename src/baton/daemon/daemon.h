@@ -21,6 +21,8 @@
 #include "baton/daemon/output_cap.h"
 #include "baton/daemon/preflight.h"
 #include "baton/executor/local/local_executor.h"
+#include "baton/executor/routing_executor.h"
+#include "baton/executor/slurm/slurm_executor.h"
 #include "baton/ipc/codec.h"
 #include "baton/ipc/line_channel.h"
 #include "baton/loop/event_loop.h"
@@ -169,7 +171,11 @@ class Daemon {
   EventLoop loop_;
   SystemClock clock_;
   std::unique_ptr<SqliteTaskStore> store_;
+  // The supervisor's end (tasks on this machine), Slurm's, and the router
+  // the registry and the rest of batond see.
   std::unique_ptr<LocalExecutor> executor_;
+  std::unique_ptr<SlurmExecutor> slurm_;
+  std::unique_ptr<RoutingExecutor> router_;
   std::unique_ptr<TaskRegistry> registry_;
   std::unique_ptr<CheckRunner> checks_;
   std::unique_ptr<OutputCap> output_cap_;

@@ -169,6 +169,10 @@ void OutputCap::OnTaskSpawned(const TaskId& id, int64_t pid,
   next_->OnTaskSpawned(id, pid, started_ms);
 }
 
+void OutputCap::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+  next_->OnTaskPlaced(id, job);
+}
+
 void OutputCap::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
   watched_.erase(id);
   next_->OnTaskSpawnFailed(id, error);

@@ -142,6 +142,8 @@ TaskWire ToWire(const TaskView& view) {
   wire.attempts = task.attempts;
   if (task.retry_at_ms != 0)
     wire.retry_at = TimeOrNull(task.retry_at_ms);
+  wire.slurm = task.spec.slurm;
+  wire.slurm_job = task.slurm_job;
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -212,6 +214,8 @@ Result<TaskView> FromWire(TaskWire wire) {
       return std::unexpected(ms.error());
     task.retry_at_ms = *ms;
   }
+  task.spec.slurm = std::move(wire.slurm);
+  task.slurm_job = std::move(wire.slurm_job);
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }

@@ -54,6 +54,8 @@ struct TaskWire {
   std::optional<RetryPolicy> retry;
   std::vector<Attempt> attempts;
   std::optional<std::string> retry_at;
+  std::optional<SlurmRequest> slurm;
+  std::optional<SlurmJob> slurm_job;
   bool uncollected = false;
 
   template <class V>
@@ -129,6 +131,16 @@ struct TaskWire {
     v("retry_at", retry_at,
       {.omit_when_empty = true,
        .doc = "held for a retry: when it may start again (ISO 8601 UTC)"});
+    v("slurm", slurm,
+      {.omit_when_empty = true,
+       .doc = "a task that runs on Slurm: what it asked for (`partition`, "
+              "`account`, `time_limit_s`, `cpus`, `mem`, `gres`, "
+              "`sbatch_args`, `shared_dir`, `slurm_conf`; doc/slurm.md)"});
+    v("slurm_job", slurm_job,
+      {.omit_when_empty = true,
+       .doc = "its Slurm job as last seen: `job_id`, `partition`, `node`, "
+              "`state` and `reason` (Slurm's words), `unreachable` (the "
+              "controller did not answer)"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

@@ -84,6 +84,37 @@ struct ScheduleFields {
   }
 };
 
+// Where a task runs when not on this machine: a Slurm job (doc/slurm.md).
+// Its presence sends the task to Slurm; empty fields take the defaults of
+// `[executors.slurm]` in baton's config, then the cluster's.
+struct SlurmFields {
+  std::string partition;
+  std::string account;
+  std::optional<int64_t> time_limit_s;
+  std::optional<int64_t> cpus;
+  std::string mem;
+  std::string gres;
+  std::vector<std::string> sbatch_args;
+  template <class V>
+  void Fields(V& v) {
+    v("partition", partition, {.max_bytes = kMaxNameBytes});
+    v("account", account, {.max_bytes = kMaxNameBytes});
+    v("time_limit_s", time_limit_s,
+      {.min = 1,
+       .max = kMaxTimeoutMs / 1000,
+       .doc = "Slurm's `--time`, rounded up to whole minutes; past it Slurm "
+              "ends the job (status `killed`, \"timed out\")"});
+    v("cpus", cpus, {.min = 1, .max = 1 << 20, .doc = "`--cpus-per-task`"});
+    v("mem", mem,
+      {.max_bytes = kMaxNameBytes, .doc = "`--mem`, as Slurm writes it: `4G`"});
+    v("gres", gres, {.max_bytes = kMaxNameBytes, .doc = "`--gres`: `gpu:1`"});
+    v("sbatch_args", sbatch_args,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxArgs,
+       .doc = "more sbatch options, each one argument (`--qos=high`)"});
+  }
+};
+
 struct RunRequest {
   static constexpr std::string_view kOp = "run";
   static constexpr std::string_view kDoc =
@@ -102,6 +133,7 @@ struct RunRequest {
   std::optional<int64_t> max_output;  // Unset: kDefaultMaxOutput.
   int64_t retries = 0;
   std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
+  std::optional<SlurmFields> slurm;
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -157,6 +189,11 @@ struct RunRequest {
        .max = kMaxRetryBackoffMs,
        .doc = "the wait before the first retry, doubled for each next one "
               "(at most 10 minutes); default 5000"});
+    v("slurm", slurm,
+      {.omit_when_empty = true,
+       .doc = "runs it as a Slurm job instead of on this machine: "
+              "`partition`, `account`, `time_limit_s`, `cpus`, `mem`, `gres`, "
+              "`sbatch_args` (doc/slurm.md)"});
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;

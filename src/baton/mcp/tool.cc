@@ -112,6 +112,95 @@ void AddScheduleProperties(Json& properties) {
        "ended"}};
 }
 
+Result<std::optional<SlurmFields>> SlurmArguments(const Json& args) {
+  auto on = OptionalString(args, "on");
+  if (!on)
+    return std::unexpected(on.error());
+  if (!on->empty() && *on != "local" && *on != "slurm") {
+    return Bad(fmt::format(
+        "argument 'on' must be \"local\" (the default) or \"slurm\" (got "
+        "\"{}\")",
+        *on));
+  }
+  if (*on != "slurm") {
+    for (std::string_view name : kSlurmArguments) {
+      if (name != "on" && FindArgument(args, name)) {
+        return Bad(fmt::format(
+            "argument '{}' is for a Slurm job; add {{\"on\": \"slurm\"}}",
+            name));
+      }
+    }
+    return std::nullopt;
+  }
+  SlurmFields fields;
+  for (auto [name, out] : {std::pair("partition", &fields.partition),
+                           std::pair("mem", &fields.mem),
+                           std::pair("gres", &fields.gres)}) {
+    auto text = OptionalString(args, name);
+    if (!text)
+      return std::unexpected(text.error());
+    *out = std::move(*text);
+  }
+  auto time = OptionalNumber(args, "time_limit_s", 1);
+  if (!time)
+    return std::unexpected(time.error());
+  if (*time) {
+    auto ms = TimeoutArgument(**time);
+    if (!ms)
+      return std::unexpected(ms.error());
+    fields.time_limit_s = (ms->count() + 999) / 1000;
+  }
+  auto cpus = OptionalCount(args, "cpus");
+  if (!cpus)
+    return std::unexpected(cpus.error());
+  fields.cpus = *cpus;
+  if (const Json* args_value = FindArgument(args, "sbatch_args")) {
+    auto list = NonEmptyStrings(*args_value);
+    if (!list) {
+      return Bad(
+          "argument 'sbatch_args' must be a list of sbatch options, each one "
+          "string, e.g. {\"sbatch_args\": [\"--qos=high\"]}");
+    }
+    fields.sbatch_args = std::move(*list);
+  }
+  return fields;
+}
+
+void AddSlurmProperties(Json& properties) {
+  properties["on"] = {
+      {"type", "string"},
+      {"enum", {"local", "slurm"}},
+      {"description",
+       "Where it runs: \"local\" (this machine, the default) or \"slurm\" "
+       "(a job on the Slurm cluster; the task is queued while Slurm holds it "
+       "pending)"}};
+  properties["partition"] = {
+      {"type", "string"},
+      {"description", "With on: slurm, the partition; default: the config's "
+                      "or the cluster's"}};
+  properties["time_limit_s"] = {
+      {"type", "number"},
+      {"exclusiveMinimum", 0},
+      {"description",
+       "With on: slurm, the job's time limit in seconds, rounded up to whole "
+       "minutes; past it Slurm ends it (killed, timed out)"}};
+  properties["cpus"] = {
+      {"type", "integer"},
+      {"minimum", 1},
+      {"description", "With on: slurm, CPUs for it (--cpus-per-task)"}};
+  properties["mem"] = {
+      {"type", "string"},
+      {"description", "With on: slurm, memory for it, e.g. \"4G\""}};
+  properties["gres"] = {
+      {"type", "string"},
+      {"description", "With on: slurm, generic resources, e.g. \"gpu:1\""}};
+  properties["sbatch_args"] = {
+      {"type", "array"},
+      {"items", {{"type", "string"}}},
+      {"description",
+       "With on: slurm, more sbatch options, e.g. [\"--qos=high\"]"}};
+}
+
 Result<std::string> RequiredString(const Json& args, std::string_view name,
                                    std::string_view example) {
   const Json* value = FindArgument(args, name);

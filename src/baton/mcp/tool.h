@@ -137,6 +137,15 @@ Result<std::vector<std::string>> ChecksArgument(const Json& args);
 // delegate (doc/scheduling.md), and their schema properties.
 Result<ScheduleFields> ScheduleArguments(const Json& args);
 void AddScheduleProperties(Json& properties);
+// The optional `on` ("local" or "slurm") and a Slurm job's resources
+// (`partition`, `time_limit_s`, `cpus`, `mem`, `gres`, `sbatch_args`;
+// doc/slurm.md): none unless `on` is "slurm"; a resource without it is an
+// error. And their schema properties. The names, for CheckKnownArguments:
+// kSlurmArguments.
+Result<std::optional<SlurmFields>> SlurmArguments(const Json& args);
+void AddSlurmProperties(Json& properties);
+inline constexpr std::string_view kSlurmArguments[] = {
+    "on", "partition", "time_limit_s", "cpus", "mem", "gres", "sbatch_args"};
 // An optional boolean.
 Result<bool> OptionalBool(const Json& args, std::string_view name,
                           bool fallback);

@@ -13,6 +13,7 @@ struct RunArgs {
   std::vector<std::string> env;
   std::vector<std::string> command;
   PlacementFlags placement;
+  SlurmFlags slurm;
   std::string max_output;
   int64_t retries = 0;
   std::string retry_delay;
@@ -53,6 +54,10 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   }
   if (auto placed = PlaceTask(request, args.placement); !placed)
     return ReportError(ctx, placed.error());
+  auto slurm = SlurmFieldsOf(args.slurm);
+  if (!slurm)
+    return ReportError(ctx, slurm.error());
+  request.slurm = std::move(*slurm);
   if (!args.max_output.empty()) {
     auto bytes = ParseByteSize(args.max_output);
     if (!bytes) {
@@ -96,6 +101,7 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
                   "A check command run in its folder when it ends")
       ->allow_extra_args(false);
   AddScheduleFlags(command, args->placement);
+  AddSlurmFlags(command, args->slurm);
   command.add_option("--max-output", args->max_output,
                      "Keep this much output (e.g. 100M; 0: all); past it, "
                      "output is dropped and counted (default 1G)");

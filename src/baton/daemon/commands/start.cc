@@ -35,6 +35,29 @@ void UseCodexExec(TaskSpec& spec, const std::vector<std::string>& prefix,
   spec.stdin_text = spec.agent->brief;
 }
 
+// A task's request of Slurm: its own fields over `[executors.slurm]`'s
+// (sbatch_args after the config's, so that its own win), and the client's
+// SLURM_CONF and PATH, which every later Slurm command about it uses.
+SlurmRequest SlurmRequestOf(const SlurmFields& fields,
+                            const SlurmRequest& defaults,
+                            const EnvLookup& client_env) {
+  SlurmRequest slurm = defaults;
+  if (!fields.partition.empty())
+    slurm.partition = fields.partition;
+  if (!fields.account.empty())
+    slurm.account = fields.account;
+  if (fields.time_limit_s)
+    slurm.time_limit_s = *fields.time_limit_s;
+  slurm.cpus = fields.cpus.value_or(0);
+  slurm.mem = fields.mem;
+  slurm.gres = fields.gres;
+  slurm.sbatch_args.insert(slurm.sbatch_args.end(), fields.sbatch_args.begin(),
+                           fields.sbatch_args.end());
+  slurm.slurm_conf = client_env("SLURM_CONF").value_or("");
+  slurm.path = client_env("PATH").value_or("");
+  return slurm;
+}
+
 }  // namespace
 
 template <class R>
@@ -66,6 +89,13 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   spec.retry.retries = request.retries;
   if (request.retry_delay_ms)
     spec.retry.delay_ms = *request.retry_delay_ms;
+  if (request.slurm) {
+    EnvLookup client_env = ClientEnvLookup(request.base_env);
+    auto config = LoadAgentConfig(FindConfigFile(client_env));
+    if (!config)
+      return std::unexpected(config.error());
+    spec.slurm = SlurmRequestOf(*request.slurm, config->slurm, client_env);
+  }
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
   if (auto ok = PreflightTask(spec, &command_cache_); !ok)
@@ -90,7 +120,17 @@ void Daemon::Handle(Connection&, const RunRequest& request, Session session,
   auto spec = ShellSpec(request, session);
   if (!spec)
     return reply(std::unexpected(spec.error()));
-  StartTask(std::move(*spec), reply);
+  if (!spec->slurm)
+    return StartTask(std::move(*spec), reply);
+  // Would Slurm take it? Asked before anything is stored; the reply waits
+  // (doc/slurm.md, "Preflight").
+  TaskSpec checked = *spec;
+  slurm_->Preflight(checked, [this, reply, spec = std::move(*spec)](
+                                 Status ok) mutable {
+    if (!ok)
+      return reply(std::unexpected(ok.error()));
+    StartTask(std::move(spec), reply);
+  });
 }
 
 void Daemon::Handle(Connection&, const DelegateRequest& request,

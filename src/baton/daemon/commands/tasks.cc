@@ -11,7 +11,7 @@
 namespace baton {
 
 TaskView Daemon::View(TaskRecord task) {
-  auto size = executor_->OutputSize(task);
+  auto size = router_->OutputSize(task);
   // A running task at its output cap: how much was dropped so far.
   if (size && !task.spec.agent && !IsTerminal(task.status) &&
       task.spec.max_output > 0 &&

@@ -10,11 +10,13 @@ namespace {
 
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args, {"command", "cwd", "label", "env", "timeout_s", "checks",
-                 "queue", "priority", "after", "after_any", "max_output_bytes",
-                 "retries", "retry_delay_s"});
-      !known) {
+  std::vector<std::string_view> names = {
+      "command",   "cwd",      "label", "env",       "timeout_s",
+      "checks",    "queue",    "priority", "after",  "after_any",
+      "max_output_bytes", "retries", "retry_delay_s"};
+  names.insert(names.end(), std::begin(kSlurmArguments),
+               std::end(kSlurmArguments));
+  if (auto known = CheckKnownArguments(args, names); !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
   auto command = RequiredString(args, "command", "\"make -j4\"");
@@ -47,6 +49,10 @@ void HandleRun(const ToolCallPtr& call) {
   if (!schedule)
     return call->Finish(ToolResult::Error(schedule.error().message));
   request.schedule = std::move(*schedule);
+  auto slurm = SlurmArguments(args);
+  if (!slurm)
+    return call->Finish(ToolResult::Error(slurm.error().message));
+  request.slurm = std::move(*slurm);
   if (const Json* max = FindArgument(args, "max_output_bytes")) {
     const auto* bytes = max->get_ptr<const Json::number_unsigned_t*>();
     if (!bytes || *bytes > (uint64_t{1} << 62)) {
@@ -225,6 +231,7 @@ ToolDefinition RunToolDefinition() {
                       {"openWorldHint", true}};
   tool.handler = HandleRun;
   AddScheduleProperties(tool.input_schema["properties"]);
+  AddSlurmProperties(tool.input_schema["properties"]);
   return tool;
 }
 

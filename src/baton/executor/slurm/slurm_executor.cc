@@ -1,0 +1,790 @@
+#include "baton/executor/slurm/slurm_executor.h"
+
+#include <fcntl.h>
+#include <fmt/format.h>
+#include <sys/epoll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <filesystem>
+
+#include "baton/util/environment.h"
+#include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+using std::chrono::milliseconds;
+
+// FNV-1a of batond's home: job names and shared folders of two batons on
+// one cluster never meet.
+std::string HomeTag(const std::string& home) {
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : home) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return fmt::format("{:08x}", static_cast<uint32_t>(hash ^ (hash >> 32)));
+}
+
+int64_t WallNowMs() {
+  return std::chrono::duration_cast<milliseconds>(
+             std::chrono::system_clock::now().time_since_epoch())
+      .count();
+}
+
+std::optional<JobRecord> ReadRecord(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text)
+    return std::nullopt;
+  return ParseJobRecord(*text);
+}
+
+}  // namespace
+
+SlurmExecutor::SlurmExecutor(EventLoop* loop, StatePaths paths,
+                             Options options)
+    : loop_(loop),
+      paths_(std::move(paths)),
+      options_(options),
+      home_tag_(HomeTag(paths_.home)),
+      runner_(loop),
+      interval_(options.poll_min) {}
+
+SlurmExecutor::~SlurmExecutor() {
+  for (TimerId timer : {poll_timer_, file_timer_, unsubmitted_timer_}) {
+    if (timer)
+      loop_->Cancel(timer);
+  }
+  for (auto& [id, job] : jobs_) {
+    for (TimerId timer : {job.kill_timer, job.timeout_timer}) {
+      if (timer)
+        loop_->Cancel(timer);
+    }
+  }
+  if (inotify_)
+    loop_->RemoveFd(inotify_.get());
+}
+
+std::string SlurmExecutor::TaskDir(const TaskId& id) const {
+  return paths_.tasks_dir() + "/" + id.ToString();
+}
+
+std::string SlurmExecutor::OutputPath(const TaskId& id) const {
+  return TaskDir(id) + "/output.log";
+}
+
+std::string SlurmExecutor::JobDir(const TaskRecord& task) const {
+  const std::string& shared =
+      task.spec.slurm ? task.spec.slurm->shared_dir : std::string();
+  if (shared.empty())
+    return TaskDir(task.id);
+  return fmt::format("{}/{}/{}", shared, home_tag_, task.id.ToString());
+}
+
+Result<uint64_t> SlurmExecutor::OutputSize(const TaskRecord& task) const {
+  auto size = FileSize(OutputPath(task.id));
+  if (size && task.spec.max_output > 0 && !IsTerminal(task.status))
+    return std::min(*size, static_cast<uint64_t>(task.spec.max_output));
+  return size;
+}
+
+std::vector<std::string> SlurmExecutor::CommandEnv(
+    const SlurmRequest& request) const {
+  std::vector<std::string> entries;
+  if (!request.path.empty())
+    entries.push_back("PATH=" + request.path);
+  if (!request.slurm_conf.empty())
+    entries.push_back("SLURM_CONF=" + request.slurm_conf);
+  return SetEnvironmentEntries(CleanEnvironment(), entries);
+}
+
+void SlurmExecutor::RunCommand(const SlurmRequest& request,
+                               std::vector<std::string> argv,
+                               CommandRunner::Done done) {
+  runner_.Run(std::move(argv), CommandEnv(request), options_.command_timeout,
+              std::move(done));
+}
+
+void SlurmExecutor::Preflight(const TaskSpec& spec,
+                              std::function<void(Status)> done) {
+  SlurmRequest judged = *spec.slurm;
+  judged.shared_dir.clear();
+  std::string key = EncodeObject(judged);
+  MonoTime now = std::chrono::steady_clock::now();
+  std::erase_if(accepted_, [&](const auto& entry) {
+    return now - entry.second > options_.preflight_reuse;
+  });
+  if (accepted_.contains(key)) {
+    // Told from the loop, as an answer from sbatch would be.
+    loop_->Schedule(now, [done = std::move(done)] { done({}); });
+    return;
+  }
+  TaskRecord task;
+  task.id = TaskId{spec.kind, 0};
+  task.spec = spec;
+  std::vector<std::string> argv = SbatchArgv(
+      task, SlurmJobName(home_tag_, "preflight"), "", "/dev/null", true);
+  std::vector<std::string> env = SetEnvironmentEntries(
+      spec.base_env.empty() ? CleanEnvironment() : spec.base_env,
+      CommandEnv(*spec.slurm));
+  milliseconds timeout = options_.command_timeout;
+  runner_.Run(
+      std::move(argv), std::move(env), timeout,
+      [this, key, done = std::move(done), timeout](CommandResult result) {
+        if (result.ok()) {
+          accepted_[key] = std::chrono::steady_clock::now();
+          return done({});
+        }
+        if (result.end == CommandResult::End::kSpawnFailed) {
+          return done(MakeError(
+              ErrorCode::kUnavailable,
+              fmt::format("cannot run sbatch ({}); install Slurm's client "
+                          "commands (Debian: slurm-client) or put them on "
+                          "PATH",
+                          result.Describe(timeout))));
+        }
+        if (result.end == CommandResult::End::kTimedOut) {
+          return done(MakeError(
+              ErrorCode::kUnavailable,
+              fmt::format("slurm did not answer sbatch --test-only within "
+                          "{} s; is slurmctld up (scontrol ping)? Nothing "
+                          "was started",
+                          timeout.count() / 1000)));
+        }
+        return done(MakeError(
+            ErrorCode::kInvalidArgument,
+            fmt::format("slurm would not take this job: {}; nothing was "
+                        "started (check --partition, --time, --cpus, --mem "
+                        "and --gres against sinfo)",
+                        result.Describe(timeout))));
+      },
+      spec.cwd);
+}
+
+SlurmExecutor::Job* SlurmExecutor::Find(const std::string& id) {
+  auto it = jobs_.find(id);
+  return it == jobs_.end() ? nullptr : &it->second;
+}
+
+void SlurmExecutor::Start(const TaskRecord& task) {
+  BATON_CHECK(task.spec.slurm.has_value());
+  std::string id = task.id.ToString();
+  Job& job = jobs_[id];
+  job.task = task;
+  job.run = RunName(task);
+  job.dir = JobDir(task);
+  job.phase = Phase::kToSubmit;
+  outbox_.push_back(id);
+}
+
+void SlurmExecutor::Flush() {
+  for (const std::string& id : std::exchange(outbox_, {}))
+    to_submit_.push_back(id);
+  SubmitWaiting();
+  for (const std::string& id : std::exchange(kills_, {})) {
+    if (Job* job = Find(id); job && job->phase == Phase::kSubmitted)
+      SendKill(*job);
+  }
+}
+
+void SlurmExecutor::SubmitWaiting() {
+  while (submitting_ < options_.max_submitting && !to_submit_.empty()) {
+    std::string id = std::move(to_submit_.front());
+    to_submit_.pop_front();
+    if (Job* job = Find(id); job && job->phase == Phase::kToSubmit)
+      Submit(*job);
+  }
+}
+
+void SlurmExecutor::Submit(Job& job) {
+  std::string id = job.task.id.ToString();
+  std::string task_dir = TaskDir(job.task.id);
+  std::error_code error;
+  std::filesystem::create_directories(job.dir, error);
+  std::filesystem::create_directories(task_dir, error);
+  std::string output = job.dir + "/output.log";
+  auto fail = [&](std::string what) {
+    std::string message = fmt::format("{}: {}", what, std::strerror(errno));
+    jobs_.erase(id);
+    listener_->OnTaskSpawnFailed(TaskId::Parse(id).value(),
+                                 Error{ErrorCode::kSpawnFailed, message});
+  };
+  // The output exists before sbatch answers, so readers find it; the job
+  // appends to it (--open-mode=append), as a retry's would.
+  if (UniqueFd made(::open(output.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
+      !made) {
+    return fail("cannot create " + output);
+  }
+  if (job.dir != task_dir) {
+    std::string link = OutputPath(job.task.id);
+    ::unlink(link.c_str());
+    if (::symlink(output.c_str(), link.c_str()) != 0)
+      return fail("cannot link " + link);
+  }
+  std::string script = job.dir + "/" + kSlurmScriptFile;
+  if (!WriteFileAtomic(script, SlurmJobScript(job.task, job.dir)))
+    return fail("cannot write " + script);
+  for (const char* file : {kSlurmStartedFile, kSlurmExitFile})
+    ::unlink((job.dir + "/" + file).c_str());
+  Watch(job);
+  // sbatch gets the task's environment: with --export=ALL the job has it.
+  std::vector<std::string> env = SetEnvironmentEntries(
+      job.task.spec.base_env.empty() ? CommandEnv(*job.task.spec.slurm)
+                                     : job.task.spec.base_env,
+      TaskEnvironmentEntries(job.task));
+  job.task.spec.base_env = {};
+  job.phase = Phase::kSubmitting;
+  ++submitting_;
+  runner_.Run(
+      SbatchArgv(job.task, SlurmJobName(home_tag_, job.run), script, output,
+                 false),
+      std::move(env), options_.command_timeout,
+      [this, id](CommandResult result) { OnSubmitted(id, result); },
+      job.task.spec.cwd);
+}
+
+void SlurmExecutor::OnSubmitted(const std::string& id,
+                                const CommandResult& result) {
+  --submitting_;
+  SubmitWaiting();
+  Job* job = Find(id);
+  if (!job)
+    return;
+  TaskId task_id = job->task.id;
+  Result<std::string> job_id =
+      result.ok() ? ParseSbatchJobId(result.out)
+                  : MakeError(ErrorCode::kSpawnFailed,
+                              result.Describe(options_.command_timeout));
+  if (!job_id) {
+    std::string message = fmt::format("sbatch: {}", job_id.error().message);
+    if (result.end == CommandResult::End::kTimedOut) {
+      message += fmt::format(
+          "; the job may have been submitted all the same: look for it by "
+          "name (squeue -n {}) and cancel it",
+          SlurmJobName(home_tag_, job->run));
+    }
+    BATON_LOG_WARN("{}: {}", id, message);
+    Unwatch(*job);
+    bool killed = job->kill_requested;
+    jobs_.erase(id);
+    if (killed) {
+      ExitInfo exit;
+      exit.cause = ExitCause::kKilled;
+      exit.ended_ms = WallNowMs();
+      listener_->OnTaskExited(task_id, exit);
+      return;
+    }
+    listener_->OnTaskSpawnFailed(task_id,
+                                 Error{ErrorCode::kSpawnFailed, message});
+    return;
+  }
+  job->phase = Phase::kSubmitted;
+  job->seen.job_id = *job_id;
+  job->seen.state = "PENDING";
+  job->seen.partition = job->task.spec.slurm->partition;
+  BATON_LOG_INFO("{}: slurm job {}", id, *job_id);
+  TellPlaced(*job);
+  if (job->kill_requested)
+    SendKill(*job);
+  CheckFiles(*job);  // A quick job may be done already.
+  interval_ = options_.poll_min;
+  SchedulePoll(options_.poll_min);
+}
+
+void SlurmExecutor::TellPlaced(Job& job) {
+  listener_->OnTaskPlaced(job.task.id, job.seen);
+}
+
+void SlurmExecutor::TellRunning(Job& job, int64_t started_ms,
+                                const std::string& node) {
+  if (job.running_told)
+    return;
+  job.running_told = true;
+  job.seen.state = "RUNNING";
+  job.seen.reason.clear();
+  if (!node.empty())
+    job.seen.node = node;
+  TellPlaced(job);
+  listener_->OnTaskSpawned(job.task.id, 0,
+                           started_ms > 0 ? started_ms : WallNowMs());
+  if (job.task.spec.timeout && !job.kill_requested) {
+    std::string id = job.task.id.ToString();
+    job.timeout_timer = loop_->Schedule(
+        std::chrono::steady_clock::now() + *job.task.spec.timeout,
+        [this, id] {
+          Job* timed = Find(id);
+          if (!timed)
+            return;
+          timed->timeout_timer = 0;
+          timed->timed_out = true;
+          Kill(timed->task.id, milliseconds(5000));
+          Flush();
+        });
+  }
+}
+
+void SlurmExecutor::Kill(const TaskId& task_id, milliseconds grace) {
+  std::string id = task_id.ToString();
+  Job* job = Find(id);
+  if (!job || job->kill_requested)
+    return;
+  job->kill_requested = true;
+  job->grace = grace;
+  if (job->timeout_timer) {
+    loop_->Cancel(job->timeout_timer);
+    job->timeout_timer = 0;
+  }
+  switch (job->phase) {
+    case Phase::kToSubmit:
+      // Never submitted: it ends now, told from the loop.
+      std::erase(outbox_, id);
+      std::erase(to_submit_, id);
+      unsubmitted_kills_.push_back(id);
+      if (!unsubmitted_timer_) {
+        unsubmitted_timer_ =
+            loop_->Schedule(std::chrono::steady_clock::now(), [this] {
+              unsubmitted_timer_ = 0;
+              for (const std::string& killed :
+                   std::exchange(unsubmitted_kills_, {})) {
+                ExitInfo exit;
+                exit.cause = ExitCause::kKilled;
+                exit.ended_ms = WallNowMs();
+                ReportExit(killed, exit);
+              }
+            });
+      }
+      return;
+    case Phase::kSubmitting:
+    case Phase::kLookingUp:
+      return;  // Sent once sbatch (or the lookup) answered.
+    case Phase::kSubmitted:
+      kills_.push_back(id);
+      return;
+  }
+}
+
+void SlurmExecutor::SendKill(Job& job) {
+  std::string id = job.task.id.ToString();
+  const SlurmRequest& request = *job.task.spec.slurm;
+  interval_ = options_.poll_min;
+  SchedulePoll(options_.poll_min);
+  if (!job.running_told) {
+    // Pending: nothing runs to be asked to stop.
+    RunCommand(request, {"scancel", job.seen.job_id}, [](CommandResult) {});
+    return;
+  }
+  // Every process of the job, the script too: it records the command's
+  // end. A plain scancel --signal reaches only job steps, which a batch
+  // job without srun has none of.
+  RunCommand(request,
+             {"scancel", "--full", "--signal=TERM", job.seen.job_id},
+             [](CommandResult) {});
+  job.kill_timer = loop_->Schedule(
+      std::chrono::steady_clock::now() + job.grace, [this, id] {
+        Job* left = Find(id);
+        if (!left)
+          return;
+        left->kill_timer = 0;
+        RunCommand(*left->task.spec.slurm, {"scancel", left->seen.job_id},
+                   [](CommandResult) {});
+        RunCommand(*left->task.spec.slurm,
+                   {"scancel", "--full", "--signal=KILL", left->seen.job_id},
+                   [](CommandResult) {});
+      });
+}
+
+void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
+  for (const TaskRecord& task : live) {
+    if (!task.spec.slurm)
+      continue;
+    std::string id = task.id.ToString();
+    Job& job = jobs_[id];
+    job.task = task;
+    job.run = RunName(task);
+    job.dir = JobDir(task);
+    job.kill_requested = task.status == TaskStatus::kStopping;
+    job.grace = milliseconds(5000);
+    if (task.slurm_job && !task.slurm_job->job_id.empty()) {
+      job.phase = Phase::kSubmitted;
+      job.seen = *task.slurm_job;
+      job.running_told = task.started_ms > 0;
+      Watch(job);
+      if (job.kill_requested)
+        kills_.push_back(id);
+    } else {
+      LookUp(job);
+    }
+  }
+  for (auto& [id, job] : jobs_) {
+    if (job.phase == Phase::kSubmitted)
+      CheckFiles(job);
+  }
+  Flush();
+  SchedulePoll(milliseconds(0));
+}
+
+void SlurmExecutor::LookUp(Job& job) {
+  // batond died after sbatch was run and before its answer was stored:
+  // the job's name finds it. Only an answer that lists none submits it.
+  job.phase = Phase::kLookingUp;
+  std::string id = job.task.id.ToString();
+  std::string name = SlurmJobName(home_tag_, job.run);
+  RunCommand(*job.task.spec.slurm,
+             {"squeue", "-h", "-t", "all", "-n", name, "-o", "%i"},
+             [this, id](CommandResult result) {
+               Job* found = Find(id);
+               if (!found || found->phase != Phase::kLookingUp)
+                 return;
+               if (!result.ok()) {
+                 // Not now: the next poll asks again.
+                 found->seen.unreachable = true;
+                 TellPlaced(*found);
+                 return;
+               }
+               auto job_id = ParseSbatchJobId(result.out);
+               if (!job_id) {
+                 if (found->kill_requested) {
+                   ExitInfo exit;
+                   exit.cause = ExitCause::kKilled;
+                   exit.ended_ms = WallNowMs();
+                   return ReportExit(id, exit);
+                 }
+                 return Submit(*found);
+               }
+               found->phase = Phase::kSubmitted;
+               found->seen.job_id = *job_id;
+               found->seen.unreachable = false;
+               TellPlaced(*found);
+               Watch(*found);
+               if (found->kill_requested)
+                 SendKill(*found);
+               CheckFiles(*found);
+             });
+}
+
+void SlurmExecutor::CheckFiles(Job& job) {
+  if (job.phase != Phase::kSubmitted || job.asking)
+    return;
+  std::string id = job.task.id.ToString();
+  if (!job.running_told) {
+    if (auto started = ReadRecord(job.dir + "/" + kSlurmStartedFile))
+      TellRunning(job, started->started_ms, started->node);
+  }
+  if (job.exit_record)
+    return;  // Waits for Slurm's word on it.
+  auto record = ReadRecord(job.dir + "/" + kSlurmExitFile);
+  if (!record || record->ended_ms == 0)
+    return;
+  if (!job.running_told)
+    TellRunning(job, record->started_ms, "");
+  // An exit status the command gave: that is how it ended. A signal's
+  // status (128+N) may be Slurm's doing: its word says which.
+  if (record->status <= 128 || job.kill_requested) {
+    ExitInfo exit = SlurmExit(std::nullopt, record, job.kill_requested,
+                              job.seen.job_id);
+    if (job.timed_out)
+      exit.cause = ExitCause::kTimedOut;
+    return ReportExit(id, exit);
+  }
+  job.exit_record = record;
+  interval_ = options_.poll_min;
+  SchedulePoll(milliseconds(0));
+}
+
+void SlurmExecutor::AskEnd(Job& job, std::optional<SlurmEnd> known) {
+  // scontrol knows a job until MinJobAge after its end; sacct after that,
+  // from accounting, or from the job completion log where there is none.
+  job.asking = true;
+  std::string id = job.task.id.ToString();
+  const SlurmRequest& request = *job.task.spec.slurm;
+  std::string job_id = job.seen.job_id;
+  RunCommand(
+      request, {"scontrol", "show", "job", "-o", job_id},
+      [this, id, job_id, known](CommandResult result) {
+        Job* asked = Find(id);
+        if (!asked)
+          return;
+        std::optional<SlurmEnd> end =
+            result.ok() ? ParseScontrolJob(result.out) : std::nullopt;
+        if (end && IsSlurmEndState(end->state)) {
+          if (known && !known->cancelled_by.empty())
+            end->cancelled_by = known->cancelled_by;
+          return ReportEnd(id, end);
+        }
+        if (end || (known && IsSlurmEndState(known->state)))
+          return ReportEnd(id, known);
+        RunCommand(
+            *asked->task.spec.slurm,
+            {"sacct", "-n", "-X", "-P", "-o", "JobID,State,ExitCode", "-j",
+             job_id},
+            [this, id, job_id](CommandResult accounting) {
+              Job* still = Find(id);
+              if (!still)
+                return;
+              auto ends = ParseSacct(accounting.out);
+              if (auto it = ends.find(job_id); it != ends.end())
+                return ReportEnd(id, it->second);
+              RunCommand(*still->task.spec.slurm,
+                         {"sacct", "--completion", "-n", "-P", "-o",
+                          "JobID,State,ExitCode", "-j", job_id},
+                         [this, id, job_id](CommandResult completion) {
+                           if (!Find(id))
+                             return;
+                           auto logged = ParseSacct(completion.out);
+                           auto it = logged.find(job_id);
+                           ReportEnd(id, it == logged.end()
+                                             ? std::nullopt
+                                             : std::optional(it->second));
+                         });
+            });
+      });
+}
+
+void SlurmExecutor::ReportEnd(const std::string& id,
+                              const std::optional<SlurmEnd>& end) {
+  Job* job = Find(id);
+  if (!job)
+    return;
+  job->asking = false;
+  std::optional<JobRecord> record = job->exit_record;
+  if (!record) {
+    record = ReadRecord(job->dir + "/" + kSlurmExitFile);
+    if (record && record->ended_ms == 0)
+      record.reset();
+  }
+  ExitInfo exit =
+      SlurmExit(end, record, job->kill_requested, job->seen.job_id);
+  if (job->timed_out)
+    exit.cause = ExitCause::kTimedOut;
+  if (exit.ended_ms == 0)
+    exit.ended_ms = WallNowMs();
+  ReportExit(id, exit);
+}
+
+void SlurmExecutor::ReportExit(const std::string& id, ExitInfo exit) {
+  auto node = jobs_.extract(id);
+  if (node.empty())
+    return;
+  Job& job = node.mapped();
+  Unwatch(job);
+  for (TimerId timer : {job.kill_timer, job.timeout_timer}) {
+    if (timer)
+      loop_->Cancel(timer);
+  }
+  if (exit.ended_ms == 0)
+    exit.ended_ms = WallNowMs();
+  listener_->OnTaskExited(job.task.id, exit);
+}
+
+void SlurmExecutor::SchedulePoll(milliseconds after) {
+  MonoTime when = std::chrono::steady_clock::now() + after;
+  if (poll_timer_) {
+    if (poll_at_ <= when)
+      return;
+    loop_->Cancel(poll_timer_);
+  }
+  poll_at_ = when;
+  poll_timer_ = loop_->Schedule(when, [this] {
+    poll_timer_ = 0;
+    Poll();
+  });
+  if (!file_timer_ && !jobs_.empty()) {
+    file_timer_ = loop_->Schedule(
+        std::chrono::steady_clock::now() + options_.file_poll, [this] {
+          file_timer_ = 0;
+          std::vector<std::string> ids;
+          for (const auto& [id, job] : jobs_)
+            ids.push_back(id);
+          for (const std::string& id : ids) {
+            if (Job* job = Find(id))
+              CheckFiles(*job);
+          }
+          if (!jobs_.empty() && !poll_timer_)
+            SchedulePoll(interval_);
+        });
+  }
+}
+
+void SlurmExecutor::Poll() {
+  // One query per cluster config, for every job of it Slurm has.
+  std::map<std::string, std::vector<std::string>> groups;
+  std::map<std::string, const SlurmRequest*> requests;
+  for (auto& [id, job] : jobs_) {
+    if (job.phase == Phase::kLookingUp) {
+      LookUp(job);
+      continue;
+    }
+    if (job.phase != Phase::kSubmitted || job.asking)
+      continue;
+    const SlurmRequest& request = *job.task.spec.slurm;
+    groups[request.slurm_conf].push_back(id);
+    requests[request.slurm_conf] = &request;
+  }
+  for (auto& [conf, ids] : groups) {
+    if (queries_.contains(conf))
+      continue;
+    std::string list;
+    for (const std::string& id : ids) {
+      if (!list.empty())
+        list += ',';
+      list += jobs_.at(id).seen.job_id;
+    }
+    queries_.insert(conf);
+    RunCommand(*requests.at(conf),
+               {"squeue", "-h", "-t", "all", "-j", list, "-o", kSqueueFormat},
+               [this, conf, ids](CommandResult result) {
+                 queries_.erase(conf);
+                 OnSqueue(ids, result);
+               });
+  }
+  if (!jobs_.empty())
+    SchedulePoll(interval_);
+}
+
+void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
+                             const CommandResult& result) {
+  // A list of one unknown id fails with "Invalid job id": it answered.
+  bool answered = result.ok() || (result.end == CommandResult::End::kExited &&
+                                  result.err.find("Invalid job id") !=
+                                      std::string::npos);
+  bool changed = false;
+  if (!answered) {
+    for (const std::string& id : ids) {
+      Job* job = Find(id);
+      if (!job || job->seen.unreachable)
+        continue;
+      BATON_LOG_WARN("{}: slurm unreachable: squeue {}", id,
+                     result.Describe(options_.command_timeout));
+      job->seen.unreachable = true;
+      TellPlaced(*job);
+    }
+    interval_ = options_.poll_unreachable;
+    SchedulePoll(interval_);
+    return;
+  }
+  std::map<std::string, SqueueRow> rows;
+  for (SqueueRow& row : ParseSqueue(result.out))
+    rows[row.job_id] = std::move(row);
+  for (const std::string& id : ids) {
+    Job* job = Find(id);
+    if (!job || job->phase != Phase::kSubmitted || job->asking)
+      continue;
+    bool was_unreachable = job->seen.unreachable;
+    job->seen.unreachable = false;
+    auto it = rows.find(job->seen.job_id);
+    if (it == rows.end()) {
+      // Forgotten by the controller (past MinJobAge), or not listed yet.
+      if (++job->missing >= 2) {
+        changed = true;
+        AskEnd(*job, std::nullopt);
+      } else if (was_unreachable) {
+        TellPlaced(*job);
+      }
+      continue;
+    }
+    job->missing = 0;
+    const SqueueRow& row = it->second;
+    if (IsSlurmEndState(row.state)) {
+      changed = true;
+      SlurmEnd end;
+      end.state = row.state;
+      if (!job->running_told && row.state != "CANCELLED")
+        TellRunning(*job, 0, row.node);
+      AskEnd(*job, end);
+      continue;
+    }
+    if (row.state == "RUNNING" || row.state == "COMPLETING") {
+      if (!job->running_told) {
+        changed = true;
+        TellRunning(*job, 0, row.node);
+        continue;
+      }
+    }
+    SlurmJob seen = job->seen;
+    seen.state = row.state == "COMPLETING" ? "RUNNING" : row.state;
+    seen.reason = row.state == "PENDING" ? row.reason : "";
+    if (!row.node.empty())
+      seen.node = row.node;
+    if (!row.partition.empty())
+      seen.partition = row.partition;
+    if (seen != job->seen || was_unreachable) {
+      changed = true;
+      job->seen = seen;
+      TellPlaced(*job);
+    }
+    // An exit record with a signal's status waits for Slurm's word; not
+    // for ever.
+    if (job->exit_record && ++job->waits_for_word >= 10) {
+      changed = true;
+      ReportEnd(id, std::nullopt);
+    }
+  }
+  interval_ = changed ? options_.poll_min
+                      : std::min(interval_ * 2, options_.poll_max);
+  if (!jobs_.empty())
+    SchedulePoll(interval_);
+}
+
+void SlurmExecutor::Watch(Job& job) {
+  if (!inotify_) {
+    inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
+    if (!inotify_ ||
+        !loop_->AddFd(inotify_.get(), EPOLLIN, [this](uint32_t) {
+          OnInotify();
+        })) {
+      inotify_.reset();
+      return;  // The file poll still sees the files.
+    }
+  }
+  int watch = ::inotify_add_watch(inotify_.get(), job.dir.c_str(),
+                                  IN_MOVED_TO | IN_CLOSE_WRITE);
+  if (watch < 0)
+    return;
+  job.watch = watch;
+  watches_[watch] = job.task.id.ToString();
+}
+
+void SlurmExecutor::Unwatch(Job& job) {
+  if (job.watch < 0)
+    return;
+  // Two tasks share no folder, so a watch is one task's; the kernel may
+  // reuse its number once it is removed.
+  ::inotify_rm_watch(inotify_.get(), job.watch);
+  watches_.erase(job.watch);
+  job.watch = -1;
+}
+
+void SlurmExecutor::OnInotify() {
+  alignas(inotify_event) char buffer[16384];
+  std::set<std::string> touched;
+  for (;;) {
+    ssize_t n = ::read(inotify_.get(), buffer, sizeof buffer);
+    if (n <= 0) {
+      if (n < 0 && errno == EINTR)
+        continue;
+      break;
+    }
+    for (ssize_t at = 0; at < n;) {
+      const auto* event = reinterpret_cast<const inotify_event*>(buffer + at);
+      at += static_cast<ssize_t>(sizeof(inotify_event) + event->len);
+      if (event->len == 0)
+        continue;
+      std::string_view name(event->name);
+      if (name != kSlurmStartedFile && name != kSlurmExitFile)
+        continue;
+      if (auto it = watches_.find(event->wd); it != watches_.end())
+        touched.insert(it->second);
+    }
+  }
+  for (const std::string& id : touched) {
+    if (Job* job = Find(id))
+      CheckFiles(*job);
+  }
+}
+
+}  // namespace baton
