@@ -135,7 +135,8 @@ struct TaskWire {
       {.omit_when_empty = true,
        .doc = "a task that runs on Slurm: what it asked for (`partition`, "
               "`account`, `time_limit_s`, `cpus`, `mem`, `gres`, "
-              "`sbatch_args`, `shared_dir`, `slurm_conf`; doc/slurm.md)"});
+              "`sbatch_args`, `shared_dir`, and the client's `slurm_conf` and "
+              "`path` its Slurm commands run with; doc/slurm.md)"});
     v("slurm_job", slurm_job,
       {.omit_when_empty = true,
        .doc = "its Slurm job as last seen: `job_id`, `partition`, `node`, "

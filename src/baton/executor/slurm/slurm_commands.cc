@@ -108,7 +108,7 @@ baton_record() {{
   printf '%s\n' "$2" > "$baton_dir/$1.$$" && mv -f "$baton_dir/$1.$$" "$baton_dir/$1"
 }}
 baton_started=$(baton_now)
-baton_record {started} "{{\"started_ms\":$baton_started,\"node\":\"$(hostname)\"}}"
+baton_record {started} "{{\"started_ms\":$baton_started,\"node\":\"${{SLURMD_NODENAME:-$(hostname)}}\"}}"
 # A kill signals every process of the job: the command ends, and this
 # shell goes on to record how.
 trap 'baton_term=1' TERM
