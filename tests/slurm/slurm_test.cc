@@ -10,6 +10,7 @@
 #include <filesystem>
 #include <thread>
 
+#include "tests/integration/fake_agent_fixture.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -248,6 +249,38 @@ TEST_F(SlurmTest, AnUnreachableControllerEndsNothingWrongly) {
   task = WaitEnd(id, seconds(90));
   EXPECT_EQ(task["status"], "failed") << task.dump();
   EXPECT_EQ(task["exit_code"], 4);
+}
+
+// An agent worker's stdin and stream cross the job through files batond
+// appends to and tails (doc/slurm.md, "Agent workers"): the scripted fake
+// claude asks, is answered, and ends.
+TEST_F(SlurmTest, AnAgentWorkerAsksIsAnsweredAndEnds) {
+  std::map<std::string, std::string> env;
+  ASSERT_TRUE(PutFakeAgentsOnPath(env)) << "python3 is missing";
+  std::string work = home_ + "/work";
+  std::filesystem::create_directories(work);
+  std::filesystem::create_directories(home_ + "/agent-home");
+  env["HOME"] = home_ + "/agent-home";
+  auto started = Baton(
+      {"delegate", "--on", "slurm", "--cwd", work, "please ASK me"}, env);
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string id = started.out.substr(0, started.out.find('\n'));
+  auto asked = Baton({"--json", "wait", "--timeout", "60s", id}, env,
+                     seconds(70));
+  ASSERT_EQ(asked.exit_code, 0) << asked.out << asked.err;
+  EXPECT_EQ(asked.json()["ended"][0]["status"], "waiting") << asked.out;
+  auto answered = Baton({"answer", id, "2"}, env);
+  EXPECT_EQ(answered.exit_code, 0) << answered.err;
+  auto done = Baton({"--json", "wait", "--timeout", "60s", id}, env,
+                    seconds(70));
+  nlohmann::json ended = done.json()["ended"][0];
+  EXPECT_EQ(ended["status"], "completed") << done.out;
+  nlohmann::json task = Status(id, env);
+  EXPECT_FALSE(task["slurm_job"]["job_id"].get<std::string>().empty())
+      << task.dump();
+  std::string output = Baton({"output", id}, env).out;
+  EXPECT_NE(output.find("? Which database?"), std::string::npos) << output;
+  EXPECT_NE(output.find("[answer: Postgres]"), std::string::npos) << output;
 }
 
 TEST_F(SlurmTest, TheMcpRunToolTakesOnSlurm) {

@@ -80,6 +80,7 @@ Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags) {
                                  flags.on));
   }
   SlurmFields fields;
+  fields.on = "slurm";
   fields.partition = flags.partition;
   if (!flags.time.empty()) {
     auto time = ParseDurationFlag("--time", flags.time);

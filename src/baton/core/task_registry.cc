@@ -153,12 +153,7 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
         "retries are for shell tasks; to run an agent's work again, "
         "delegate again resuming its task (resume_from)");
   }
-  if (spec.slurm && spec.agent) {
-    return invalid(
-        "agent workers do not run on Slurm yet; delegate without --on slurm "
-        "(doc/slurm.md, \"Not yet\")");
-  }
-  if (spec.slurm && (spec.stdin_pipe || spec.stdin_text)) {
+  if (spec.slurm && !spec.agent && (spec.stdin_pipe || spec.stdin_text)) {
     return invalid(
         "a task on Slurm reads no stdin (its job's stdin is /dev/null); give "
         "the input as a file in a shared folder");

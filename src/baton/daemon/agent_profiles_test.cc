@@ -120,6 +120,24 @@ model = "anthropic/claude-opus-4-1"
                                              "qwen", "reviewer"}));
 }
 
+TEST(AgentProfiles, TheSlurmExecutorsDefaults) {
+  AgentConfig config = Parse(R"(
+[executors.slurm]
+partition = "batch"
+account = "proj42"
+time_limit = "1h30m"
+sbatch_args = ["--qos=normal", "--requeue"]
+shared_dir = "/shared/baton"
+)");
+  EXPECT_EQ(config.slurm.partition, "batch");
+  EXPECT_EQ(config.slurm.account, "proj42");
+  EXPECT_EQ(config.slurm.time_limit_s, 5400);
+  EXPECT_EQ(config.slurm.sbatch_args,
+            (std::vector<std::string>{"--qos=normal", "--requeue"}));
+  EXPECT_EQ(config.slurm.shared_dir, "/shared/baton");
+  EXPECT_EQ(BuiltinAgentConfig().slurm, SlurmRequest{});
+}
+
 TEST(AgentProfiles, CommandDefaultsToTheAdaptersBuiltinAndTakesAString) {
   AgentConfig config = Parse(R"(
 [agents.quick]
@@ -210,9 +228,18 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
             "agents.a b: a profile name is letters"},
            {"agents = 3\n", kConfig,
             "/cfg/config.toml:1:10: agents: must be a table of profiles"},
+           {"[executors.slurm]\nqueue = \"x\"\n", kConfig,
+            "/cfg/config.toml:2:1: executors.slurm.queue: unknown key; "
+            "[executors.slurm] takes partition, account, time_limit, "
+            "sbatch_args, shared_dir"},
+           {"[executors.slurm]\nshared_dir = \"rel\"\n", kConfig,
+            "executors.slurm.shared_dir: must be an absolute path"},
+           {"[executors.pbs]\n", kConfig,
+            "executors.pbs: unknown executor; the one to configure is "
+            "[executors.slurm]"},
            {"[agent.x]\n", kConfig,
             "/cfg/config.toml:1:2: agent: unknown key; the config takes "
-            "[defaults] and [agents.NAME]"},
+            "[defaults], [agents.NAME] and [executors.slurm]"},
            {"[defaults]\nagent = \"nope\"\n", kConfig,
             "/cfg/config.toml:2:9: defaults.agent: unknown agent 'nope'"},
            {"[defaults]\ntimeout = \"5m\"\n", kConfig,

@@ -169,6 +169,8 @@ AgentWorker::AgentWorker(EventLoop* loop, Executor* executor,
       dir_(executor_->TaskDir(task_.id)) {}
 
 AgentWorker::~AgentWorker() {
+  if (stream_poll_)
+    loop_->Cancel(stream_poll_);
   if (inotify_)
     loop_->RemoveFd(inotify_.get());
   if (stdin_ && stdin_watched_)
@@ -193,8 +195,10 @@ void AgentWorker::Begin(bool replay) {
   stream_.reset(::open((dir_ + "/" + kAgentStreamFile).c_str(),
                        O_RDONLY | O_CREAT | O_CLOEXEC, 0600));
   if (adapter_->interactive()) {
+    // A FIFO here; on Slurm, a file the job's relay follows: appended to,
+    // also after a restart (doc/slurm.md, "Agent workers").
     stdin_.reset(::open((dir_ + "/" + kStdinFile).c_str(),
-                        O_WRONLY | O_NONBLOCK | O_CLOEXEC));
+                        O_WRONLY | O_APPEND | O_NONBLOCK | O_CLOEXEC));
   }
   replay_.active = replay;
   // Why batond ran another adapter than the profile's (a codex without
@@ -220,6 +224,18 @@ void AgentWorker::Begin(bool replay) {
   }
   Drain();  // Whatever came before the watch.
   CheckBudget();
+  if (task_.spec.slurm)
+    PollStream();
+}
+
+void AgentWorker::PollStream() {
+  stream_poll_ = loop_->Schedule(
+      std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] {
+        stream_poll_ = 0;
+        Drain();
+        CheckBudget();
+        PollStream();
+      });
 }
 
 // Feeds every complete line that arrived to the adapter.

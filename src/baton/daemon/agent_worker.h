@@ -143,6 +143,7 @@ class AgentWorker : public AdapterSink {
   };
 
   void Drain();
+  void PollStream();
   // Calls on_budget_reached_ when the stored usage reached the budget.
   void CheckBudget();
   // Appends an event (numbered) to events.jsonl and its text to the
@@ -166,6 +167,9 @@ class AgentWorker : public AdapterSink {
   std::string dir_;
   AgentEventLog events_;
   UniqueFd stream_, transcript_, inotify_;
+  // On Slurm, the stream may be written on another node, which inotify
+  // does not see on a shared file system: read once a second as well.
+  TimerId stream_poll_ = 0;
   std::string partial_;  // Stream bytes after the last newline.
   TurnState turn_ = TurnState::kInTurn;
   // The current turn's last text (a text event, or its result's text):

@@ -166,6 +166,9 @@ class Daemon {
   Result<TaskSpec> ShellSpec(const RunRequest& request, Session session);
   // Stores and starts `spec`; replies with the task.
   void StartTask(TaskSpec spec, Reply reply);
+  // StartTask, after asking Slurm whether it would take a task on Slurm
+  // (doc/slurm.md, "Preflight"); the reply waits for the answer.
+  void StartChecked(TaskSpec spec, Reply reply);
 
   DaemonOptions options_;
   EventLoop loop_;

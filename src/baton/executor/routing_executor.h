@@ -46,8 +46,11 @@ class RoutingExecutor : public Executor {
     }
   }
   void CloseStdin(const TaskId& id) override {
-    if (!slurm_->Owns(id))
+    if (slurm_->Owns(id)) {
+      slurm_->CloseStdin(id);
+    } else {
       local_->CloseStdin(id);
+    }
   }
   void Adopt(const std::vector<TaskRecord>& live) override {
     std::vector<TaskRecord> local, slurm;

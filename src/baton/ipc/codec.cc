@@ -303,6 +303,36 @@ Error FromWire(const WireError& error) {
 
 // ---- requests --------------------------------------------------------------
 
+namespace {
+
+// `on`, and Slurm's fields only with `on` slurm.
+Status CheckSlurmFields(const SlurmFields& slurm) {
+  if (!slurm.on.empty() && slurm.on != "local" && !slurm.OnSlurm()) {
+    return Invalid(fmt::format(
+        "'on' is \"{}\"; a task runs \"local\" (the default) or on "
+        "\"slurm\"",
+        slurm.on));
+  }
+  if (slurm.OnSlurm())
+    return {};
+  for (auto [set, name] :
+       {std::pair(!slurm.partition.empty(), "partition"),
+        std::pair(!slurm.account.empty(), "account"),
+        std::pair(slurm.time_limit_s.has_value(), "time_limit_s"),
+        std::pair(slurm.cpus.has_value(), "cpus"),
+        std::pair(!slurm.mem.empty(), "mem"),
+        std::pair(!slurm.gres.empty(), "gres"),
+        std::pair(!slurm.sbatch_args.empty(), "sbatch_args")}) {
+    if (set) {
+      return Invalid(
+          fmt::format("'{}' is for a Slurm job; give 'on': \"slurm\"", name));
+    }
+  }
+  return {};
+}
+
+}  // namespace
+
 Status RunRequest::Validate() const {
   if (command && !argv.empty()) {
     return Invalid(
@@ -324,12 +354,8 @@ Status RunRequest::Validate() const {
   }
   if (cwd.empty())
     return Invalid("run request: 'cwd' must not be empty");
-  for (const Status& ok :
-       {CheckAbsolute(cwd, "cwd"), CheckEnvOverrides(env),
-        base_env ? CheckEnvironment(*base_env, "base_env") : Status()}) {
-    if (!ok)
-      return Invalid("run request: " + ok.error().message);
-  }
+  if (auto ok = CheckSlurmFields(slurm); !ok)
+    return Invalid("run request: " + ok.error().message);
   return {};
 }
 
@@ -344,7 +370,8 @@ Status DelegateRequest::Validate() const {
   }
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"),
-        base_env ? CheckEnvironment(*base_env, "base_env") : Status()}) {
+        base_env ? CheckEnvironment(*base_env, "base_env") : Status(),
+        CheckSlurmFields(slurm)}) {
     if (!ok)
       return Invalid("delegate request: " + ok.error().message);
   }

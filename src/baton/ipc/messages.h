@@ -84,10 +84,11 @@ struct ScheduleFields {
   }
 };
 
-// Where a task runs when not on this machine: a Slurm job (doc/slurm.md).
-// Its presence sends the task to Slurm; empty fields take the defaults of
-// `[executors.slurm]` in baton's config, then the cluster's.
+// Where a task runs: on this machine, or as a Slurm job (doc/slurm.md).
+// Empty resources take the defaults of `[executors.slurm]` in baton's
+// config, then the cluster's.
 struct SlurmFields {
+  std::string on;  // "" or "local": here; "slurm": a Slurm job.
   std::string partition;
   std::string account;
   std::optional<int64_t> time_limit_s;
@@ -95,10 +96,17 @@ struct SlurmFields {
   std::string mem;
   std::string gres;
   std::vector<std::string> sbatch_args;
+  bool OnSlurm() const { return on == "slurm"; }
   template <class V>
   void Fields(V& v) {
-    v("partition", partition, {.max_bytes = kMaxNameBytes});
-    v("account", account, {.max_bytes = kMaxNameBytes});
+    v("on", on,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "`local` (the default) or `slurm`: a job on the Slurm cluster, "
+              "with the fields below (doc/slurm.md)"});
+    v("partition", partition,
+      {.max_bytes = kMaxNameBytes, .doc = "with `on` slurm: `--partition`"});
+    v("account", account,
+      {.max_bytes = kMaxNameBytes, .doc = "with `on` slurm: `--account`"});
     v("time_limit_s", time_limit_s,
       {.min = 1,
        .max = kMaxTimeoutMs / 1000,
@@ -133,7 +141,7 @@ struct RunRequest {
   std::optional<int64_t> max_output;  // Unset: kDefaultMaxOutput.
   int64_t retries = 0;
   std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
-  std::optional<SlurmFields> slurm;
+  SlurmFields slurm;
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -189,11 +197,7 @@ struct RunRequest {
        .max = kMaxRetryBackoffMs,
        .doc = "the wait before the first retry, doubled for each next one "
               "(at most 10 minutes); default 5000"});
-    v("slurm", slurm,
-      {.omit_when_empty = true,
-       .doc = "runs it as a Slurm job instead of on this machine: "
-              "`partition`, `account`, `time_limit_s`, `cpus`, `mem`, `gres`, "
-              "`sbatch_args` (doc/slurm.md)"});
+    slurm.Fields(v);
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;
@@ -221,6 +225,7 @@ struct DelegateRequest {
   std::optional<int64_t> max_turns;
   std::optional<int64_t> max_tokens;
   std::optional<double> max_cost_usd;
+  SlurmFields slurm;
   template <class V>
   void Fields(V& v) {
     v("brief", brief,
@@ -272,6 +277,7 @@ struct DelegateRequest {
       {.min = 1, .doc = "its budget of tokens, input and output"});
     v("max_cost_usd", max_cost_usd,
       {.doc = "its budget in US dollars (where the CLI reports a cost)"});
+    slurm.Fields(v);
   }
   Status Validate() const;
 };

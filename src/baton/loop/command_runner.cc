@@ -101,7 +101,9 @@ void CommandRunner::Run(std::vector<std::string> argv,
       Finish(c, std::move(c->result));
     });
   };
-  auto program = ResolveProgram(argv.at(0), env, cwd);
+  if (argv.empty())
+    return fail(EINVAL);
+  auto program = ResolveProgram(argv[0], env, cwd);
   if (!program)
     return fail(program.error());
   int out_pipe[2], err_pipe[2];

@@ -133,6 +133,7 @@ Result<std::optional<SlurmFields>> SlurmArguments(const Json& args) {
     return std::nullopt;
   }
   SlurmFields fields;
+  fields.on = "slurm";
   for (auto [name, out] : {std::pair("partition", &fields.partition),
                            std::pair("mem", &fields.mem),
                            std::pair("gres", &fields.gres)}) {

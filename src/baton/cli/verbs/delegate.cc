@@ -12,6 +12,7 @@ namespace {
 struct DelegateArgs {
   std::string agent, model, label, resume;
   PlacementFlags placement;
+  SlurmFlags slurm;
   std::vector<std::string> brief;
   bool wait = false;
   bool worktree = false, no_worktree = false;
@@ -44,6 +45,11 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
     request.max_cost_usd = args.max_cost;
   if (auto placed = PlaceTask(request, args.placement); !placed)
     return ReportError(ctx, placed.error());
+  auto slurm = SlurmFieldsOf(args.slurm);
+  if (!slurm)
+    return ReportError(ctx, slurm.error());
+  if (*slurm)
+    request.slurm = std::move(**slurm);
   // A resumed task runs where its session ran, unless --cwd says otherwise
   // (batond takes the ended task's folder when none is sent).
   if (args.placement.cwd.empty() && TaskId::Parse(args.resume))
@@ -74,6 +80,7 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
   command.add_option("--timeout", args->placement.timeout,
                      "Deadline (default 30m)");
   AddScheduleFlags(command, args->placement);
+  AddSlurmFlags(command, args->slurm);
   auto* worktree = command.add_flag(
       "--worktree", args->worktree,
       "Run it in a new git worktree, on a new branch baton/<task id> made "

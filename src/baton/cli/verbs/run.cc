@@ -57,7 +57,8 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   auto slurm = SlurmFieldsOf(args.slurm);
   if (!slurm)
     return ReportError(ctx, slurm.error());
-  request.slurm = std::move(*slurm);
+  if (*slurm)
+    request.slurm = std::move(**slurm);
   if (!args.max_output.empty()) {
     auto bytes = ParseByteSize(args.max_output);
     if (!bytes) {

@@ -89,12 +89,12 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   spec.retry.retries = request.retries;
   if (request.retry_delay_ms)
     spec.retry.delay_ms = *request.retry_delay_ms;
-  if (request.slurm) {
+  if (request.slurm.OnSlurm()) {
     EnvLookup client_env = ClientEnvLookup(request.base_env);
     auto config = LoadAgentConfig(FindConfigFile(client_env));
     if (!config)
       return std::unexpected(config.error());
-    spec.slurm = SlurmRequestOf(*request.slurm, config->slurm, client_env);
+    spec.slurm = SlurmRequestOf(request.slurm, config->slurm, client_env);
   }
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
@@ -115,22 +115,25 @@ void Daemon::StartTask(TaskSpec spec, Reply reply) {
   });
 }
 
-void Daemon::Handle(Connection&, const RunRequest& request, Session session,
-                    Reply reply) {
-  auto spec = ShellSpec(request, session);
-  if (!spec)
-    return reply(std::unexpected(spec.error()));
-  if (!spec->slurm)
-    return StartTask(std::move(*spec), reply);
-  // Would Slurm take it? Asked before anything is stored; the reply waits
-  // (doc/slurm.md, "Preflight").
-  TaskSpec checked = *spec;
-  slurm_->Preflight(checked, [this, reply, spec = std::move(*spec)](
+void Daemon::StartChecked(TaskSpec spec, Reply reply) {
+  if (!spec.slurm)
+    return StartTask(std::move(spec), reply);
+  // Would Slurm take it? Asked before anything is stored.
+  TaskSpec checked = spec;
+  slurm_->Preflight(checked, [this, reply, spec = std::move(spec)](
                                  Status ok) mutable {
     if (!ok)
       return reply(std::unexpected(ok.error()));
     StartTask(std::move(spec), reply);
   });
+}
+
+void Daemon::Handle(Connection&, const RunRequest& request, Session session,
+                    Reply reply) {
+  auto spec = ShellSpec(request, session);
+  if (!spec)
+    return reply(std::unexpected(spec.error()));
+  StartChecked(std::move(*spec), reply);
 }
 
 void Daemon::Handle(Connection&, const DelegateRequest& request,
@@ -248,8 +251,13 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   }
   if (auto ok = PreflightTask(spec, &command_cache_); !ok)
     return reply(std::unexpected(ok.error()));
-  if (spec.agent->adapter != "codex")
-    return StartTask(std::move(spec), reply);
+  if (request.slurm.OnSlurm()) {
+    spec.slurm = SlurmRequestOf(request.slurm, config->slurm,
+                                ClientEnvLookup(request.base_env));
+  }
+  // The codex probe asks the codex of this machine: a job's runs elsewhere.
+  if (spec.agent->adapter != "codex" || spec.slurm)
+    return StartChecked(std::move(spec), reply);
   // Does this codex have app-server? Asked once per codex install, by a
   // probe the loop watches; the reply waits for it (doc/agents.md).
   std::vector<std::string> prefix = profile->ArgvPrefix();

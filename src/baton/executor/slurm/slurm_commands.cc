@@ -97,6 +97,58 @@ std::string SlurmJobScript(const TaskRecord& task, const std::string& job_dir) {
       command += Quoted(arg);
     }
   }
+  // A shell task runs in the foreground, its output to the job's output
+  // (--output). An agent's CLI speaks its protocol on stdin and stdout:
+  // its stdout goes to the stream file batond tails, and its stdin comes
+  // from the stdin file batond appends to, passed on by a relay through a
+  // FIFO on the node's own file system (a FIFO on a shared file system does
+  // not cross nodes) until batond marks the file closed (doc/slurm.md,
+  // "Agent workers").
+  std::string run =
+      task.spec.agent
+          ? fmt::format(
+                R"run(baton_relay() {{
+    baton_sent=0
+    baton_closing=
+    while :; do
+      baton_size=$(stat -c %s "$baton_dir/{stdin}" 2>/dev/null) || baton_size=0
+      if [ "$baton_size" -gt "$baton_sent" ]; then
+        tail -c +$((baton_sent + 1)) "$baton_dir/{stdin}" |
+          head -c $((baton_size - baton_sent)) || return 0
+        baton_sent=$baton_size
+      elif [ -n "$baton_closing" ]; then
+        return 0
+      elif [ -e "$baton_dir/{closed}" ]; then
+        baton_closing=1
+      else
+        sleep 0.1
+      fi
+    done
+  }}
+  baton_fifo="${{TMPDIR:-/tmp}}/baton-stdin.$$"
+  rm -f "$baton_fifo"
+  if mkfifo -m 600 "$baton_fifo"; then
+    {command} < "$baton_fifo" > "$baton_dir/{stream}" 2> "$baton_dir/{stderr}" &
+    baton_cli=$!
+    baton_relay > "$baton_fifo" &
+    baton_relay_pid=$!
+    wait "$baton_cli"
+    baton_status=$?
+    # A trapped TERM ends the wait early; the CLI got it too.
+    while kill -0 "$baton_cli" 2>/dev/null; do
+      wait "$baton_cli"
+      baton_status=$?
+    done
+    kill "$baton_relay_pid" 2>/dev/null
+    rm -f "$baton_fifo"
+  else
+    baton_status=1
+  fi)run",
+                fmt::arg("command", command), fmt::arg("stdin", kStdinFile),
+                fmt::arg("closed", kSlurmStdinClosedFile),
+                fmt::arg("stream", kAgentStreamFile),
+                fmt::arg("stderr", kAgentStderrFile))
+          : command + "\n  baton_status=$?";
   // The times are GNU date's milliseconds; a date without %N gives a
   // record batond cannot parse, and the job's end then comes from Slurm.
   return fmt::format(
@@ -113,8 +165,7 @@ baton_record {started} "{{\"started_ms\":$baton_started,\"node\":\"${{SLURMD_NOD
 # shell goes on to record how.
 trap 'baton_term=1' TERM
 if cd {cwd}; then
-  {command}
-  baton_status=$?
+  {run}
 else
   echo "baton: cannot enter "{cwd}" on $(hostname)" >&2
   baton_status=1
@@ -123,8 +174,9 @@ baton_record {exit} "{{\"status\":$baton_status,\"started_ms\":$baton_started,\"
 exit $baton_status
 )script",
       fmt::arg("id", task.id.ToString()), fmt::arg("dir", Quoted(job_dir)),
-      fmt::arg("started", kSlurmStartedFile), fmt::arg("cwd", Quoted(task.spec.cwd)),
-      fmt::arg("command", command), fmt::arg("exit", kSlurmExitFile));
+      fmt::arg("started", kSlurmStartedFile),
+      fmt::arg("cwd", Quoted(task.spec.cwd)), fmt::arg("run", run),
+      fmt::arg("exit", kSlurmExitFile));
 }
 
 std::vector<std::string> SbatchArgv(const TaskRecord& task,

@@ -23,6 +23,10 @@ namespace baton {
 inline constexpr char kSlurmScriptFile[] = "job.sh";
 inline constexpr char kSlurmStartedFile[] = "slurm-started.json";
 inline constexpr char kSlurmExitFile[] = "slurm-exit.json";
+// An agent task's stdin is a file batond appends to (kStdinFile) and this
+// marker ends (CloseStdin); the job's own messages go to kSlurmJobLog.
+inline constexpr char kSlurmStdinClosedFile[] = "stdin.closed";
+inline constexpr char kSlurmJobLog[] = "slurm-job.log";
 
 // The job's name: "baton-<home tag>-<run>", so that a batond that died
 // between sbatch's answer and its commit finds the job again by name.

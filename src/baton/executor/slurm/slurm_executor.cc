@@ -207,24 +207,55 @@ void SlurmExecutor::Submit(Job& job) {
   std::error_code error;
   std::filesystem::create_directories(job.dir, error);
   std::filesystem::create_directories(task_dir, error);
-  std::string output = job.dir + "/output.log";
+  bool agent = job.task.spec.agent.has_value();
+  // A shell task's output is the job's; an agent's output is the
+  // transcript batond writes, and the job's own messages go aside.
+  std::string output =
+      job.dir + "/" + (agent ? kSlurmJobLog : std::string("output.log"));
   auto fail = [&](std::string what) {
     std::string message = fmt::format("{}: {}", what, std::strerror(errno));
     jobs_.erase(id);
     listener_->OnTaskSpawnFailed(TaskId::Parse(id).value(),
                                  Error{ErrorCode::kSpawnFailed, message});
   };
-  // The output exists before sbatch answers, so readers find it; the job
-  // appends to it (--open-mode=append), as a retry's would.
-  if (UniqueFd made(::open(output.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0644));
-      !made) {
-    return fail("cannot create " + output);
+  // The files exist before sbatch answers, so readers find them; the job
+  // appends to its output (--open-mode=append).
+  std::vector<std::string> files = {output};
+  if (agent) {
+    files.push_back(job.dir + "/" + kAgentStreamFile);
+    files.push_back(job.dir + "/" + kAgentStderrFile);
+  }
+  for (const std::string& file : files) {
+    if (UniqueFd made(
+            ::open(file.c_str(), O_WRONLY | O_CREAT | O_CLOEXEC, 0600));
+        !made) {
+      return fail("cannot create " + file);
+    }
+  }
+  if (agent) {
+    // Its stdin: a file batond appends to, ended by a marker. A brief
+    // given as text is all of it.
+    std::string stdin_file = job.dir + "/" + kStdinFile;
+    std::string closed = job.dir + "/" + kSlurmStdinClosedFile;
+    ::unlink(closed.c_str());
+    if (!WriteFileAtomic(stdin_file, job.task.spec.stdin_text.value_or("")))
+      return fail("cannot write " + stdin_file);
+    if (job.task.spec.stdin_text && !WriteFileAtomic(closed, ""))
+      return fail("cannot write " + closed);
   }
   if (job.dir != task_dir) {
-    std::string link = OutputPath(job.task.id);
-    ::unlink(link.c_str());
-    if (::symlink(output.c_str(), link.c_str()) != 0)
-      return fail("cannot link " + link);
+    // What batond reads and writes in the task's folder, linked to the
+    // job's.
+    std::vector<std::string> names = {"output.log"};
+    if (agent)
+      names = {kAgentStreamFile, kAgentStderrFile, kStdinFile};
+    for (const std::string& name : names) {
+      std::string link = task_dir + "/" + name;
+      std::string target = job.dir + "/" + name;
+      ::unlink(link.c_str());
+      if (::symlink(target.c_str(), link.c_str()) != 0)
+        return fail("cannot link " + link);
+    }
   }
   std::string script = job.dir + "/" + kSlurmScriptFile;
   if (!WriteFileAtomic(script, SlurmJobScript(job.task, job.dir)))
@@ -326,6 +357,13 @@ void SlurmExecutor::TellRunning(Job& job, int64_t started_ms,
           Flush();
         });
   }
+}
+
+void SlurmExecutor::CloseStdin(const TaskId& id) {
+  // The relay in the job passes what the file holds, then ends the CLI's
+  // stdin.
+  if (Job* job = Find(id.ToString()))
+    (void)WriteFileAtomic(job->dir + "/" + kSlurmStdinClosedFile, "");
 }
 
 void SlurmExecutor::Kill(const TaskId& task_id, milliseconds grace) {
@@ -612,8 +650,12 @@ void SlurmExecutor::SchedulePoll(milliseconds after) {
 
 void SlurmExecutor::Poll() {
   // One query per cluster config, for every job of it Slurm has.
-  std::map<std::string, std::vector<std::string>> groups;
-  std::map<std::string, const SlurmRequest*> requests;
+  struct Group {
+    const SlurmRequest* request = nullptr;
+    std::vector<std::string> ids;
+    std::string job_ids;  // "12,13,..."
+  };
+  std::map<std::string, Group> groups;
   for (auto& [id, job] : jobs_) {
     if (job.phase == Phase::kLookingUp) {
       LookUp(job);
@@ -622,22 +664,21 @@ void SlurmExecutor::Poll() {
     if (job.phase != Phase::kSubmitted || job.asking)
       continue;
     const SlurmRequest& request = *job.task.spec.slurm;
-    groups[request.slurm_conf].push_back(id);
-    requests[request.slurm_conf] = &request;
+    Group& group = groups[request.slurm_conf];
+    group.request = &request;
+    group.ids.push_back(id);
+    if (!group.job_ids.empty())
+      group.job_ids += ',';
+    group.job_ids += job.seen.job_id;
   }
-  for (auto& [conf, ids] : groups) {
+  for (auto& [conf, group] : groups) {
     if (queries_.contains(conf))
       continue;
-    std::string list;
-    for (const std::string& id : ids) {
-      if (!list.empty())
-        list += ',';
-      list += jobs_.at(id).seen.job_id;
-    }
     queries_.insert(conf);
-    RunCommand(*requests.at(conf),
-               {"squeue", "-h", "-t", "all", "-j", list, "-o", kSqueueFormat},
-               [this, conf, ids](CommandResult result) {
+    RunCommand(*group.request,
+               {"squeue", "-h", "-t", "all", "-j", group.job_ids, "-o",
+                kSqueueFormat},
+               [this, conf, ids = group.ids](CommandResult result) {
                  queries_.erase(conf);
                  OnSqueue(ids, result);
                });

@@ -93,7 +93,9 @@ class SlurmExecutor : public Executor {
   // A pending job is cancelled; a running one gets SIGTERM (every process
   // of the job: scancel --full), then SIGKILL after `grace`.
   void Kill(const TaskId& id, std::chrono::milliseconds grace) override;
-  void CloseStdin(const TaskId&) override {}  // Its stdin is /dev/null.
+  // A shell job's stdin is /dev/null; an agent's is a file batond appends
+  // to: this marks it closed.
+  void CloseStdin(const TaskId& id) override;
   // Tasks on Slurm only (the RoutingExecutor splits them out).
   void Adopt(const std::vector<TaskRecord>& live) override;
 

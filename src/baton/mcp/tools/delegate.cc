@@ -11,12 +11,14 @@ namespace {
 
 void HandleDelegate(const ToolCallPtr& call) {
   const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args,
-          {"brief", "agent", "model", "label", "cwd", "resume_from", "checks",
-           "timeout_s", "queue", "priority", "after", "after_any", "worktree",
-           "max_turns", "max_tokens", "max_cost_usd"});
-      !known) {
+  std::vector<std::string_view> names = {
+      "brief",     "agent",    "model",    "label",     "cwd",
+      "resume_from", "checks", "timeout_s", "queue",    "priority",
+      "after",     "after_any", "worktree", "max_turns", "max_tokens",
+      "max_cost_usd"};
+  names.insert(names.end(), std::begin(kSlurmArguments),
+               std::end(kSlurmArguments));
+  if (auto known = CheckKnownArguments(args, names); !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
   auto brief = RequiredString(
@@ -49,6 +51,11 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (!schedule)
     return call->Finish(ToolResult::Error(schedule.error().message));
   request.schedule = std::move(*schedule);
+  auto slurm = SlurmArguments(args);
+  if (!slurm)
+    return call->Finish(ToolResult::Error(slurm.error().message));
+  if (*slurm)
+    request.slurm = std::move(**slurm);
   if (args.contains("worktree")) {
     auto worktree = OptionalBool(args, "worktree", false);
     if (!worktree)
@@ -279,6 +286,7 @@ ToolDefinition DelegateToolDefinition() {
                       {"openWorldHint", true}};
   tool.handler = HandleDelegate;
   AddScheduleProperties(tool.input_schema["properties"]);
+  AddSlurmProperties(tool.input_schema["properties"]);
   return tool;
 }
 
