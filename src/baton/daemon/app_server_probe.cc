@@ -1,12 +1,7 @@
 #include "baton/daemon/app_server_probe.h"
 
-#include <fcntl.h>
 #include <fmt/format.h>
-#include <signal.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
 #include <algorithm>
 #include <cerrno>
@@ -17,8 +12,6 @@
 #include "baton/util/environment.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
-#include "baton/util/spawn_child.h"
-#include "baton/util/unique_fd.h"
 
 namespace baton {
 namespace {
@@ -121,49 +114,11 @@ ProbeVerdict JudgeProbe(const ProbeRun& run,
   return verdict;
 }
 
-struct AppServerProbe::Probe {
-  pid_t pid = 0;
-  UniqueFd pidfd;
-  UniqueFd err;  // The read end of its stdout and stderr; closed at EOF.
-  std::string output;
-  TimerId timer = 0;
-  bool timed_out = false;
-  std::vector<Done> waiters;
-
-  // Reads what the pipe holds now (the fd is non-blocking); keeps the first
-  // kMaxOutput bytes. False at EOF or on an error.
-  bool Drain() {
-    char buf[4096];
-    for (;;) {
-      ssize_t n = ::read(err.get(), buf, sizeof buf);
-      if (n < 0 && errno == EINTR)
-        continue;
-      if (n < 0)
-        return errno == EAGAIN;
-      if (n == 0)
-        return false;
-      size_t room = kMaxOutput - std::min(kMaxOutput, output.size());
-      output.append(buf, std::min(room, static_cast<size_t>(n)));
-    }
-  }
-};
-
 AppServerProbe::AppServerProbe(EventLoop* loop,
                                std::chrono::milliseconds timeout)
-    : loop_(loop), timeout_(timeout) {}
+    : timeout_(timeout), runner_(loop) {}
 
-AppServerProbe::~AppServerProbe() {
-  for (auto& [key, probe] : running_) {
-    if (probe->pidfd)
-      loop_->RemoveFd(probe->pidfd.get());
-    if (probe->err)
-      loop_->RemoveFd(probe->err.get());
-    if (probe->timer)
-      loop_->Cancel(probe->timer);
-    ::kill(-probe->pid, SIGKILL);
-    ::waitpid(probe->pid, nullptr, 0);  // Killed: a moment, at shutdown.
-  }
-}
+AppServerProbe::~AppServerProbe() = default;  // runner_ kills what runs.
 
 void AppServerProbe::Check(const std::vector<std::string>& command,
                            const std::vector<std::string>& env,
@@ -191,127 +146,58 @@ void AppServerProbe::Check(const std::vector<std::string>& command,
           std::vector<std::string>(command.begin() + 1, command.end())};
   if (auto cached = cache_.find(key); cached != cache_.end())
     return done(cached->second);
-  if (auto running = running_.find(key); running != running_.end()) {
-    running->second->waiters.push_back(std::move(done));
-    return;
-  }
+  std::vector<Done>& waiters = running_[key];
+  waiters.push_back(std::move(done));
+  if (waiters.size() > 1)
+    return;  // The same question runs: its answer is this one's too.
 
-  auto fail = [&](int err) {
-    ProbeRun run;
-    run.end = ProbeRun::End::kSpawnFailed;
-    run.code = err;
-    done(JudgeProbe(run, timeout_));
-  };
-  int fds[2];
-  if (::pipe2(fds, O_CLOEXEC) != 0)
-    return fail(errno);
-  UniqueFd read_end(fds[0]), write_end(fds[1]);
-  ::fcntl(read_end.get(), F_SETFL,
-          ::fcntl(read_end.get(), F_GETFL) | O_NONBLOCK);
-
-  std::vector<std::string> argv = command;
+  std::vector<std::string> argv = command;  // Found on task_env's PATH.
   argv.push_back("app-server");
   argv.push_back("--help");
-  // Its own session: pid == pgid, to kill.
-  auto spawned = SpawnChild({.program = *program,
-                             .argv = std::move(argv),
-                             .env = std::move(task_env),
-                             .cwd = dir,
-                             .stdout_fd = write_end.get(),
-                             .stderr_fd = write_end.get()});
-  if (!spawned)
-    return fail(spawned.error().sys_errno ? spawned.error().sys_errno : EIO);
-  pid_t pid = *spawned;
-  write_end.reset();  // EOF once the probe (and its children) end.
   ++probes_started_;
-  int pidfd = static_cast<int>(::syscall(SYS_pidfd_open, pid, 0));
-  if (pidfd < 0) {
-    int err = errno;
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    return fail(err);
-  }
-
-  auto probe = std::make_unique<Probe>();
-  probe->pid = pid;
-  probe->pidfd.reset(pidfd);
-  probe->err = std::move(read_end);
-  probe->waiters.push_back(std::move(done));
-  Probe* p = probe.get();
-  running_[key] = std::move(probe);
-  BATON_LOG_INFO("probing {} app-server --help (pid {})", *program, pid);
-
-  Status watched =
-      loop_->AddFd(p->pidfd.get(), EPOLLIN,
-                   [this, key, p](uint32_t) { OnProbeExit(key, p); });
-  if (!watched) {
-    ::kill(-pid, SIGKILL);
-    ::waitpid(pid, nullptr, 0);
-    ProbeRun run;
-    run.code = watched.error().sys_errno ? watched.error().sys_errno : EIO;
-    return Finish(key, std::move(run));  // kSpawnFailed: no answer.
-  }
-  if (!loop_->AddFd(p->err.get(), EPOLLIN, [this, p](uint32_t) {
-        if (!p->Drain()) {
-          loop_->RemoveFd(p->err.get());
-          p->err.reset();
+  BATON_LOG_INFO("probing {} app-server --help", *program);
+  runner_.Run(
+      std::move(argv), std::move(task_env), timeout_,
+      [this, key](CommandResult result) {
+        ProbeRun run;
+        switch (result.end) {
+          case CommandResult::End::kExited:
+            run.end = ProbeRun::End::kExited;
+            break;
+          case CommandResult::End::kSignaled:
+            run.end = ProbeRun::End::kSignaled;
+            break;
+          case CommandResult::End::kTimedOut:
+            run.end = ProbeRun::End::kTimedOut;
+            break;
+          case CommandResult::End::kSpawnFailed:
+            run.end = ProbeRun::End::kSpawnFailed;
+            break;
         }
-      })) {
-    p->err.reset();  // Read once at the exit instead (its help is small).
-  }
-  p->timer = loop_->Schedule(std::chrono::steady_clock::now() + timeout_, [p] {
-    p->timer = 0;
-    p->timed_out = true;
-    ::kill(-p->pid, SIGKILL);  // Its process group: pid == pgid, unreaped.
-  });
-}
-
-void AppServerProbe::OnProbeExit(const Key& key, Probe* p) {
-  // Ended and not reaped yet, its group id is still its own:
-  // whatever it left behind goes with it.
-  siginfo_t info{};
-  if (::waitid(P_PID, p->pid, &info, WEXITED | WNOHANG | WNOWAIT) == 0 &&
-      info.si_pid == p->pid) {
-    ::kill(-p->pid, SIGKILL);
-  }
-  int status = 0;
-  pid_t reaped = ::waitpid(p->pid, &status, WNOHANG);
-  if (reaped == 0 || (reaped < 0 && errno == EINTR))
-    return;
-  ProbeRun run;
-  if (reaped < 0) {
-    run.end = ProbeRun::End::kSignaled;  // Reaped by someone else: lost.
-  } else if (p->timed_out) {
-    run.end = ProbeRun::End::kTimedOut;
-  } else if (WIFEXITED(status)) {
-    run.end = ProbeRun::End::kExited;
-    run.code = WEXITSTATUS(status);
-  } else {
-    run.end = ProbeRun::End::kSignaled;
-    run.code = WIFSIGNALED(status) ? WTERMSIG(status) : 0;
-  }
-  if (p->err)
-    p->Drain();
-  run.output = std::move(p->output);
-  Finish(key, std::move(run));
+        run.code = result.code;
+        // Help goes to stdout, clap's errors to stderr: the stdout first.
+        run.output = std::move(result.out);
+        if (!result.err.empty()) {
+          if (!run.output.empty() && !run.output.ends_with('\n'))
+            run.output += '\n';
+          run.output += result.err;
+        }
+        if (run.output.size() > kMaxOutput)
+          run.output.resize(kMaxOutput);
+        Finish(key, std::move(run));
+      },
+      dir);
 }
 
 void AppServerProbe::Finish(const Key& key, ProbeRun run) {
-  auto it = running_.find(key);
-  if (it == running_.end())
+  auto node = running_.extract(key);
+  if (node.empty())
     return;
-  std::unique_ptr<Probe> probe = std::move(it->second);
-  running_.erase(it);
-  loop_->RemoveFd(probe->pidfd.get());
-  if (probe->err)
-    loop_->RemoveFd(probe->err.get());
-  if (probe->timer)
-    loop_->Cancel(probe->timer);
   ProbeVerdict verdict = JudgeProbe(run, timeout_);
   BATON_LOG_INFO("{} app-server --help: {}", std::get<0>(key), verdict.reason);
   if (verdict.lasting)
     cache_[key] = verdict;
-  for (Done& waiter : probe->waiters)
+  for (Done& waiter : node.mapped())
     waiter(verdict);
 }
 

@@ -2,10 +2,10 @@
 // exec"). batond asks before it starts a task with the `codex` adapter; a
 // codex without app-server runs through `codex exec --json` instead.
 //
-// The question is `<codex> app-server --help`, run as batond's own child in
-// its own session (stdin /dev/null, stdout and stderr kept), watched by a
-// pidfd on the EventLoop and killed (its process group, by its own pid)
-// after a deadline: the loop never waits for it. Answers are cached by the
+// The question is `<codex> app-server --help`, run through a CommandRunner
+// (loop/command_runner.h: batond's own child in its own session, stdin
+// /dev/null, stdout and stderr kept, killed with its process group at a
+// deadline): the loop never waits for it. Answers are cached by the
 // program file the PATH names (path, device, inode, size, mtime, ctime)
 // and the rest of the command line, so a codex is asked once per install;
 // a delegate that comes while the same question runs waits for the same
@@ -23,6 +23,7 @@
 #include <tuple>
 #include <vector>
 
+#include "baton/loop/command_runner.h"
 #include "baton/loop/event_loop.h"
 
 namespace baton {
@@ -88,18 +89,15 @@ class AppServerProbe {
   // The resolved program file's identity, and the argv.
   using Key = std::tuple<std::string, dev_t, ino_t, off_t, int64_t, int64_t,
                          std::vector<std::string>>;
-  struct Probe;
 
-  // The probe's pidfd is readable: reaps it, and finishes with how it
-  // ended (unless it is not reapable yet).
-  void OnProbeExit(const Key& key, Probe* probe);
   void Finish(const Key& key, ProbeRun run);
 
-  EventLoop* loop_;
   std::chrono::milliseconds timeout_;
   std::map<Key, ProbeVerdict> cache_;
-  std::map<Key, std::unique_ptr<Probe>> running_;
+  // The probes running, each with the delegates waiting for its answer.
+  std::map<Key, std::vector<Done>> running_;
   int probes_started_ = 0;
+  CommandRunner runner_;  // Last: destroyed first, killing what runs.
 };
 
 }  // namespace baton

@@ -354,8 +354,13 @@ Status RunRequest::Validate() const {
   }
   if (cwd.empty())
     return Invalid("run request: 'cwd' must not be empty");
-  if (auto ok = CheckSlurmFields(slurm); !ok)
-    return Invalid("run request: " + ok.error().message);
+  for (const Status& ok :
+       {CheckAbsolute(cwd, "cwd"), CheckEnvOverrides(env),
+        base_env ? CheckEnvironment(*base_env, "base_env") : Status(),
+        CheckSlurmFields(slurm)}) {
+    if (!ok)
+      return Invalid("run request: " + ok.error().message);
+  }
   return {};
 }
 
