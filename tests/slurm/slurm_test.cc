@@ -42,9 +42,8 @@ class SlurmCluster : public ::testing::Environment {
     ::setenv("SLURM_TEST_WARMUP", "1", 1);  // The first job waits ~3 s.
     auto started =
         RunProcess({ClusterScript(), "start", ClusterDir()}, {}, seconds(90));
-    ASSERT_EQ(started.exit_code, 0)
-        << "the Slurm test cluster did not start:\n"
-        << started.out << started.err;
+    ASSERT_EQ(started.exit_code, 0) << "the Slurm test cluster did not start:\n"
+                                    << started.out << started.err;
     auto conf = RunProcess(
         {"/bin/bash", "-c",
          ". " + ClusterDir() + "/env.sh && printf %s \"$SLURM_CONF\""},
@@ -98,8 +97,8 @@ class SlurmTest : public BatonTest {
   }
 
   void Controller(const std::string& verb) {
-    auto done = RunProcess({ClusterScript(), verb, ClusterDir()}, {},
-                           seconds(60));
+    auto done =
+        RunProcess({ClusterScript(), verb, ClusterDir()}, {}, seconds(60));
     ASSERT_EQ(done.exit_code, 0) << done.out << done.err;
   }
 };
@@ -120,17 +119,15 @@ TEST_F(SlurmTest, AJobRunsAndEndsWithItsOwnExitCode) {
   std::string ok = RunOnSlurm("true");
   EXPECT_EQ(WaitEnd(ok)["status"], "completed");
   // `run --wait` exits with the job's own code.
-  auto waited =
-      Baton({"run", "--on", "slurm", "--wait", "--", "exit 5"}, {},
-            seconds(90));
+  auto waited = Baton({"run", "--on", "slurm", "--wait", "--", "exit 5"}, {},
+                      seconds(90));
   EXPECT_EQ(waited.exit_code, 5) << waited.out << waited.err;
 }
 
 TEST_F(SlurmTest, OutputIsReadableWhileItRunsAndWaitAnySpansBothExecutors) {
   std::string slurm = RunOnSlurm("echo started; sleep 60");
-  StatusUntil(slurm, [](const nlohmann::json& t) {
-    return t["status"] == "running";
-  });
+  StatusUntil(slurm,
+              [](const nlohmann::json& t) { return t["status"] == "running"; });
   auto deadline = std::chrono::steady_clock::now() + seconds(20);
   std::string out;
   while (out.find("started") == std::string::npos &&
@@ -158,14 +155,15 @@ TEST_F(SlurmTest, OutputIsReadableWhileItRunsAndWaitAnySpansBothExecutors) {
 }
 
 TEST_F(SlurmTest, ARequestSlurmRefusesGetsAClearErrorAndNoTask) {
-  auto refused = Baton(
-      {"run", "--on", "slurm", "--partition", "nosuch", "--", "true"});
+  auto refused =
+      Baton({"run", "--on", "slurm", "--partition", "nosuch", "--", "true"});
   EXPECT_NE(refused.exit_code, 0);
   EXPECT_NE(refused.err.find("slurm would not take this job"),
             std::string::npos)
       << refused.err;
   EXPECT_NE(refused.err.find("nosuch"), std::string::npos) << refused.err;
-  auto too_big = Baton({"run", "--on", "slurm", "--cpus", "4096", "--", "true"});
+  auto too_big =
+      Baton({"run", "--on", "slurm", "--cpus", "4096", "--", "true"});
   EXPECT_NE(too_big.exit_code, 0);
   auto listed = Baton({"--json", "ls", "--all"});
   EXPECT_EQ(listed.json()["tasks"].size(), 0u) << listed.out;
@@ -206,9 +204,8 @@ TEST_F(SlurmTest, SlurmsTimeLimitEndsItAsKilledTimedOut) {
 TEST_F(SlurmTest, ABatondRestartLosesNothing) {
   std::string quick = RunOnSlurm("echo quick");
   std::string slow = RunOnSlurm("sleep 4; echo slow; exit 2");
-  StatusUntil(slow, [](const nlohmann::json& t) {
-    return t["status"] == "running";
-  });
+  StatusUntil(slow,
+              [](const nlohmann::json& t) { return t["status"] == "running"; });
   KillDaemonHard();
   std::this_thread::sleep_for(seconds(6));  // Both end while none runs.
   nlohmann::json a = WaitEnd(quick);
@@ -219,9 +216,8 @@ TEST_F(SlurmTest, ABatondRestartLosesNothing) {
   EXPECT_NE(Output(slow).find("slow"), std::string::npos);
   // And one that runs across the restart.
   std::string across = RunOnSlurm("sleep 3; echo across");
-  StatusUntil(across, [](const nlohmann::json& t) {
-    return t["status"] == "running";
-  });
+  StatusUntil(across,
+              [](const nlohmann::json& t) { return t["status"] == "running"; });
   KillDaemonHard();
   nlohmann::json c = WaitEnd(across);
   EXPECT_EQ(c["status"], "completed") << c.dump();
@@ -230,9 +226,8 @@ TEST_F(SlurmTest, ABatondRestartLosesNothing) {
 
 TEST_F(SlurmTest, AnUnreachableControllerEndsNothingWrongly) {
   std::string id = RunOnSlurm("sleep 25; exit 4");
-  StatusUntil(id, [](const nlohmann::json& t) {
-    return t["status"] == "running";
-  });
+  StatusUntil(id,
+              [](const nlohmann::json& t) { return t["status"] == "running"; });
   Controller("stop-controller");
   // batond stays responsive, and the task is shown running, unreachable.
   nlohmann::json task = StatusUntil(
@@ -261,18 +256,18 @@ TEST_F(SlurmTest, AnAgentWorkerAsksIsAnsweredAndEnds) {
   std::filesystem::create_directories(work);
   std::filesystem::create_directories(home_ + "/agent-home");
   env["HOME"] = home_ + "/agent-home";
-  auto started = Baton(
-      {"delegate", "--on", "slurm", "--cwd", work, "please ASK me"}, env);
+  auto started =
+      Baton({"delegate", "--on", "slurm", "--cwd", work, "please ASK me"}, env);
   ASSERT_EQ(started.exit_code, 0) << started.err;
   std::string id = started.out.substr(0, started.out.find('\n'));
-  auto asked = Baton({"--json", "wait", "--timeout", "60s", id}, env,
-                     seconds(70));
+  auto asked =
+      Baton({"--json", "wait", "--timeout", "60s", id}, env, seconds(70));
   ASSERT_EQ(asked.exit_code, 0) << asked.out << asked.err;
   EXPECT_EQ(asked.json()["ended"][0]["status"], "waiting") << asked.out;
   auto answered = Baton({"answer", id, "2"}, env);
   EXPECT_EQ(answered.exit_code, 0) << answered.err;
-  auto done = Baton({"--json", "wait", "--timeout", "60s", id}, env,
-                    seconds(70));
+  auto done =
+      Baton({"--json", "wait", "--timeout", "60s", id}, env, seconds(70));
   nlohmann::json ended = done.json()["ended"][0];
   EXPECT_EQ(ended["status"], "completed") << done.out;
   nlohmann::json task = Status(id, env);
@@ -293,11 +288,12 @@ TEST_F(SlurmTest, TheMcpRunToolTakesOnSlurm) {
       "\n"
       R"({"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"run","arguments":{"command":"true","partition":"debug"}}})"
       "\n";
-  std::map<std::string, std::string> session = {{"BATON_SESSION", "mcp-on-slurm"}};
-  auto result = RunProcess(
-      {binary_, "mcp"},
-      {{"BATON_HOME", home_}, {"BATON_SESSION", "mcp-on-slurm"}}, seconds(30),
-      input);
+  std::map<std::string, std::string> session = {
+      {"BATON_SESSION", "mcp-on-slurm"}};
+  auto result =
+      RunProcess({binary_, "mcp"},
+                 {{"BATON_HOME", home_}, {"BATON_SESSION", "mcp-on-slurm"}},
+                 seconds(30), input);
   EXPECT_NE(result.out.find("Started shell-1"), std::string::npos)
       << result.out << result.err;
   EXPECT_NE(result.out.find("is for a Slurm job"), std::string::npos)

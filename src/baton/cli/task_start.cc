@@ -1,7 +1,8 @@
 #include "baton/cli/task_start.h"
 
-#include <CLI/CLI.hpp>
 #include <fmt/format.h>
+
+#include <CLI/CLI.hpp>
 #include <cstdio>
 
 #include "baton/cli/format.h"
@@ -66,9 +67,9 @@ Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags) {
           std::pair(!flags.gres.empty(), "--gres"),
           std::pair(!flags.sbatch_args.empty(), "--sbatch-arg")}) {
       if (set) {
-        return MakeError(ErrorCode::kInvalidArgument,
-                         fmt::format("{} is for a Slurm job; add --on slurm",
-                                     name));
+        return MakeError(
+            ErrorCode::kInvalidArgument,
+            fmt::format("{} is for a Slurm job; add --on slurm", name));
       }
     }
     return std::nullopt;

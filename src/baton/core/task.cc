@@ -213,8 +213,7 @@ std::string SlurmJobText(const SlurmJob& job) {
   std::transform(state.begin(), state.end(), state.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   if (job.unreachable) {
-    return fmt::format("slurm unreachable (job {} was {})", job.job_id,
-                       state);
+    return fmt::format("slurm unreachable (job {} was {})", job.job_id, state);
   }
   std::string text = fmt::format("slurm job {} {}", job.job_id, state);
   if (!job.node.empty())

@@ -405,8 +405,8 @@ TEST_F(TaskRegistryTest, ASlurmJobIsQueuedWhilePendingAndKilledThere) {
   Commit();
   ASSERT_EQ(executor_.kills.size(), 1u);
   EXPECT_EQ(executor_.kills[0].first, Id(id));
-  registry_->OnTaskPlaced(Id(id), SlurmJob{.job_id = "12",
-                                           .unreachable = true});
+  registry_->OnTaskPlaced(Id(id),
+                          SlurmJob{.job_id = "12", .unreachable = true});
   EXPECT_EQ(registry_->Get(id, "")->status, TaskStatus::kStopping);
 }
 

@@ -308,10 +308,10 @@ namespace {
 // `on`, and Slurm's fields only with `on` slurm.
 Status CheckSlurmFields(const SlurmFields& slurm) {
   if (!slurm.on.empty() && slurm.on != "local" && !slurm.OnSlurm()) {
-    return Invalid(fmt::format(
-        "'on' is \"{}\"; a task runs \"local\" (the default) or on "
-        "\"slurm\"",
-        slurm.on));
+    return Invalid(
+        fmt::format("'on' is \"{}\"; a task runs \"local\" (the default) or on "
+                    "\"slurm\"",
+                    slurm.on));
   }
   if (slurm.OnSlurm())
     return {};

@@ -143,8 +143,8 @@ void CommandRunner::Run(std::vector<std::string> argv,
     c->pidfd.reset();
     return fail(EIO);
   }
-  for (auto [fd, text] : {std::pair(&c->out, &c->out_text),
-                          std::pair(&c->err, &c->err_text)}) {
+  for (auto [fd, text] :
+       {std::pair(&c->out, &c->out_text), std::pair(&c->err, &c->err_text)}) {
     bool watched = static_cast<bool>(
         loop_->AddFd(fd->get(), EPOLLIN, [this, c, fd, text](uint32_t) {
           if (Command::Drain(fd->get(), *text))
@@ -193,8 +193,8 @@ void CommandRunner::OnExit(Command* c) {
   }
   // What it wrote is in the pipes now; a process that left its group and
   // holds them open is not waited for.
-  for (auto [fd, text] : {std::pair(&c->out, &c->out_text),
-                          std::pair(&c->err, &c->err_text)}) {
+  for (auto [fd, text] :
+       {std::pair(&c->out, &c->out_text), std::pair(&c->err, &c->err_text)}) {
     if (*fd)
       Command::Drain(fd->get(), *text);
   }

@@ -52,8 +52,7 @@ class CommandRunner {
   // its output is read, or at once when it cannot be started; never from
   // inside Run().
   void Run(std::vector<std::string> argv, std::vector<std::string> env,
-           std::chrono::milliseconds timeout, Done done,
-           std::string cwd = "/");
+           std::chrono::milliseconds timeout, Done done, std::string cwd = "/");
 
   // Commands started so far (for tests and the controller-call count).
   int64_t started() const { return started_; }

@@ -134,9 +134,9 @@ Result<std::optional<SlurmFields>> SlurmArguments(const Json& args) {
   }
   SlurmFields fields;
   fields.on = "slurm";
-  for (auto [name, out] : {std::pair("partition", &fields.partition),
-                           std::pair("mem", &fields.mem),
-                           std::pair("gres", &fields.gres)}) {
+  for (auto [name, out] :
+       {std::pair("partition", &fields.partition),
+        std::pair("mem", &fields.mem), std::pair("gres", &fields.gres)}) {
     auto text = OptionalString(args, name);
     if (!text)
       return std::unexpected(text.error());
@@ -177,8 +177,9 @@ void AddSlurmProperties(Json& properties) {
        "pending)"}};
   properties["partition"] = {
       {"type", "string"},
-      {"description", "With on: slurm, the partition; default: the config's "
-                      "or the cluster's"}};
+      {"description",
+       "With on: slurm, the partition; default: the config's "
+       "or the cluster's"}};
   properties["time_limit_s"] = {
       {"type", "number"},
       {"exclusiveMinimum", 0},

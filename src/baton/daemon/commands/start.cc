@@ -120,12 +120,12 @@ void Daemon::StartChecked(TaskSpec spec, Reply reply) {
     return StartTask(std::move(spec), reply);
   // Would Slurm take it? Asked before anything is stored.
   TaskSpec checked = spec;
-  slurm_->Preflight(checked, [this, reply, spec = std::move(spec)](
-                                 Status ok) mutable {
-    if (!ok)
-      return reply(std::unexpected(ok.error()));
-    StartTask(std::move(spec), reply);
-  });
+  slurm_->Preflight(checked,
+                    [this, reply, spec = std::move(spec)](Status ok) mutable {
+                      if (!ok)
+                        return reply(std::unexpected(ok.error()));
+                      StartTask(std::move(spec), reply);
+                    });
 }
 
 void Daemon::Handle(Connection&, const RunRequest& request, Session session,

@@ -36,8 +36,8 @@ std::vector<std::string_view> Split(std::string_view text, char separator) {
 }
 
 std::string_view Trim(std::string_view text) {
-  while (!text.empty() && (text.front() == ' ' || text.front() == '\r' ||
-                           text.front() == '\t'))
+  while (!text.empty() &&
+         (text.front() == ' ' || text.front() == '\r' || text.front() == '\t'))
     text.remove_prefix(1);
   while (!text.empty() &&
          (text.back() == ' ' || text.back() == '\r' || text.back() == '\t'))
@@ -87,9 +87,9 @@ std::string SlurmJobName(std::string_view home_tag, std::string_view run) {
 }
 
 std::string SlurmJobScript(const TaskRecord& task, const std::string& job_dir) {
-  std::string command =
-      task.spec.shell_command ? "/bin/sh -c " + Quoted(*task.spec.shell_command)
-                              : std::string();
+  std::string command = task.spec.shell_command
+                            ? "/bin/sh -c " + Quoted(*task.spec.shell_command)
+                            : std::string();
   if (!task.spec.shell_command) {
     for (const std::string& arg : task.spec.argv) {
       if (!command.empty())
@@ -182,8 +182,7 @@ exit $baton_status
 std::vector<std::string> SbatchArgv(const TaskRecord& task,
                                     const std::string& job_name,
                                     const std::string& script,
-                                    const std::string& output,
-                                    bool test_only) {
+                                    const std::string& output, bool test_only) {
   const SlurmRequest& slurm = task.spec.slurm.value();
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   if (test_only)
@@ -362,9 +361,8 @@ ExitInfo SlurmExit(const std::optional<SlurmEnd>& end,
                                job_id));
   }
   if (state == "CANCELLED" || state == "DEADLINE") {
-    std::string who = end->cancelled_by.empty()
-                          ? ""
-                          : " by uid " + end->cancelled_by;
+    std::string who =
+        end->cancelled_by.empty() ? "" : " by uid " + end->cancelled_by;
     return verdict(TaskStatus::kKilled,
                    state == "DEADLINE"
                        ? fmt::format("killed: slurm ended job {} at its "
@@ -376,9 +374,9 @@ ExitInfo SlurmExit(const std::optional<SlurmEnd>& end,
   }
   if (state == "NODE_FAIL" || state == "PREEMPTED" || state == "BOOT_FAIL" ||
       state == "REVOKED") {
-    return verdict(TaskStatus::kInterrupted,
-                   fmt::format("interrupted: slurm ended job {} ({})", job_id,
-                               state));
+    return verdict(
+        TaskStatus::kInterrupted,
+        fmt::format("interrupted: slurm ended job {} ({})", job_id, state));
   }
   return verdict(TaskStatus::kFailed,
                  fmt::format("slurm ended job {} ({})", job_id, state));

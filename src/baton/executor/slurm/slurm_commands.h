@@ -44,8 +44,7 @@ std::string SlurmJobScript(const TaskRecord& task, const std::string& job_dir);
 std::vector<std::string> SbatchArgv(const TaskRecord& task,
                                     const std::string& job_name,
                                     const std::string& script,
-                                    const std::string& output,
-                                    bool test_only);
+                                    const std::string& output, bool test_only);
 
 // The job id from `sbatch --parsable` ("12" or "12;cluster").
 Result<std::string> ParseSbatchJobId(std::string_view out);
@@ -67,7 +66,7 @@ struct SlurmEnd {
   std::string state;  // COMPLETED, FAILED, TIMEOUT, CANCELLED, ...
   int exit_code = 0;  // ExitCode=E:S
   int signal = 0;
-  std::string reason;      // scontrol's Reason=
+  std::string reason;        // scontrol's Reason=
   std::string cancelled_by;  // sacct's "CANCELLED by <uid>": the uid.
 };
 // `scontrol show job -o ID`: JobState, ExitCode, Reason. nullopt when the

@@ -24,12 +24,20 @@ TaskRecord SlurmTask() {
 TEST(SlurmCommandsTest, SbatchArgvCarriesTheRequestAndRoundsTheTimeUp) {
   TaskRecord task = SlurmTask();
   auto argv = SbatchArgv(task, "baton-x-shell-7", "/d/job.sh", "/d/out", false);
-  std::vector<std::string> want = {
-      "sbatch",          "--parsable",         "--job-name=baton-x-shell-7",
-      "--chdir=/work/it's here", "--output=/d/out", "--open-mode=append",
-      "--export=ALL",    "--partition=debug",  "--time=2",
-      "--cpus-per-task=2", "--mem=1G",         "--gres=gpu:1",
-      "--qos=high",      "/d/job.sh"};
+  std::vector<std::string> want = {"sbatch",
+                                   "--parsable",
+                                   "--job-name=baton-x-shell-7",
+                                   "--chdir=/work/it's here",
+                                   "--output=/d/out",
+                                   "--open-mode=append",
+                                   "--export=ALL",
+                                   "--partition=debug",
+                                   "--time=2",
+                                   "--cpus-per-task=2",
+                                   "--mem=1G",
+                                   "--gres=gpu:1",
+                                   "--qos=high",
+                                   "/d/job.sh"};
   EXPECT_EQ(argv, want);
   auto test = SbatchArgv(task, "n", "/d/job.sh", "/dev/null", true);
   EXPECT_EQ(test[2], "--test-only");
@@ -101,8 +109,8 @@ TEST(SlurmCommandsTest, ScontrolAndSacct) {
 }
 
 TEST(SlurmCommandsTest, JobRecords) {
-  auto record = ParseJobRecord(
-      R"({"status":3,"started_ms":1000,"ended_ms":2000})");
+  auto record =
+      ParseJobRecord(R"({"status":3,"started_ms":1000,"ended_ms":2000})");
   ASSERT_TRUE(record);
   EXPECT_EQ(record->status, 3);
   EXPECT_EQ(record->ended_ms, 2000);
@@ -117,8 +125,8 @@ TEST(SlurmCommandsTest, JobRecords) {
 
 TEST(SlurmCommandsTest, TheCommandsOwnEndWinsWhereTheJobRanToItsEnd) {
   JobRecord record{.status = 3, .started_ms = 10, .ended_ms = 20};
-  ExitInfo exit = SlurmExit(SlurmEnd{.state = "FAILED", .exit_code = 3},
-                            record, false, "12");
+  ExitInfo exit = SlurmExit(SlurmEnd{.state = "FAILED", .exit_code = 3}, record,
+                            false, "12");
   EXPECT_EQ(exit.cause, ExitCause::kNatural);
   EXPECT_EQ(exit.exit_code, 3);
   EXPECT_FALSE(exit.verdict);

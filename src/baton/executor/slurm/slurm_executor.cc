@@ -46,8 +46,7 @@ std::optional<JobRecord> ReadRecord(const std::string& path) {
 
 }  // namespace
 
-SlurmExecutor::SlurmExecutor(EventLoop* loop, StatePaths paths,
-                             Options options)
+SlurmExecutor::SlurmExecutor(EventLoop* loop, StatePaths paths, Options options)
     : loop_(loop),
       paths_(std::move(paths)),
       options_(options),
@@ -346,8 +345,7 @@ void SlurmExecutor::TellRunning(Job& job, int64_t started_ms,
   if (job.task.spec.timeout && !job.kill_requested) {
     std::string id = job.task.id.ToString();
     job.timeout_timer = loop_->Schedule(
-        std::chrono::steady_clock::now() + *job.task.spec.timeout,
-        [this, id] {
+        std::chrono::steady_clock::now() + *job.task.spec.timeout, [this, id] {
           Job* timed = Find(id);
           if (!timed)
             return;
@@ -419,11 +417,10 @@ void SlurmExecutor::SendKill(Job& job) {
   // Every process of the job, the script too: it records the command's
   // end. A plain scancel --signal reaches only job steps, which a batch
   // job without srun has none of.
-  RunCommand(request,
-             {"scancel", "--full", "--signal=TERM", job.seen.job_id},
+  RunCommand(request, {"scancel", "--full", "--signal=TERM", job.seen.job_id},
              [](CommandResult) {});
-  job.kill_timer = loop_->Schedule(
-      std::chrono::steady_clock::now() + job.grace, [this, id] {
+  job.kill_timer =
+      loop_->Schedule(std::chrono::steady_clock::now() + job.grace, [this, id] {
         Job* left = Find(id);
         if (!left)
           return;
@@ -523,8 +520,8 @@ void SlurmExecutor::CheckFiles(Job& job) {
   // An exit status the command gave: that is how it ended. A signal's
   // status (128+N) may be Slurm's doing: its word says which.
   if (record->status <= 128 || job.kill_requested) {
-    ExitInfo exit = SlurmExit(std::nullopt, record, job.kill_requested,
-                              job.seen.job_id);
+    ExitInfo exit =
+        SlurmExit(std::nullopt, record, job.kill_requested, job.seen.job_id);
     if (job.timed_out)
       exit.cause = ExitCause::kTimedOut;
     return ReportExit(id, exit);
@@ -541,46 +538,46 @@ void SlurmExecutor::AskEnd(Job& job, std::optional<SlurmEnd> known) {
   std::string id = job.task.id.ToString();
   const SlurmRequest& request = *job.task.spec.slurm;
   std::string job_id = job.seen.job_id;
-  RunCommand(
-      request, {"scontrol", "show", "job", "-o", job_id},
-      [this, id, job_id, known](CommandResult result) {
-        Job* asked = Find(id);
-        if (!asked)
-          return;
-        std::optional<SlurmEnd> end =
-            result.ok() ? ParseScontrolJob(result.out) : std::nullopt;
-        if (end && IsSlurmEndState(end->state)) {
-          if (known && !known->cancelled_by.empty())
-            end->cancelled_by = known->cancelled_by;
-          return ReportEnd(id, end);
-        }
-        if (end || (known && IsSlurmEndState(known->state)))
-          return ReportEnd(id, known);
-        RunCommand(
-            *asked->task.spec.slurm,
-            {"sacct", "-n", "-X", "-P", "-o", "JobID,State,ExitCode", "-j",
-             job_id},
-            [this, id, job_id](CommandResult accounting) {
-              Job* still = Find(id);
-              if (!still)
-                return;
-              auto ends = ParseSacct(accounting.out);
-              if (auto it = ends.find(job_id); it != ends.end())
-                return ReportEnd(id, it->second);
-              RunCommand(*still->task.spec.slurm,
-                         {"sacct", "--completion", "-n", "-P", "-o",
-                          "JobID,State,ExitCode", "-j", job_id},
-                         [this, id, job_id](CommandResult completion) {
-                           if (!Find(id))
-                             return;
-                           auto logged = ParseSacct(completion.out);
-                           auto it = logged.find(job_id);
-                           ReportEnd(id, it == logged.end()
-                                             ? std::nullopt
-                                             : std::optional(it->second));
-                         });
-            });
-      });
+  RunCommand(request, {"scontrol", "show", "job", "-o", job_id},
+             [this, id, job_id, known](CommandResult result) {
+               Job* asked = Find(id);
+               if (!asked)
+                 return;
+               std::optional<SlurmEnd> end =
+                   result.ok() ? ParseScontrolJob(result.out) : std::nullopt;
+               if (end && IsSlurmEndState(end->state)) {
+                 if (known && !known->cancelled_by.empty())
+                   end->cancelled_by = known->cancelled_by;
+                 return ReportEnd(id, end);
+               }
+               if (end || (known && IsSlurmEndState(known->state)))
+                 return ReportEnd(id, known);
+               RunCommand(*asked->task.spec.slurm,
+                          {"sacct", "-n", "-X", "-P", "-o",
+                           "JobID,State,ExitCode", "-j", job_id},
+                          [this, id, job_id](CommandResult accounting) {
+                            Job* still = Find(id);
+                            if (!still)
+                              return;
+                            auto ends = ParseSacct(accounting.out);
+                            if (auto it = ends.find(job_id); it != ends.end())
+                              return ReportEnd(id, it->second);
+                            RunCommand(
+                                *still->task.spec.slurm,
+                                {"sacct", "--completion", "-n", "-P", "-o",
+                                 "JobID,State,ExitCode", "-j", job_id},
+                                [this, id, job_id](CommandResult completion) {
+                                  if (!Find(id))
+                                    return;
+                                  auto logged = ParseSacct(completion.out);
+                                  auto it = logged.find(job_id);
+                                  ReportEnd(id,
+                                            it == logged.end()
+                                                ? std::nullopt
+                                                : std::optional(it->second));
+                                });
+                          });
+             });
 }
 
 void SlurmExecutor::ReportEnd(const std::string& id,
@@ -595,8 +592,7 @@ void SlurmExecutor::ReportEnd(const std::string& id,
     if (record && record->ended_ms == 0)
       record.reset();
   }
-  ExitInfo exit =
-      SlurmExit(end, record, job->kill_requested, job->seen.job_id);
+  ExitInfo exit = SlurmExit(end, record, job->kill_requested, job->seen.job_id);
   if (job->timed_out)
     exit.cause = ExitCause::kTimedOut;
   if (exit.ended_ms == 0)
@@ -675,13 +671,13 @@ void SlurmExecutor::Poll() {
     if (queries_.contains(conf))
       continue;
     queries_.insert(conf);
-    RunCommand(*group.request,
-               {"squeue", "-h", "-t", "all", "-j", group.job_ids, "-o",
-                kSqueueFormat},
-               [this, conf, ids = group.ids](CommandResult result) {
-                 queries_.erase(conf);
-                 OnSqueue(ids, result);
-               });
+    RunCommand(
+        *group.request,
+        {"squeue", "-h", "-t", "all", "-j", group.job_ids, "-o", kSqueueFormat},
+        [this, conf, ids = group.ids](CommandResult result) {
+          queries_.erase(conf);
+          OnSqueue(ids, result);
+        });
   }
   if (!jobs_.empty())
     SchedulePoll(interval_);
@@ -690,9 +686,9 @@ void SlurmExecutor::Poll() {
 void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
                              const CommandResult& result) {
   // A list of one unknown id fails with "Invalid job id": it answered.
-  bool answered = result.ok() || (result.end == CommandResult::End::kExited &&
-                                  result.err.find("Invalid job id") !=
-                                      std::string::npos);
+  bool answered =
+      result.ok() || (result.end == CommandResult::End::kExited &&
+                      result.err.find("Invalid job id") != std::string::npos);
   bool changed = false;
   if (!answered) {
     for (const std::string& id : ids) {
@@ -765,8 +761,8 @@ void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
       ReportEnd(id, std::nullopt);
     }
   }
-  interval_ = changed ? options_.poll_min
-                      : std::min(interval_ * 2, options_.poll_max);
+  interval_ =
+      changed ? options_.poll_min : std::min(interval_ * 2, options_.poll_max);
   if (!jobs_.empty())
     SchedulePoll(interval_);
 }
@@ -774,10 +770,8 @@ void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
 void SlurmExecutor::Watch(Job& job) {
   if (!inotify_) {
     inotify_.reset(::inotify_init1(IN_NONBLOCK | IN_CLOEXEC));
-    if (!inotify_ ||
-        !loop_->AddFd(inotify_.get(), EPOLLIN, [this](uint32_t) {
-          OnInotify();
-        })) {
+    if (!inotify_ || !loop_->AddFd(inotify_.get(), EPOLLIN,
+                                   [this](uint32_t) { OnInotify(); })) {
       inotify_.reset();
       return;  // The file poll still sees the files.
     }

@@ -118,7 +118,7 @@ class SlurmExecutor : public Executor {
     std::chrono::milliseconds grace{0};
     TimerId kill_timer = 0;
     TimerId timeout_timer = 0;
-    int watch = -1;  // inotify watch of `dir`.
+    int watch = -1;   // inotify watch of `dir`.
     int missing = 0;  // Status queries in a row that did not list it.
     // The script's exit record, when the status it holds needs Slurm's
     // word (a signal: its time limit, its memory, someone's scancel), and
@@ -170,7 +170,7 @@ class SlurmExecutor : public Executor {
   size_t submitting_ = 0;
   // Requests (SlurmRequest's fields as JSON) a preflight accepted, and when.
   std::map<std::string, MonoTime> accepted_;
-  std::vector<std::string> kills_;   // Ids to cancel at Flush().
+  std::vector<std::string> kills_;  // Ids to cancel at Flush().
   UniqueFd inotify_;
   std::map<int, std::string> watches_;  // inotify watch -> task id.
   TimerId poll_timer_ = 0;

@@ -12,10 +12,10 @@ namespace {
 void HandleDelegate(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   std::vector<std::string_view> names = {
-      "brief",     "agent",    "model",    "label",     "cwd",
-      "resume_from", "checks", "timeout_s", "queue",    "priority",
-      "after",     "after_any", "worktree", "max_turns", "max_tokens",
-      "max_cost_usd"};
+      "brief",    "agent",       "model",      "label",
+      "cwd",      "resume_from", "checks",     "timeout_s",
+      "queue",    "priority",    "after",      "after_any",
+      "worktree", "max_turns",   "max_tokens", "max_cost_usd"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
   if (auto known = CheckKnownArguments(args, names); !known) {

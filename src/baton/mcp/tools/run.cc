@@ -11,8 +11,8 @@ namespace {
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   std::vector<std::string_view> names = {
-      "command",   "cwd",      "label", "env",       "timeout_s",
-      "checks",    "queue",    "priority", "after",  "after_any",
+      "command",          "cwd",     "label",        "env",   "timeout_s",
+      "checks",           "queue",   "priority",     "after", "after_any",
       "max_output_bytes", "retries", "retry_delay_s"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
