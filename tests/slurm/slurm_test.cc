@@ -201,6 +201,13 @@ TEST_F(SlurmTest, SlurmsTimeLimitEndsItAsKilledTimedOut) {
             std::string::npos);
 }
 
+TEST_F(SlurmTest, BatonsOwnTimeoutEndsTheJob) {
+  std::string id = RunOnSlurm("sleep 120", {"--timeout", "3s"});
+  nlohmann::json task = WaitEnd(id, seconds(60));
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_EQ(task["detail"], "timed out after 3s") << task.dump();
+}
+
 TEST_F(SlurmTest, ABatondRestartLosesNothing) {
   std::string quick = RunOnSlurm("echo quick");
   std::string slow = RunOnSlurm("sleep 4; echo slow; exit 2");

@@ -342,19 +342,25 @@ void SlurmExecutor::TellRunning(Job& job, int64_t started_ms,
   TellPlaced(job);
   listener_->OnTaskSpawned(job.task.id, 0,
                            started_ms > 0 ? started_ms : WallNowMs());
-  if (job.task.spec.timeout && !job.kill_requested) {
-    std::string id = job.task.id.ToString();
-    job.timeout_timer = loop_->Schedule(
-        std::chrono::steady_clock::now() + *job.task.spec.timeout, [this, id] {
-          Job* timed = Find(id);
-          if (!timed)
-            return;
-          timed->timeout_timer = 0;
-          timed->timed_out = true;
-          Kill(timed->task.id, milliseconds(5000));
-          Flush();
-        });
-  }
+  if (job.task.spec.timeout)
+    ArmTimeout(job, *job.task.spec.timeout);
+}
+
+void SlurmExecutor::ArmTimeout(Job& job, milliseconds left) {
+  if (job.kill_requested || job.timeout_timer)
+    return;
+  std::string id = job.task.id.ToString();
+  job.timeout_timer = loop_->Schedule(
+      std::chrono::steady_clock::now() + std::max(left, milliseconds(0)),
+      [this, id] {
+        Job* timed = Find(id);
+        if (!timed)
+          return;
+        timed->timeout_timer = 0;
+        timed->timed_out = true;
+        Kill(timed->task.id, milliseconds(5000));
+        Flush();
+      });
 }
 
 void SlurmExecutor::CloseStdin(const TaskId& id) {
@@ -448,6 +454,11 @@ void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
       job.phase = Phase::kSubmitted;
       job.seen = *task.slurm_job;
       job.running_told = task.started_ms > 0;
+      // baton's own deadline counts from the start, across the restart.
+      if (job.running_told && task.spec.timeout) {
+        ArmTimeout(job, *task.spec.timeout -
+                            milliseconds(WallNowMs() - task.started_ms));
+      }
       Watch(job);
       if (job.kill_requested)
         kills_.push_back(id);

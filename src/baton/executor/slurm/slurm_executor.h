@@ -138,6 +138,8 @@ class SlurmExecutor : public Executor {
   // Looks at the job's files: its start, its end.
   void CheckFiles(Job& job);
   void TellRunning(Job& job, int64_t started_ms, const std::string& node);
+  // Ends the job as timed out `left` from now (baton's own --timeout).
+  void ArmTimeout(Job& job, std::chrono::milliseconds left);
   void TellPlaced(Job& job);
   // Asks scontrol (then sacct) how the job ended, then reports it.
   void AskEnd(Job& job, std::optional<SlurmEnd> known);
