@@ -185,10 +185,7 @@ void SlurmExecutor::Flush() {
   for (const std::string& id : std::exchange(outbox_, {}))
     to_submit_.push_back(id);
   SubmitWaiting();
-  for (const std::string& id : std::exchange(kills_, {})) {
-    if (Job* job = Find(id); job && job->phase == Phase::kSubmitted)
-      SendKill(*job);
-  }
+  SendKills(std::exchange(kills_, {}));
 }
 
 void SlurmExecutor::SubmitWaiting() {
@@ -320,7 +317,7 @@ void SlurmExecutor::OnSubmitted(const std::string& id,
   BATON_LOG_INFO("{}: slurm job {}", id, *job_id);
   TellPlaced(*job);
   if (job->kill_requested)
-    SendKill(*job);
+    SendKills({id});
   CheckFiles(*job);  // A quick job may be done already.
   interval_ = options_.poll_min;
   SchedulePoll(options_.poll_min);
@@ -410,33 +407,58 @@ void SlurmExecutor::Kill(const TaskId& task_id, milliseconds grace) {
   }
 }
 
-void SlurmExecutor::SendKill(Job& job) {
-  std::string id = job.task.id.ToString();
-  const SlurmRequest& request = *job.task.spec.slurm;
-  interval_ = options_.poll_min;
-  SchedulePoll(options_.poll_min);
-  if (!job.running_told) {
-    // Pending: nothing runs to be asked to stop.
-    RunCommand(request, {"scancel", job.seen.job_id}, [](CommandResult) {});
-    return;
+void SlurmExecutor::SendKills(const std::vector<std::string>& ids) {
+  // One scancel for many jobs (a `daemon stop --kill-tasks` of a thousand
+  // is a few calls, not a thousand), per cluster config and per kind:
+  // a pending job is cancelled (nothing runs to be asked to stop); a
+  // running one gets SIGTERM on every process of the job, the script too,
+  // which records the command's end (a plain scancel --signal reaches only
+  // job steps, which a batch job without srun has none of), then SIGKILL
+  // after its grace.
+  constexpr size_t kIdsPerCall = 500;
+  std::map<std::pair<std::string, bool>, std::vector<Job*>> groups;
+  for (const std::string& id : ids) {
+    Job* job = Find(id);
+    if (!job || job->phase != Phase::kSubmitted)
+      continue;
+    groups[{job->task.spec.slurm->slurm_conf, job->running_told}].push_back(
+        job);
   }
-  // Every process of the job, the script too: it records the command's
-  // end. A plain scancel --signal reaches only job steps, which a batch
-  // job without srun has none of.
-  RunCommand(request, {"scancel", "--full", "--signal=TERM", job.seen.job_id},
-             [](CommandResult) {});
-  job.kill_timer =
-      loop_->Schedule(std::chrono::steady_clock::now() + job.grace, [this, id] {
-        Job* left = Find(id);
-        if (!left)
-          return;
-        left->kill_timer = 0;
-        RunCommand(*left->task.spec.slurm, {"scancel", left->seen.job_id},
-                   [](CommandResult) {});
-        RunCommand(*left->task.spec.slurm,
-                   {"scancel", "--full", "--signal=KILL", left->seen.job_id},
-                   [](CommandResult) {});
-      });
+  for (auto& [key, jobs] : groups) {
+    const SlurmRequest request = *jobs.front()->task.spec.slurm;
+    for (size_t from = 0; from < jobs.size(); from += kIdsPerCall) {
+      std::vector<std::string> argv = {"scancel"};
+      if (key.second) {
+        argv.push_back("--full");
+        argv.push_back("--signal=TERM");
+      }
+      for (size_t i = from; i < std::min(jobs.size(), from + kIdsPerCall); ++i)
+        argv.push_back(jobs[i]->seen.job_id);
+      RunCommand(request, std::move(argv), [](CommandResult) {});
+    }
+    if (!key.second)
+      continue;
+    for (Job* job : jobs) {
+      std::string id = job->task.id.ToString();
+      job->kill_timer = loop_->Schedule(
+          std::chrono::steady_clock::now() + job->grace, [this, id] {
+            Job* left = Find(id);
+            if (!left)
+              return;
+            left->kill_timer = 0;
+            RunCommand(
+                *left->task.spec.slurm,
+                {"scancel", "--full", "--signal=KILL", left->seen.job_id},
+                [](CommandResult) {});
+            RunCommand(*left->task.spec.slurm, {"scancel", left->seen.job_id},
+                       [](CommandResult) {});
+          });
+    }
+  }
+  if (!groups.empty()) {
+    interval_ = options_.poll_min;
+    SchedulePoll(options_.poll_min);
+  }
 }
 
 void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
@@ -508,7 +530,7 @@ void SlurmExecutor::LookUp(Job& job) {
                TellPlaced(*found);
                Watch(*found);
                if (found->kill_requested)
-                 SendKill(*found);
+                 SendKills({id});
                CheckFiles(*found);
              });
 }
@@ -741,6 +763,10 @@ void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
       changed = true;
       SlurmEnd end;
       end.state = row.state;
+      if (job->kill_requested) {
+        ReportEnd(id, end);  // Killed, however Slurm words it.
+        continue;
+      }
       if (!job->running_told && row.state != "CANCELLED")
         TellRunning(*job, 0, row.node);
       AskEnd(*job, end);

@@ -134,7 +134,8 @@ class SlurmExecutor : public Executor {
   void Submit(Job& job);
   void OnSubmitted(const std::string& id, const CommandResult& result);
   void LookUp(Job& job);
-  void SendKill(Job& job);
+  // Cancels the jobs of `ids` that Slurm has.
+  void SendKills(const std::vector<std::string>& ids);
   // Looks at the job's files: its start, its end.
   void CheckFiles(Job& job);
   void TellRunning(Job& job, int64_t started_ms, const std::string& node);
