@@ -113,6 +113,8 @@ TEST_F(SlurmTest, AJobRunsAndEndsWithItsOwnExitCode) {
   ASSERT_TRUE(task.contains("slurm_job")) << task.dump();
   EXPECT_FALSE(task["slurm_job"]["job_id"].get<std::string>().empty());
   EXPECT_EQ(task["slurm_job"]["node"], "localhost");
+  EXPECT_EQ(task["slurm_job"]["state"], "FAILED") << task.dump();
+  EXPECT_EQ(task["slurm_job"]["partition"], "debug") << task.dump();
   EXPECT_NE(Output(id).find("hello from"), std::string::npos);
   EXPECT_FALSE(task["started_at"].is_null());
 

@@ -160,7 +160,7 @@ baton_record() {{
   printf '%s\n' "$2" > "$baton_dir/$1.$$" && mv -f "$baton_dir/$1.$$" "$baton_dir/$1"
 }}
 baton_started=$(baton_now)
-baton_record {started} "{{\"started_ms\":$baton_started,\"node\":\"${{SLURMD_NODENAME:-$(hostname)}}\"}}"
+baton_record {started} "{{\"started_ms\":$baton_started,\"node\":\"${{SLURMD_NODENAME:-$(hostname)}}\",\"partition\":\"${{SLURM_JOB_PARTITION:-}}\"}}"
 # A kill signals every process of the job: the command ends, and this
 # shell goes on to record how.
 trap 'baton_term=1' TERM
@@ -307,6 +307,7 @@ std::optional<JobRecord> ParseJobRecord(std::string_view text) {
   record.started_ms = IntAt(json, "started_ms");
   record.ended_ms = IntAt(json, "ended_ms");
   record.node = StringAt(json, "node");
+  record.partition = StringAt(json, "partition");
   return record;
 }
 

@@ -86,6 +86,7 @@ struct JobRecord {
   int64_t started_ms = 0;
   int64_t ended_ms = 0;
   std::string node;
+  std::string partition;  // The start record's: where Slurm placed it.
 };
 std::optional<JobRecord> ParseJobRecord(std::string_view text);
 

@@ -114,9 +114,11 @@ TEST(SlurmCommandsTest, JobRecords) {
   ASSERT_TRUE(record);
   EXPECT_EQ(record->status, 3);
   EXPECT_EQ(record->ended_ms, 2000);
-  auto started = ParseJobRecord(R"({"started_ms":1000,"node":"n1"})");
+  auto started =
+      ParseJobRecord(R"({"started_ms":1000,"node":"n1","partition":"debug"})");
   ASSERT_TRUE(started);
   EXPECT_EQ(started->node, "n1");
+  EXPECT_EQ(started->partition, "debug");
   EXPECT_EQ(started->ended_ms, 0);
   // A date without %N writes "%3N": no record.
   EXPECT_FALSE(ParseJobRecord(R"({"status":0,"started_ms":17%3N})"));

@@ -123,6 +123,11 @@ void SlurmExecutor::Preflight(const TaskSpec& spec,
     loop_->Schedule(now, [done = std::move(done)] { done({}); });
     return;
   }
+  // The same request asked while one runs waits for its answer.
+  std::vector<std::function<void(Status)>>& waiters = preflights_[key];
+  waiters.push_back(std::move(done));
+  if (waiters.size() > 1)
+    return;
   TaskRecord task;
   task.id = TaskId{spec.kind, 0};
   task.spec = spec;
@@ -134,33 +139,37 @@ void SlurmExecutor::Preflight(const TaskSpec& spec,
   milliseconds timeout = options_.command_timeout;
   runner_.Run(
       std::move(argv), std::move(env), timeout,
-      [this, key, done = std::move(done), timeout](CommandResult result) {
+      [this, key, timeout](CommandResult result) {
+        Status answer;
         if (result.ok()) {
           accepted_[key] = std::chrono::steady_clock::now();
-          return done({});
-        }
-        if (result.end == CommandResult::End::kSpawnFailed) {
-          return done(MakeError(
+        } else if (result.end == CommandResult::End::kSpawnFailed) {
+          answer = MakeError(
               ErrorCode::kUnavailable,
               fmt::format("cannot run sbatch ({}); install Slurm's client "
                           "commands (Debian: slurm-client) or put them on "
                           "PATH",
-                          result.Describe(timeout))));
-        }
-        if (result.end == CommandResult::End::kTimedOut) {
-          return done(MakeError(
+                          result.Describe(timeout)));
+        } else if (result.end == CommandResult::End::kTimedOut) {
+          answer = MakeError(
               ErrorCode::kUnavailable,
               fmt::format("slurm did not answer sbatch --test-only within "
                           "{} s; is slurmctld up (scontrol ping)? Nothing "
                           "was started",
-                          timeout.count() / 1000)));
+                          timeout.count() / 1000));
+        } else {
+          answer = MakeError(
+              ErrorCode::kInvalidArgument,
+              fmt::format("slurm would not take this job: {}; nothing was "
+                          "started (check --partition, --time, --cpus, --mem "
+                          "and --gres against sinfo)",
+                          result.Describe(timeout)));
         }
-        return done(MakeError(
-            ErrorCode::kInvalidArgument,
-            fmt::format("slurm would not take this job: {}; nothing was "
-                        "started (check --partition, --time, --cpus, --mem "
-                        "and --gres against sinfo)",
-                        result.Describe(timeout))));
+        auto node = preflights_.extract(key);
+        if (node.empty())
+          return;
+        for (auto& waiter : node.mapped())
+          waiter(answer);
       },
       spec.cwd);
 }
@@ -540,8 +549,11 @@ void SlurmExecutor::CheckFiles(Job& job) {
     return;
   std::string id = job.task.id.ToString();
   if (!job.running_told) {
-    if (auto started = ReadRecord(job.dir + "/" + kSlurmStartedFile))
+    if (auto started = ReadRecord(job.dir + "/" + kSlurmStartedFile)) {
+      if (!started->partition.empty())
+        job.seen.partition = started->partition;
       TellRunning(job, started->started_ms, started->node);
+    }
   }
   if (job.exit_record)
     return;  // Waits for Slurm's word on it.
@@ -630,10 +642,11 @@ void SlurmExecutor::ReportEnd(const std::string& id,
     exit.cause = ExitCause::kTimedOut;
   if (exit.ended_ms == 0)
     exit.ended_ms = WallNowMs();
-  ReportExit(id, exit);
+  ReportExit(id, exit, end ? end->state : "");
 }
 
-void SlurmExecutor::ReportExit(const std::string& id, ExitInfo exit) {
+void SlurmExecutor::ReportExit(const std::string& id, ExitInfo exit,
+                               std::string final_state) {
   auto node = jobs_.extract(id);
   if (node.empty())
     return;
@@ -645,6 +658,20 @@ void SlurmExecutor::ReportExit(const std::string& id, ExitInfo exit) {
   }
   if (exit.ended_ms == 0)
     exit.ended_ms = WallNowMs();
+  if (!job.seen.job_id.empty()) {
+    // The job's last word: Slurm's where it said one, else what the
+    // script's record means in Slurm's terms.
+    if (final_state.empty()) {
+      bool killed = exit.cause == ExitCause::kKilled ||
+                    exit.cause == ExitCause::kTimedOut;
+      bool zero = exit.exit_code == 0 && !exit.signal;
+      final_state = killed ? "CANCELLED" : zero ? "COMPLETED" : "FAILED";
+    }
+    job.seen.state = std::move(final_state);
+    job.seen.reason.clear();
+    job.seen.unreachable = false;
+    TellPlaced(job);
+  }
   listener_->OnTaskExited(job.task.id, exit);
 }
 

@@ -145,7 +145,9 @@ class SlurmExecutor : public Executor {
   // Asks scontrol (then sacct) how the job ended, then reports it.
   void AskEnd(Job& job, std::optional<SlurmEnd> known);
   void ReportEnd(const std::string& id, const std::optional<SlurmEnd>& end);
-  void ReportExit(const std::string& id, ExitInfo exit);
+  // `final_state`: Slurm's word on the end, when it said one.
+  void ReportExit(const std::string& id, ExitInfo exit,
+                  std::string final_state = "");
   // The status queries, one squeue per cluster config.
   void SchedulePoll(std::chrono::milliseconds after);
   void Poll();
@@ -173,6 +175,8 @@ class SlurmExecutor : public Executor {
   size_t submitting_ = 0;
   // Requests (SlurmRequest's fields as JSON) a preflight accepted, and when.
   std::map<std::string, MonoTime> accepted_;
+  // Preflights running, by request, with everyone waiting for the answer.
+  std::map<std::string, std::vector<std::function<void(Status)>>> preflights_;
   std::vector<std::string> kills_;  // Ids to cancel at Flush().
   UniqueFd inotify_;
   std::map<int, std::string> watches_;  // inotify watch -> task id.
