@@ -153,11 +153,6 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
         "retries are for shell tasks; to run an agent's work again, "
         "delegate again resuming its task (resume_from)");
   }
-  if (spec.slurm && !spec.agent && (spec.stdin_pipe || spec.stdin_text)) {
-    return invalid(
-        "a task on Slurm reads no stdin (its job's stdin is /dev/null); give "
-        "the input as a file in a shared folder");
-  }
   if (spec.slurm && spec.retry.retries > 0) {
     return invalid(
         "retries of a task on Slurm are not built yet; use sbatch's own "

@@ -176,7 +176,10 @@ Status Daemon::Start() {
 
   executor_ = std::make_unique<LocalExecutor>(&loop_, options_.paths,
                                               SelfExecutable(), options_.grace);
-  slurm_ = std::make_unique<SlurmExecutor>(&loop_, options_.paths);
+  SlurmExecutor::Options slurm_options;
+  slurm_options.grace = options_.grace;
+  slurm_ =
+      std::make_unique<SlurmExecutor>(&loop_, options_.paths, slurm_options);
   router_ = std::make_unique<RoutingExecutor>(executor_.get(), slurm_.get());
   TaskRegistry::Options registry_options;
   registry_options.lease = options_.lease;

@@ -28,8 +28,7 @@ class RoutingExecutor : public Executor {
     return local_->OutputPath(id);
   }
   Result<uint64_t> OutputSize(const TaskRecord& task) const override {
-    return task.spec.slurm ? slurm_->OutputSize(task)
-                           : local_->OutputSize(task);
+    return local_->OutputSize(task);
   }
   void Start(const TaskRecord& task) override {
     if (task.spec.slurm) {

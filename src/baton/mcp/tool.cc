@@ -112,30 +112,10 @@ void AddScheduleProperties(Json& properties) {
        "ended"}};
 }
 
-Result<std::optional<SlurmFields>> SlurmArguments(const Json& args) {
-  auto on = OptionalString(args, "on");
-  if (!on)
-    return std::unexpected(on.error());
-  if (!on->empty() && *on != "local" && *on != "slurm") {
-    return Bad(fmt::format(
-        "argument 'on' must be \"local\" (the default) or \"slurm\" (got "
-        "\"{}\")",
-        *on));
-  }
-  if (*on != "slurm") {
-    for (std::string_view name : kSlurmArguments) {
-      if (name != "on" && FindArgument(args, name)) {
-        return Bad(fmt::format(
-            "argument '{}' is for a Slurm job; add {{\"on\": \"slurm\"}}",
-            name));
-      }
-    }
-    return std::nullopt;
-  }
+Result<SlurmFields> SlurmArguments(const Json& args) {
   SlurmFields fields;
-  fields.on = "slurm";
   for (auto [name, out] :
-       {std::pair("partition", &fields.partition),
+       {std::pair("on", &fields.on), std::pair("partition", &fields.partition),
         std::pair("mem", &fields.mem), std::pair("gres", &fields.gres)}) {
     auto text = OptionalString(args, name);
     if (!text)

@@ -139,10 +139,10 @@ Result<ScheduleFields> ScheduleArguments(const Json& args);
 void AddScheduleProperties(Json& properties);
 // The optional `on` ("local" or "slurm") and a Slurm job's resources
 // (`partition`, `time_limit_s`, `cpus`, `mem`, `gres`, `sbatch_args`;
-// doc/slurm.md): none unless `on` is "slurm"; a resource without it is an
-// error. And their schema properties. The names, for CheckKnownArguments:
-// kSlurmArguments.
-Result<std::optional<SlurmFields>> SlurmArguments(const Json& args);
+// doc/slurm.md), each of its type; what goes with what (a resource needs
+// `on` slurm) batond checks, for every client alike. And their schema
+// properties. The names, for CheckKnownArguments: kSlurmArguments.
+Result<SlurmFields> SlurmArguments(const Json& args);
 void AddSlurmProperties(Json& properties);
 inline constexpr std::string_view kSlurmArguments[] = {
     "on", "partition", "time_limit_s", "cpus", "mem", "gres", "sbatch_args"};

@@ -14,6 +14,7 @@
 #include <cstring>
 #include <thread>
 
+#include "baton/executor/task_files.h"
 #include "baton/ipc/unix_socket.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/util/detached_process.h"
@@ -154,11 +155,11 @@ int64_t LocalExecutor::supervisor_pid() const {
 }
 
 std::string LocalExecutor::TaskDir(const TaskId& id) const {
-  return paths_.tasks_dir() + "/" + id.ToString();
+  return TaskFolder(paths_, id);
 }
 
 std::string LocalExecutor::OutputPath(const TaskId& id) const {
-  return TaskDir(id) + "/output.log";
+  return OutputLogPath(paths_, id);
 }
 
 std::string LocalExecutor::ExitFilePath(const TaskId& id,
@@ -182,14 +183,7 @@ std::string LocalExecutor::RunOf(const TaskId& id) const {
 }
 
 Result<uint64_t> LocalExecutor::OutputSize(const TaskRecord& task) const {
-  auto size = FileSize(OutputPath(task.id));
-  // Past its cap, a running shell task's output is being dropped (the
-  // bytes are holes: daemon/output_cap.h): readers get the kept part.
-  if (size && !task.spec.agent && task.spec.max_output > 0 &&
-      !IsTerminal(task.status)) {
-    return std::min(*size, static_cast<uint64_t>(task.spec.max_output));
-  }
-  return size;
+  return KeptOutputSize(paths_, task);
 }
 
 Status LocalExecutor::Connect() {

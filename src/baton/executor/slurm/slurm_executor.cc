@@ -10,6 +10,7 @@
 #include <cerrno>
 #include <filesystem>
 
+#include "baton/executor/task_files.h"
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
@@ -44,6 +45,14 @@ std::optional<JobRecord> ReadRecord(const std::string& path) {
   return ParseJobRecord(*text);
 }
 
+// The job script's exit record in `dir`, once it wrote a whole one.
+std::optional<JobRecord> ExitRecordIn(const std::string& dir) {
+  auto record = ReadRecord(dir + "/" + kSlurmExitFile);
+  if (!record || record->ended_ms == 0)
+    return std::nullopt;
+  return record;
+}
+
 }  // namespace
 
 SlurmExecutor::SlurmExecutor(EventLoop* loop, StatePaths paths, Options options)
@@ -70,11 +79,11 @@ SlurmExecutor::~SlurmExecutor() {
 }
 
 std::string SlurmExecutor::TaskDir(const TaskId& id) const {
-  return paths_.tasks_dir() + "/" + id.ToString();
+  return TaskFolder(paths_, id);
 }
 
 std::string SlurmExecutor::OutputPath(const TaskId& id) const {
-  return TaskDir(id) + "/output.log";
+  return OutputLogPath(paths_, id);
 }
 
 std::string SlurmExecutor::JobDir(const TaskRecord& task) const {
@@ -86,10 +95,7 @@ std::string SlurmExecutor::JobDir(const TaskRecord& task) const {
 }
 
 Result<uint64_t> SlurmExecutor::OutputSize(const TaskRecord& task) const {
-  auto size = FileSize(OutputPath(task.id));
-  if (size && task.spec.max_output > 0 && !IsTerminal(task.status))
-    return std::min(*size, static_cast<uint64_t>(task.spec.max_output));
-  return size;
+  return KeptOutputSize(paths_, task);
 }
 
 std::vector<std::string> SlurmExecutor::CommandEnv(
@@ -305,16 +311,10 @@ void SlurmExecutor::OnSubmitted(const std::string& id,
           SlurmJobName(home_tag_, job->run));
     }
     BATON_LOG_WARN("{}: {}", id, message);
+    if (job->kill_requested)
+      return ReportExit(id, {.cause = ExitCause::kKilled});
     Unwatch(*job);
-    bool killed = job->kill_requested;
     jobs_.erase(id);
-    if (killed) {
-      ExitInfo exit;
-      exit.cause = ExitCause::kKilled;
-      exit.ended_ms = WallNowMs();
-      listener_->OnTaskExited(task_id, exit);
-      return;
-    }
     listener_->OnTaskSpawnFailed(task_id,
                                  Error{ErrorCode::kSpawnFailed, message});
     return;
@@ -364,7 +364,7 @@ void SlurmExecutor::ArmTimeout(Job& job, milliseconds left) {
           return;
         timed->timeout_timer = 0;
         timed->timed_out = true;
-        Kill(timed->task.id, milliseconds(5000));
+        Kill(timed->task.id, options_.grace);
         Flush();
       });
 }
@@ -399,10 +399,7 @@ void SlurmExecutor::Kill(const TaskId& task_id, milliseconds grace) {
               unsubmitted_timer_ = 0;
               for (const std::string& killed :
                    std::exchange(unsubmitted_kills_, {})) {
-                ExitInfo exit;
-                exit.cause = ExitCause::kKilled;
-                exit.ended_ms = WallNowMs();
-                ReportExit(killed, exit);
+                ReportExit(killed, {.cause = ExitCause::kKilled});
               }
             });
       }
@@ -480,7 +477,7 @@ void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
     job.run = RunName(task);
     job.dir = JobDir(task);
     job.kill_requested = task.status == TaskStatus::kStopping;
-    job.grace = milliseconds(5000);
+    job.grace = options_.grace;
     if (task.slurm_job && !task.slurm_job->job_id.empty()) {
       job.phase = Phase::kSubmitted;
       job.seen = *task.slurm_job;
@@ -509,6 +506,7 @@ void SlurmExecutor::LookUp(Job& job) {
   // batond died after sbatch was run and before its answer was stored:
   // the job's name finds it. Only an answer that lists none submits it.
   job.phase = Phase::kLookingUp;
+  job.asking = true;
   std::string id = job.task.id.ToString();
   std::string name = SlurmJobName(home_tag_, job.run);
   RunCommand(*job.task.spec.slurm,
@@ -517,6 +515,7 @@ void SlurmExecutor::LookUp(Job& job) {
                Job* found = Find(id);
                if (!found || found->phase != Phase::kLookingUp)
                  return;
+               found->asking = false;
                if (!result.ok()) {
                  // Not now: the next poll asks again.
                  found->seen.unreachable = true;
@@ -525,12 +524,8 @@ void SlurmExecutor::LookUp(Job& job) {
                }
                auto job_id = ParseSbatchJobId(result.out);
                if (!job_id) {
-                 if (found->kill_requested) {
-                   ExitInfo exit;
-                   exit.cause = ExitCause::kKilled;
-                   exit.ended_ms = WallNowMs();
-                   return ReportExit(id, exit);
-                 }
+                 if (found->kill_requested)
+                   return ReportExit(id, {.cause = ExitCause::kKilled});
                  return Submit(*found);
                }
                found->phase = Phase::kSubmitted;
@@ -557,19 +552,16 @@ void SlurmExecutor::CheckFiles(Job& job) {
   }
   if (job.exit_record)
     return;  // Waits for Slurm's word on it.
-  auto record = ReadRecord(job.dir + "/" + kSlurmExitFile);
-  if (!record || record->ended_ms == 0)
+  auto record = ExitRecordIn(job.dir);
+  if (!record)
     return;
   if (!job.running_told)
     TellRunning(job, record->started_ms, "");
   // An exit status the command gave: that is how it ended. A signal's
   // status (128+N) may be Slurm's doing: its word says which.
   if (record->status <= 128 || job.kill_requested) {
-    ExitInfo exit =
-        SlurmExit(std::nullopt, record, job.kill_requested, job.seen.job_id);
-    if (job.timed_out)
-      exit.cause = ExitCause::kTimedOut;
-    return ReportExit(id, exit);
+    return ReportExit(id, SlurmExit(std::nullopt, record, job.kill_requested,
+                                    job.seen.job_id));
   }
   job.exit_record = record;
   interval_ = options_.poll_min;
@@ -631,18 +623,10 @@ void SlurmExecutor::ReportEnd(const std::string& id,
   if (!job)
     return;
   job->asking = false;
-  std::optional<JobRecord> record = job->exit_record;
-  if (!record) {
-    record = ReadRecord(job->dir + "/" + kSlurmExitFile);
-    if (record && record->ended_ms == 0)
-      record.reset();
-  }
-  ExitInfo exit = SlurmExit(end, record, job->kill_requested, job->seen.job_id);
-  if (job->timed_out)
-    exit.cause = ExitCause::kTimedOut;
-  if (exit.ended_ms == 0)
-    exit.ended_ms = WallNowMs();
-  ReportExit(id, exit, end ? end->state : "");
+  std::optional<JobRecord> record =
+      job->exit_record ? job->exit_record : ExitRecordIn(job->dir);
+  ReportExit(id, SlurmExit(end, record, job->kill_requested, job->seen.job_id),
+             end ? end->state : "");
 }
 
 void SlurmExecutor::ReportExit(const std::string& id, ExitInfo exit,
@@ -658,6 +642,9 @@ void SlurmExecutor::ReportExit(const std::string& id, ExitInfo exit,
   }
   if (exit.ended_ms == 0)
     exit.ended_ms = WallNowMs();
+  // Killed at baton's own deadline (ArmTimeout).
+  if (job.timed_out && exit.cause == ExitCause::kKilled)
+    exit.cause = ExitCause::kTimedOut;
   if (!job.seen.job_id.empty()) {
     // The job's last word: Slurm's where it said one, else what the
     // script's record means in Slurm's terms.
@@ -714,7 +701,8 @@ void SlurmExecutor::Poll() {
   std::map<std::string, Group> groups;
   for (auto& [id, job] : jobs_) {
     if (job.phase == Phase::kLookingUp) {
-      LookUp(job);
+      if (!job.asking)  // One lookup at a time: the last may still run.
+        LookUp(job);
       continue;
     }
     if (job.phase != Phase::kSubmitted || job.asking)

@@ -58,6 +58,9 @@ class SlurmExecutor : public Executor {
     // accepted again without asking (the same partition, account,
     // resources and sbatch options, on the same cluster config).
     std::chrono::milliseconds preflight_reuse{30000};
+    // SIGTERM -> SIGKILL at baton's own deadline, and for a kill asked
+    // before a restart (as LocalExecutor's `grace`).
+    std::chrono::milliseconds grace{5000};
   };
 
   SlurmExecutor(EventLoop* loop, StatePaths paths, Options options);
@@ -125,7 +128,9 @@ class SlurmExecutor : public Executor {
     // how many queries have passed without it.
     std::optional<JobRecord> exit_record;
     int waits_for_word = 0;
-    bool asking = false;  // scontrol or sacct about its end runs.
+    // A question about it runs: scontrol or sacct about its end, or the
+    // lookup by name after a restart.
+    bool asking = false;
   };
 
   Job* Find(const std::string& id);

@@ -54,8 +54,7 @@ void HandleDelegate(const ToolCallPtr& call) {
   auto slurm = SlurmArguments(args);
   if (!slurm)
     return call->Finish(ToolResult::Error(slurm.error().message));
-  if (*slurm)
-    request.slurm = std::move(**slurm);
+  request.slurm = std::move(*slurm);
   if (args.contains("worktree")) {
     auto worktree = OptionalBool(args, "worktree", false);
     if (!worktree)

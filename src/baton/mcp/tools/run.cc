@@ -52,8 +52,7 @@ void HandleRun(const ToolCallPtr& call) {
   auto slurm = SlurmArguments(args);
   if (!slurm)
     return call->Finish(ToolResult::Error(slurm.error().message));
-  if (*slurm)
-    request.slurm = std::move(**slurm);
+  request.slurm = std::move(*slurm);
   if (const Json* max = FindArgument(args, "max_output_bytes")) {
     const auto* bytes = max->get_ptr<const Json::number_unsigned_t*>();
     if (!bytes || *bytes > (uint64_t{1} << 62)) {
