@@ -239,6 +239,31 @@ test('max_output_bytes caps the output: the kept part, then the exact marker; a 
   });
 });
 
+test('hard limits: memory, cpus and pids hold a run; task_status says what holds them; a bad size is isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const bad = await call(client, 'run', { command: 'true', memory: '12Q' });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /argument 'memory': '12Q' is not a size/);
+    const r = await call(client, 'run', { command: 'head -c 1G /dev/zero | tail', memory: '64M', cpus: 0.5, pids: 50 });
+    assert.equal(r.isError, false, text(r));
+    const id = r.structuredContent.task_id;
+    await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 60 });
+    const s = await call(client, 'task_status', { task_id: id });
+    const limits = s.structuredContent.limits;
+    assert.equal(limits.memory_bytes, 64 * 1024 * 1024);
+    assert.equal(limits.cpu_millis, 500);
+    assert.equal(limits.pids, 50);
+    assert.match(text(s), /limits: memory 64 MiB, 0\.5 CPUs, 50 processes \(held by /);
+    if (limits.held_by.startsWith('cgroup')) {
+      assert.equal(s.structuredContent.status, 'failed');
+      assert.match(text(s), /out of memory: the limit of 64 MiB was reached/);
+    } else {
+      assert.notEqual(process.getuid(), 0, `as root, no cgroup held it: ${limits.held_by}`);
+    }
+  });
+});
+
 test('retries run a failing command again under one id; task_status lists the attempts; a bad value is isError', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

@@ -133,11 +133,13 @@ void AddCases(std::vector<RequestCase>& out) {
       add(field, "huge", huge);
     }
     if (IsReal(field)) {
-      // The only real fields are amounts, which must be above 0.
+      // Real fields are amounts, which must be above 0, or settings where
+      // 0 means none (`.min = 0`).
       for (double amount : {-1.0, 0.0}) {
         Json bad = sample;
         bad[field.name] = amount;
-        add(field, "not above 0", bad);
+        add(field, amount < 0 ? "below 0" : "0", bad,
+            /*valid=*/amount == 0 && rules.min == 0);
       }
       Json fraction = sample;
       fraction[field.name] = 1.5;

@@ -173,6 +173,12 @@ std::string TaskDetails(const TaskView& view) {
   field("ended:", ended);
   if (task.spec.timeout)
     field("timeout:", ShortSpan(task.spec.timeout->count()));
+  if (task.spec.limits.any()) {
+    field("limits:", LimitsText(task.spec.limits));
+    field("", view.limits_held_by.empty()
+                  ? std::string("held by: not known yet (not started)")
+                  : "held by " + view.limits_held_by);
+  }
   if (view.output_bytes) {
     field("output:",
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));

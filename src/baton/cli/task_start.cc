@@ -8,6 +8,7 @@
 #include "baton/cli/format.h"
 #include "baton/cli/verbs.h"
 #include "baton/cli/wait_report.h"
+#include "baton/util/byte_size.h"
 #include "baton/util/environment.h"
 
 namespace baton {
@@ -41,10 +42,6 @@ void AddSlurmFlags(CLI::App& command, SlurmFlags& flags) {
   command.add_option("--time", flags.time,
                      "With --on slurm: the job's time limit (e.g. 10m), "
                      "in whole minutes; past it Slurm ends it");
-  command
-      .add_option("--cpus", flags.cpus,
-                  "With --on slurm: CPUs for it (sbatch --cpus-per-task)")
-      ->check(WholeNumber(1, 1 << 20));
   command.add_option("--mem", flags.mem,
                      "With --on slurm: memory for it, as Slurm writes it "
                      "(e.g. 4G)");
@@ -62,7 +59,6 @@ Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags) {
     for (auto [set, name] :
          {std::pair(!flags.partition.empty(), "--partition"),
           std::pair(!flags.time.empty(), "--time"),
-          std::pair(flags.cpus != 0, "--cpus"),
           std::pair(!flags.mem.empty(), "--mem"),
           std::pair(!flags.gres.empty(), "--gres"),
           std::pair(!flags.sbatch_args.empty(), "--sbatch-arg")}) {
@@ -89,11 +85,47 @@ Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags) {
       return std::unexpected(time.error());
     fields.time_limit_s = (time->count() + 999) / 1000;
   }
-  if (flags.cpus != 0)
-    fields.cpus = flags.cpus;
   fields.mem = flags.mem;
   fields.gres = flags.gres;
   fields.sbatch_args = flags.sbatch_args;
+  return fields;
+}
+
+void AddLimitFlags(CLI::App& command, LimitFlags& flags) {
+  command.add_option("--memory", flags.memory,
+                     "Memory for all its processes (e.g. 2G); past it they "
+                     "are killed and it fails, out of memory");
+  command
+      .add_option("--cpus", flags.cpus,
+                  "CPU time it may use, in CPUs (e.g. 1.5); on Slurm, whole "
+                  "CPUs (sbatch --cpus-per-task)")
+      ->check(CLI::Range(0.01, 65536.0));
+  command
+      .add_option("--pids", flags.pids,
+                  "Processes and threads it may have at once")
+      ->check(WholeNumber(1, 1 << 22));
+}
+
+Result<LimitFields> LimitFieldsOf(const LimitFlags& flags) {
+  LimitFields fields;
+  if (!flags.memory.empty()) {
+    auto bytes = ParseByteSize(flags.memory);
+    if (!bytes) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       "--memory: " + bytes.error().message);
+    }
+    if (*bytes < (int64_t{1} << 20)) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("--memory {} is below 1M, the least a task "
+                                   "can run in",
+                                   flags.memory));
+    }
+    fields.memory_bytes = *bytes;
+  }
+  if (flags.cpus > 0)
+    fields.cpus = flags.cpus;
+  if (flags.pids > 0)
+    fields.pids = flags.pids;
   return fields;
 }
 

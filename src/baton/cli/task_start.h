@@ -37,7 +37,6 @@ struct SlurmFlags {
   std::string on;  // "", "local" or "slurm".
   std::string partition;
   std::string time;
-  int64_t cpus = 0;
   std::string mem;
   std::string gres;
   std::vector<std::string> sbatch_args;
@@ -46,6 +45,17 @@ void AddSlurmFlags(CLI::App& command, SlurmFlags& flags);
 // The request's `slurm` from the flags: none without --on slurm, and an
 // error for a resource flag without it, or a bad --on or --time.
 Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags);
+
+// Hard limits (doc/limits.md): --memory, --cpus, --pids. On Slurm,
+// --cpus and --memory are the job's request.
+struct LimitFlags {
+  std::string memory;
+  double cpus = 0;
+  int64_t pids = 0;
+};
+void AddLimitFlags(CLI::App& command, LimitFlags& flags);
+// The request's `limits`; an error for a bad --memory.
+Result<LimitFields> LimitFieldsOf(const LimitFlags& flags);
 
 // Fills a RunRequest's or DelegateRequest's folder (absolute), deadline,
 // checks, schedule and base environment from the flags; fails on a bad

@@ -35,6 +35,8 @@ struct QueueRecord {
   std::string name;
   std::optional<int64_t> max_running;  // nullopt = no limit.
   bool paused = false;
+  // Its tasks' hard limits where a task gives none (doc/limits.md).
+  ResourceLimits limits;
 };
 
 // Durable task state. Writes are buffered and become durable together at

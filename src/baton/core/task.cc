@@ -8,6 +8,7 @@
 #include <csignal>
 #include <cstring>
 
+#include "baton/util/byte_size.h"
 #include "baton/util/duration.h"
 
 namespace baton {
@@ -206,6 +207,28 @@ std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage) {
   return "";
 }
 
+std::string LimitsText(const ResourceLimits& limits) {
+  std::vector<std::string> parts;
+  if (limits.memory_bytes > 0)
+    parts.push_back("memory " + FormatByteSize(limits.memory_bytes));
+  if (limits.cpu_millis > 0) {
+    int64_t whole = limits.cpu_millis / 1000;
+    std::string cpus = fmt::format("{}", whole);
+    if (int64_t rest = limits.cpu_millis % 1000; rest != 0) {
+      std::string decimals = fmt::format("{:03}", rest);
+      decimals.erase(decimals.find_last_not_of('0') + 1);
+      cpus += "." + decimals;
+    }
+    parts.push_back(
+        fmt::format("{} CPU{}", cpus, limits.cpu_millis == 1000 ? "" : "s"));
+  }
+  if (limits.pids > 0) {
+    parts.push_back(
+        fmt::format("{} process{}", limits.pids, limits.pids == 1 ? "" : "es"));
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
 std::string SlurmJobText(const SlurmJob& job) {
   if (job.job_id.empty())
     return "submitting to slurm";
@@ -260,7 +283,14 @@ void ApplyExit(const ExitInfo& exit, TaskRecord& task) {
                                                   : task.kill_reason);
       break;
     case ExitCause::kNatural:
-      if (exit.verdict) {
+      if (exit.out_of_memory) {
+        task.status = TaskStatus::kFailed;
+        task.detail =
+            task.spec.limits.memory_bytes > 0
+                ? fmt::format("out of memory: the limit of {} was reached",
+                              FormatByteSize(task.spec.limits.memory_bytes))
+                : "out of memory";
+      } else if (exit.verdict) {
         task.status = *exit.verdict;
         task.detail = exit.verdict_detail;
       } else if (exit.exit_code) {

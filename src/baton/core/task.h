@@ -285,6 +285,26 @@ struct SlurmJob {
   }
 };
 
+// Hard limits on a task's processes, all of them together
+// (doc/limits.md). 0 = no limit.
+struct ResourceLimits {
+  int64_t memory_bytes = 0;  // Resident memory (and swap).
+  int64_t cpu_millis = 0;    // CPU time per second, in 1/1000 CPU: 1500 = 1.5.
+  int64_t pids = 0;          // Processes and threads at once.
+
+  bool any() const { return memory_bytes > 0 || cpu_millis > 0 || pids > 0; }
+  bool operator==(const ResourceLimits&) const = default;
+  template <class V>
+  void Fields(V& v) {
+    v("memory_bytes", memory_bytes, {.min = 0});
+    v("cpu_millis", cpu_millis, {.min = 0});
+    v("pids", pids, {.min = 0});
+  }
+};
+
+// The limits for people: "memory 64 MiB, 1.5 CPUs, 512 processes".
+std::string LimitsText(const ResourceLimits& limits);
+
 // The default queue's name, as people see it; stored as "".
 inline constexpr char kDefaultQueue[] = "default";
 
@@ -321,6 +341,8 @@ struct TaskSpec {
   // dropped and counted (doc/tasks.md, "Output cap"). 0 = no cap.
   int64_t max_output = kDefaultMaxOutput;
   RetryPolicy retry;  // Shell tasks only.
+  // Held by the supervisor (cgroups, else rlimits; doc/limits.md).
+  ResourceLimits limits;
   // Set: the task runs as a job on Slurm, not on this machine.
   std::optional<SlurmRequest> slurm;
 };
@@ -332,6 +354,17 @@ inline constexpr char kAgentStreamFile[] = "stream.jsonl";
 inline constexpr char kAgentStderrFile[] = "stderr.log";
 inline constexpr char kStdinFile[] = "stdin";
 inline constexpr char kAgentEventsFile[] = "events.jsonl";
+// What holds a task with limits to them, written by the supervisor when it
+// starts it into kTaskLimitsFile: `{"held_by": "cgroup v1: memory, pids"}`
+// (doc/limits.md).
+inline constexpr char kTaskLimitsFile[] = "limits.json";
+struct LimitsHeld {
+  std::string held_by;
+  template <class V>
+  void Fields(V& v) {
+    v("held_by", held_by);
+  }
+};
 
 // What a task left behind, collected when it ended (checks and evidence).
 struct CheckResult {
@@ -411,6 +444,9 @@ struct ExitInfo {
   // Bytes of output dropped past the task's cap (its log ends with a
   // marker saying so).
   int64_t output_dropped = 0;
+  // The kernel killed a process of it at its memory limit (a cgroup's OOM
+  // kill; doc/limits.md): the task failed, whatever its exit status.
+  bool out_of_memory = false;
 };
 
 // Everything the registry knows of one task; the row of the tasks table.

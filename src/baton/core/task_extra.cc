@@ -28,6 +28,8 @@ TaskExtra ExtraOf(const TaskRecord& task) {
     extra.retry_at_ms = task.retry_at_ms;
   extra.slurm = task.spec.slurm;
   extra.slurm_job = task.slurm_job;
+  if (task.spec.limits.any())
+    extra.limits = task.spec.limits;
   return extra;
 }
 
@@ -48,6 +50,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.retry_at_ms = extra.retry_at_ms.value_or(0);
   task.spec.slurm = std::move(extra.slurm);
   task.slurm_job = std::move(extra.slurm_job);
+  task.spec.limits = extra.limits.value_or(ResourceLimits{});
   // After the fields KeepsEnvironment reads.
   if (KeepsEnvironment(task))
     task.spec.base_env = std::move(extra.held_env);

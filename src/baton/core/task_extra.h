@@ -33,6 +33,7 @@ struct TaskExtra {
   std::optional<int64_t> retry_at_ms;  // Set only when not 0.
   std::optional<SlurmRequest> slurm;
   std::optional<SlurmJob> slurm_job;
+  std::optional<ResourceLimits> limits;
 
   template <class V>
   void Fields(V& v) {
@@ -53,6 +54,7 @@ struct TaskExtra {
     v("retry_at_ms", retry_at_ms, {.omit_when_empty = true});
     v("slurm", slurm, {.omit_when_empty = true});
     v("slurm_job", slurm_job, {.omit_when_empty = true});
+    v("limits", limits, {.omit_when_empty = true});
   }
 };
 

@@ -186,6 +186,19 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
     done(std::unexpected(valid.error()));
     return;
   }
+  // Its queue's limits where it gives none (a Slurm job has the cluster's).
+  if (auto queue = queues_.find(spec.schedule.queue);
+      queue != queues_.end() && !spec.slurm) {
+    const ResourceLimits& defaults = queue->second.record.limits;
+    ResourceLimits& limits = spec.limits;
+    for (auto [own, fallback] :
+         {std::pair(&limits.memory_bytes, defaults.memory_bytes),
+          std::pair(&limits.cpu_millis, defaults.cpu_millis),
+          std::pair(&limits.pids, defaults.pids)}) {
+      if (*own == 0)
+        *own = fallback;
+    }
+  }
   auto number = store_->NextTaskNumber(spec.kind);
   if (!number) {
     done(std::unexpected(number.error()));

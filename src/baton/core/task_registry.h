@@ -86,6 +86,10 @@ struct QueueChange {
   std::string name;
   std::optional<int64_t> max_running;  // 0 = no limit; nullopt = unchanged.
   std::optional<bool> paused;          // nullopt = unchanged.
+  // Its tasks' default limits, each: 0 = none, nullopt = unchanged.
+  std::optional<int64_t> memory_bytes;
+  std::optional<int64_t> cpu_millis;
+  std::optional<int64_t> pids;
 };
 
 class TaskRegistry : public ExecutorListener {

@@ -341,6 +341,15 @@ Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
                                  "letters, digits, '_', '-' and '.'",
                                  change.name));
   }
+  for (auto [value, name] :
+       {std::pair(change.memory_bytes, "memory"),
+        std::pair(change.cpu_millis, "cpus"), std::pair(change.pids, "pids")}) {
+    if (value && *value < 0) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("a queue's {} must be 0 (none) or more", name));
+    }
+  }
   if (change.max_running && *change.max_running < 0) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "--max must be 0 (no limit) or more");
@@ -372,6 +381,12 @@ Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
   }
   if (change.paused)
     queue.record.paused = *change.paused;
+  if (change.memory_bytes)
+    queue.record.limits.memory_bytes = *change.memory_bytes;
+  if (change.cpu_millis)
+    queue.record.limits.cpu_millis = *change.cpu_millis;
+  if (change.pids)
+    queue.record.limits.pids = *change.pids;
   if (auto saved = store_->PutQueue(queue.record); !saved)
     return std::unexpected(saved.error());
   undo_.push_back(std::move(undo));

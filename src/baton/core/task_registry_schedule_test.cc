@@ -119,6 +119,22 @@ TEST_F(ScheduleTest, TheDefaultQueueIsNamedDefaultAndCanBeLimited) {
   EXPECT_EQ(Started(), (Ids{plain, named}));
 }
 
+TEST_F(ScheduleTest, AQueuesLimitsHoldItsTasksThatGiveNone) {
+  ASSERT_TRUE(registry_->ChangeQueue({.kind = QueueChange::Kind::kAdd,
+                                      .name = "big",
+                                      .memory_bytes = 1 << 30,
+                                      .cpu_millis = 2000}));
+  std::string id = MustStart({.queue = "big"});
+  EXPECT_EQ(Get(id).spec.limits,
+            (ResourceLimits{.memory_bytes = 1 << 30, .cpu_millis = 2000}));
+  // A change holds the tasks submitted after it; 0 removes a limit.
+  ASSERT_TRUE(registry_->ChangeQueue({.name = "big", .cpu_millis = 0}));
+  std::string later = MustStart({.queue = "big"});
+  EXPECT_EQ(Get(later).spec.limits, (ResourceLimits{.memory_bytes = 1 << 30}));
+  EXPECT_EQ(Get(id).spec.limits.cpu_millis, 2000);
+  EXPECT_FALSE(registry_->ChangeQueue({.name = "big", .pids = -1}).has_value());
+}
+
 TEST_F(ScheduleTest, HigherPriorityStartsFirstThenTheOlder) {
   AddQueue("one", 1);
   std::string first = MustStart({.queue = "one"});

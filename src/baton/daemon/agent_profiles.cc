@@ -11,6 +11,7 @@
 
 #include "baton/agent/adapter.h"
 #include "baton/core/model_spec.h"
+#include "baton/util/byte_size.h"
 #include "baton/util/duration.h"
 #include "baton/util/file_util.h"
 #include "baton/util/toml_precheck.h"
@@ -139,6 +140,21 @@ std::optional<double> Dollars(Checker& check, const toml::node& node,
     return amount;
   check.Fail(node.source(), key,
              "must be a positive number of US dollars, e.g. 2.5");
+  return std::nullopt;
+}
+
+// A share of CPUs: 0.01 to 65536, as thousandths (1.5 = 1500).
+std::optional<int64_t> CpuMillis(Checker& check, const toml::node& node,
+                                 const std::string& key) {
+  std::optional<double> cpus;
+  if (const auto* value = node.as_integer())
+    cpus = static_cast<double>(value->get());
+  else if (const auto* real = node.as_floating_point())
+    cpus = real->get();
+  if (cpus && *cpus >= 0.01 && *cpus <= 65536)
+    return std::llround(*cpus * 1000);
+  check.Fail(node.source(), key,
+             "must be a number of CPUs from 0.01 to 65536, e.g. 1.5");
   return std::nullopt;
 }
 
@@ -302,6 +318,23 @@ void ParseProfile(Checker& check, const std::string& name,
     } else if (field == "max_cost_usd") {
       if (auto dollars = Dollars(check, node, key))
         profile.max_cost_usd = *dollars;
+    } else if (field == "memory") {
+      auto text = String(check, node, key);
+      if (!text)
+        continue;
+      auto bytes = ParseByteSize(*text);
+      if (!bytes || *bytes < (int64_t{1} << 20)) {
+        check.Fail(node.source(), key,
+                   bytes ? "must be at least 1M" : bytes.error().message);
+      } else {
+        profile.limits.memory_bytes = *bytes;
+      }
+    } else if (field == "cpus") {
+      if (auto millis = CpuMillis(check, node, key))
+        profile.limits.cpu_millis = *millis;
+    } else if (field == "pids") {
+      if (auto pids = Count(check, node, key))
+        profile.limits.pids = *pids;
     } else if (field == "resume_flag") {
       auto flag = String(check, node, key);
       if (flag && (!flag->starts_with("-") || flag->size() < 2)) {
@@ -327,8 +360,8 @@ void ParseProfile(Checker& check, const std::string& name,
           key_name.source(), key,
           "unknown key; a profile takes adapter, command, args, env, "
           "model, model_arg, model_flag, effort_flag, timeout, worktree, "
-          "max_turns, max_tokens, max_cost_usd, resume_flag, "
-          "session_id_after");
+          "max_turns, max_tokens, max_cost_usd, memory, cpus, pids, "
+          "resume_flag, session_id_after");
     }
   }
   if (check.failed())

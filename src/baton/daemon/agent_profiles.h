@@ -48,6 +48,9 @@ struct AgentProfile {
   std::optional<int64_t> max_turns;
   std::optional<int64_t> max_tokens;
   std::optional<double> max_cost_usd;
+  // Its tasks' hard limits unless a delegate gives one (`memory`, `cpus`,
+  // `pids`; doc/limits.md); 0 = none.
+  ResourceLimits limits;
 
   // `command` then `args`: what the adapter's flags are appended to.
   std::vector<std::string> ArgvPrefix() const;

@@ -144,6 +144,9 @@ TaskWire ToWire(const TaskView& view) {
     wire.retry_at = TimeOrNull(task.retry_at_ms);
   wire.slurm = task.spec.slurm;
   wire.slurm_job = task.slurm_job;
+  if (task.spec.limits.any())
+    wire.limits = task.spec.limits;
+  wire.limits_held_by = view.limits_held_by;
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -216,6 +219,8 @@ Result<TaskView> FromWire(TaskWire wire) {
   }
   task.spec.slurm = std::move(wire.slurm);
   task.slurm_job = std::move(wire.slurm_job);
+  task.spec.limits = wire.limits.value_or(ResourceLimits{});
+  view.limits_held_by = std::move(wire.limits_held_by);
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }
@@ -319,7 +324,6 @@ Status CheckSlurmFields(const SlurmFields& slurm) {
        {std::pair(!slurm.partition.empty(), "partition"),
         std::pair(!slurm.account.empty(), "account"),
         std::pair(slurm.time_limit_s.has_value(), "time_limit_s"),
-        std::pair(slurm.cpus.has_value(), "cpus"),
         std::pair(!slurm.mem.empty(), "mem"),
         std::pair(!slurm.gres.empty(), "gres"),
         std::pair(!slurm.sbatch_args.empty(), "sbatch_args")}) {
@@ -327,6 +331,32 @@ Status CheckSlurmFields(const SlurmFields& slurm) {
       return Invalid(
           fmt::format("'{}' is for a Slurm job; give 'on': \"slurm\"", name));
     }
+  }
+  return {};
+}
+
+// The limits' own bounds, and what of them a Slurm job can take.
+Status CheckLimitFields(const LimitFields& limits, const SlurmFields& slurm) {
+  if (limits.cpus && !(std::isfinite(*limits.cpus) && *limits.cpus >= 0.01 &&
+                       *limits.cpus <= 65536)) {
+    return Invalid(
+        "'cpus' must be a number of CPUs from 0.01 to 65536, e.g. 1.5");
+  }
+  if (!slurm.OnSlurm())
+    return {};
+  if (limits.cpus && *limits.cpus != std::floor(*limits.cpus)) {
+    return Invalid(
+        fmt::format("'cpus' is {} but a Slurm job asks for whole CPUs, e.g. 2",
+                    *limits.cpus));
+  }
+  if (limits.pids) {
+    return Invalid(
+        "'pids' is a limit on this machine; a Slurm job is held by the "
+        "cluster's own limits (leave 'pids' out, or run it here)");
+  }
+  if (limits.memory_bytes && !slurm.mem.empty()) {
+    return Invalid(
+        "give the job's memory once: 'memory_bytes' or 'mem', not both");
   }
   return {};
 }
@@ -357,7 +387,7 @@ Status RunRequest::Validate() const {
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"), CheckEnvOverrides(env),
         base_env ? CheckEnvironment(*base_env, "base_env") : Status(),
-        CheckSlurmFields(slurm)}) {
+        CheckSlurmFields(slurm), CheckLimitFields(limits, slurm)}) {
     if (!ok)
       return Invalid("run request: " + ok.error().message);
   }
@@ -376,9 +406,24 @@ Status DelegateRequest::Validate() const {
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"),
         base_env ? CheckEnvironment(*base_env, "base_env") : Status(),
-        CheckSlurmFields(slurm)}) {
+        CheckSlurmFields(slurm), CheckLimitFields(limits, slurm)}) {
     if (!ok)
       return Invalid("delegate request: " + ok.error().message);
+  }
+  return {};
+}
+
+Status QueueSetRequest::Validate() const {
+  if (memory_bytes && *memory_bytes != 0 && *memory_bytes < (1 << 20)) {
+    return Invalid(
+        "queue_set request: 'memory_bytes' must be 0 (none) or at least 1 "
+        "MiB (1048576)");
+  }
+  if (cpus && *cpus != 0 &&
+      !(std::isfinite(*cpus) && *cpus >= 0.01 && *cpus <= 65536)) {
+    return Invalid(
+        "queue_set request: 'cpus' must be 0 (none) or a number of CPUs "
+        "from 0.01 to 65536, e.g. 1.5");
   }
   return {};
 }

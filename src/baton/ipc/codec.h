@@ -56,6 +56,8 @@ struct TaskWire {
   std::optional<std::string> retry_at;
   std::optional<SlurmRequest> slurm;
   std::optional<SlurmJob> slurm_job;
+  std::optional<ResourceLimits> limits;
+  std::string limits_held_by;
   bool uncollected = false;
 
   template <class V>
@@ -142,6 +144,15 @@ struct TaskWire {
        .doc = "its Slurm job as last seen: `job_id`, `partition`, `node`, "
               "`state` and `reason` (Slurm's words), `unreachable` (the "
               "controller did not answer)"});
+    v("limits", limits,
+      {.omit_when_empty = true,
+       .doc = "its hard limits (`memory_bytes`, `cpu_millis`, `pids`; "
+              "doc/limits.md)"});
+    v("limits_held_by", limits_held_by,
+      {.omit_when_empty = true,
+       .doc = "in a task's `get`: what holds it to them, e.g. `cgroup v1: "
+              "memory, cpus, pids`, or `rlimit: memory (address space); not "
+              "held: cpus, pids`"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

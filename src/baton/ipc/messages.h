@@ -92,7 +92,6 @@ struct SlurmFields {
   std::string partition;
   std::string account;
   std::optional<int64_t> time_limit_s;
-  std::optional<int64_t> cpus;
   std::string mem;
   std::string gres;
   std::vector<std::string> sbatch_args;
@@ -112,7 +111,6 @@ struct SlurmFields {
        .max = kMaxTimeoutMs / 1000,
        .doc = "Slurm's `--time`, rounded up to whole minutes; past it Slurm "
               "ends the job (status `killed`, \"timed out\")"});
-    v("cpus", cpus, {.min = 1, .max = 1 << 20, .doc = "`--cpus-per-task`"});
     v("mem", mem,
       {.max_bytes = kMaxNameBytes, .doc = "`--mem`, as Slurm writes it: `4G`"});
     v("gres", gres, {.max_bytes = kMaxNameBytes, .doc = "`--gres`: `gpu:1`"});
@@ -120,6 +118,32 @@ struct SlurmFields {
       {.max_bytes = kMaxArgBytes,
        .max_items = kMaxArgs,
        .doc = "more sbatch options, each one argument (`--qos=high`)"});
+  }
+};
+
+// Hard limits on all of a task's processes together (doc/limits.md). On
+// Slurm, `cpus` and `memory_bytes` are what the job asks for instead.
+struct LimitFields {
+  std::optional<int64_t> memory_bytes;
+  std::optional<double> cpus;
+  std::optional<int64_t> pids;
+  bool any() const { return memory_bytes || cpus || pids; }
+  template <class V>
+  void Fields(V& v) {
+    v("memory_bytes", memory_bytes,
+      {.min = int64_t{1} << 20,
+       .max = int64_t{1} << 62,
+       .doc = "memory of its processes together, at least 1 MiB; past it "
+              "they are killed and it ends `failed`, \"out of memory\" "
+              "(cgroups; else an address-space rlimit, doc/limits.md). On "
+              "Slurm, the job's `--mem`"});
+    v("cpus", cpus,
+      {.doc = "the CPU time it may use, in CPUs (1.5: one and a half), "
+              "0.01 to 65536; on Slurm, whole CPUs (`--cpus-per-task`)"});
+    v("pids", pids,
+      {.min = 1,
+       .max = 1 << 22,
+       .doc = "processes and threads it may have at once (cgroups only)"});
   }
 };
 
@@ -142,6 +166,7 @@ struct RunRequest {
   int64_t retries = 0;
   std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
   SlurmFields slurm;
+  LimitFields limits;
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -198,6 +223,7 @@ struct RunRequest {
        .doc = "the wait before the first retry, doubled for each next one "
               "(at most 10 minutes); default 5000"});
     slurm.Fields(v);
+    limits.Fields(v);
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;
@@ -226,6 +252,7 @@ struct DelegateRequest {
   std::optional<int64_t> max_tokens;
   std::optional<double> max_cost_usd;
   SlurmFields slurm;
+  LimitFields limits;
   template <class V>
   void Fields(V& v) {
     v("brief", brief,
@@ -278,6 +305,7 @@ struct DelegateRequest {
     v("max_cost_usd", max_cost_usd,
       {.doc = "its budget in US dollars (where the CLI reports a cost)"});
     slurm.Fields(v);
+    limits.Fields(v);
   }
   Status Validate() const;
 };
@@ -693,6 +721,7 @@ struct QueueInfo {
   bool paused = false;
   int64_t running = 0;
   int64_t queued = 0;
+  std::optional<ResourceLimits> limits;
   template <class V>
   void Fields(V& v) {
     v("name", name, {.doc = "`default` is the default queue"});
@@ -701,6 +730,10 @@ struct QueueInfo {
     v("running", running, {.doc = "its tasks started and not ended"});
     v("queued", queued,
       {.doc = "its tasks held: waiting for a slot or for other tasks"});
+    v("limits", limits,
+      {.omit_when_empty = true,
+       .doc = "its tasks' hard limits where they give none: "
+              "`memory_bytes`, `cpu_millis`, `pids` (doc/limits.md)"});
   }
 };
 struct QueueReply {
@@ -720,6 +753,10 @@ struct QueueSetRequest {
   bool create = false;
   std::optional<int64_t> max_running;
   std::optional<bool> paused;
+  // Its tasks' default limits; 0 = none, absent = unchanged.
+  std::optional<int64_t> memory_bytes;
+  std::optional<double> cpus;
+  std::optional<int64_t> pids;
   template <class V>
   void Fields(V& v) {
     v("name", name,
@@ -735,7 +772,22 @@ struct QueueSetRequest {
        .max = 1000000,
        .doc = "at most this many of its tasks run at once; 0: no limit"});
     v("paused", paused, {.doc = "start nothing new (true) or go on (false)"});
+    v("memory_bytes", memory_bytes,
+      {.min = 0,
+       .max = int64_t{1} << 62,
+       .doc = "the memory limit of each of its tasks that gives none "
+              "(doc/limits.md); 0: none; at least 1 MiB"});
+    v("cpus", cpus,
+      {.min = 0,
+       .doc = "the CPU share of each of its tasks that gives none, 0.01 to "
+              "65536; 0: none"});
+    v("pids", pids,
+      {.min = 0,
+       .max = 1 << 22,
+       .doc = "the processes limit of each of its tasks that gives none; 0: "
+              "none"});
   }
+  Status Validate() const;
 };
 struct QueueListReply {
   std::vector<QueueInfo> queues;

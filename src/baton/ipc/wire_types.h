@@ -83,6 +83,8 @@ struct TaskView {
   TaskRecord task;
   std::optional<uint64_t> output_bytes;
   std::vector<OpenQuestion> questions;
+  // What holds it to its limits (only in a `get`; doc/limits.md).
+  std::string limits_held_by;
 };
 Status DecodeValue(const Json& in, TaskView& out, const FieldRules& rules,
                    std::string_view path);

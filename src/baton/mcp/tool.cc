@@ -5,6 +5,8 @@
 #include <algorithm>
 #include <cmath>
 
+#include "baton/util/byte_size.h"
+
 namespace baton::mcp {
 namespace {
 
@@ -131,10 +133,6 @@ Result<SlurmFields> SlurmArguments(const Json& args) {
       return std::unexpected(ms.error());
     fields.time_limit_s = (ms->count() + 999) / 1000;
   }
-  auto cpus = OptionalCount(args, "cpus");
-  if (!cpus)
-    return std::unexpected(cpus.error());
-  fields.cpus = *cpus;
   if (const Json* args_value = FindArgument(args, "sbatch_args")) {
     auto list = NonEmptyStrings(*args_value);
     if (!list) {
@@ -166,10 +164,6 @@ void AddSlurmProperties(Json& properties) {
       {"description",
        "With on: slurm, the job's time limit in seconds, rounded up to whole "
        "minutes; past it Slurm ends it (killed, timed out)"}};
-  properties["cpus"] = {
-      {"type", "integer"},
-      {"minimum", 1},
-      {"description", "With on: slurm, CPUs for it (--cpus-per-task)"}};
   properties["mem"] = {
       {"type", "string"},
       {"description", "With on: slurm, memory for it, e.g. \"4G\""}};
@@ -181,6 +175,51 @@ void AddSlurmProperties(Json& properties) {
       {"items", {{"type", "string"}}},
       {"description",
        "With on: slurm, more sbatch options, e.g. [\"--qos=high\"]"}};
+}
+
+Result<LimitFields> LimitArguments(const Json& args) {
+  LimitFields fields;
+  auto memory = OptionalString(args, "memory");
+  if (!memory)
+    return std::unexpected(memory.error());
+  if (!memory->empty()) {
+    auto bytes = ParseByteSize(*memory);
+    if (!bytes) {
+      return Bad(
+          fmt::format("argument 'memory': {}, e.g. {{\"memory\": "
+                      "\"2G\"}}",
+                      bytes.error().message));
+    }
+    fields.memory_bytes = *bytes;
+  }
+  auto cpus = OptionalNumber(args, "cpus", 0);
+  if (!cpus)
+    return std::unexpected(cpus.error());
+  fields.cpus = *cpus;
+  auto pids = OptionalCount(args, "pids");
+  if (!pids)
+    return std::unexpected(pids.error());
+  fields.pids = *pids;
+  return fields;
+}
+
+void AddLimitProperties(Json& properties) {
+  properties["memory"] = {
+      {"type", "string"},
+      {"description",
+       "Memory for all its processes together, e.g. \"2G\" (at least "
+       "1M); past it they are killed and the task fails, out of memory. "
+       "With on: slurm, the job's memory"}};
+  properties["cpus"] = {
+      {"type", "number"},
+      {"exclusiveMinimum", 0},
+      {"description",
+       "CPU time it may use, in CPUs, e.g. 1.5. With on: slurm, whole CPUs "
+       "for the job"}};
+  properties["pids"] = {
+      {"type", "integer"},
+      {"minimum", 1},
+      {"description", "Processes and threads it may have at once"}};
 }
 
 Result<std::string> RequiredString(const Json& args, std::string_view name,

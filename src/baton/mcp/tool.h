@@ -138,14 +138,21 @@ Result<std::vector<std::string>> ChecksArgument(const Json& args);
 Result<ScheduleFields> ScheduleArguments(const Json& args);
 void AddScheduleProperties(Json& properties);
 // The optional `on` ("local" or "slurm") and a Slurm job's resources
-// (`partition`, `time_limit_s`, `cpus`, `mem`, `gres`, `sbatch_args`;
+// (`partition`, `time_limit_s`, `mem`, `gres`, `sbatch_args`;
 // doc/slurm.md), each of its type; what goes with what (a resource needs
 // `on` slurm) batond checks, for every client alike. And their schema
 // properties. The names, for CheckKnownArguments: kSlurmArguments.
 Result<SlurmFields> SlurmArguments(const Json& args);
 void AddSlurmProperties(Json& properties);
 inline constexpr std::string_view kSlurmArguments[] = {
-    "on", "partition", "time_limit_s", "cpus", "mem", "gres", "sbatch_args"};
+    "on", "partition", "time_limit_s", "mem", "gres", "sbatch_args"};
+// The optional hard limits of run and delegate (doc/limits.md): `memory`
+// as a size ("2G"), `cpus` (1.5) and `pids`; batond checks their bounds.
+// And their schema properties. The names: kLimitArguments.
+Result<LimitFields> LimitArguments(const Json& args);
+void AddLimitProperties(Json& properties);
+inline constexpr std::string_view kLimitArguments[] = {"memory", "cpus",
+                                                       "pids"};
 // An optional boolean.
 Result<bool> OptionalBool(const Json& args, std::string_view name,
                           bool fallback);

@@ -73,10 +73,17 @@ CREATE TABLE queues (
 ) WITHOUT ROWID;
 )sql";
 
+// Schema 4: a queue's default limits for its tasks (doc/limits.md), as
+// JSON: {"memory_bytes":..,"cpu_millis":..,"pids":..}.
+constexpr std::string_view kSchema4 = R"sql(
+ALTER TABLE queues ADD COLUMN limits TEXT NOT NULL DEFAULT '{}';
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchema1},
     {2, kSchema2},
     {3, kSchema3},
+    {4, kSchema4},
 };
 
 }  // namespace

@@ -7,6 +7,7 @@
 
 #include "baton/core/task_extra.h"
 #include "baton/store/migrations.h"
+#include "baton/util/json_fields.h"
 
 namespace baton {
 namespace {
@@ -529,13 +530,21 @@ Status SqliteTaskStore::PutQueue(const QueueRecord& queue) {
 Result<std::vector<QueueRecord>> SqliteTaskStore::LoadQueues() {
   std::map<std::string, QueueRecord> queues;
   auto read = ForEachRow(
-      "SELECT name, max_running, paused FROM queues", [](Statement&) {},
+      "SELECT name, max_running, paused, limits FROM queues", [](Statement&) {},
       [&](const Statement& s) -> Status {
         QueueRecord queue;
         queue.name = s.ColumnText(0);
         if (!s.ColumnIsNull(1))
           queue.max_running = s.ColumnInt(1);
         queue.paused = s.ColumnInt(2) != 0;
+        auto limits = ParseJson(s.ColumnText(3));
+        if (!limits ||
+            !DecodeValue(limits->value, queue.limits, {}, "queue limits")) {
+          return MakeError(ErrorCode::kCorrupt,
+                           fmt::format("queue {}: its limits are not "
+                                       "readable: {}",
+                                       queue.name, s.ColumnText(3)));
+        }
         queues[queue.name] = std::move(queue);
         return {};
       },
@@ -638,9 +647,11 @@ Status SqliteTaskStore::WritePending() {
   }
   if (written) {
     written = run_all(
-        "INSERT INTO queues (name, max_running, paused) VALUES (?1, ?2, ?3) "
+        "INSERT INTO queues (name, max_running, paused, limits) "
+        "VALUES (?1, ?2, ?3, ?4) "
         "ON CONFLICT (name) DO UPDATE SET max_running = "
-        "excluded.max_running, paused = excluded.paused",
+        "excluded.max_running, paused = excluded.paused, "
+        "limits = excluded.limits",
         pending_queues_, [](Statement& s, const auto& entry) {
           s.BindText(1, entry.first);
           if (entry.second.max_running) {
@@ -649,6 +660,7 @@ Status SqliteTaskStore::WritePending() {
             s.BindNull(2);
           }
           s.BindInt(3, entry.second.paused ? 1 : 0);
+          s.BindText(4, EncodeObject(entry.second.limits));
         });
   }
   if (written) {

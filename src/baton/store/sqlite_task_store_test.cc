@@ -525,6 +525,23 @@ TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
   EXPECT_EQ(store->LoadQueues()->size(), 1u);
 }
 
+TEST_F(SqliteTaskStoreTest, AQueuesLimitsSurviveAReopen) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutQueue(
+        {.name = "big", .limits = {.memory_bytes = 1 << 30, .pids = 64}}));
+    ASSERT_TRUE(store->Flush());
+  }
+  auto queues = OpenStore()->LoadQueues();
+  ASSERT_TRUE(queues);
+  ASSERT_EQ(queues->size(), 1u);
+  EXPECT_EQ((*queues)[0].limits,
+            (ResourceLimits{.memory_bytes = 1 << 30, .pids = 64}));
+  // A row of schema 3 has no limits: '{}', none.
+  RawExec(path_, "UPDATE queues SET limits = '{}'");
+  EXPECT_FALSE(OpenStore()->LoadQueues()->at(0).limits.any());
+}
+
 TEST_F(SqliteTaskStoreTest, RefusesNewerSchemaWithoutTouchingIt) {
   RawExec(path_, fmt::format("CREATE TABLE tasks (x); PRAGMA user_version = 99;"
                              "PRAGMA application_id = {};",

@@ -147,6 +147,7 @@ ExitInfo ToExitInfo(const ExitedEvent& event) {
   exit.pid = event.pid;
   exit.started_ms = event.started_ms;
   exit.leftovers_stopped = event.leftovers;
+  exit.out_of_memory = event.out_of_memory;
   return exit;
 }
 

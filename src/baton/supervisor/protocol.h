@@ -25,8 +25,13 @@ namespace baton {
 // an id already spawned is refused as such. A supervisor outlives batond
 // across an upgrade, so batond checks the version the hello reply names
 // before it uses what came later.
-inline constexpr int kSupervisorProtocolVersion = 3;
+//
+// 4: spawns carry `limits`, held by cgroups or rlimits (doc/limits.md), and
+// an exit says `out_of_memory`. A supervisor of 3 would drop the limits
+// unread, so batond sends no task with limits to it.
+inline constexpr int kSupervisorProtocolVersion = 4;
 inline constexpr int kFirstVersionWithEnvironments = 2;
+inline constexpr int kFirstVersionWithLimits = 4;
 
 // How an exit's cause is written: "natural", "killed", "timeout", "lost".
 template <>
@@ -88,6 +93,7 @@ struct SpawnRequest {
   std::string stderr_path;
   std::string stdin_path;
   bool stdin_fifo = false;
+  std::optional<ResourceLimits> limits;  // Set when it has any.
 
   template <class V>
   void Fields(V& v) {
@@ -103,6 +109,7 @@ struct SpawnRequest {
     v("stderr", stderr_path, {.omit_when_empty = true});
     v("stdin", stdin_path, {.omit_when_empty = true});
     v("stdin_fifo", stdin_fifo);
+    v("limits", limits, {.omit_when_empty = true});
   }
 };
 
@@ -218,8 +225,11 @@ struct ExitedEvent {
   int64_t ended_ms = 0;
   bool disk_full = false;
   int64_t started_ms = 0;
-  // Processes the leader left in its group, stopped before this was sent.
+  // Processes the leader left in its group (or its cgroup), stopped
+  // before this was sent.
   int leftovers = 0;
+  // Its cgroup saw an OOM kill (doc/limits.md).
+  bool out_of_memory = false;
 
   template <class V>
   void Fields(V& v) {
@@ -232,6 +242,7 @@ struct ExitedEvent {
     v("disk_full", disk_full);
     v("started_ms", started_ms);
     v("leftovers", leftovers, {.min = 0});
+    v("out_of_memory", out_of_memory);
   }
 };
 

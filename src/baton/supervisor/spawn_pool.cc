@@ -10,13 +10,15 @@
 #include <cstring>
 
 #include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 #include "baton/util/program_path.h"
 #include "baton/util/spawn_child.h"
 
 namespace baton {
 
-SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
+SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
+                       const LimitHolder* limits) {
   SpawnOutcome out;
   out.request = std::move(request);
   const SpawnRequest& req = out.request;
@@ -24,6 +26,9 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
     out.error = std::move(error);
     out.log_fd.reset();
     out.stdin_holder.reset();
+    if (out.cgroup)
+      (void)out.cgroup->Remove();
+    out.cgroup.reset();
     return std::move(out);
   };
   if (req.argv.empty())
@@ -96,6 +101,23 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
     return fail(fmt::format("spawn \"{}\": {}", req.argv[0],
                             std::strerror(program.error())));
   }
+  // Its limits, set up before it runs (doc/limits.md), and said in its
+  // folder for `baton status`.
+  LimitPlan plan;
+  if (req.limits && req.limits->any()) {
+    if (!limits)
+      return fail("this supervisor holds no limits");
+    auto prepared = limits->Prepare(req.task, *req.limits);
+    if (!prepared)
+      return fail("set up its limits: " + prepared.error().message);
+    plan = std::move(*prepared);
+    out.cgroup = plan.cgroup;
+    std::string said = EncodeObject(LimitsHeld{plan.held_by});
+    if (auto written = WriteFileAtomic(folder + "/" + kTaskLimitsFile, said);
+        !written) {
+      return fail(written.error().message);
+    }
+  }
   // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
   // and SIGINT; a task starts with none of that, in its own session.
   auto pid =
@@ -105,18 +127,22 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs) {
                   .cwd = cwd,
                   .stdin_fd = stdin_file ? stdin_file.get() : -1,
                   .stdout_fd = out.log_fd.get(),
-                  .stderr_fd = err_file ? err_file.get() : out.log_fd.get()});
+                  .stderr_fd = err_file ? err_file.get() : out.log_fd.get(),
+                  .join_cgroups = std::move(plan.join),
+                  .rlimits = std::move(plan.rlimits)});
   if (!pid)
     return fail(pid.error().message);
   out.pid = *pid;
   return out;
 }
 
-SpawnPool::SpawnPool(EventLoop* loop, int threads, DoneCallback on_done)
+SpawnPool::SpawnPool(EventLoop* loop, int threads, DoneCallback on_done,
+                     const LimitHolder* limits)
     : loop_(loop),
       thread_count_(threads < 1 ? 1 : threads),
       on_done_(std::move(on_done)),
-      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)) {
+      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+      limits_(limits) {
   if (wake_fd_) {
     (void)loop_->AddFd(wake_fd_.get(), EPOLLIN, [this](uint32_t) { OnWake(); });
   }
@@ -138,7 +164,7 @@ void SpawnPool::Submit(SpawnRequest request) {
   ++in_flight_;
   if (!wake_fd_) {
     // No eventfd (fd limit): spawn inline rather than not at all.
-    on_done_(StartTask(std::move(request), &programs_));
+    on_done_(StartTask(std::move(request), &programs_, limits_));
     --in_flight_;
     return;
   }
@@ -164,7 +190,7 @@ void SpawnPool::Work() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    SpawnOutcome outcome = StartTask(std::move(job), &programs_);
+    SpawnOutcome outcome = StartTask(std::move(job), &programs_, limits_);
     {
       std::lock_guard lock(mu_);
       results_.push_back(std::move(outcome));

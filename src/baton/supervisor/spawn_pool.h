@@ -16,12 +16,14 @@
 #include <condition_variable>
 #include <deque>
 #include <functional>
+#include <memory>
 #include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "baton/loop/event_loop.h"
+#include "baton/supervisor/limits.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/util/program_path.h"
 #include "baton/util/unique_fd.h"
@@ -35,13 +37,17 @@ struct SpawnOutcome {
   pid_t pid = 0;          // Also the process group and session id.
   UniqueFd log_fd;        // The output log, kept for the disk-full check.
   UniqueFd stdin_holder;  // A FIFO stdin's writer, until close_stdin.
+  // Its cgroups, when a limit of it is held by one (supervisor/limits.h).
+  std::shared_ptr<TaskCgroup> cgroup;
 };
 
 // Opens the task's files, checks its folder and spawns it in its own
-// session, finding argv[0] through `programs` when given. Thread-safe:
-// touches nothing but the request's paths (and the cache, which locks).
-// Exposed for tests.
-SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs = nullptr);
+// session, finding argv[0] through `programs` when given, and holding it
+// to its limits through `limits` (a task with limits fails without it).
+// Thread-safe: touches nothing but the request's paths and cgroups (and the
+// cache, which locks). Exposed for tests.
+SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs = nullptr,
+                       const LimitHolder* limits = nullptr);
 
 class SpawnPool {
  public:
@@ -50,7 +56,9 @@ class SpawnPool {
   // REQUIRES: the process's blocked signals are set up (EventLoop::
   // HandleSignal) before the first Submit, which starts the threads, so that
   // they inherit the mask and never take SIGCHLD or SIGTERM themselves.
-  SpawnPool(EventLoop* loop, int threads, DoneCallback on_done);
+  // `limits` outlives the pool.
+  SpawnPool(EventLoop* loop, int threads, DoneCallback on_done,
+            const LimitHolder* limits = nullptr);
   ~SpawnPool();
   SpawnPool(const SpawnPool&) = delete;
   SpawnPool& operator=(const SpawnPool&) = delete;
@@ -76,6 +84,7 @@ class SpawnPool {
   bool stopping_ = false;             // Guarded by mu_.
   std::vector<std::thread> threads_;
   ProgramCache programs_;  // Where the spawns found their argv[0].
+  const LimitHolder* limits_;
 };
 
 }  // namespace baton

@@ -9,7 +9,9 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <cstdlib>
 #include <cstring>
+#include <set>
 #include <thread>
 
 #include "baton/ipc/unix_socket.h"
@@ -48,8 +50,17 @@ int Supervisor::Run(UniqueFd ready, UniqueFd lock, Journal journal,
   }
   if (::chdir("/") != 0)
     BATON_LOG_WARN("chdir /: {}", std::strerror(errno));
+  // What holds tasks to their limits (doc/limits.md): BATON_LIMITS=rlimit
+  // does without cgroups, as on a machine that has none.
+  const char* forced = std::getenv("BATON_LIMITS");
+  limits_ = LimitHolder::Probe(paths_.tag(), forced ? forced : "");
+  BATON_LOG_INFO("limits: {}", limits_.Describe());
   // Before anyone can connect: a hello must list what we took over.
   AdoptOrphans(std::move(state));
+  std::set<std::string> live;
+  for (const auto& [id, task] : tasks_)
+    live.insert(id);
+  limits_.RemoveStale(live);
   if (auto listening = Listen(); !listening) {
     BATON_LOG_ERROR("start-up failed: {}", listening.error().message);
     signal_ready('E');
@@ -80,6 +91,7 @@ int Supervisor::Run(UniqueFd ready, UniqueFd lock, Journal journal,
     }
   }
   WriteUnackedExits();
+  limits_.RemoveFolders();
   // We still hold the lock, so the socket file is ours to remove.
   loop_.RemoveFd(listen_fd_.get());
   ::unlink(paths_.supervisor_socket().c_str());
@@ -105,7 +117,8 @@ Status Supervisor::Listen() {
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   pool_ = std::make_unique<SpawnPool>(
       &loop_, std::clamp(threads, 2, 4),
-      [this](SpawnOutcome outcome) { OnSpawned(std::move(outcome)); });
+      [this](SpawnOutcome outcome) { OnSpawned(std::move(outcome)); },
+      &limits_);
   auto fd = ListenUnix(paths_.supervisor_socket());
   if (!fd)
     return std::unexpected(fd.error());
@@ -282,6 +295,7 @@ void Supervisor::OnSpawned(SpawnOutcome outcome) {
     task.pid = outcome.pid;
     task.log_fd = std::move(outcome.log_fd);
     task.stdin_holder = std::move(outcome.stdin_holder);
+    task.cgroup = std::move(outcome.cgroup);
     task.grace = request.grace;
     ids_by_pid_[task.pid] = task.id;
     JournalTask& record = task.record;

@@ -20,6 +20,7 @@
 #include "baton/ipc/line_channel.h"
 #include "baton/loop/event_loop.h"
 #include "baton/supervisor/journal.h"
+#include "baton/supervisor/limits.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/supervisor/spawn_pool.h"
 #include "baton/util/state_paths.h"
@@ -61,6 +62,10 @@ class Supervisor {
     MonoTime drain_deadline{};
     int leftovers = 0;
     TimerId drain_timer = 0;
+    // Its cgroups, when a limit of it is held by one: the leftovers then
+    // include what escaped its group (setsid), and the end says whether
+    // the kernel killed it out of memory.
+    std::shared_ptr<TaskCgroup> cgroup;
   };
   using TaskMap = std::map<std::string, Task>;
 
@@ -79,7 +84,16 @@ class Supervisor {
 
   // supervisor_tasks.cc.
   void Stop(Task& task, milliseconds grace, ExitCause cause);
-  void EscalateAfter(pid_t pgid, milliseconds grace);
+  // SIGKILL after `grace` to what is left of group `pgid` and of `cgroup`.
+  void EscalateAfter(pid_t pgid, milliseconds grace,
+                     std::shared_ptr<TaskCgroup> cgroup);
+  // Sends `signal` to the task's group and to everything in its cgroup.
+  static void SignalTask(const Task& task, int signal);
+  // Something of the task still runs: its group, or in its cgroup.
+  static bool TaskAlive(const Task& task);
+  // Removes a finished task's cgroup, again a little later while a process
+  // that was just killed has not left it yet.
+  void RemoveCgroup(std::shared_ptr<TaskCgroup> cgroup, int tries);
   void ReapChildren();
   // The leader of `it` ended with `status`: the task ends now, or once the
   // processes it left in its group are gone.
@@ -131,7 +145,13 @@ class Supervisor {
   uint64_t connection_ = 0;
   std::unique_ptr<SpawnPool> pool_;
   // Pending SIGKILLs by process group, also of groups whose leader is gone.
-  std::map<pid_t, TimerId> escalations_;
+  struct Escalation {
+    TimerId timer = 0;
+    std::shared_ptr<TaskCgroup> cgroup;
+  };
+  std::map<pid_t, Escalation> escalations_;
+  // What holds tasks to their limits (doc/limits.md); probed at start-up.
+  LimitHolder limits_;
   // Exit records sent to batond and not yet acknowledged (it acknowledges
   // once it has committed the task's end): task -> {exit file, record}.
   std::map<std::string, std::pair<std::string, std::string>> unacked_exits_;

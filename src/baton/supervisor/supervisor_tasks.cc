@@ -51,30 +51,59 @@ void Supervisor::Stop(Task& task, milliseconds grace, ExitCause cause) {
   BATON_LOG_INFO("{}: {}; SIGTERM to group {}, SIGKILL after {} ms", task.id,
                  cause == ExitCause::kTimedOut ? "timed out" : "kill", task.pid,
                  grace.count());
-  ::kill(-task.pid, SIGTERM);
+  SignalTask(task, SIGTERM);
   // A stopped process acts on SIGTERM only once continued.
-  ::kill(-task.pid, SIGCONT);
+  SignalTask(task, SIGCONT);
   task.record.cause = cause;
   task.record.stopped_ms = WallMillis();
   task.record.stop_grace_ms = grace.count();
   if (journal_)
     journal_->Stopped(task.record);
-  EscalateAfter(task.pid, grace);
+  EscalateAfter(task.pid, grace, task.cgroup);
 }
 
-void Supervisor::EscalateAfter(pid_t pgid, milliseconds grace) {
+void Supervisor::EscalateAfter(pid_t pgid, milliseconds grace,
+                               std::shared_ptr<TaskCgroup> cgroup) {
   // Keyed by the group, not the task: the leader may be reaped before the
   // grace ends while members that ignore SIGTERM live on.
   if (auto old = escalations_.find(pgid); old != escalations_.end())
-    loop_.Cancel(old->second);
-  escalations_[pgid] =
+    loop_.Cancel(old->second.timer);
+  TimerId timer =
       loop_.Schedule(std::chrono::steady_clock::now() + grace, [this, pgid] {
+        auto cgroup = std::move(escalations_[pgid].cgroup);
         escalations_.erase(pgid);
         if (GroupExists(pgid)) {
           BATON_LOG_INFO("group {} outlived its grace: SIGKILL", pgid);
           ::kill(-pgid, SIGKILL);
         }
+        if (cgroup && cgroup->Signal(SIGKILL) > 0)
+          BATON_LOG_INFO("cgroup of group {} outlived its grace: SIGKILL",
+                         pgid);
       });
+  escalations_[pgid] = {timer, std::move(cgroup)};
+}
+
+void Supervisor::SignalTask(const Task& task, int signal) {
+  ::kill(-task.pid, signal);
+  if (task.cgroup)
+    task.cgroup->Signal(signal);
+}
+
+bool Supervisor::TaskAlive(const Task& task) {
+  return GroupExists(task.pid) || (task.cgroup && !task.cgroup->Empty());
+}
+
+void Supervisor::RemoveCgroup(std::shared_ptr<TaskCgroup> cgroup, int tries) {
+  if (cgroup->Remove())
+    return;
+  if (tries <= 0) {
+    BATON_LOG_WARN("cgroup {} still has processes; left in place",
+                   cgroup->dirs().front());
+    return;
+  }
+  cgroup->Signal(SIGKILL);
+  loop_.Schedule(std::chrono::steady_clock::now() + kDrainPoll,
+                 [this, cgroup, tries] { RemoveCgroup(cgroup, tries - 1); });
 }
 
 void Supervisor::ReapChildren() {
@@ -97,8 +126,9 @@ void Supervisor::ReapChildren() {
   // just reaped needs no SIGKILL: drop its escalation, so an idle
   // supervisor can exit now rather than after the grace.
   for (auto e = escalations_.begin(); e != escalations_.end();) {
-    if (!GroupExists(e->first)) {
-      loop_.Cancel(e->second);
+    if (!GroupExists(e->first) &&
+        (!e->second.cgroup || e->second.cgroup->Empty())) {
+      loop_.Cancel(e->second.timer);
       e = escalations_.erase(e);
     } else {
       ++e;
@@ -117,7 +147,7 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
   task.leader_ended = true;
   task.leader_status = status;
   task.status_lost = status_lost;
-  if (!GroupExists(task.pid)) {
+  if (!TaskAlive(task)) {
     Finish(it);
     return;
   }
@@ -126,6 +156,13 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
   // (doc/supervisor.md, "Leftovers"). A kill or deadline already under way
   // has its SIGKILL scheduled.
   std::vector<pid_t> members = GroupMembers(task.pid);
+  // With a cgroup, also what left the group (setsid) but not the cgroup.
+  if (task.cgroup) {
+    for (pid_t pid : task.cgroup->Members()) {
+      if (std::find(members.begin(), members.end(), pid) == members.end())
+        members.push_back(pid);
+    }
+  }
   // An adopted task's leader may still be its keeper's zombie.
   std::erase(members, task.pid);
   if (task.cause == ExitCause::kNatural && !members.empty()) {
@@ -134,9 +171,9 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
         "{}: leader ended, {} left in group {}: SIGTERM, SIGKILL "
         "after {} ms",
         task.id, task.leftovers, task.pid, task.grace.count());
-    ::kill(-task.pid, SIGTERM);
-    ::kill(-task.pid, SIGCONT);
-    EscalateAfter(task.pid, task.grace);
+    SignalTask(task, SIGTERM);
+    SignalTask(task, SIGCONT);
+    EscalateAfter(task.pid, task.grace, task.cgroup);
   }
   task.drained = true;
   // The SIGKILL comes within the grace: the task's for leftovers, the
@@ -156,7 +193,7 @@ void Supervisor::PollDrain(const std::string& id) {
   if (it == tasks_.end())
     return;
   it->second.drain_timer = 0;
-  if (!GroupExists(it->second.pid)) {
+  if (!TaskAlive(it->second)) {
     Finish(it);
     return;
   }
@@ -178,7 +215,7 @@ void Supervisor::PollDrain(const std::string& id) {
 void Supervisor::FinishDrainedTasks() {
   std::vector<std::string> drained;
   for (const auto& [id, task] : tasks_) {
-    if (task.leader_ended && !GroupExists(task.pid))
+    if (task.leader_ended && !TaskAlive(task))
       drained.push_back(id);
   }
   for (const std::string& id : drained)
@@ -204,6 +241,7 @@ void Supervisor::Finish(TaskMap::iterator it) {
   exited.ended_ms = task.drained ? WallMillis() : task.leader_ended_ms;
   exited.started_ms = task.record.started_ms;
   exited.leftovers = task.leftovers;
+  exited.out_of_memory = task.cgroup && task.cgroup->OomKilled();
   // A heuristic: a full file system at exit probably cut the output short.
   struct statvfs vfs {};
   exited.disk_full = task.log_fd && ::fstatvfs(task.log_fd.get(), &vfs) == 0 &&
@@ -231,10 +269,12 @@ void Supervisor::Finish(TaskMap::iterator it) {
   // Nothing can join an empty group, so a pending SIGKILL could only hit a
   // new group that reuses the id.
   if (auto e = escalations_.find(task.pid);
-      e != escalations_.end() && !GroupExists(task.pid)) {
-    loop_.Cancel(e->second);
+      e != escalations_.end() && !TaskAlive(task)) {
+    loop_.Cancel(e->second.timer);
     escalations_.erase(e);
   }
+  if (task.cgroup)
+    RemoveCgroup(std::move(task.cgroup), 50);
   BATON_LOG_INFO("{}: pid {} ended: {}", task.id, task.pid, record);
   ids_by_pid_.erase(task.pid);
   tasks_.erase(it);
@@ -306,6 +346,7 @@ void Supervisor::AdoptOrphan(const JournalTask& record) {
   Task& task = it->second;
   task.id = record.task;
   task.pid = static_cast<pid_t>(record.pid);
+  task.cgroup = limits_.Find(task.id);
   task.record = record;
   task.grace = milliseconds(record.grace_ms);
   task.cause = record.cause;
@@ -342,7 +383,8 @@ void Supervisor::AdoptOrphan(const JournalTask& record) {
   if (task.cause != ExitCause::kNatural) {
     // Its stop was under way: the SIGKILL is still due.
     EscalateAfter(task.pid,
-                  MillisUntil(record.stopped_ms + record.stop_grace_ms));
+                  MillisUntil(record.stopped_ms + record.stop_grace_ms),
+                  task.cgroup);
   } else if (record.deadline_ms) {
     ScheduleDeadline(task, MillisUntil(*record.deadline_ms));
   }

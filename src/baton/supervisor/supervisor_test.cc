@@ -39,6 +39,7 @@ TEST(SupervisorProtocol, RoundTrips) {
   spawn.stderr_path = "/tmp/e.log";
   spawn.stdin_path = "/tmp/stdin";
   spawn.stdin_fifo = true;
+  spawn.limits = ResourceLimits{.memory_bytes = 1 << 26, .pids = 9};
   auto request = ParseSupervisorRequest(EncodeMessage(spawn));
   ASSERT_TRUE(request);
   const auto& parsed = std::get<SpawnRequest>(*request);
@@ -48,6 +49,7 @@ TEST(SupervisorProtocol, RoundTrips) {
   EXPECT_EQ(parsed.stderr_path, spawn.stderr_path);
   EXPECT_EQ(parsed.stdin_path, spawn.stdin_path);
   EXPECT_TRUE(parsed.stdin_fifo);
+  EXPECT_EQ(parsed.limits, spawn.limits);
   EXPECT_EQ(parsed.timeout, 1500ms);
   EXPECT_EQ(parsed.grace, 200ms);
   spawn.timeout.reset();
@@ -56,12 +58,13 @@ TEST(SupervisorProtocol, RoundTrips) {
           .timeout);
 
   ExitedEvent exited{"shell-2", 42,   std::nullopt, 9, ExitCause::kTimedOut,
-                     1234,      true, 1000,         2};
+                     1234,      true, 1000,         2, true};
   // The op first, then the fields in the order Fields() lists them.
   EXPECT_EQ(EncodeMessage(exited),
             R"({"op":"exited","task":"shell-2","pid":42,"exit_code":null,)"
             R"("signal":9,"cause":"timeout","ended_ms":1234,)"
-            R"("disk_full":true,"started_ms":1000,"leftovers":2})");
+            R"("disk_full":true,"started_ms":1000,"leftovers":2,)"
+            R"("out_of_memory":true})");
   auto event = ParseSupervisorEvent(EncodeMessage(exited));
   ASSERT_TRUE(event);
   ExitInfo info = ToExitInfo(std::get<ExitedEvent>(*event));
@@ -73,6 +76,7 @@ TEST(SupervisorProtocol, RoundTrips) {
   EXPECT_EQ(info.pid, 42);
   EXPECT_EQ(info.started_ms, 1000);
   EXPECT_EQ(info.leftovers_stopped, 2);
+  EXPECT_TRUE(info.out_of_memory);
   // An adopted task whose end nobody recorded.
   exited.cause = ExitCause::kLost;
   event = ParseSupervisorEvent(EncodeMessage(exited));

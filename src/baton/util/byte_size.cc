@@ -42,4 +42,19 @@ Result<int64_t> ParseByteSize(std::string_view text) {
   return number << shift;
 }
 
+std::string FormatByteSize(int64_t bytes) {
+  if (bytes < 1024)
+    return fmt::format("{} B", bytes);
+  int shift = 10;
+  while (shift < 40 && bytes >= (int64_t{1} << (shift + 10)))
+    shift += 10;
+  // Tenths of the unit, rounded down so that a limit never reads larger.
+  int64_t tenths =
+      bytes < (kMost >> 4) ? (bytes * 10) >> shift : (bytes >> shift) * 10;
+  char unit = kUnits[shift / 10 - 1];
+  if (tenths % 10 == 0)
+    return fmt::format("{} {}iB", tenths / 10, unit);
+  return fmt::format("{}.{} {}iB", tenths / 10, tenths % 10, unit);
+}
+
 }  // namespace baton

@@ -4,6 +4,7 @@
 #define BATON_UTIL_BYTE_SIZE_H_
 
 #include <cstdint>
+#include <string>
 #include <string_view>
 
 #include "baton/util/result.h"
@@ -13,6 +14,10 @@ namespace baton {
 // Fails with kInvalidArgument, showing valid forms, for anything else or
 // for more than 2^62 bytes.
 Result<int64_t> ParseByteSize(std::string_view text);
+
+// For people, in the largest binary unit it fills: "512 B", "64 MiB",
+// "1.5 GiB" (one decimal, dropped when it is 0).
+std::string FormatByteSize(int64_t bytes);
 
 }  // namespace baton
 

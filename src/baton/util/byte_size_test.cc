@@ -28,5 +28,13 @@ TEST(ByteSize, RefusesGarbageAndOverflowSayingWhatWorks) {
   }
 }
 
+TEST(ByteSize, FormatsInTheLargestUnitItFills) {
+  EXPECT_EQ(FormatByteSize(512), "512 B");
+  EXPECT_EQ(FormatByteSize(64 << 20), "64 MiB");
+  EXPECT_EQ(FormatByteSize(int64_t{3} << 29), "1.5 GiB");
+  EXPECT_EQ(FormatByteSize((int64_t{1} << 30) - 1), "1023.9 MiB");
+  EXPECT_EQ(FormatByteSize(int64_t{1} << 62), "4194304 TiB");
+}
+
 }  // namespace
 }  // namespace baton

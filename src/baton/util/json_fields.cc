@@ -198,7 +198,7 @@ Status DecodeValue(const Json& in, int64_t& out, const FieldRules& rules,
                              range(), TypeOf(in)));
 }
 
-Status DecodeValue(const Json& in, double& out, const FieldRules&,
+Status DecodeValue(const Json& in, double& out, const FieldRules& rules,
                    std::string_view path) {
   if (!in.is_number()) {
     return Invalid(
@@ -207,6 +207,10 @@ Status DecodeValue(const Json& in, double& out, const FieldRules&,
   out = in.get<double>();
   if (!std::isfinite(out))
     return Invalid(fmt::format("'{}' must be a finite number", path));
+  if (rules.min != std::numeric_limits<int64_t>::min() &&
+      out < static_cast<double>(rules.min)) {
+    return Invalid(fmt::format("'{}' must be at least {}", path, rules.min));
+  }
   return {};
 }
 

@@ -47,7 +47,8 @@ struct FieldRules {
   // maps too), and the items of lists and maps.
   size_t max_bytes = 0;
   size_t max_items = 0;
-  int64_t min = std::numeric_limits<int64_t>::min();  // Integers, durations.
+  // Integers, durations; reals take `min` too.
+  int64_t min = std::numeric_limits<int64_t>::min();
   int64_t max = std::numeric_limits<int64_t>::max();
   // Encoding leaves the field out when it is null, "" or an empty list.
   bool omit_when_empty = false;

@@ -2,10 +2,17 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <linux/close_range.h>
 #include <signal.h>
 #include <spawn.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
+#include <cerrno>
 #include <cstring>
+
+#include "baton/util/unique_fd.h"
 
 namespace baton {
 namespace {
@@ -114,6 +121,128 @@ int SetUpFileActions(posix_spawn_file_actions_t* actions, const ChildSpec& spec,
   return 0;
 }
 
+// What a forked child reports before it dies: the step that failed and its
+// errno. Nothing arrives when the exec succeeded (the pipe is close-on-exec).
+struct ChildFailure {
+  int step = 0;  // An index into kChildSteps, or kJoinStep + i.
+  int err = 0;
+};
+enum ChildStep { kExec, kSetsid, kChdir, kStdio, kCloseRange, kRlimit, kJoin };
+constexpr const char* kChildSteps[] = {
+    nullptr, "setsid", "chdir", "dup2", "close_range", "setrlimit", "join"};
+
+// The rest of a forked child, up to its exec. It is a copy of a threaded
+// process: only async-signal-safe calls from here on, on what the parent
+// prepared.
+[[noreturn]] void RunForkedChild(const ChildSpec& spec, const char* program,
+                                 char* const* argv, char* const* envp,
+                                 int report) {
+  auto die = [report](int step) {
+    ChildFailure failure{step, errno};
+    (void)!::write(report, &failure, sizeof failure);
+    ::_exit(127);
+  };
+  struct sigaction default_action {};
+  default_action.sa_handler = SIG_DFL;
+  for (int sig = 1; sig < NSIG; ++sig)
+    ::sigaction(sig, &default_action, nullptr);  // Fails for KILL, STOP.
+  sigset_t none;
+  sigemptyset(&none);
+  ::sigprocmask(SIG_SETMASK, &none, nullptr);
+  if (::setsid() < 0)
+    die(kSetsid);
+  // Into its cgroups before anything else runs in it: what it forks is
+  // born inside.
+  for (size_t i = 0; i < spec.join_cgroups.size(); ++i) {
+    int fd = ::open(spec.join_cgroups[i].c_str(), O_WRONLY | O_CLOEXEC);
+    if (fd < 0 || ::write(fd, "0", 1) != 1)
+      die(kJoin + static_cast<int>(i));
+    ::close(fd);
+  }
+  for (size_t i = 0; i < spec.rlimits.size(); ++i) {
+    struct rlimit limit {
+      spec.rlimits[i].second, spec.rlimits[i].second
+    };
+    if (::setrlimit(spec.rlimits[i].first, &limit) != 0)
+      die(kRlimit);
+  }
+  if (::chdir(spec.cwd.c_str()) != 0)
+    die(kChdir);
+  const int sources[3] = {spec.stdin_fd, spec.stdout_fd, spec.stderr_fd};
+  for (int target = 0; target < 3; ++target) {
+    int source = sources[target];
+    if (source < 0) {
+      source = ::open("/dev/null", target == 0 ? O_RDONLY : O_WRONLY);
+      if (source < 0)
+        die(kStdio);
+    }
+    if (source == target) {
+      if (::fcntl(target, F_SETFD, 0) != 0)
+        die(kStdio);
+    } else if (::dup2(source, target) < 0) {
+      die(kStdio);
+    }
+  }
+  // Every other fd is closed by the exec, the report pipe's included.
+  if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
+    die(kCloseRange);
+  ::execve(program, argv, envp);
+  die(kExec);
+  ::_exit(127);  // die() does; the lambda cannot say so.
+}
+
+// SpawnChild by fork, for what posix_spawn cannot set up.
+Result<pid_t> ForkChild(const ChildSpec& spec) {
+  std::vector<char*> argv = CStringArray(spec.argv);
+  std::vector<char*> envp = CStringArray(spec.env);
+  int pipe_fds[2];
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
+    int err = errno;
+    return MakeError(ErrorCode::kSpawnFailed,
+                     fmt::format("spawn \"{}\": pipe2: {}", spec.argv[0],
+                                 std::strerror(err)),
+                     err);
+  }
+  UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
+  pid_t pid = ::fork();
+  if (pid == 0) {
+    RunForkedChild(spec, spec.program.c_str(), argv.data(), envp.data(),
+                   write_end.get());
+  }
+  int fork_error = errno;
+  write_end.reset();
+  if (pid < 0) {
+    return MakeError(ErrorCode::kSpawnFailed,
+                     fmt::format("spawn \"{}\": fork: {}", spec.argv[0],
+                                 std::strerror(fork_error)),
+                     fork_error);
+  }
+  ChildFailure failure;
+  ssize_t got;
+  do {
+    got = ::read(read_end.get(), &failure, sizeof failure);
+  } while (got < 0 && errno == EINTR);
+  if (got <= 0)
+    return pid;  // Exec'd.
+  // Reaped here unless the caller's own reaping got it first.
+  (void)::waitpid(pid, nullptr, 0);
+  std::string call;
+  if (failure.step >= kJoin) {
+    size_t i = static_cast<size_t>(failure.step - kJoin);
+    call =
+        fmt::format("join cgroup {}",
+                    i < spec.join_cgroups.size() ? spec.join_cgroups[i] : "?");
+  } else if (failure.step > kExec && failure.step < kJoin) {
+    call = kChildSteps[failure.step];
+  }
+  std::string message = call.empty()
+                            ? fmt::format("spawn \"{}\": {}", spec.argv[0],
+                                          std::strerror(failure.err))
+                            : fmt::format("spawn \"{}\": {}: {}", spec.argv[0],
+                                          call, std::strerror(failure.err));
+  return MakeError(ErrorCode::kSpawnFailed, std::move(message), failure.err);
+}
+
 }  // namespace
 
 Result<pid_t> SpawnChild(const ChildSpec& spec) {
@@ -121,6 +250,8 @@ Result<pid_t> SpawnChild(const ChildSpec& spec) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "spawn: the program, argv and folder must not be empty");
   }
+  if (!spec.join_cgroups.empty() || !spec.rlimits.empty())
+    return ForkChild(spec);
   auto fail = [&](const char* call, int err) {
     std::string message =
         call

@@ -6,9 +6,11 @@
 #ifndef BATON_UTIL_SPAWN_CHILD_H_
 #define BATON_UTIL_SPAWN_CHILD_H_
 
+#include <sys/resource.h>
 #include <sys/types.h>
 
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "baton/util/result.h"
@@ -29,6 +31,12 @@ struct ChildSpec {
   int stdin_fd = -1;
   int stdout_fd = -1;
   int stderr_fd = -1;
+  // Set up in the child before it execs, so that nothing it starts escapes
+  // them (doc/limits.md): the cgroup.procs files it moves itself into, and
+  // the rlimits it sets (resource, limit). posix_spawn can do neither, so
+  // either makes SpawnChild fork.
+  std::vector<std::string> join_cgroups;
+  std::vector<std::pair<int, rlim_t>> rlimits;
 };
 
 // Starts `spec` and returns its pid, which is also its process group and
@@ -43,8 +51,9 @@ struct ChildSpec {
 // argv, program or cwd, and otherwise with the errno of the call that
 // failed, as `spawn "<argv[0]>": <strerror>` (the exec's and the chdir's
 // failures read the same: check the folder first to tell them apart), or
-// `spawn "<argv[0]>": <set-up call>: <strerror>` for a failed set-up.
-// Thread-safe.
+// `spawn "<argv[0]>": <set-up call>: <strerror>` for a failed set-up
+// (`join cgroup <file>` and `setrlimit` among them). Forking
+// needs Linux 5.11 (close_range's CLOEXEC flag). Thread-safe.
 Result<pid_t> SpawnChild(const ChildSpec& spec);
 
 }  // namespace baton

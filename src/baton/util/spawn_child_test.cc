@@ -158,5 +158,75 @@ TEST(SpawnChild, FailuresSayWhatFailedAndWhy) {
   EXPECT_EQ(SpawnChild(empty).error().code, ErrorCode::kInvalidArgument);
 }
 
+// With rlimits or cgroups to join, SpawnChild forks instead of posix_spawn:
+// the child must start just the same.
+ChildSpec Forked(ChildSpec spec) {
+  spec.rlimits.emplace_back(RLIMIT_CORE, 0);
+  return spec;
+}
+
+TEST(SpawnChild, AForkedChildStartsAsASpawnedOneDoes) {
+  ChildSpec env = Forked(Command("/usr/bin/env", {"env"}));
+  env.env = {"A=1"};
+  EXPECT_EQ(RunToEnd(env).out, "A=1\n");
+  ChildSpec pwd = Forked(Command("/bin/pwd", {"pwd"}));
+  pwd.cwd = "/usr";
+  EXPECT_EQ(RunToEnd(pwd).out, "/usr\n");
+  UniqueFd leaky(::open("/dev/null", O_RDONLY));
+  ASSERT_TRUE(leaky);
+  EXPECT_EQ(RunToEnd(Forked(Command("/bin/ls", {"ls", "/proc/self/fd"}))).out,
+            "0\n1\n2\n3\n");
+  // Its own session; no signal of ours blocked or ignored.
+  sigset_t block, old_mask;
+  sigemptyset(&block);
+  sigaddset(&block, SIGTERM);
+  ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old_mask), 0);
+  auto old_pipe = ::signal(SIGPIPE, SIG_IGN);
+  Ran ran = RunToEnd(Forked(Command("/bin/cat", {"cat", "/proc/self/status"})));
+  ::signal(SIGPIPE, old_pipe);
+  ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
+  EXPECT_EQ(SignalBits(ran.out, "SigBlk"), 0u) << ran.out;
+  EXPECT_EQ(SignalBits(ran.out, "SigIgn") & (1ull << (SIGPIPE - 1)), 0u);
+  int fds[2];
+  ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
+  UniqueFd read_end(fds[0]), write_end(fds[1]);
+  ChildSpec reader = Forked(Command("/bin/sh", {"sh", "-c", "read x"}));
+  reader.stdin_fd = read_end.get();
+  auto pid = SpawnChild(reader);
+  ASSERT_TRUE(pid) << pid.error().message;
+  EXPECT_EQ(::getpgid(*pid), *pid);
+  EXPECT_EQ(::getsid(*pid), *pid);
+  write_end.reset();
+  int status = 0;
+  ASSERT_EQ(::waitpid(*pid, &status, 0), *pid);
+}
+
+TEST(SpawnChild, AForkedChildHasItsRlimits) {
+  ChildSpec spec = Command("/bin/sh", {"sh", "-c", "ulimit -n; ulimit -v"});
+  spec.rlimits = {{RLIMIT_NOFILE, 64}, {RLIMIT_AS, 512ull << 20}};
+  EXPECT_EQ(RunToEnd(spec).out, "64\n524288\n");
+}
+
+TEST(SpawnChild, AForkedChildsFailuresSayWhatFailed) {
+  auto missing = SpawnChild(Forked(Command("/nonexistent/tool", {"tool"})));
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().sys_errno, ENOENT);
+  EXPECT_EQ(missing.error().message,
+            "spawn \"tool\": No such file or directory");
+  ChildSpec join = Command("/bin/true", {"true"});
+  join.join_cgroups = {"/nonexistent/baton/cgroup.procs"};
+  auto refused = SpawnChild(join);
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().message,
+            "spawn \"true\": join cgroup /nonexistent/baton/cgroup.procs: No "
+            "such file or directory");
+  ChildSpec nofolder = Forked(Command("/bin/true", {"true"}));
+  nofolder.cwd = "/nonexistent";
+  auto no_cwd = SpawnChild(nofolder);
+  ASSERT_FALSE(no_cwd);
+  EXPECT_EQ(no_cwd.error().message,
+            "spawn \"true\": chdir: No such file or directory");
+}
+
 }  // namespace
 }  // namespace baton

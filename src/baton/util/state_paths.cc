@@ -81,4 +81,14 @@ Status StatePaths::Prepare() const {
   return MakeDir(tasks_dir());
 }
 
+std::string StatePaths::tag() const {
+  // FNV-1a, folded to 32 bits.
+  uint64_t hash = 1469598103934665603ULL;
+  for (unsigned char c : home) {
+    hash ^= c;
+    hash *= 1099511628211ULL;
+  }
+  return fmt::format("{:08x}", static_cast<uint32_t>(hash ^ (hash >> 32)));
+}
+
 }  // namespace baton

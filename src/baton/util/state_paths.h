@@ -20,6 +20,9 @@ struct StatePaths {
   std::string daemon_lock() const { return runtime + "/batond.lock"; }
   std::string supervisor_socket() const { return runtime + "/supervisor.sock"; }
   std::string supervisor_lock() const { return runtime + "/supervisor.lock"; }
+  // Eight hex digits of `home`: names this baton's things in places other
+  // batons share (Slurm job names, cgroups), so that two never meet.
+  std::string tag() const;
 
   // From BATON_HOME, else XDG_STATE_HOME (~/.local/state) and
   // XDG_RUNTIME_DIR. `home_override` (the --state-dir flag) wins over all.

@@ -13,6 +13,7 @@ struct DelegateArgs {
   std::string agent, model, label, resume;
   PlacementFlags placement;
   SlurmFlags slurm;
+  LimitFlags limits;
   std::vector<std::string> brief;
   bool wait = false;
   bool worktree = false, no_worktree = false;
@@ -50,6 +51,10 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
     return ReportError(ctx, slurm.error());
   if (*slurm)
     request.slurm = std::move(**slurm);
+  auto limits = LimitFieldsOf(args.limits);
+  if (!limits)
+    return ReportError(ctx, limits.error());
+  request.limits = *limits;
   // A resumed task runs where its session ran, unless --cwd says otherwise
   // (batond takes the ended task's folder when none is sent).
   if (args.placement.cwd.empty() && TaskId::Parse(args.resume))
@@ -81,6 +86,7 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
                      "Deadline (default 30m)");
   AddScheduleFlags(command, args->placement);
   AddSlurmFlags(command, args->slurm);
+  AddLimitFlags(command, args->limits);
   auto* worktree = command.add_flag(
       "--worktree", args->worktree,
       "Run it in a new git worktree, on a new branch baton/<task id> made "

@@ -14,6 +14,7 @@ struct RunArgs {
   std::vector<std::string> command;
   PlacementFlags placement;
   SlurmFlags slurm;
+  LimitFlags limits;
   std::string max_output;
   int64_t retries = 0;
   std::string retry_delay;
@@ -59,6 +60,10 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     return ReportError(ctx, slurm.error());
   if (*slurm)
     request.slurm = std::move(**slurm);
+  auto limits = LimitFieldsOf(args.limits);
+  if (!limits)
+    return ReportError(ctx, limits.error());
+  request.limits = *limits;
   if (!args.max_output.empty()) {
     auto bytes = ParseByteSize(args.max_output);
     if (!bytes) {
@@ -103,6 +108,7 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
       ->allow_extra_args(false);
   AddScheduleFlags(command, args->placement);
   AddSlurmFlags(command, args->slurm);
+  AddLimitFlags(command, args->limits);
   command.add_option("--max-output", args->max_output,
                      "Keep this much output (e.g. 100M; 0: all); past it, "
                      "output is dropped and counted (default 1G)");

@@ -1,6 +1,8 @@
 // Handlers of the queue requests (doc/scheduling.md): queue_set makes or
 // changes a queue, queue_list lists them. The registry keeps the queues;
 // a change is committed with its batch, before the reply.
+#include <cmath>
+
 #include "baton/daemon/daemon.h"
 
 namespace baton {
@@ -11,7 +13,10 @@ QueueInfo InfoOf(const QueueView& view) {
                    .max_running = view.record.max_running,
                    .paused = view.record.paused,
                    .running = view.running,
-                   .queued = view.queued};
+                   .queued = view.queued,
+                   .limits = view.record.limits.any()
+                                 ? std::optional(view.record.limits)
+                                 : std::nullopt};
 }
 
 }  // namespace
@@ -22,7 +27,11 @@ void Daemon::Handle(Connection&, const QueueSetRequest& request, Session,
                                             : QueueChange::Kind::kSet,
                      .name = request.name,
                      .max_running = request.max_running,
-                     .paused = request.paused};
+                     .paused = request.paused,
+                     .memory_bytes = request.memory_bytes,
+                     .pids = request.pids};
+  if (request.cpus)
+    change.cpu_millis = std::llround(*request.cpus * 1000);
   auto changed = registry_->ChangeQueue(change);
   if (!changed)
     return reply(std::unexpected(changed.error()));

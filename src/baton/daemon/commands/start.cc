@@ -3,6 +3,8 @@
 // (CommonSpec), preflight it, store it, and answer once it is stored.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "baton/core/model_spec.h"
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/commands/client_env.h"
@@ -38,7 +40,10 @@ void UseCodexExec(TaskSpec& spec, const std::vector<std::string>& prefix,
 // A task's request of Slurm: its own fields over `[executors.slurm]`'s
 // (sbatch_args after the config's, so that its own win), and the client's
 // SLURM_CONF and PATH, which every later Slurm command about it uses.
+// The request's `cpus` and `memory_bytes` are the job's request on Slurm
+// (whole CPUs; memory rounded up to MiB, as Slurm counts it).
 SlurmRequest SlurmRequestOf(const SlurmFields& fields,
+                            const LimitFields& limits,
                             const SlurmRequest& defaults,
                             const EnvLookup& client_env) {
   SlurmRequest slurm = defaults;
@@ -48,14 +53,32 @@ SlurmRequest SlurmRequestOf(const SlurmFields& fields,
     slurm.account = fields.account;
   if (fields.time_limit_s)
     slurm.time_limit_s = *fields.time_limit_s;
-  slurm.cpus = fields.cpus.value_or(0);
+  slurm.cpus = limits.cpus ? std::llround(*limits.cpus) : 0;
   slurm.mem = fields.mem;
+  if (limits.memory_bytes) {
+    constexpr int64_t kMiB = int64_t{1} << 20;
+    slurm.mem = fmt::format("{}M", (*limits.memory_bytes + kMiB - 1) / kMiB);
+  }
   slurm.gres = fields.gres;
   slurm.sbatch_args.insert(slurm.sbatch_args.end(), fields.sbatch_args.begin(),
                            fields.sbatch_args.end());
   slurm.slurm_conf = client_env("SLURM_CONF").value_or("");
   slurm.path = client_env("PATH").value_or("");
   return slurm;
+}
+
+// The hard limits a local task gets: the request's, each over `defaults`
+// (its profile's, for an agent).
+ResourceLimits LimitsOf(const LimitFields& fields,
+                        const ResourceLimits& defaults) {
+  ResourceLimits limits = defaults;
+  if (fields.memory_bytes)
+    limits.memory_bytes = *fields.memory_bytes;
+  if (fields.cpus)
+    limits.cpu_millis = std::llround(*fields.cpus * 1000);
+  if (fields.pids)
+    limits.pids = *fields.pids;
+  return limits;
 }
 
 }  // namespace
@@ -94,7 +117,10 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
     auto config = LoadAgentConfig(FindConfigFile(client_env));
     if (!config)
       return std::unexpected(config.error());
-    spec.slurm = SlurmRequestOf(request.slurm, config->slurm, client_env);
+    spec.slurm = SlurmRequestOf(request.slurm, request.limits, config->slurm,
+                                client_env);
+  } else {
+    spec.limits = LimitsOf(request.limits, ResourceLimits{});
   }
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
@@ -252,8 +278,10 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   if (auto ok = PreflightTask(spec, &command_cache_); !ok)
     return reply(std::unexpected(ok.error()));
   if (request.slurm.OnSlurm()) {
-    spec.slurm = SlurmRequestOf(request.slurm, config->slurm,
+    spec.slurm = SlurmRequestOf(request.slurm, request.limits, config->slurm,
                                 ClientEnvLookup(request.base_env));
+  } else {
+    spec.limits = LimitsOf(request.limits, profile->limits);
   }
   // The codex probe asks the codex of this machine: a job's runs elsewhere.
   if (spec.agent->adapter != "codex" || spec.slurm)

@@ -2,10 +2,12 @@
 // get, list, read, kill, attach, notices, daemon_status, shutdown, watch. Each
 // takes its typed request (ipc/messages.h), calls the registry, and
 // answers through `reply`.
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include "baton/daemon/daemon.h"
 #include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -45,7 +47,18 @@ void Daemon::Handle(Connection&, const GetRequest& request, Session session,
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
-  reply(TaskReply{View(std::move(*task))});
+  TaskView view = View(std::move(*task));
+  // What holds it to its limits, as the supervisor wrote it when it
+  // started (doc/limits.md); not for a listing: a file read per task.
+  if (view.task.spec.limits.any()) {
+    auto said = ReadFile(
+        fmt::format("{}/{}", router_->TaskDir(view.task.id), kTaskLimitsFile));
+    auto parsed = said ? ParseJson(*said) : std::unexpected(said.error());
+    LimitsHeld held;
+    if (parsed && DecodeValue(parsed->value, held, {}, kTaskLimitsFile))
+      view.limits_held_by = std::move(held.held_by);
+  }
+  reply(TaskReply{std::move(view)});
 }
 
 void Daemon::Handle(Connection&, const ListRequest& request, Session session,

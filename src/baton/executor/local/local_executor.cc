@@ -315,6 +315,8 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
   request.exit_file = ExitFilePath(task.id, request.task);
   request.timeout = spec.timeout;
   request.grace = grace_;
+  if (spec.limits.any())
+    request.limits = spec.limits;
   // The supervisor creates the folder in its spawn thread, off our loop
   // and after the client's reply, unless we write there first.
   bool batond_writes_first = spec.agent || spec.stdin_pipe || spec.stdin_text ||
@@ -357,6 +359,17 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
     if (auto connected = Connect(); !connected) {
       return FailLater(task.id, connected.error());
     }
+  }
+  // An older supervisor (it outlives batond across an upgrade) would run
+  // it without its limits.
+  if (request.limits && supervisor_version_ < kFirstVersionWithLimits) {
+    return FailLater(
+        task.id,
+        Error{ErrorCode::kUnavailable,
+              fmt::format("the running supervisor (protocol {}) predates "
+                          "hard limits; let its tasks end (or stop them), "
+                          "then batond starts a new one",
+                          supervisor_version_)});
   }
   // Once connected: environments are defined per connection.
   const std::vector<std::string>& base =

@@ -21,17 +21,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// FNV-1a of batond's home: job names and shared folders of two batons on
-// one cluster never meet.
-std::string HomeTag(const std::string& home) {
-  uint64_t hash = 1469598103934665603ULL;
-  for (unsigned char c : home) {
-    hash ^= c;
-    hash *= 1099511628211ULL;
-  }
-  return fmt::format("{:08x}", static_cast<uint32_t>(hash ^ (hash >> 32)));
-}
-
 int64_t WallNowMs() {
   return std::chrono::duration_cast<milliseconds>(
              std::chrono::system_clock::now().time_since_epoch())
@@ -59,7 +48,7 @@ SlurmExecutor::SlurmExecutor(EventLoop* loop, StatePaths paths, Options options)
     : loop_(loop),
       paths_(std::move(paths)),
       options_(options),
-      home_tag_(HomeTag(paths_.home)),
+      home_tag_(paths_.tag()),
       runner_(loop),
       interval_(options.poll_min) {}
 

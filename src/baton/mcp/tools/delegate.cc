@@ -18,6 +18,8 @@ void HandleDelegate(const ToolCallPtr& call) {
       "worktree", "max_turns",   "max_tokens", "max_cost_usd"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
+  names.insert(names.end(), std::begin(kLimitArguments),
+               std::end(kLimitArguments));
   if (auto known = CheckKnownArguments(args, names); !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -55,6 +57,10 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (!slurm)
     return call->Finish(ToolResult::Error(slurm.error().message));
   request.slurm = std::move(*slurm);
+  auto limits = LimitArguments(args);
+  if (!limits)
+    return call->Finish(ToolResult::Error(limits.error().message));
+  request.limits = std::move(*limits);
   if (args.contains("worktree")) {
     auto worktree = OptionalBool(args, "worktree", false);
     if (!worktree)
@@ -286,6 +292,7 @@ ToolDefinition DelegateToolDefinition() {
   tool.handler = HandleDelegate;
   AddScheduleProperties(tool.input_schema["properties"]);
   AddSlurmProperties(tool.input_schema["properties"]);
+  AddLimitProperties(tool.input_schema["properties"]);
   return tool;
 }
 

@@ -16,6 +16,8 @@ void HandleRun(const ToolCallPtr& call) {
       "max_output_bytes", "retries", "retry_delay_s"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
+  names.insert(names.end(), std::begin(kLimitArguments),
+               std::end(kLimitArguments));
   if (auto known = CheckKnownArguments(args, names); !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -53,6 +55,10 @@ void HandleRun(const ToolCallPtr& call) {
   if (!slurm)
     return call->Finish(ToolResult::Error(slurm.error().message));
   request.slurm = std::move(*slurm);
+  auto limits = LimitArguments(args);
+  if (!limits)
+    return call->Finish(ToolResult::Error(limits.error().message));
+  request.limits = std::move(*limits);
   if (const Json* max = FindArgument(args, "max_output_bytes")) {
     const auto* bytes = max->get_ptr<const Json::number_unsigned_t*>();
     if (!bytes || *bytes > (uint64_t{1} << 62)) {
@@ -232,6 +238,7 @@ ToolDefinition RunToolDefinition() {
   tool.handler = HandleRun;
   AddScheduleProperties(tool.input_schema["properties"]);
   AddSlurmProperties(tool.input_schema["properties"]);
+  AddLimitProperties(tool.input_schema["properties"]);
   return tool;
 }
 

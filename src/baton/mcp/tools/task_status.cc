@@ -59,6 +59,22 @@ void AddUsage(const TaskRecord& task, std::string& text, Json& structured) {
   structured["budget"] = std::move(budget);
 }
 
+// A task's hard limits and what holds it to them (doc/limits.md).
+void AddLimits(const TaskView& view, std::string& text, Json& structured) {
+  const ResourceLimits& limits = view.task.spec.limits;
+  if (!limits.any())
+    return;
+  text += "limits: " + LimitsText(limits);
+  if (!view.limits_held_by.empty())
+    text += " (held by " + view.limits_held_by + ")";
+  text += "\n";
+  Json json = nullptr;
+  if (auto parsed = ParseJson(EncodeObject(limits)))
+    json = std::move(parsed->value);
+  json["held_by"] = view.limits_held_by;
+  structured["limits"] = std::move(json);
+}
+
 // A retried shell task's earlier attempts (doc/scheduling.md, "Retries").
 void AddAttempts(const TaskRecord& task, std::string& text, Json& structured) {
   if (task.spec.retry.retries == 0)
@@ -144,6 +160,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     text += EndEvidenceText(task);
     AddUsage(task, text, structured);
     AddAttempts(task, text, structured);
+    AddLimits(reply->task, text, structured);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
     // An agent task: what it said last, the tools it used, its questions.
@@ -216,6 +233,17 @@ ToolDefinition TaskStatusToolDefinition() {
         {"output_tokens", {{"type", "integer"}}},
         {"turns", {{"type", "integer"}}},
         {"cost_usd", {{"type", "number"}}}}}};
+  props["limits"] = {
+      {"type", "object"},
+      {"description",
+       "its hard limits (memory_bytes, cpu_millis, pids; 0: none) and "
+       "held_by: what holds it to them (cgroup v2, cgroup v1, rlimit; "
+       "doc/limits.md); absent when it has none"},
+      {"properties",
+       {{"memory_bytes", {{"type", "integer"}}},
+        {"cpu_millis", {{"type", "integer"}}},
+        {"pids", {{"type", "integer"}}},
+        {"held_by", {{"type", "string"}}}}}};
   props["budget"] = {
       {"type", "object"},
       {"description",
