@@ -785,7 +785,10 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
   EXPECT_LT(list_max_ms, 50);
   EXPECT_LT(live_ms, 50);
   EXPECT_LT(unnoticed_ms, 50);
-  EXPECT_LT(count_ms, 10);
+  // Counting by the owner's index takes a few ms alone; under ASan with the
+  // suite running beside it, 13 ms was seen. A scan of the 100,000 rows
+  // takes several times that: 50 ms still tells one from the other.
+  EXPECT_LT(count_ms, 50);
 }
 
 }  // namespace
