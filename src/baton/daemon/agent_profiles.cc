@@ -128,14 +128,19 @@ std::optional<int64_t> Count(Checker& check, const toml::node& node,
   return std::nullopt;
 }
 
+// A TOML number, whole or not (2 or 2.5); nullopt for anything else.
+std::optional<double> AnyNumber(const toml::node& node) {
+  if (const auto* value = node.as_integer())
+    return static_cast<double>(value->get());
+  if (const auto* real = node.as_floating_point())
+    return real->get();
+  return std::nullopt;
+}
+
 // An amount of US dollars above 0 (2 or 2.5).
 std::optional<double> Dollars(Checker& check, const toml::node& node,
                               const std::string& key) {
-  std::optional<double> amount;
-  if (const auto* value = node.as_integer())
-    amount = static_cast<double>(value->get());
-  else if (const auto* real = node.as_floating_point())
-    amount = real->get();
+  std::optional<double> amount = AnyNumber(node);
   if (amount && *amount > 0 && std::isfinite(*amount))
     return amount;
   check.Fail(node.source(), key,
@@ -146,11 +151,7 @@ std::optional<double> Dollars(Checker& check, const toml::node& node,
 // A share of CPUs: 0.01 to 65536, as thousandths (1.5 = 1500).
 std::optional<int64_t> CpuMillis(Checker& check, const toml::node& node,
                                  const std::string& key) {
-  std::optional<double> cpus;
-  if (const auto* value = node.as_integer())
-    cpus = static_cast<double>(value->get());
-  else if (const auto* real = node.as_floating_point())
-    cpus = real->get();
+  std::optional<double> cpus = AnyNumber(node);
   if (cpus && *cpus >= 0.01 && *cpus <= 65536)
     return std::llround(*cpus * 1000);
   check.Fail(node.source(), key,
