@@ -335,10 +335,14 @@ Status CheckSlurmFields(const SlurmFields& slurm) {
   return {};
 }
 
+// A CPU share a task may be held to (LimitFields, QueueSetRequest).
+bool ValidCpus(double cpus) {
+  return std::isfinite(cpus) && cpus >= 0.01 && cpus <= 65536;
+}
+
 // The limits' own bounds, and what of them a Slurm job can take.
 Status CheckLimitFields(const LimitFields& limits, const SlurmFields& slurm) {
-  if (limits.cpus && !(std::isfinite(*limits.cpus) && *limits.cpus >= 0.01 &&
-                       *limits.cpus <= 65536)) {
+  if (limits.cpus && !ValidCpus(*limits.cpus)) {
     return Invalid(
         "'cpus' must be a number of CPUs from 0.01 to 65536, e.g. 1.5");
   }
@@ -419,8 +423,7 @@ Status QueueSetRequest::Validate() const {
         "queue_set request: 'memory_bytes' must be 0 (none) or at least 1 "
         "MiB (1048576)");
   }
-  if (cpus && *cpus != 0 &&
-      !(std::isfinite(*cpus) && *cpus >= 0.01 && *cpus <= 65536)) {
+  if (cpus && *cpus != 0 && !ValidCpus(*cpus)) {
     return Invalid(
         "queue_set request: 'cpus' must be 0 (none) or a number of CPUs "
         "from 0.01 to 65536, e.g. 1.5");

@@ -46,13 +46,6 @@ bool Exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0;
 }
 
-// Makes `dir`; one that exists is fine.
-Status MakeCgroupDir(const std::string& dir) {
-  if (::mkdir(dir.c_str(), 0755) == 0 || errno == EEXIST)
-    return {};
-  return std::unexpected(ErrnoError("mkdir " + dir, errno));
-}
-
 // The value after `key` in a "key value" file (memory.events,
 // memory.oom_control); 0 when absent.
 int64_t KeyedValue(const std::string& path, std::string_view key) {
@@ -184,7 +177,8 @@ int TaskCgroup::Signal(int signal) const {
 bool TaskCgroup::OomKilled() const {
   if (memory_dir_.empty())
     return false;
-  return v2_ ? KeyedValue(memory_dir_ + "/memory.events", "oom_kill") > 0
+  return memory_v2_
+             ? KeyedValue(memory_dir_ + "/memory.events", "oom_kill") > 0
              : KeyedValue(memory_dir_ + "/memory.oom_control", "oom_kill") > 0;
 }
 
@@ -227,13 +221,12 @@ LimitHolder LimitHolder::Probe(std::string_view tag, std::string_view forced) {
       Status enabled = EnableForChildren(dir, wanted[0]);
       if (!enabled && enabled.error().sys_errno == EBUSY) {
         std::string alone = fmt::format("{}/baton-supervisor-{}", dir, tag);
-        if (MakeCgroupDir(alone) &&
-            WriteCgroupFile(alone + "/cgroup.procs", "0")) {
+        if (MakeDir(alone) && WriteCgroupFile(alone + "/cgroup.procs", "0")) {
           enabled = EnableForChildren(dir, wanted[0]);
         }
       }
       std::string base = dir + "/" + folder;
-      if (enabled && MakeCgroupDir(base)) {
+      if (enabled && MakeDir(base)) {
         for (const std::string& controller : wanted) {
           if (!EnableForChildren(dir, controller) ||
               !EnableForChildren(base, controller)) {
@@ -274,22 +267,20 @@ Result<LimitPlan> LimitHolder::Prepare(const std::string& run,
   LimitPlan plan;
   std::vector<std::string> dirs;  // The task's, one per distinct place.
   std::string memory_dir;
-  bool v2 = false;
   std::map<std::string, std::vector<std::string>> held;  // By mechanism.
   std::vector<std::string> not_held;
   // The task's folder in `place`, made once.
   auto task_dir = [&](const Place& place) -> Result<std::string> {
     std::string dir = place.dir + "/" + run;
     if (std::find(dirs.begin(), dirs.end(), dir) == dirs.end()) {
-      Status made = MakeCgroupDir(place.dir);
+      Status made = MakeDir(place.dir);
       if (made)
-        made = MakeCgroupDir(dir);
+        made = MakeDir(dir);
       if (!made)
         return std::unexpected(made.error());
       dirs.push_back(dir);
       plan.join.push_back(dir + "/cgroup.procs");
     }
-    v2 = v2 || place.v2;
     return dir;
   };
   auto name_held = [&](const Place& place, const char* limit) {
@@ -365,7 +356,7 @@ Result<LimitPlan> LimitHolder::Prepare(const std::string& run,
     }
   }
   if (!dirs.empty())
-    plan.cgroup = std::make_shared<TaskCgroup>(dirs, memory_dir, v2);
+    plan.cgroup = std::make_shared<TaskCgroup>(dirs, memory_dir, memory_.v2);
   std::vector<std::string> parts;
   for (const auto& [mechanism, names] : held) {
     parts.push_back(fmt::format("{}: {}", mechanism, fmt::join(names, ", ")));
@@ -381,7 +372,6 @@ Result<LimitPlan> LimitHolder::Prepare(const std::string& run,
 std::shared_ptr<TaskCgroup> LimitHolder::Find(const std::string& run) const {
   std::vector<std::string> dirs;
   std::string memory_dir;
-  bool v2 = false;
   for (const Place* place : {&memory_, &cpu_, &pids_}) {
     if (place->dir.empty())
       continue;
@@ -389,13 +379,12 @@ std::shared_ptr<TaskCgroup> LimitHolder::Find(const std::string& run) const {
     if (!Exists(dir) || std::find(dirs.begin(), dirs.end(), dir) != dirs.end())
       continue;
     dirs.push_back(dir);
-    v2 = v2 || place->v2;
     if (place == &memory_)
       memory_dir = dir;
   }
   if (dirs.empty())
     return nullptr;
-  return std::make_shared<TaskCgroup>(dirs, memory_dir, v2);
+  return std::make_shared<TaskCgroup>(dirs, memory_dir, memory_.v2);
 }
 
 void LimitHolder::RemoveStale(const std::set<std::string>& live) const {

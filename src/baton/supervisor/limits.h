@@ -30,8 +30,13 @@ namespace baton {
 // v1 (memory, cpu, pids; only those that hold one of its limits).
 class TaskCgroup {
  public:
-  TaskCgroup(std::vector<std::string> dirs, std::string memory_dir, bool v2)
-      : dirs_(std::move(dirs)), memory_dir_(std::move(memory_dir)), v2_(v2) {}
+  // `memory_dir`: the one of `dirs` that holds its memory ("" when none
+  // does), under cgroup v2 when `memory_v2`.
+  TaskCgroup(std::vector<std::string> dirs, std::string memory_dir,
+             bool memory_v2)
+      : dirs_(std::move(dirs)),
+        memory_dir_(std::move(memory_dir)),
+        memory_v2_(memory_v2) {}
 
   // The processes in any of its folders.
   std::vector<pid_t> Members() const;
@@ -48,7 +53,7 @@ class TaskCgroup {
  private:
   std::vector<std::string> dirs_;
   std::string memory_dir_;  // "" when memory is not held by a cgroup.
-  bool v2_;
+  bool memory_v2_;  // Its OOM count is in memory.events, not oom_control.
 };
 
 // What a spawn applies to the child before it execs (util/spawn_child.h).

@@ -33,6 +33,9 @@ constexpr milliseconds kDrainAfterSigkill{2000};
 // 2.5 s in all) before the end is given up as unknown.
 constexpr milliseconds kRecordRetry{5};
 constexpr int kRecordTries = 9;
+// A finished task's cgroup is removed once the processes just killed in it
+// have left: tried every kDrainPoll, 50 times (about a second).
+constexpr int kCgroupRemoveTries = 50;
 
 milliseconds MillisUntil(int64_t wall_ms) {
   return milliseconds(std::max<int64_t>(wall_ms - WallMillis(), 0));
@@ -274,7 +277,7 @@ void Supervisor::Finish(TaskMap::iterator it) {
     escalations_.erase(e);
   }
   if (task.cgroup)
-    RemoveCgroup(std::move(task.cgroup), 50);
+    RemoveCgroup(std::move(task.cgroup), kCgroupRemoveTries);
   BATON_LOG_INFO("{}: pid {} ended: {}", task.id, task.pid, record);
   ids_by_pid_.erase(task.pid);
   tasks_.erase(it);

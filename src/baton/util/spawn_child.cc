@@ -121,22 +121,32 @@ int SetUpFileActions(posix_spawn_file_actions_t* actions, const ChildSpec& spec,
   return 0;
 }
 
+// `spawn "<argv0>": <call>: <strerror>`, or without the call for the exec
+// itself: how every failure of SpawnChild reads, by either path.
+Error SpawnError(const ChildSpec& spec, std::string_view call, int err) {
+  std::string message =
+      call.empty()
+          ? fmt::format("spawn \"{}\": {}", spec.argv[0], std::strerror(err))
+          : fmt::format("spawn \"{}\": {}: {}", spec.argv[0], call,
+                        std::strerror(err));
+  return Error{ErrorCode::kSpawnFailed, std::move(message), err};
+}
+
 // What a forked child reports before it dies: the step that failed and its
 // errno. Nothing arrives when the exec succeeded (the pipe is close-on-exec).
 struct ChildFailure {
-  int step = 0;  // An index into kChildSteps, or kJoinStep + i.
+  int step = 0;  // A ChildStep; kJoin + i for the i-th cgroup.
   int err = 0;
 };
 enum ChildStep { kExec, kSetsid, kChdir, kStdio, kCloseRange, kRlimit, kJoin };
-constexpr const char* kChildSteps[] = {
-    nullptr, "setsid", "chdir", "dup2", "close_range", "setrlimit", "join"};
+constexpr const char* kChildSteps[] = {"",     "setsid",      "chdir",
+                                       "dup2", "close_range", "setrlimit"};
 
 // The rest of a forked child, up to its exec. It is a copy of a threaded
 // process: only async-signal-safe calls from here on, on what the parent
 // prepared.
-[[noreturn]] void RunForkedChild(const ChildSpec& spec, const char* program,
-                                 char* const* argv, char* const* envp,
-                                 int report) {
+[[noreturn]] void RunForkedChild(const ChildSpec& spec, char* const* argv,
+                                 char* const* envp, int report) {
   auto die = [report](int step) {
     ChildFailure failure{step, errno};
     (void)!::write(report, &failure, sizeof failure);
@@ -186,7 +196,7 @@ constexpr const char* kChildSteps[] = {
   // Every other fd is closed by the exec, the report pipe's included.
   if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     die(kCloseRange);
-  ::execve(program, argv, envp);
+  ::execve(spec.program.c_str(), argv, envp);
   die(kExec);
   ::_exit(127);  // die() does; the lambda cannot say so.
 }
@@ -196,27 +206,17 @@ Result<pid_t> ForkChild(const ChildSpec& spec) {
   std::vector<char*> argv = CStringArray(spec.argv);
   std::vector<char*> envp = CStringArray(spec.env);
   int pipe_fds[2];
-  if (::pipe2(pipe_fds, O_CLOEXEC) != 0) {
-    int err = errno;
-    return MakeError(ErrorCode::kSpawnFailed,
-                     fmt::format("spawn \"{}\": pipe2: {}", spec.argv[0],
-                                 std::strerror(err)),
-                     err);
-  }
+  if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
+    return std::unexpected(SpawnError(spec, "pipe2", errno));
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
   pid_t pid = ::fork();
   if (pid == 0) {
-    RunForkedChild(spec, spec.program.c_str(), argv.data(), envp.data(),
-                   write_end.get());
+    RunForkedChild(spec, argv.data(), envp.data(), write_end.get());
   }
   int fork_error = errno;
   write_end.reset();
-  if (pid < 0) {
-    return MakeError(ErrorCode::kSpawnFailed,
-                     fmt::format("spawn \"{}\": fork: {}", spec.argv[0],
-                                 std::strerror(fork_error)),
-                     fork_error);
-  }
+  if (pid < 0)
+    return std::unexpected(SpawnError(spec, "fork", fork_error));
   ChildFailure failure;
   ssize_t got;
   do {
@@ -232,15 +232,10 @@ Result<pid_t> ForkChild(const ChildSpec& spec) {
     call =
         fmt::format("join cgroup {}",
                     i < spec.join_cgroups.size() ? spec.join_cgroups[i] : "?");
-  } else if (failure.step > kExec && failure.step < kJoin) {
+  } else if (failure.step > kExec) {
     call = kChildSteps[failure.step];
   }
-  std::string message = call.empty()
-                            ? fmt::format("spawn \"{}\": {}", spec.argv[0],
-                                          std::strerror(failure.err))
-                            : fmt::format("spawn \"{}\": {}: {}", spec.argv[0],
-                                          call, std::strerror(failure.err));
-  return MakeError(ErrorCode::kSpawnFailed, std::move(message), failure.err);
+  return std::unexpected(SpawnError(spec, call, failure.err));
 }
 
 }  // namespace
@@ -253,12 +248,7 @@ Result<pid_t> SpawnChild(const ChildSpec& spec) {
   if (!spec.join_cgroups.empty() || !spec.rlimits.empty())
     return ForkChild(spec);
   auto fail = [&](const char* call, int err) {
-    std::string message =
-        call
-            ? fmt::format("spawn \"{}\": {}: {}", spec.argv[0], call,
-                          std::strerror(err))
-            : fmt::format("spawn \"{}\": {}", spec.argv[0], std::strerror(err));
-    return MakeError(ErrorCode::kSpawnFailed, std::move(message), err);
+    return std::unexpected(SpawnError(spec, call ? call : "", err));
   };
   Attributes attr;
   if (attr.init_error() != 0)
