@@ -141,5 +141,104 @@ TEST_F(BudgetTest, UsageSurvivesABatondCrash) {
   EXPECT_GE(task["usage"]["turns"].get<int>(), 13);
 }
 
+// A session's budget (doc/agents.md, "Session budgets"): the sum over its
+// agent tasks. Reached, it stops every working agent of the session, and a
+// new delegate is refused; another session's agents go on.
+TEST_F(BudgetTest, ASessionBudgetStopsAllItsWorkersAndRefusesNewOnes) {
+  env_["BATON_SESSION"] = "build";
+  auto set = Baton({"budget", "--max-tokens", "8000"}, env_);
+  ASSERT_EQ(set.exit_code, 0) << set.err;
+  EXPECT_EQ(set.out,
+            "session build: budget max-tokens 8000\n"
+            "spent: 0 agent tasks, 0 turns, 0 tokens (0 in, 0 out)\n");
+  auto other_env = env_;
+  other_env["BATON_SESSION"] = "docs";
+  auto other = Baton({"delegate", "--cwd", work_, "--agent", "claude",
+                      "--max-turns", "8", "LOOP elsewhere"},
+                     other_env);
+  ASSERT_EQ(other.exit_code, 0) << other.err;
+  std::string other_id = other.out.substr(0, other.out.find('\n'));
+  std::string a = Delegate({"--agent", "claude", "LOOP one"});
+  std::string b = Delegate({"--agent", "claude", "LOOP two"});
+  for (const std::string& id : {a, b}) {
+    auto task = WaitEnd(id);
+    EXPECT_EQ(task["status"], "killed") << task.dump();
+    EXPECT_EQ(task["detail"],
+              "budget: session build's max-tokens 8000 reached");
+  }
+  auto refused =
+      Baton({"--json", "delegate", "--cwd", work_, "LOOP three"}, env_);
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_EQ(refused.json()["error"]["code"], "budget_spent") << refused.out;
+  EXPECT_NE(refused.out.find("session build's max-tokens 8000 reached; no "
+                             "new agent task starts in it"),
+            std::string::npos)
+      << refused.out;
+  auto shown = Baton({"--json", "budget"}, env_);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  auto budget = nlohmann::json::parse(shown.out);
+  EXPECT_EQ(budget["session"], "build");
+  EXPECT_EQ(budget["agent_tasks"], 2);  // The refused one is no task.
+  EXPECT_EQ(budget["budget"], nlohmann::json({{"max_tokens", 8000}}));
+  int64_t tokens = budget["usage"]["input_tokens"].get<int64_t>() +
+                   budget["usage"]["output_tokens"].get<int64_t>();
+  EXPECT_GE(tokens, 8000);
+  EXPECT_EQ(budget["reached"],
+            "budget: session build's max-tokens 8000 reached");
+  // The other session's worker ran on to its own budget (read as its
+  // session: another's tasks are not visible).
+  env_ = other_env;
+  EXPECT_EQ(WaitEnd(other_id)["detail"], "budget: max-turns 8 reached");
+}
+
+// The budget is stored: it holds across a batond crash. Raised or
+// cleared, delegates start again; bad values change nothing.
+TEST_F(BudgetTest, ASessionBudgetSurvivesACrashAndCanBeClearedButNotBroken) {
+  env_["BATON_SESSION"] = "build";
+  ASSERT_EQ(Baton({"budget", "--max-turns", "1", "--max-cost", "2.5"}, env_)
+                .exit_code,
+            0);
+  std::string id = Delegate({"--agent", "claude", "LOOP on"});
+  EXPECT_EQ(WaitEnd(id)["detail"],
+            "budget: session build's max-turns 1 reached");
+  KillDaemonHard();
+  auto shown = Baton({"budget"}, env_);
+  ASSERT_EQ(shown.exit_code, 0) << shown.err;
+  EXPECT_NE(shown.out.find("session build: budget max-turns 1, max-cost $2.5"),
+            std::string::npos)
+      << shown.out;
+  EXPECT_NE(shown.out.find("reached: budget: session build's max-turns 1 "
+                           "reached"),
+            std::string::npos)
+      << shown.out;
+
+  for (std::vector<std::string> bad :
+       {std::vector<std::string>{"budget", "--max-turns", "-1"},
+        {"budget", "--max-cost", "many"},
+        {"budget", "--clear", "--max-turns", "3"}}) {
+    auto refused = Baton(bad, env_);
+    EXPECT_NE(refused.exit_code, 0) << bad[1];
+    EXPECT_FALSE(refused.err.empty()) << bad[1];
+  }
+  auto unowned = env_;
+  unowned.erase("BATON_SESSION");
+  auto none = Baton({"budget", "--max-turns", "3"}, unowned);
+  EXPECT_EQ(none.exit_code, 1);
+  EXPECT_NE(none.err.find("BATON_SESSION"), std::string::npos) << none.err;
+  EXPECT_NE(Baton({"budget"}, env_).out.find("budget max-turns 1, max-cost"),
+            std::string::npos);  // Unchanged.
+
+  // A limit set to 0 goes; --clear removes the rest.
+  auto lifted = Baton({"budget", "--max-turns", "0"}, env_);
+  EXPECT_NE(lifted.out.find("session build: budget max-cost $2.5\n"),
+            std::string::npos)
+      << lifted.out;
+  auto cleared = Baton({"budget", "--clear"}, env_);
+  EXPECT_NE(cleared.out.find("session build: no budget\n"), std::string::npos)
+      << cleared.out;
+  EXPECT_EQ(WaitEnd(Delegate({"--agent", "claude", "one turn"}))["status"],
+            "completed");
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -1,7 +1,9 @@
 // Waits and follows survive a kill -9 of batond (issue 13, "Waits and
 // follows survive a batond restart"): they connect again, batond starts
 // again, and they report the truth when the tasks end; they fail with exit
-// code 2 only when batond cannot be brought back within 10 s.
+// code 2 only when batond cannot be brought back within 10 s. The same
+// holds when `baton daemon upgrade` replaces batond with another build.
+#include <fmt/format.h>
 #include <poll.h>
 #include <signal.h>
 
@@ -59,6 +61,71 @@ TEST_F(ReconnectTest, WaitSurvivesAKillOfBatond) {
   EXPECT_EQ(waiter->out(), id + " failed (exit code: 3)\n") << waiter->err();
   EXPECT_EQ(waiter->err().find("error"), std::string::npos) << waiter->err();
   EXPECT_NE(DaemonPids().first, old_daemon);  // A new batond answered.
+}
+
+// `baton daemon upgrade` from a second build (a copy of this one at
+// another path): the running batond stops without touching its tasks, the
+// second file's batond starts and takes over the supervisor, and a client
+// waiting on the old one reconnects and reports the tasks' true ends
+// (doc/install.md, "Upgrades").
+TEST_F(ReconnectTest, TasksAndAWaitOutliveADaemonUpgrade) {
+  std::string gate = home_ + "/gate";
+  std::string passing = Run(Gated(gate, "echo one"));
+  std::string failing = Run(Gated(gate, "echo two; exit 3"));
+  ASSERT_EQ(WaitStarted(failing)["status"], "running");
+  auto waiter =
+      StartBaton({"wait", "--all", "--timeout", "60s", passing, failing});
+  ASSERT_TRUE(WaitForConnections(2));
+  auto [old_daemon, supervisor] = DaemonPids();
+
+  std::string second = home_ + "/second/baton";
+  std::filesystem::create_directories(home_ + "/second");
+  std::filesystem::copy_file(binary_, second);
+  binary_ = second;
+  auto upgraded = Baton({"daemon", "upgrade"});
+  ASSERT_EQ(upgraded.exit_code, 0) << upgraded.out << upgraded.err;
+  auto [new_daemon, new_supervisor] = DaemonPids();
+  EXPECT_NE(new_daemon, old_daemon);
+  EXPECT_EQ(new_supervisor, supervisor);
+  EXPECT_TRUE(WaitForPidGone(old_daemon, seconds(1)));
+  EXPECT_NE(upgraded.out.find(
+                fmt::format("batond upgraded: pid {} (baton ", old_daemon)),
+            std::string::npos)
+      << upgraded.out;
+  EXPECT_NE(upgraded.out.find(fmt::format("-> pid {} (baton ", new_daemon)),
+            std::string::npos)
+      << upgraded.out;
+  EXPECT_NE(upgraded.out.find(", " + second + ")\n"), std::string::npos)
+      << upgraded.out;
+  EXPECT_NE(upgraded.out.find(fmt::format(
+                "supervisor pid {} kept, with 2 live tasks", supervisor)),
+            std::string::npos)
+      << upgraded.out;
+  auto status = Baton({"--json", "daemon", "status"}).json();
+  EXPECT_EQ(status["executable"], second);
+  EXPECT_EQ("baton " + status.value("version", "?") + "\n",
+            Baton({"--version"}).out);
+
+  std::ofstream{gate};
+  EXPECT_EQ(waiter->Finish(seconds(60)), 1) << waiter->out() << waiter->err();
+  EXPECT_NE(waiter->out().find(passing + " completed (exit code: 0)"),
+            std::string::npos)
+      << waiter->out();
+  EXPECT_NE(waiter->out().find(failing + " failed (exit code: 3)"),
+            std::string::npos)
+      << waiter->out();
+  EXPECT_EQ(Baton({"output", failing}).out, "two\n");
+}
+
+// Nothing to replace: it says so, and starts nothing.
+TEST_F(ReconnectTest, AnUpgradeWithNoBatondStartsNothing) {
+  auto upgraded = Baton({"daemon", "upgrade"});
+  EXPECT_EQ(upgraded.exit_code, 0) << upgraded.err;
+  EXPECT_NE(upgraded.out.find("batond is not running; the next command "
+                              "starts this baton's"),
+            std::string::npos)
+      << upgraded.out;
+  EXPECT_EQ(Baton({"daemon", "status"}).exit_code, 1);
 }
 
 TEST_F(ReconnectTest, WaitKeepsItsDeadlineAcrossAKill) {

@@ -4,48 +4,18 @@
 // 0; every process is bounded in time and stopped by its pid.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { chromium } from 'playwright-core';
-import { BATON, baton, batonEnv, makeHome, stopDaemon } from './helpers.mjs';
+import { baton, makeHome, startServe, stopDaemon } from './helpers.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 // Generous: under ASan+UBSan everything starts slowly. Waits end as soon as
 // their condition holds; nothing sleeps a fixed time.
 const WAIT = Number(process.env.BOARD_TEST_WAIT ?? 30_000);
 const T = { timeout: Number(process.env.BOARD_TEST_TIMEOUT ?? 180_000) };
-
-// `baton serve` on port 0; resolves with the login URL it printed.
-async function startServe(home) {
-  const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0'], {
-    env: batonEnv(home), stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
-  const login = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`baton serve did not start: ${stderr}`)), WAIT);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const m = line.match(/board at (http:\S+)/);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    child.once('exit', (code) => reject(new Error(`baton serve exited ${code}: ${stderr}`)));
-  });
-  return {
-    login, base: new URL(login).origin, stderr: () => stderr,
-    async stop() {
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exit = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exit;
-      clearTimeout(timer);
-    },
-  };
-}
 
 // Starts a shell task from the CLI (unowned, as the board sees them);
 // `flags` go before the command (--label, --cwd, --check).
@@ -84,7 +54,7 @@ async function openBoard() {
     await stopDaemon(board.home);
   };
   try {
-    board.serve = await startServe(board.home);
+    board.serve = await startServe(board.home, { waitMs: WAIT });
     board.browser = await chromium.launch({
       executablePath: CHROMIUM, timeout: WAIT,
       args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
@@ -106,7 +76,7 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
   let serve;
   let browser;
   try {
-    serve = await startServe(home);
+    serve = await startServe(home, { waitMs: WAIT });
     browser = await chromium.launch({
       executablePath: CHROMIUM, timeout: WAIT,
       // Root in a container has no user namespaces for the sandbox.

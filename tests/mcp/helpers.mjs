@@ -3,7 +3,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { execFileSync, spawnSync } from 'node:child_process';
+import { execFileSync, spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -63,4 +64,40 @@ export function call(client, name, args = {}, options = {}) {
 
 export function text(result) {
   return result.content.filter((c) => c.type === 'text').map((c) => c.text).join('');
+}
+
+// `baton serve --listen 127.0.0.1:0 ARGS` on `home`; resolves once it
+// printed its URLs (within `waitMs`): the MCP endpoint `url`, the board's
+// `login` URL and its `base`, the `token` and the `auth` header with it.
+export async function startServe(home, { env = {}, args = [], waitMs = 15_000 } = {}) {
+  const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0', ...args], {
+    env: batonEnv(home, env), stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stderr = '';
+  child.stderr.on('data', (chunk) => { stderr += chunk; });
+  // serve prints the MCP line, then the board's.
+  const [url, login] = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`baton serve did not start: ${stderr}`)), waitMs);
+    let mcp;
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = line.match(/MCP at (http:\S+)/);
+      if (m) mcp = m[1];
+      const b = line.match(/board at (http:\S+)/);
+      if (b) { clearTimeout(timer); resolve([mcp, b[1]]); }
+    });
+    child.once('exit', (code) => reject(new Error(`baton serve exited ${code}: ${stderr}`)));
+  });
+  const token = baton(home, ['serve', '--print-token']).trim();
+  return {
+    url, login, base: new URL(login).origin, token, stderr: () => stderr,
+    auth: { Authorization: `Bearer ${token}` },
+    async stop() {
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exit = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+      await exit;
+      clearTimeout(timer);
+    },
+  };
 }

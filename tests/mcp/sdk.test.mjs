@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: eight tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: nine tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -39,7 +39,7 @@ test('initialize, tools/list: eight tools with schemas and honest annotations', 
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status']);
+      'delegate', 'run', 'session_budget', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
     for (const tool of tools) {
@@ -380,7 +380,7 @@ test('bad arguments are isError results the model can act on', T, async () => {
     const unknown = await call(client, 'no_such_tool', {}).then(
       (res) => text(res), (error) => String(error.message));
     assert.match(unknown, /Unknown tool/);
-    for (const name of ['delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status'])
+    for (const name of ['delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status', 'session_budget'])
       assert.ok(unknown.includes(name), `${name} missing from: ${unknown}`);
   });
 });
@@ -832,6 +832,56 @@ test('delegate: a max_tokens budget stops the worker; task_status shows usage an
     assert.equal(usage.input_tokens, 1000 * usage.turns);
     assert.match(text(s), new RegExp(`usage: ${usage.turns} turns, ${usage.input_tokens + usage.output_tokens} tokens`));
     assert.match(text(s), /budget: max-tokens 3300/);
+  });
+});
+
+test('session_budget: read, set, reached by the session\'s agents, a delegate refused; bad arguments change nothing', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const empty = await call(client, 'session_budget');
+    assert.equal(empty.isError, false, text(empty));
+    assert.deepEqual(empty.structuredContent.budget, {});
+    assert.equal(empty.structuredContent.agent_tasks, 0);
+    assert.equal(empty.structuredContent.reached, '');
+    assert.match(text(empty), /: no budget\nspent: 0 agent tasks, 0 turns/);
+    for (const [args, why] of [
+      [{ max_tokens: -1 }, /argument 'max_tokens' must be a whole number >= 0/],
+      [{ max_cost_usd: 'x' }, /argument 'max_cost_usd' must be a number >= 0/],
+      [{ clear: true, max_turns: 2 }, /'clear' removes the whole budget/],
+      [{ max_token: 5 }, /unknown argument 'max_token'/],
+    ]) {
+      const bad = await call(client, 'session_budget', args);
+      assert.equal(bad.isError, true, text(bad));
+      assert.match(text(bad), why);
+    }
+    assert.deepEqual((await call(client, 'session_budget')).structuredContent.budget, {});
+    const set = await call(client, 'session_budget', { max_tokens: 2200, max_cost_usd: 3 });
+    assert.equal(set.isError, false, text(set));
+    assert.deepEqual(set.structuredContent.budget, { max_tokens: 2200, max_cost_usd: 3 });
+    const session = set.structuredContent.session;
+    // The fake Claude Code reports 1000 tokens in and 100 out per model reply.
+    const d = await call(client, 'delegate', { brief: 'LOOP on', agent: 'claude', cwd: home });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.structuredContent.tasks[0].status, 'killed', text(w));
+    const reached = `budget: session ${session}'s max-tokens 2200 reached`;
+    const s = await call(client, 'task_status', { task_id: id });
+    assert.equal(s.structuredContent.detail, reached, text(s));
+    const refused = await call(client, 'delegate', { brief: 'LOOP', agent: 'claude', cwd: home });
+    assert.equal(refused.isError, true, text(refused));
+    assert.match(text(refused), /budget_spent: session .*'s max-tokens 2200 reached; no new agent task starts in it/);
+    const after = await call(client, 'session_budget');
+    assert.equal(after.structuredContent.agent_tasks, 1);
+    assert.equal(after.structuredContent.reached, reached);
+    assert.ok(after.structuredContent.usage.input_tokens >= 2000, text(after));
+    // 0 removes one limit; clear the rest, and delegates start again.
+    const lifted = await call(client, 'session_budget', { max_tokens: 0 });
+    assert.deepEqual(lifted.structuredContent.budget, { max_cost_usd: 3 });
+    const cleared = await call(client, 'session_budget', { clear: true });
+    assert.deepEqual(cleared.structuredContent.budget, {});
+    const again = await call(client, 'delegate', { brief: 'one turn', agent: 'claude', cwd: home });
+    assert.equal(again.isError, false, text(again));
   });
 });
 

@@ -8,57 +8,24 @@
 // JSON, headers that disagree with the body.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn } from 'node:child_process';
 import { request as httpRequest } from 'node:http';
 import { createServer as createTcpServer, connect as tcpConnect } from 'node:net';
-import { createInterface } from 'node:readline';
 import { Client as ClientV1 } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { z } from 'zod';
-import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep, text } from './helpers.mjs';
+import { makeHome, stopDaemon, sleep, text, startServe } from './helpers.mjs';
 
 const T = { timeout: Number(process.env.SERVE_TEST_TIMEOUT ?? 60_000) };
 const TASKS = 'io.modelcontextprotocol/tasks';
 const any = z.object({}).passthrough();
-
-// `baton serve --listen 127.0.0.1:0` on `home`; resolves once it printed
-// its URL.
-async function startServe(home, env = {}, args = []) {
-  const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0', ...args], {
-    env: batonEnv(home, env), stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stderr = '';
-  child.stderr.on('data', (chunk) => { stderr += chunk; });
-  const url = await new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`baton serve did not start: ${stderr}`)), 15_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      const m = line.match(/MCP at (http:\S+)/);
-      if (m) { clearTimeout(timer); resolve(m[1]); }
-    });
-    child.once('exit', (code) => reject(new Error(`baton serve exited ${code}: ${stderr}`)));
-  });
-  const token = baton(home, ['serve', '--print-token']).trim();
-  return {
-    url, token, stderr: () => stderr,
-    auth: { Authorization: `Bearer ${token}` },
-    async stop() {
-      if (child.exitCode !== null) return;
-      const exit = new Promise((resolve) => child.once('exit', resolve));
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-      await exit;
-      clearTimeout(timer);
-    },
-  };
-}
 
 async function withServe(body, env = {}, args = []) {
   const home = makeHome();
   let serve;
   const closers = [];
   try {
-    serve = await startServe(home, env, args);
+    serve = await startServe(home, { env, args });
     await body(serve, home, (c) => { closers.push(c); return c; });
   } finally {
     if (process.env.SERVE_DEBUG) console.log(serve?.stderr());
@@ -114,7 +81,7 @@ test('legacy era over HTTP (SDK 1.x): session, tools, a wait with progress over 
     assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
     assert.equal(client.getServerVersion().name, 'baton');
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 8);
+    assert.equal(tools.length, 9);
 
     let r = await client.callTool({ name: 'run', arguments: { command: 'sleep 3.5; echo done-over-http' } });
     assert.equal(r.isError, false, JSON.stringify(r));
@@ -211,7 +178,7 @@ test('modern era over HTTP (v2 client): discover, tools, a task told through sub
     assert.equal(client.getProtocolEra(), 'modern');
     assert.ok(client.getServerCapabilities().extensions[TASKS]);
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 8);
+    assert.equal(tools.length, 9);
     const listed = await client.callTool({ name: 'task_list', arguments: {} });
     assert.equal(listed.isError, false);
 
@@ -313,6 +280,6 @@ test('security and bad input: token, Origin, Host, sessions, size, JSON', T, asy
     assert.match(JSON.parse(r.body).error.message, /log in to the board/);
     r = await post(serve.url, { ...serve.auth, ...mcp, 'Mcp-Session-Id': session }, { jsonrpc: '2.0', id: 6, method: 'tools/list' });
     assert.equal(r.status, 200);
-    assert.equal(JSON.parse(r.body).result.tools.length, 8);
+    assert.equal(JSON.parse(r.body).result.tools.length, 9);
   });
 });

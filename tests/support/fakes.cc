@@ -11,6 +11,7 @@ void InMemoryTaskStore::StartWrite() {
   task_journal_.clear();
   cursor_journal_.clear();
   queue_journal_.clear();
+  budget_journal_.clear();
 }
 
 Result<int64_t> InMemoryTaskStore::NextTaskNumber(TaskKind kind) {
@@ -48,9 +49,11 @@ Status InMemoryTaskStore::Flush() {
   dirty_sessions_ = false;
   flushed_queues_ = queues;
   dirty_queues_ = false;
+  flushed_budgets_ = budgets;
   task_journal_.clear();
   cursor_journal_.clear();
   queue_journal_.clear();
+  budget_journal_.clear();
   return {};
 }
 
@@ -93,9 +96,11 @@ void InMemoryTaskStore::LoseUnflushed() {
   dirty_sessions_ = false;
   queues = flushed_queues_;
   dirty_queues_ = false;
+  budgets = flushed_budgets_;
   task_journal_.clear();
   cursor_journal_.clear();
   queue_journal_.clear();
+  budget_journal_.clear();
 }
 
 Result<std::optional<TaskRecord>> InMemoryTaskStore::GetTask(const TaskId& id) {
@@ -209,6 +214,39 @@ void InMemoryTaskStore::RevertQueue(const std::string& name) {
     queues.erase(name);
   }
   queue_journal_.erase(entry);
+}
+
+Status InMemoryTaskStore::PutSessionBudget(const std::string& session,
+                                           const AgentBudget& budget) {
+  StartWrite();
+  if (!budget_journal_.contains(session)) {
+    auto it = budgets.find(session);
+    budget_journal_[session] =
+        it == budgets.end() ? std::nullopt : std::optional(it->second);
+  }
+  if (budget.any()) {
+    budgets[session] = budget;
+  } else {
+    budgets.erase(session);
+  }
+  return {};
+}
+
+Result<std::map<std::string, AgentBudget>>
+InMemoryTaskStore::LoadSessionBudgets() {
+  return budgets;
+}
+
+void InMemoryTaskStore::RevertSessionBudget(const std::string& session) {
+  auto entry = budget_journal_.find(session);
+  if (entry == budget_journal_.end())
+    return;
+  if (entry->second) {
+    budgets[session] = *entry->second;
+  } else {
+    budgets.erase(session);
+  }
+  budget_journal_.erase(entry);
 }
 
 TimerId FakeTimeline::Schedule(MonoTime when, std::function<void()> callback) {

@@ -32,15 +32,19 @@ class InMemoryTaskStore : public TaskStore {
   Result<std::vector<std::string>> LoadLeasedSessions() override;
   Status PutQueue(const QueueRecord& queue) override;
   Result<std::vector<QueueRecord>> LoadQueues() override;
+  Status PutSessionBudget(const std::string& session,
+                          const AgentBudget& budget) override;
+  Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() override;
   // Fails with `fail_flush` while it is set; the writes stay buffered.
   Status Flush() override;
   bool HasPendingWrites() const override {
     return !dirty_tasks_.empty() || !dirty_cursors_.empty() ||
-           dirty_sessions_ || dirty_queues_;
+           dirty_sessions_ || dirty_queues_ || budgets != flushed_budgets_;
   }
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
   void RevertQueue(const std::string& name) override;
+  void RevertSessionBudget(const std::string& session) override;
 
   // A crash: what was not flushed is gone.
   void LoseUnflushed();
@@ -51,6 +55,7 @@ class InMemoryTaskStore : public TaskStore {
   // What the last successful Flush made durable.
   std::map<TaskId, TaskRecord> flushed;
   std::map<std::string, QueueRecord> queues;
+  std::map<std::string, AgentBudget> budgets;
   std::optional<Error> fail_flush;
   int failed_flushes = 0;
 
@@ -70,6 +75,7 @@ class InMemoryTaskStore : public TaskStore {
   bool dirty_sessions_ = false;
   bool dirty_queues_ = false;
   std::map<std::string, QueueRecord> flushed_queues_;
+  std::map<std::string, AgentBudget> flushed_budgets_;
   // Per key written in the batch: what reads saw before (nullopt: none),
   // and whether it was written since the last successful Flush already.
   template <class T>
@@ -80,6 +86,7 @@ class InMemoryTaskStore : public TaskStore {
   std::map<TaskId, Before<TaskRecord>> task_journal_;
   std::map<CursorKey, Before<uint64_t>> cursor_journal_;
   std::map<std::string, std::optional<QueueRecord>> queue_journal_;
+  std::map<std::string, std::optional<AgentBudget>> budget_journal_;
   bool batch_flushed_ = false;
 };
 

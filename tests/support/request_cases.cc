@@ -33,6 +33,7 @@ const std::map<std::string, Json>& Samples() {
       {"watch", Json::object()},
       {"queue_set", {{"name", "build"}, {"max_running", 2}}},
       {"queue_list", Json::object()},
+      {"budget", {{"max_tokens", 1000}}},
   };
   return samples;
 }

@@ -47,20 +47,12 @@ std::string ToLine(const Json& message) {
   return message.dump(-1, ' ', false, Json::error_handler_t::replace);
 }
 
-namespace {
-
-// Where counts saturate: far past any real usage, and low enough that
-// AgentUsage::tokens() (input plus output) never overflows.
-constexpr int64_t kMaxCount = std::numeric_limits<int64_t>::max() / 4;
-
-}  // namespace
-
 int64_t UsageTally::CountAt(const Json& object, std::string_view key) {
-  return std::clamp<int64_t>(IntAt(object, key), 0, kMaxCount);
+  return std::clamp<int64_t>(IntAt(object, key), 0, kMaxUsageCount);
 }
 
 int64_t UsageTally::AddCounts(int64_t a, int64_t b) {
-  return std::min(kMaxCount, a + b);  // Both are in [0, kMaxCount].
+  return std::min(kMaxUsageCount, a + b);  // Both are in [0, kMaxUsageCount].
 }
 
 void UsageTally::Report(AdapterSink& sink) {

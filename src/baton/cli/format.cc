@@ -184,7 +184,7 @@ std::string TaskDetails(const TaskView& view) {
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));
   }
   if (task.spec.agent) {
-    field("budget:", BudgetText(*task.spec.agent));
+    field("budget:", BudgetText(BudgetOf(*task.spec.agent)));
     if (task.usage)
       field("usage:", UsageText(*task.usage));
   }

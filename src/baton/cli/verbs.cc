@@ -64,6 +64,8 @@ const std::vector<Verb>& Verbs() {
        DefineNotices},
       {"queue", "Make and change queues that run tasks a few at a time",
        DefineQueue},
+      {"budget", "Show or set the session's budget over all its agent tasks",
+       DefineBudget},
       {"worktree",
        "List and clean the git worktrees of agent tasks (delegate "
        "--worktree)",

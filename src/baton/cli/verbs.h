@@ -56,6 +56,7 @@ void DefineAgents(CLI::App& command, const Context& ctx, Action& action);
 void DefineAttach(CLI::App& command, const Context& ctx, Action& action);
 void DefineNotices(CLI::App& command, const Context& ctx, Action& action);
 void DefineQueue(CLI::App& command, const Context& ctx, Action& action);
+void DefineBudget(CLI::App& command, const Context& ctx, Action& action);
 void DefineWorktree(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
 // `daemon install-service`, a subcommand of `daemon`'s

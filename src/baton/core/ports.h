@@ -9,6 +9,7 @@
 #include <chrono>
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <optional>
 #include <string>
 #include <vector>
@@ -77,6 +78,12 @@ class TaskStore {
   virtual Status PutQueue(const QueueRecord& queue) = 0;
   virtual Result<std::vector<QueueRecord>> LoadQueues() = 0;
 
+  // Sessions' budgets over their agent tasks (doc/agents.md, "Session
+  // budgets"); a put replaces the session's, an empty one removes it.
+  virtual Status PutSessionBudget(const std::string& session,
+                                  const AgentBudget& budget) = 0;
+  virtual Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() = 0;
+
   // Makes every write since the last successful Flush durable, atomically.
   // On failure (e.g. disk full) the writes stay buffered and the next Flush
   // retries them, except what RevertTask and RevertCursor take back.
@@ -95,6 +102,7 @@ class TaskStore {
   virtual void RevertTask(const TaskId& id) = 0;
   virtual void RevertCursor(const TaskId& id, const std::string& reader) = 0;
   virtual void RevertQueue(const std::string& name) = 0;
+  virtual void RevertSessionBudget(const std::string& session) = 0;
 };
 
 // Receives what happens to processes. Calls come from the loop thread.

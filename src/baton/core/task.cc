@@ -194,17 +194,60 @@ bool LooksSecret(std::string_view name) {
   return false;
 }
 
-std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage) {
+std::string BudgetReached(const AgentBudget& budget, const AgentUsage& usage,
+                          std::string_view whose) {
+  std::string of = whose.empty() ? "" : fmt::format("{}'s ", whose);
   // N turns may finish: the one past them is stopped.
-  if (spec.max_turns && usage.turns > *spec.max_turns)
-    return fmt::format("budget: max-turns {} reached", *spec.max_turns);
-  if (spec.max_tokens && usage.tokens() >= *spec.max_tokens)
-    return fmt::format("budget: max-tokens {} reached", *spec.max_tokens);
-  if (spec.max_cost_usd && usage.cost_usd &&
-      *usage.cost_usd >= *spec.max_cost_usd) {
-    return fmt::format("budget: max-cost ${} reached", *spec.max_cost_usd);
+  if (budget.max_turns && usage.turns > *budget.max_turns)
+    return fmt::format("budget: {}max-turns {} reached", of, *budget.max_turns);
+  if (budget.max_tokens && usage.tokens() >= *budget.max_tokens) {
+    return fmt::format("budget: {}max-tokens {} reached", of,
+                       *budget.max_tokens);
+  }
+  if (budget.max_cost_usd && usage.cost_usd &&
+      *usage.cost_usd >= *budget.max_cost_usd) {
+    return fmt::format("budget: {}max-cost ${} reached", of,
+                       *budget.max_cost_usd);
   }
   return "";
+}
+
+AgentBudget BudgetOf(const AgentSpec& spec) {
+  return {.max_turns = spec.max_turns,
+          .max_tokens = spec.max_tokens,
+          .max_cost_usd = spec.max_cost_usd};
+}
+
+std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage) {
+  return BudgetReached(BudgetOf(spec), usage);
+}
+
+AgentUsage AddUsage(const AgentUsage& total, const AgentUsage& usage) {
+  // Clamped first: a stored count is only known to be at least 0.
+  auto add = [](int64_t a, int64_t b) {
+    return std::min(kMaxUsageCount,
+                    std::clamp<int64_t>(a, 0, kMaxUsageCount) +
+                        std::clamp<int64_t>(b, 0, kMaxUsageCount));
+  };
+  AgentUsage sum;
+  sum.input_tokens = add(total.input_tokens, usage.input_tokens);
+  sum.output_tokens = add(total.output_tokens, usage.output_tokens);
+  sum.turns = add(total.turns, usage.turns);
+  if (total.cost_usd || usage.cost_usd)
+    sum.cost_usd = total.cost_usd.value_or(0) + usage.cost_usd.value_or(0);
+  return sum;
+}
+
+AgentUsage SubtractUsage(const AgentUsage& total, const AgentUsage& usage) {
+  auto less = [](int64_t a, int64_t b) { return a > b ? a - b : 0; };
+  AgentUsage rest;
+  rest.input_tokens = less(total.input_tokens, usage.input_tokens);
+  rest.output_tokens = less(total.output_tokens, usage.output_tokens);
+  rest.turns = less(total.turns, usage.turns);
+  if (total.cost_usd) {
+    rest.cost_usd = std::max(0.0, *total.cost_usd - usage.cost_usd.value_or(0));
+  }
+  return rest;
 }
 
 std::string LimitsText(const ResourceLimits& limits) {

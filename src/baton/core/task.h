@@ -5,6 +5,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <limits>
 #include <map>
 #include <optional>
 #include <string>
@@ -132,6 +133,11 @@ struct AgentSpec {
   }
 };
 
+// Where usage counts saturate: far past any real usage, and low enough
+// that AgentUsage::tokens() (input plus output) never overflows.
+inline constexpr int64_t kMaxUsageCount =
+    std::numeric_limits<int64_t>::max() / 4;
+
 // What an agent worker spent so far, as its CLI reports it in its stream
 // (doc/agents.md, "Budgets"): the task's totals.
 struct AgentUsage {
@@ -154,9 +160,37 @@ struct AgentUsage {
   }
 };
 
-// The budget of `spec` that `usage` reached, as the detail its task ends
-// with ("budget: max-tokens 200000 reached"); "" while none is.
+// What agent work may spend (doc/agents.md, "Budgets"): a task's own (its
+// AgentSpec's fields) or a session's, over all its agent tasks. Unset = no
+// limit.
+struct AgentBudget {
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;  // Input (cached too) plus output.
+  std::optional<double> max_cost_usd;
+
+  bool any() const { return max_turns || max_tokens || max_cost_usd; }
+  bool operator==(const AgentBudget&) const = default;
+
+  template <class V>
+  void Fields(V& v) {
+    v("max_turns", max_turns, {.omit_when_empty = true});
+    v("max_tokens", max_tokens, {.omit_when_empty = true});
+    v("max_cost_usd", max_cost_usd, {.omit_when_empty = true});
+  }
+};
+
+// The budget of `budget` that `usage` reached, as the detail its task ends
+// with ("budget: max-tokens 200000 reached"; with `whose` "session build":
+// "budget: session build's max-tokens 200000 reached"); "" while none is.
+std::string BudgetReached(const AgentBudget& budget, const AgentUsage& usage,
+                          std::string_view whose = "");
+// The task's own budget.
+AgentBudget BudgetOf(const AgentSpec& spec);
 std::string BudgetReached(const AgentSpec& spec, const AgentUsage& usage);
+// `total` plus `usage`; a cost where either reports one. Counts saturate.
+AgentUsage AddUsage(const AgentUsage& total, const AgentUsage& usage);
+// `total` less `usage` (what AddUsage added), never below zero.
+AgentUsage SubtractUsage(const AgentUsage& total, const AgentUsage& usage);
 
 // Who asked for a kill: a client (baton kill, MCP task_kill, the board), or
 // batond itself when the task reached one of its limits (a budget). A

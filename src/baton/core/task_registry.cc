@@ -98,6 +98,8 @@ Status TaskRegistry::Recover() {
   }
   if (auto scheduled = RecoverSchedule(); !scheduled)
     return scheduled;
+  if (auto budgets = RecoverSessionBudgets(); !budgets)
+    return budgets;
   BATON_LOG_INFO("recovered {} live tasks", live_.size());
   // Held tasks never reached the executor: the next Commit starts them.
   std::erase_if(*live, [](const TaskRecord& task) { return task.held; });
@@ -643,6 +645,12 @@ void TaskRegistry::SetUsage(const TaskId& id, const AgentUsage& usage) {
   auto it = live_.find(id);
   if (it == live_.end() || it->second.usage == usage)
     return;
+  if (auto spend = budgets_.find(it->second.spec.owner);
+      spend != budgets_.end() && !it->second.spec.owner.empty()) {
+    AgentUsage& sum = spend->second.usage;
+    sum = AddUsage(SubtractUsage(sum, it->second.usage.value_or(AgentUsage{})),
+                   usage);
+  }
   it->second.usage = usage;
   Save(TaskRecord(it->second));
 }

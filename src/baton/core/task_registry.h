@@ -92,6 +92,16 @@ struct QueueChange {
   std::optional<int64_t> pids;
 };
 
+// A session's budget over its agent tasks and what they spent
+// (doc/agents.md, "Session budgets").
+struct SessionBudgetView {
+  std::string session;
+  AgentBudget budget;  // Empty: none.
+  AgentUsage usage;    // Summed over its agent tasks, ended ones too.
+  int64_t agent_tasks = 0;
+  std::string reached;  // BudgetReached's detail; "" while none is.
+};
+
 class TaskRegistry : public ExecutorListener {
  public:
   struct Options {
@@ -245,6 +255,16 @@ class TaskRegistry : public ExecutorListener {
   Result<QueueView> ChangeQueue(const QueueChange& change);
   std::vector<QueueView> Queues() const;
 
+  // Session budgets (task_registry_budgets.cc): `budget` replaces the
+  // session's (an empty one removes it), committed with the batch. A
+  // session is a non-empty owner: unowned tasks have none.
+  Result<SessionBudgetView> SetSessionBudget(const std::string& session,
+                                             const AgentBudget& budget);
+  Result<SessionBudgetView> SessionBudgetOf(const std::string& session);
+  // The detail of the session budget its usage reached ("budget: session
+  // build's max-tokens 200000 reached"); "" while none is, or it has none.
+  std::string SessionBudgetReached(const std::string& session) const;
+
   // Every live task, owner not checked.
   std::vector<TaskRecord> LiveTasks() const;
   // The live task `id`, owner not checked; nullptr if it is not live.
@@ -327,13 +347,15 @@ class TaskRegistry : public ExecutorListener {
       kCursor,
       kKill,
       kQuestionTold,
-      kQueue
+      kQueue,
+      kSessionBudget
     };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
     Kind kind;
     TaskId id;
-    std::string reader;  // kCursor; kQueue: the queue's name.
+    // kCursor; kQueue: the queue's name; kSessionBudget: the session.
+    std::string reader;
     // kKill: the fields the kill replaced.
     TaskStatus status = TaskStatus::kQueued;
     std::string kill_reason;
@@ -341,6 +363,8 @@ class TaskRegistry : public ExecutorListener {
     bool end_seen = false;
     // kQueue: the queue before the change (nullopt: it did not exist).
     std::optional<QueueRecord> queue_before;
+    // kSessionBudget: the budget before (empty: none).
+    AgentBudget budget_before;
   };
 
   // Scheduling (task_registry_schedule.cc). A held task's place in its
@@ -399,6 +423,11 @@ class TaskRegistry : public ExecutorListener {
   QueueView ViewOf(const QueueState& state) const;
   // Rebuilds the queues and indexes from the store and the live tasks.
   Status RecoverSchedule();
+  // The stored session budgets, with their sessions' usage.
+  Status RecoverSessionBudgets();
+  // What the agent tasks of `session` spent, and how many there are.
+  Result<std::pair<AgentUsage, int64_t>> SumSessionUsage(
+      const std::string& session);
 
   void RunEffect(Effect effect);
   void RollBack(const Error& error, std::vector<TaskId>* rolled_back);
@@ -493,6 +522,14 @@ class TaskRegistry : public ExecutorListener {
   std::map<TaskId, TimerId> retry_timers_;
   std::function<void(const TaskRecord&)> on_dispatch_;
   std::function<Status(TaskRecord&)> on_create_;
+
+  // Sessions with a budget, and what their agent tasks spent (kept up to
+  // date by SetUsage, so a check after each usage report reads no rows).
+  struct SessionSpend {
+    AgentBudget budget;
+    AgentUsage usage;
+  };
+  std::map<std::string, SessionSpend> budgets_;
 };
 
 // "shell-3 completed (exit code: 0)", "agent-1 waiting (asks a

@@ -69,6 +69,22 @@ void TaskRegistry::RollBack(const Error& error,
       }
       continue;
     }
+    if (undo->kind == Undo::Kind::kSessionBudget) {
+      store_->RevertSessionBudget(undo->reader);
+      if (undo->budget_before.any()) {
+        // A kept sum stays (SetUsage kept it up to date meanwhile); a
+        // removed one is summed again.
+        auto [spend, added] = budgets_.try_emplace(undo->reader);
+        spend->second.budget = undo->budget_before;
+        if (added) {
+          if (auto sum = SumSessionUsage(undo->reader); sum)
+            spend->second.usage = sum->first;
+        }
+      } else {
+        budgets_.erase(undo->reader);
+      }
+      continue;
+    }
     auto record = records.find(undo->id);
     if (record == records.end()) {
       auto current = Lookup(undo->id);
@@ -102,6 +118,7 @@ void TaskRegistry::RollBack(const Error& error,
         break;
       case Undo::Kind::kCursor:
       case Undo::Kind::kQueue:
+      case Undo::Kind::kSessionBudget:
         break;
     }
   }

@@ -34,11 +34,34 @@ void AgentRuntime::Start(const TaskRecord& task, bool replay) {
   auto worker = std::make_unique<AgentWorker>(loop_, executor_, registry_, task,
                                               std::move(adapter));
   AgentWorker* raw = worker.get();
-  raw->SetOnBudgetReached([this, id = task.id](const std::string& reason) {
-    StopForBudget(id, reason);
-  });
+  raw->SetOnBudgetReached(
+      [this, id = task.id, owner = task.spec.owner](const std::string& reason) {
+        StopForBudget(id, reason);
+        // A session's budget stops every worker of the session, not only
+        // the one whose report reached it.
+        if (!registry_->SessionBudgetReached(owner).empty())
+          CheckSessionBudget(owner);
+      });
   workers_[task.id] = std::move(worker);
   raw->Begin(replay);
+  // One that starts after its session's budget was reached (it waited in a
+  // queue) is stopped at once.
+  if (!replay)
+    raw->CheckBudget();
+}
+
+void AgentRuntime::CheckSessionBudget(const std::string& session) {
+  std::vector<TaskId> ids;
+  for (const auto& [id, worker] : workers_) {
+    const TaskRecord* task = registry_->FindLive(id);
+    if (task && task->spec.owner == session)
+      ids.push_back(id);
+  }
+  for (const TaskId& id : ids) {
+    // Each calls back at most once; one stopped meanwhile is gone.
+    if (AgentWorker* worker = Find(id))
+      worker->CheckBudget();
+  }
 }
 
 // What a kill does (commands/tasks.cc), by batond itself: the agent is

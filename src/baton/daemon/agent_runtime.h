@@ -69,6 +69,9 @@ class AgentRuntime : public ExecutorListener {
   // answered, withdrawn, nor left by a turn's end), oldest first; empty
   // for any other task. The one place that decides it for clients.
   std::vector<OpenQuestion> OpenQuestions(const TaskId& id) const;
+  // Stops the workers of `session` that still work once the session's
+  // budget is reached (doc/agents.md, "Session budgets"); no-op before.
+  void CheckSessionBudget(const std::string& session);
 
   // ExecutorListener: agent tasks are handled here, then everything goes
   // on to the registry.

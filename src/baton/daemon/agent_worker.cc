@@ -444,17 +444,17 @@ void AgentWorker::Emit(Json event) {
 // while it handles a line, and a turn that ended in the same batch is
 // over (nothing left to stop).
 void AgentWorker::CheckBudget() {
-  const AgentSpec& agent = *task_.spec.agent;
-  if (!agent.max_turns && !agent.max_tokens && !agent.max_cost_usd)
-    return;  // No budget: nothing to look up after each batch.
   if (budget_reached_ || replay_.active || !on_budget_reached_ ||
       turn_ == TurnState::kClosed || turn_ == TurnState::kStopping) {
     return;
   }
   const TaskRecord* live = registry_->FindLive(task_.id);
-  if (!live || !live->usage || !live->kill_reason.empty())
+  if (!live || !live->kill_reason.empty())
     return;
-  std::string reason = BudgetReached(agent, *live->usage);
+  std::string reason =
+      live->usage ? BudgetReached(*task_.spec.agent, *live->usage) : "";
+  if (reason.empty())
+    reason = registry_->SessionBudgetReached(task_.spec.owner);
   if (reason.empty())
     return;
   budget_reached_ = true;

@@ -112,12 +112,17 @@ class AgentWorker : public AdapterSink {
   // task never gave (the message lists the queued ones).
   Status ChangeQueued(const std::string& id, std::optional<std::string> text);
 
-  // Called once when the worker's usage reaches its budget while it still
-  // works (a turn runs or another is due), with the reason its task ends
-  // with: the runtime stops it (doc/agents.md, "Budgets").
+  // Called once when the worker's usage reaches its budget, or its
+  // session's usage the session's, while it still works (a turn runs or
+  // another is due), with the reason its task ends with: the runtime stops
+  // it (doc/agents.md, "Budgets").
   void SetOnBudgetReached(std::function<void(const std::string&)> callback) {
     on_budget_reached_ = std::move(callback);
   }
+  // Calls on_budget_reached_ when a budget is reached: after each batch of
+  // the worker's lines, and when another worker's usage reached their
+  // session's budget.
+  void CheckBudget();
 
   // AdapterSink.
   void Emit(nlohmann::json event) override;
@@ -144,8 +149,6 @@ class AgentWorker : public AdapterSink {
 
   void Drain();
   void PollStream();
-  // Calls on_budget_reached_ when the stored usage reached the budget.
-  void CheckBudget();
   // Appends an event (numbered) to events.jsonl and its text to the
   // transcript; keeps the registry's status in step with open questions.
   void Record(nlohmann::json event);

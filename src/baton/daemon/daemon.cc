@@ -22,6 +22,7 @@
 #include "baton/util/duration.h"
 #include "baton/util/environment.h"
 #include "baton/util/fd_limit.h"
+#include "baton/util/file_util.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -126,6 +127,12 @@ int RunDaemon(const DaemonOptions& options) {
   startup->reset();  // Releases the startup lock.
   BATON_LOG_INFO("batond {} serving on {}", getpid(),
                  options.paths.daemon_socket());
+  // The upgrade that named this file as the next batond is done: later
+  // starts run their own file again.
+  if (auto next = ReadFile(options.paths.next_daemon());
+      next && *next == SelfExecutable()) {
+    ::unlink(options.paths.next_daemon().c_str());
+  }
   ReportReady(options.ready_fd);
   if (auto ran = daemon.Run(); !ran) {
     BATON_LOG_ERROR("event loop failed: {}", ran.error().message);

@@ -158,6 +158,7 @@ class Daemon {
   void Handle(Connection&, const WatchRequest&, Session, Reply);
   void Handle(Connection&, const QueueSetRequest&, Session, Reply);
   void Handle(Connection&, const QueueListRequest&, Session, Reply);
+  void Handle(Connection&, const BudgetRequest&, Session, Reply);
 
   // The spec of a new task from what `run` and `delegate` share (owner,
   // folder, label, environment, deadline, checks), then its own parts.

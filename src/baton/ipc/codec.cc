@@ -431,6 +431,19 @@ Status QueueSetRequest::Validate() const {
   return {};
 }
 
+Status BudgetRequest::Validate() const {
+  if (clear && (max_turns || max_tokens || max_cost_usd)) {
+    return Invalid(
+        "budget request: 'clear' removes the whole budget; give it alone, "
+        "or set a limit to 0 to remove only that one");
+  }
+  if (max_cost_usd && !(*max_cost_usd < 1e9)) {
+    return Invalid(
+        "budget request: 'max_cost_usd' must be below 1e9 US dollars");
+  }
+  return {};
+}
+
 namespace {
 
 template <class R>
@@ -448,8 +461,9 @@ Result<Request> DecodeOp(std::string_view op, const Json& object) {
     return MakeError(
         ErrorCode::kInvalidArgument,
         fmt::format("unknown request '{}'; this batond speaks protocol {} "
-                    "(upgrade baton, or restart the daemon: baton daemon "
-                    "stop)",
+                    "and is older than the client: replace it with the "
+                    "client's with 'baton daemon upgrade' (tasks keep "
+                    "running)",
                     op.substr(0, 64), kProtocolVersion));
   } else {
     using R = std::variant_alternative_t<I, Request>;

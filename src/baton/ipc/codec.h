@@ -242,8 +242,8 @@ Result<R> DecodeResult(const ReplyLine& reply, std::string_view op) {
   if (!result) {
     return MakeError(ErrorCode::kIncompatible,
                      result.error().message +
-                         " (is batond of another version? restart it: "
-                         "baton daemon stop)");
+                         " (is batond of another version? replace it "
+                         "with this baton's: baton daemon upgrade)");
   }
   return result;
 }

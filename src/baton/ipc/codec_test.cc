@@ -155,7 +155,7 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
                         AgentsRequest, GetRequest, ListRequest, ReadRequest,
                         KillRequest, WaitRequest, AttachRequest, NoticesRequest,
                         DaemonStatusRequest, ShutdownRequest, WatchRequest,
-                        QueueSetRequest, QueueListRequest>());
+                        QueueSetRequest, QueueListRequest, BudgetRequest>());
 }
 
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {

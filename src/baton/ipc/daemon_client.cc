@@ -22,6 +22,13 @@ Result<DaemonClient> DaemonClient::Connect(const Options& options) {
     }
     std::string binary =
         options.baton_binary.empty() ? SelfExecutable() : options.baton_binary;
+    // During `baton daemon upgrade` the next batond is the upgrading
+    // baton's, whoever starts it: a waiting client that reconnects may
+    // come first, and must not bring the old file back.
+    if (auto next = ReadFile(options.paths.next_daemon());
+        next && !next->empty() && ::access(next->c_str(), X_OK) == 0) {
+      binary = *next;
+    }
     auto started =
         StartDetached({binary, "daemon", "run", "--ready-fd", "{ready_fd}"},
                       options.start_timeout);

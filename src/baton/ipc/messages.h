@@ -804,6 +804,63 @@ struct QueueListRequest {
   void Fields(V&) {}
 };
 
+// A session's budget over its agent tasks and what they spent
+// (doc/agents.md, "Session budgets").
+struct BudgetReply {
+  std::string session;
+  AgentBudget budget;
+  AgentUsage usage;
+  int64_t agent_tasks = 0;
+  std::string reached;
+  template <class V>
+  void Fields(V& v) {
+    v("session", session, {.doc = "the caller's session"});
+    v("budget", budget,
+      {.required = true,
+       .doc = "`max_turns`, `max_tokens`, `max_cost_usd`; `{}`: none"});
+    v("usage", usage,
+      {.required = true,
+       .doc = "summed over its agent tasks, ended ones too: "
+              "`input_tokens`, `output_tokens`, `turns`, `cost_usd` (where "
+              "reported)"});
+    v("agent_tasks", agent_tasks, {.doc = "how many agent tasks it has"});
+    v("reached", reached,
+      {.doc = "the detail its stopped workers end with (\"budget: session "
+              "build's max-tokens 200000 reached\"); \"\" while none is"});
+  }
+};
+struct BudgetRequest {
+  static constexpr std::string_view kOp = "budget";
+  static constexpr std::string_view kDoc =
+      "the caller's session budget: the sum over its agent tasks, and what "
+      "they spent; a field given changes it first (doc/agents.md, \"Session "
+      "budgets\")";
+  using Reply = BudgetReply;
+  // Each: absent = unchanged, 0 = removed.
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;
+  std::optional<double> max_cost_usd;
+  bool clear = false;
+  template <class V>
+  void Fields(V& v) {
+    v("max_turns", max_turns,
+      {.min = 0,
+       .max = kMaxUsageCount,
+       .doc = "model turns of its agent tasks together; 0: no limit"});
+    v("max_tokens", max_tokens,
+      {.min = 0,
+       .max = kMaxUsageCount,
+       .doc = "tokens (input and output) of its agent tasks together; 0: no "
+              "limit"});
+    v("max_cost_usd", max_cost_usd,
+      {.min = 0,
+       .doc = "US dollars its agent tasks may cost together (where the CLI "
+              "reports a cost), below 1e9; 0: no limit"});
+    v("clear", clear, {.doc = "remove the budget (no other field with it)"});
+  }
+  Status Validate() const;
+};
+
 struct EmptyReply {
   template <class V>
   void Fields(V&) {}
@@ -854,11 +911,18 @@ struct DaemonStatusReply {
   int64_t live_tasks = 0;
   int64_t connections = 0;
   int64_t uptime_ms = 0;
+  std::string version;     // baton's version (kBatonVersion).
+  std::string executable;  // The file batond runs.
   template <class V>
   void Fields(V& v) {
     v("daemon_pid", daemon_pid);
     v("supervisor_pid", supervisor_pid, {.doc = "0 when none is connected"});
     v("protocol", protocol);
+    v("version", version,
+      {.doc = "baton's version (`baton --version`); absent from a batond "
+              "older than `daemon upgrade`"});
+    v("executable", executable,
+      {.doc = "the file batond runs: the one `baton daemon upgrade` started"});
     v("home", home);
     v("socket", socket);
     v("live_tasks", live_tasks);
@@ -906,7 +970,7 @@ using Request =
                  GetRequest, ListRequest, ReadRequest, KillRequest, WaitRequest,
                  AttachRequest, NoticesRequest, DaemonStatusRequest,
                  ShutdownRequest, WatchRequest, QueueSetRequest,
-                 QueueListRequest>;
+                 QueueListRequest, BudgetRequest>;
 
 }  // namespace baton
 

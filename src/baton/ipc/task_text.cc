@@ -47,17 +47,17 @@ std::string UsageText(const AgentUsage& usage) {
   return text;
 }
 
-std::string BudgetText(const AgentSpec& agent) {
+std::string BudgetText(const AgentBudget& budget) {
   std::string text;
   auto add = [&](const std::string& limit) {
     text += (text.empty() ? "" : ", ") + limit;
   };
-  if (agent.max_turns)
-    add(fmt::format("max-turns {}", *agent.max_turns));
-  if (agent.max_tokens)
-    add(fmt::format("max-tokens {}", *agent.max_tokens));
-  if (agent.max_cost_usd)
-    add(fmt::format("max-cost ${}", *agent.max_cost_usd));
+  if (budget.max_turns)
+    add(fmt::format("max-turns {}", *budget.max_turns));
+  if (budget.max_tokens)
+    add(fmt::format("max-tokens {}", *budget.max_tokens));
+  if (budget.max_cost_usd)
+    add(fmt::format("max-cost ${}", *budget.max_cost_usd));
   return text;
 }
 

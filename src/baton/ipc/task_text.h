@@ -38,8 +38,8 @@ std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
 //   "3 turns, 12345 tokens (10000 in, 2345 out), $0.0123"
 // the cost only where the CLI reports one.
 std::string UsageText(const AgentUsage& usage);
-// Its budget, "max-turns 10, max-tokens 200000, max-cost $2"; "" for none.
-std::string BudgetText(const AgentSpec& agent);
+// A budget, "max-turns 10, max-tokens 200000, max-cost $2"; "" for none.
+std::string BudgetText(const AgentBudget& budget);
 // A retried task's earlier attempt `number` (from 1), doc/scheduling.md:
 //   "attempt 1: exit code: 1, ran 2.5s, output bytes 0-120"
 std::string AttemptText(const Attempt& attempt, size_t number);

@@ -282,16 +282,17 @@ Result<std::optional<double>> OptionalNumber(const Json& args,
 }
 
 Result<std::optional<int64_t>> OptionalCount(const Json& args,
-                                             std::string_view name) {
+                                             std::string_view name,
+                                             int64_t minimum) {
   const Json* value = FindArgument(args, name);
   if (!value)
     return std::optional<int64_t>();
   int64_t count = 0;
-  if (!DecodeValue(*value, count, {.min = 1}, name)) {
+  if (!DecodeValue(*value, count, {.min = minimum}, name)) {
     return Bad(fmt::format(
-        "argument '{}' must be a whole number >= 1, e.g. {{\"{}\": 20}} "
+        "argument '{}' must be a whole number >= {}, e.g. {{\"{}\": 20}} "
         "(got {})",
-        name, name, value->dump()));
+        name, minimum, name, value->dump()));
   }
   return std::optional(count);
 }

@@ -160,9 +160,10 @@ Result<bool> OptionalBool(const Json& args, std::string_view name,
 Result<std::optional<double>> OptionalNumber(const Json& args,
                                              std::string_view name,
                                              double minimum);
-// An optional whole number >= 1; nullopt when absent.
+// An optional whole number >= minimum; nullopt when absent.
 Result<std::optional<int64_t>> OptionalCount(const Json& args,
-                                             std::string_view name);
+                                             std::string_view name,
+                                             int64_t minimum = 1);
 // The optional `timeout_s` of every tool, with one rule: a number of
 // seconds > 0. Zero and negative values are refused alike, with what
 // leaving it out means (`when_absent`, e.g. "no limit"); nullopt when

@@ -79,11 +79,18 @@ constexpr std::string_view kSchema4 = R"sql(
 ALTER TABLE queues ADD COLUMN limits TEXT NOT NULL DEFAULT '{}';
 )sql";
 
+// Schema 5: sessions' budgets over their agent tasks (doc/agents.md,
+// "Session budgets"), as JSON: {"max_turns":..,"max_tokens":..,
+// "max_cost_usd":..}. A session without one has no row.
+constexpr std::string_view kSchema5 = R"sql(
+CREATE TABLE session_budgets (
+  session TEXT PRIMARY KEY,
+  budget TEXT NOT NULL
+) WITHOUT ROWID;
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kSchema1},
-    {2, kSchema2},
-    {3, kSchema3},
-    {4, kSchema4},
+    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4}, {5, kSchema5},
 };
 
 }  // namespace

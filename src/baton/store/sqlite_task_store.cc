@@ -559,6 +559,50 @@ Result<std::vector<QueueRecord>> SqliteTaskStore::LoadQueues() {
   return all;
 }
 
+Status SqliteTaskStore::PutSessionBudget(const std::string& session,
+                                         const AgentBudget& budget) {
+  StartWrite();
+  if (!budget_journal_.contains(session)) {
+    auto pending = pending_budgets_.find(session);
+    budget_journal_[session] =
+        pending == pending_budgets_.end()
+            ? std::nullopt
+            : std::optional<AgentBudget>(pending->second);
+  }
+  pending_budgets_[session] = budget;
+  return {};
+}
+
+Result<std::map<std::string, AgentBudget>>
+SqliteTaskStore::LoadSessionBudgets() {
+  std::map<std::string, AgentBudget> budgets;
+  auto read = ForEachRow(
+      "SELECT session, budget FROM session_budgets", [](Statement&) {},
+      [&](const Statement& s) -> Status {
+        AgentBudget budget;
+        auto json = ParseJson(s.ColumnText(1));
+        if (!json || !DecodeValue(json->value, budget, {}, "session budget")) {
+          return MakeError(ErrorCode::kCorrupt,
+                           fmt::format("session {}: its budget is not "
+                                       "readable: {}",
+                                       s.ColumnText(0), s.ColumnText(1)));
+        }
+        budgets[s.ColumnText(0)] = budget;
+        return {};
+      },
+      "reading session budgets");
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  for (const auto& [session, budget] : pending_budgets_) {
+    if (budget.any()) {
+      budgets[session] = budget;
+    } else {
+      budgets.erase(session);
+    }
+  }
+  return budgets;
+}
+
 Status SqliteTaskStore::Flush() {
   batch_flushed_ = true;
   if (!HasPendingWrites())
@@ -587,17 +631,19 @@ Status SqliteTaskStore::Flush() {
   pending_cursors_.clear();
   pending_sessions_.clear();
   pending_queues_.clear();
+  pending_budgets_.clear();
   task_journal_.clear();
   cursor_journal_.clear();
   counter_journal_.clear();
   queue_journal_.clear();
+  budget_journal_.clear();
   return {};
 }
 
 bool SqliteTaskStore::HasPendingWrites() const {
   return !pending_tasks_.empty() || !pending_counters_.empty() ||
          !pending_cursors_.empty() || !pending_sessions_.empty() ||
-         !pending_queues_.empty();
+         !pending_queues_.empty() || !pending_budgets_.empty();
 }
 
 Status SqliteTaskStore::WritePending() {
@@ -662,6 +708,27 @@ Status SqliteTaskStore::WritePending() {
           s.BindInt(3, entry.second.paused ? 1 : 0);
           s.BindText(4, EncodeObject(entry.second.limits));
         });
+  }
+  if (written) {
+    // An empty budget removes the session's row: the upsert skips it (its
+    // WHERE also keeps SQLite from reading ON as a join's), the delete
+    // takes it.
+    written = run_all(
+        "INSERT INTO session_budgets (session, budget) "
+        "SELECT ?1, ?2 WHERE ?2 <> '{}' "
+        "ON CONFLICT (session) DO UPDATE SET budget = excluded.budget",
+        pending_budgets_, [](Statement& s, const auto& entry) {
+          s.BindText(1, entry.first);
+          s.BindText(2, EncodeObject(entry.second));
+        });
+  }
+  if (written) {
+    written =
+        run_all("DELETE FROM session_budgets WHERE session = ?1 AND ?2 = '{}'",
+                pending_budgets_, [](Statement& s, const auto& entry) {
+                  s.BindText(1, entry.first);
+                  s.BindText(2, EncodeObject(entry.second));
+                });
   }
   if (written) {
     written = run_all(

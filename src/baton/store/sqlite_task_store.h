@@ -50,6 +50,9 @@ class SqliteTaskStore : public TaskStore {
   Result<std::vector<std::string>> LoadLeasedSessions() override;
   Status PutQueue(const QueueRecord& queue) override;
   Result<std::vector<QueueRecord>> LoadQueues() override;
+  Status PutSessionBudget(const std::string& session,
+                          const AgentBudget& budget) override;
+  Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() override;
   // Writes everything pending in one transaction. On failure (disk full, I/O
   // error, database locked past busy_timeout) it rolls back, keeps the
   // writes pending and says so in the error.
@@ -58,6 +61,7 @@ class SqliteTaskStore : public TaskStore {
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
   void RevertQueue(const std::string& name) override;
+  void RevertSessionBudget(const std::string& session) override;
 
  private:
   // A task row: its creation-order key and the record.
@@ -121,6 +125,7 @@ class SqliteTaskStore : public TaskStore {
   std::map<std::pair<TaskId, std::string>, uint64_t> pending_cursors_;
   std::set<std::string> pending_sessions_;
   std::map<std::string, QueueRecord> pending_queues_;
+  std::map<std::string, AgentBudget> pending_budgets_;  // Empty: delete.
 
   // The batch's journal, for Revert*: per key it wrote, the pending write
   // it replaced (nullopt: there was none). Dropped at the next batch.
@@ -129,6 +134,7 @@ class SqliteTaskStore : public TaskStore {
       cursor_journal_;
   std::map<TaskKind, std::optional<int64_t>> counter_journal_;
   std::map<std::string, std::optional<QueueRecord>> queue_journal_;
+  std::map<std::string, std::optional<AgentBudget>> budget_journal_;
   bool batch_flushed_ = false;  // Flush() ran since the batch's last write.
 };
 

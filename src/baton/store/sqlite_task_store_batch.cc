@@ -50,6 +50,19 @@ void SqliteTaskStore::StartWrite() {
   cursor_journal_.clear();
   counter_journal_.clear();
   queue_journal_.clear();
+  budget_journal_.clear();
+}
+
+void SqliteTaskStore::RevertSessionBudget(const std::string& session) {
+  auto journal = budget_journal_.find(session);
+  if (journal == budget_journal_.end())
+    return;
+  if (journal->second) {
+    pending_budgets_[session] = *journal->second;
+  } else {
+    pending_budgets_.erase(session);
+  }
+  budget_journal_.erase(journal);
 }
 
 void SqliteTaskStore::RevertQueue(const std::string& name) {

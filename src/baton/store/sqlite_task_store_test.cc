@@ -176,8 +176,8 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
                      "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
                      "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
                      "name)"),
-            "counters cursors queues sessions tasks tasks_by_owner tasks_live "
-            "tasks_unnoticed");
+            "counters cursors queues session_budgets sessions tasks "
+            "tasks_by_owner tasks_live tasks_unnoticed");
 }
 
 // The database keeps tasks' environments, secrets among them: only its
@@ -514,7 +514,9 @@ TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
     ASSERT_TRUE(store->Flush());
   }
   // As schema 2 left it: no queues table, version 2.
-  RawExec(path_, "DROP TABLE queues; PRAGMA user_version = 2;");
+  RawExec(path_,
+          "DROP TABLE queues; DROP TABLE session_budgets; "
+          "PRAGMA user_version = 2;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
@@ -540,6 +542,51 @@ TEST_F(SqliteTaskStoreTest, AQueuesLimitsSurviveAReopen) {
   // A row of schema 3 has no limits: '{}', none.
   RawExec(path_, "UPDATE queues SET limits = '{}'");
   EXPECT_FALSE(OpenStore()->LoadQueues()->at(0).limits.any());
+}
+
+TEST_F(SqliteTaskStoreTest, SessionBudgetsSurviveReopenRevertAndRemoval) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutSessionBudget("build", {.max_tokens = 200000}));
+    ASSERT_TRUE(
+        store->PutSessionBudget("docs", {.max_turns = 3, .max_cost_usd = 1.5}));
+    ASSERT_TRUE(store->Flush());
+    // A batch whose flush fails: the change and the removal are taken back.
+    ASSERT_TRUE(store->PutSessionBudget("build", {.max_tokens = 5}));
+    ASSERT_TRUE(store->PutSessionBudget("docs", {}));
+    EXPECT_FALSE(store->LoadSessionBudgets()->contains("docs"));
+    store->RevertSessionBudget("build");
+    store->RevertSessionBudget("docs");
+    EXPECT_FALSE(store->HasPendingWrites());
+  }
+  auto store = OpenStore();
+  auto budgets = store->LoadSessionBudgets();
+  ASSERT_TRUE(budgets);
+  EXPECT_EQ(*budgets, (std::map<std::string, AgentBudget>{
+                          {"build", {.max_tokens = 200000}},
+                          {"docs", {.max_turns = 3, .max_cost_usd = 1.5}}}));
+  // An empty budget removes the row.
+  ASSERT_TRUE(store->PutSessionBudget("docs", {}));
+  ASSERT_TRUE(store->Flush());
+  EXPECT_EQ(RawQuery(path_, "SELECT count(*) FROM session_budgets"), "1");
+  EXPECT_EQ(OpenStore()->LoadSessionBudgets()->size(), 1u);
+}
+
+TEST_F(SqliteTaskStoreTest, ASchema4DatabaseGainsSessionBudgets) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutQueue({.name = "q", .max_running = 1}));
+    ASSERT_TRUE(store->Flush());
+  }
+  RawExec(path_, "DROP TABLE session_budgets; PRAGMA user_version = 4;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  EXPECT_EQ(store->LoadQueues()->size(), 1u);
+  EXPECT_TRUE(store->LoadSessionBudgets()->empty());
+  ASSERT_TRUE(store->PutSessionBudget("s", {.max_turns = 1}));
+  ASSERT_TRUE(store->Flush());
 }
 
 TEST_F(SqliteTaskStoreTest, RefusesNewerSchemaWithoutTouchingIt) {

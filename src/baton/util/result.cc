@@ -39,6 +39,7 @@ constexpr CodeName kCodeNames[] = {
     {ErrorCode::kInvalidConfig, "invalid_config"},
     {ErrorCode::kNotAgentTask, "not_agent_task"},
     {ErrorCode::kAlreadyDelivered, "already_delivered"},
+    {ErrorCode::kBudgetSpent, "budget_spent"},
     {ErrorCode::kInternal, "internal"},
 };
 }  // namespace

@@ -27,6 +27,8 @@ enum class ErrorCode {
   kNotAgentTask,    // answer, send or events named a shell task.
   // A queued message to replace or withdraw was delivered (or withdrawn).
   kAlreadyDelivered,
+  // A delegate in a session that spent its budget (doc/agents.md).
+  kBudgetSpent,
   kInternal,
 };
 

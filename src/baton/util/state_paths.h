@@ -18,6 +18,9 @@ struct StatePaths {
   std::string tasks_dir() const { return home + "/tasks"; }
   std::string daemon_socket() const { return runtime + "/batond.sock"; }
   std::string daemon_lock() const { return runtime + "/batond.lock"; }
+  // While `baton daemon upgrade` replaces batond: the file the next batond
+  // runs, whoever starts it (doc/install.md, "Upgrades").
+  std::string next_daemon() const { return runtime + "/batond.next"; }
   std::string supervisor_socket() const { return runtime + "/supervisor.sock"; }
   std::string supervisor_lock() const { return runtime + "/supervisor.lock"; }
   // Eight hex digits of `home`: names this baton's things in places other

@@ -129,8 +129,7 @@ void CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
         {Level::kError, "batond",
          fmt::format("speaks protocol {}, this baton {} (pid {})",
                      status->protocol, kProtocolVersion, status->daemon_pid),
-         "baton daemon stop (tasks keep running); the next command starts "
-         "this version's batond"});
+         "baton daemon upgrade (tasks keep running)"});
     return;
   }
   out.push_back(

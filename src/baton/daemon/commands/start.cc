@@ -164,6 +164,14 @@ void Daemon::Handle(Connection&, const RunRequest& request, Session session,
 
 void Daemon::Handle(Connection&, const DelegateRequest& request,
                     Session session, Reply reply) {
+  if (std::string spent = registry_->SessionBudgetReached(session);
+      !spent.empty()) {
+    return reply(MakeError(
+        ErrorCode::kBudgetSpent,
+        fmt::format("{}; no new agent task starts in it (raise or remove the "
+                    "budget: baton budget --max-tokens N, or --clear)",
+                    spent.substr(spent.find(' ') + 1))));
+  }
   auto config =
       LoadAgentConfig(FindConfigFile(ClientEnvLookup(request.base_env)));
   if (!config)

@@ -6,9 +6,11 @@
 #include <unistd.h>
 
 #include "baton/daemon/daemon.h"
+#include "baton/util/detached_process.h"
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
+#include "baton/util/version.h"
 
 namespace baton {
 
@@ -150,7 +152,9 @@ void Daemon::Handle(Connection&, const DaemonStatusRequest&, Session,
       .socket = options_.paths.daemon_socket(),
       .live_tasks = static_cast<int64_t>(registry_->live_count()),
       .connections = static_cast<int64_t>(connections_.size()),
-      .uptime_ms = clock_.WallNowMillis() - started_ms_});
+      .uptime_ms = clock_.WallNowMillis() - started_ms_,
+      .version = kBatonVersion,
+      .executable = SelfExecutable()});
 }
 
 void Daemon::Handle(Connection&, const ShutdownRequest& request, Session,

@@ -46,16 +46,12 @@ void AddUsage(const TaskRecord& task, std::string& text, Json& structured) {
       usage = std::move(parsed->value);
   }
   structured["usage"] = std::move(usage);
-  const AgentSpec& agent = *task.spec.agent;
+  AgentBudget own = BudgetOf(*task.spec.agent);
   Json budget = Json::object();
-  if (agent.max_turns)
-    budget["max_turns"] = *agent.max_turns;
-  if (agent.max_tokens)
-    budget["max_tokens"] = *agent.max_tokens;
-  if (agent.max_cost_usd)
-    budget["max_cost_usd"] = *agent.max_cost_usd;
-  if (!budget.empty())
-    text += "budget: " + BudgetText(agent) + "\n";
+  if (auto parsed = ParseJson(EncodeObject(own)))
+    budget = std::move(parsed->value);
+  if (own.any())
+    text += "budget: " + BudgetText(own) + "\n";
   structured["budget"] = std::move(budget);
 }
 

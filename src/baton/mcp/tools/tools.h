@@ -17,6 +17,7 @@ ToolDefinition TaskKillToolDefinition();
 ToolDefinition DelegateToolDefinition();
 ToolDefinition TaskSendToolDefinition();
 ToolDefinition TaskAnswerToolDefinition();
+ToolDefinition SessionBudgetToolDefinition();
 
 // Every tool, in the order tools/list shows them.
 const std::vector<ToolDefinition>& AllTools();

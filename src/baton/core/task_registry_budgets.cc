@@ -1,0 +1,134 @@
+// TaskRegistry's session budgets (doc/agents.md, "Session budgets"): a
+// budget over all the agent tasks of one session, ended ones too. The
+// registry keeps the sum of their usage for each session with a budget, so
+// that the check after each usage report reads no rows; the agent runtime
+// stops the session's workers once it is reached. Split from
+// task_registry.cc, which holds everything else.
+#include <fmt/format.h>
+
+#include "baton/core/task_registry.h"
+#include "baton/util/json_fields.h"
+#include "baton/util/log.h"
+
+namespace baton {
+namespace {
+
+std::string Whose(const std::string& session) {
+  return fmt::format("session {}", session);
+}
+
+std::unexpected<Error> NoSession() {
+  return MakeError(ErrorCode::kInvalidArgument,
+                   "a budget belongs to a session, and this client has none; "
+                   "name one with --session NAME or BATON_SESSION");
+}
+
+Status CheckBudget(const AgentBudget& budget) {
+  for (auto [value, name] : {std::pair(budget.max_turns, "max-turns"),
+                             std::pair(budget.max_tokens, "max-tokens")}) {
+    if (value && *value <= 0) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("a session's {} must be 1 or more (0 on "
+                                   "the command line removes it)",
+                                   name));
+    }
+  }
+  if (budget.max_cost_usd &&
+      !(*budget.max_cost_usd > 0 && *budget.max_cost_usd < 1e9)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "a session's max-cost must be more than 0 and less "
+                     "than 1e9 US dollars");
+  }
+  return {};
+}
+
+}  // namespace
+
+Result<std::pair<AgentUsage, int64_t>> TaskRegistry::SumSessionUsage(
+    const std::string& session) {
+  // The session's tasks and the unowned ones, buffered writes included.
+  auto tasks = store_->ListTasks({.owner = session});
+  if (!tasks)
+    return std::unexpected(tasks.error());
+  AgentUsage sum;
+  int64_t agent_tasks = 0;
+  for (const TaskRecord& task : *tasks) {
+    if (task.spec.owner != session || !task.spec.agent)
+      continue;
+    ++agent_tasks;
+    if (task.usage)
+      sum = AddUsage(sum, *task.usage);
+  }
+  return std::pair(sum, agent_tasks);
+}
+
+Status TaskRegistry::RecoverSessionBudgets() {
+  auto budgets = store_->LoadSessionBudgets();
+  if (!budgets)
+    return std::unexpected(budgets.error());
+  for (auto& [session, budget] : *budgets) {
+    auto sum = SumSessionUsage(session);
+    if (!sum)
+      return std::unexpected(sum.error());
+    budgets_[session] = {.budget = budget, .usage = sum->first};
+  }
+  return {};
+}
+
+Result<SessionBudgetView> TaskRegistry::SetSessionBudget(
+    const std::string& session, const AgentBudget& budget) {
+  if (session.empty()) {
+    return NoSession();
+  }
+  if (auto valid = CheckBudget(budget); !valid)
+    return std::unexpected(valid.error());
+  auto sum = SumSessionUsage(session);
+  if (!sum)
+    return std::unexpected(sum.error());
+  Undo undo(Undo::Kind::kSessionBudget, TaskId{}, session);
+  if (auto it = budgets_.find(session); it != budgets_.end())
+    undo.budget_before = it->second.budget;
+  if (auto saved = store_->PutSessionBudget(session, budget); !saved)
+    return std::unexpected(saved.error());
+  undo_.push_back(std::move(undo));
+  if (budget.any()) {
+    budgets_[session] = {.budget = budget, .usage = sum->first};
+  } else {
+    budgets_.erase(session);
+  }
+  BATON_LOG_INFO("session {}: budget {}", session,
+                 budget.any() ? EncodeObject(budget) : "removed");
+  return SessionBudgetView{
+      .session = session,
+      .budget = budget,
+      .usage = sum->first,
+      .agent_tasks = sum->second,
+      .reached = BudgetReached(budget, sum->first, Whose(session))};
+}
+
+Result<SessionBudgetView> TaskRegistry::SessionBudgetOf(
+    const std::string& session) {
+  if (session.empty()) {
+    return NoSession();
+  }
+  auto sum = SumSessionUsage(session);
+  if (!sum)
+    return std::unexpected(sum.error());
+  SessionBudgetView view{
+      .session = session, .usage = sum->first, .agent_tasks = sum->second};
+  if (auto it = budgets_.find(session); it != budgets_.end()) {
+    view.budget = it->second.budget;
+    view.reached = BudgetReached(view.budget, view.usage, Whose(session));
+  }
+  return view;
+}
+
+std::string TaskRegistry::SessionBudgetReached(
+    const std::string& session) const {
+  auto it = budgets_.find(session);
+  if (it == budgets_.end() || session.empty())
+    return "";
+  return BudgetReached(it->second.budget, it->second.usage, Whose(session));
+}
+
+}  // namespace baton
