@@ -68,7 +68,7 @@ if command -v zsh >/dev/null 2>&1; then
   }
   got=$(zsh_complete baton wa | tr ' ' '\n' | grep -c '^wait:') || true
   expect "zsh: baton wa offers wait" "1" "$got"
-  expect "zsh: baton daemon s" "start:Start batond if it is not running stop:Stop batond (tasks keep running unless --kill-tasks) status:Is batond running? install-service:Write batond's systemd user units (socket activation) and enable them" \
+  expect "zsh: baton daemon s" "start:Start batond if it is not running stop:Stop batond (tasks keep running unless --kill-tasks) upgrade:Replace a running batond with this baton's; tasks keep running status:Is batond running? install-service:Write batond's systemd user units (socket activation) and enable them" \
     "$(zsh_complete baton daemon s)"
   expect "zsh: kill's ids" "$unowned" "$(zsh_complete baton kill '')"
   expect "zsh: --session x wait's ids" "$unowned $owned" \

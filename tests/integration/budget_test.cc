@@ -191,6 +191,23 @@ TEST_F(BudgetTest, ASessionBudgetStopsAllItsWorkersAndRefusesNewOnes) {
   EXPECT_EQ(WaitEnd(other_id)["detail"], "budget: max-turns 8 reached");
 }
 
+// A delegate accepted while the session had budget left, held in a queue,
+// starts after the budget was reached: it is stopped at once.
+TEST_F(BudgetTest, AQueuedDelegateStartingInASpentSessionIsStopped) {
+  env_["BATON_SESSION"] = "build";
+  ASSERT_EQ(Baton({"queue", "add", "one", "--max", "1"}, env_).exit_code, 0);
+  ASSERT_EQ(Baton({"budget", "--max-tokens", "3000"}, env_).exit_code, 0);
+  std::string first = Delegate({"--agent", "claude", "--queue", "one", "LOOP"});
+  std::string held =
+      Delegate({"--agent", "claude", "--queue", "one", "one turn"});
+  EXPECT_EQ(Status(held, env_)["status"], "queued");
+  EXPECT_EQ(WaitEnd(first)["detail"],
+            "budget: session build's max-tokens 3000 reached");
+  auto task = WaitEnd(held);
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_EQ(task["detail"], "budget: session build's max-tokens 3000 reached");
+}
+
 // The budget is stored: it holds across a batond crash. Raised or
 // cleared, delegates start again; bad values change nothing.
 TEST_F(BudgetTest, ASessionBudgetSurvivesACrashAndCanBeClearedButNotBroken) {

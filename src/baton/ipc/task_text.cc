@@ -61,6 +61,17 @@ std::string BudgetText(const AgentBudget& budget) {
   return text;
 }
 
+std::string SessionBudgetText(const BudgetReply& reply) {
+  std::string budget = BudgetText(reply.budget);
+  std::string text = fmt::format(
+      "session {}: {}\nspent: {} agent task{}, {}\n", reply.session,
+      budget.empty() ? "no budget" : "budget " + budget, reply.agent_tasks,
+      reply.agent_tasks == 1 ? "" : "s", UsageText(reply.usage));
+  if (!reply.reached.empty())
+    text += "reached: " + reply.reached + "\n";
+  return text;
+}
+
 std::string LastLinesOf(std::string_view text, size_t max_lines) {
   while (!text.empty() && text.back() == '\n')
     text.remove_suffix(1);

@@ -40,6 +40,14 @@ std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
 std::string UsageText(const AgentUsage& usage);
 // A budget, "max-turns 10, max-tokens 200000, max-cost $2"; "" for none.
 std::string BudgetText(const AgentBudget& budget);
+// A session's budget and what its agent tasks spent (doc/agents.md,
+// "Session budgets"), for `baton budget` and MCP `session_budget`:
+//   session build: budget max-tokens 200000
+//   spent: 3 agent tasks, 12 turns, 201234 tokens (180000 in, 21234 out)
+//   reached: budget: session build's max-tokens 200000 reached
+// (the last line once reached; "no budget" without one). Ends with a
+// newline.
+std::string SessionBudgetText(const BudgetReply& reply);
 // A retried task's earlier attempt `number` (from 1), doc/scheduling.md:
 //   "attempt 1: exit code: 1, ran 2.5s, output bytes 0-120"
 std::string AttemptText(const Attempt& attempt, size_t number);

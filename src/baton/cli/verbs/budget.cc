@@ -1,8 +1,6 @@
 // `baton budget`: the session's budget over all its agent tasks, and what
 // they spent (doc/agents.md, "Session budgets"). With a limit it sets that
 // one first (0 removes it); --clear removes them all.
-#include <fmt/format.h>
-
 #include <cstdio>
 
 #include "baton/cli/verbs.h"
@@ -12,15 +10,7 @@ namespace baton {
 namespace {
 
 int PrintBudget(const BudgetReply& reply) {
-  std::string budget = BudgetText(reply.budget);
-  std::printf("session %s: %s\n", reply.session.c_str(),
-              budget.empty() ? "no budget" : ("budget " + budget).c_str());
-  std::printf("spent: %lld agent task%s, %s\n",
-              static_cast<long long>(reply.agent_tasks),
-              reply.agent_tasks == 1 ? "" : "s",
-              UsageText(reply.usage).c_str());
-  if (!reply.reached.empty())
-    std::printf("reached: %s\n", reply.reached.c_str());
+  std::fputs(SessionBudgetText(reply).c_str(), stdout);
   return kExitOk;
 }
 

@@ -187,22 +187,8 @@ int DoUpgrade(const Context& ctx) {
   }
   if (!after)
     return ReportError(ctx, after.error());
-  bool handed_over = before->supervisor_pid == 0 ||
-                     after->supervisor_pid == before->supervisor_pid;
-  if (ctx.json) {
-    PrintJsonLine(fmt::format(
-        R"({{"upgraded":{},"before":{},"after":{},"supervisor_kept":{}}})",
-        handed_over, EncodeObject(*before), EncodeObject(*after), handed_over));
-  } else if (handed_over) {
-    std::printf("batond upgraded: %s -> %s\n", DaemonText(*before).c_str(),
-                DaemonText(*after).c_str());
-    if (before->supervisor_pid != 0) {
-      std::printf("supervisor pid %lld kept, with %lld live tasks\n",
-                  static_cast<long long>(after->supervisor_pid),
-                  static_cast<long long>(after->live_tasks));
-    }
-  }
-  if (!handed_over) {
+  if (before->supervisor_pid != 0 &&
+      after->supervisor_pid != before->supervisor_pid) {
     return ReportError(
         ctx, {ErrorCode::kInternal,
               fmt::format("the new batond {} did not take over supervisor "
@@ -213,6 +199,18 @@ int DoUpgrade(const Context& ctx) {
                               ? fmt::format("pid {}", after->supervisor_pid)
                               : std::string("none"),
                           after->home)});
+  }
+  if (ctx.json) {
+    PrintJsonLine(fmt::format(R"({{"upgraded":true,"before":{},"after":{}}})",
+                              EncodeObject(*before), EncodeObject(*after)));
+    return kExitOk;
+  }
+  std::printf("batond upgraded: %s -> %s\n", DaemonText(*before).c_str(),
+              DaemonText(*after).c_str());
+  if (before->supervisor_pid != 0) {
+    std::printf("supervisor pid %lld kept, with %lld live tasks\n",
+                static_cast<long long>(after->supervisor_pid),
+                static_cast<long long>(after->live_tasks));
   }
   return kExitOk;
 }

@@ -164,12 +164,15 @@ void Daemon::Handle(Connection&, const RunRequest& request, Session session,
 
 void Daemon::Handle(Connection&, const DelegateRequest& request,
                     Session session, Reply reply) {
+  // A spent session starts no agent (doc/agents.md, "Session budgets").
+  // The detail reads "budget: session build's ..."; the error names the
+  // session first.
   if (std::string spent = registry_->SessionBudgetReached(session);
       !spent.empty()) {
     return reply(MakeError(
         ErrorCode::kBudgetSpent,
-        fmt::format("{}; no new agent task starts in it (raise or remove the "
-                    "budget: baton budget --max-tokens N, or --clear)",
+        fmt::format("{}; no new agent task starts in it (raise or remove "
+                    "its budget: CLI baton budget, MCP session_budget)",
                     spent.substr(spent.find(' ') + 1))));
   }
   auto config =

@@ -1,8 +1,6 @@
 // The `session_budget` tool: this session's budget over all its agent
 // tasks, and what they spent (doc/agents.md, "Session budgets"). With a
 // limit it sets that one first (0 removes it); `clear` removes them all.
-#include <fmt/format.h>
-
 #include "baton/ipc/task_text.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/json_fields.h"
@@ -38,13 +36,7 @@ void HandleSessionBudget(const ToolCallPtr& call) {
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error()) +
                                             " (the budget is unchanged)"));
     }
-    std::string budget = BudgetText(reply->budget);
-    std::string text = fmt::format(
-        "session {}: {}\nspent: {} agent task{}, {}\n", reply->session,
-        budget.empty() ? "no budget" : "budget " + budget, reply->agent_tasks,
-        reply->agent_tasks == 1 ? "" : "s", UsageText(reply->usage));
-    if (!reply->reached.empty())
-      text += "reached: " + reply->reached + "\n";
+    std::string text = SessionBudgetText(*reply);
     // The fields as BudgetReply lists them, read back as a value.
     Json structured = Json::object();
     if (auto parsed = ParseJson(EncodeObject(*reply)))
