@@ -102,6 +102,15 @@ struct SessionBudgetView {
   std::string reached;  // BudgetReached's detail; "" while none is.
 };
 
+// A change to a session's budget: `clear` removes it all first; then each
+// limit given replaces the session's, 0 removes it, nullopt leaves it.
+struct SessionBudgetChange {
+  bool clear = false;
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;
+  std::optional<double> max_cost_usd;
+};
+
 class TaskRegistry : public ExecutorListener {
  public:
   struct Options {
@@ -255,11 +264,11 @@ class TaskRegistry : public ExecutorListener {
   Result<QueueView> ChangeQueue(const QueueChange& change);
   std::vector<QueueView> Queues() const;
 
-  // Session budgets (task_registry_budgets.cc): `budget` replaces the
-  // session's (an empty one removes it), committed with the batch. A
-  // session is a non-empty owner: unowned tasks have none.
-  Result<SessionBudgetView> SetSessionBudget(const std::string& session,
-                                             const AgentBudget& budget);
+  // Session budgets (task_registry_budgets.cc): a change is committed
+  // with the batch. A session is a non-empty owner: unowned tasks have
+  // none. Each sums the session's tasks once, for the view.
+  Result<SessionBudgetView> ChangeSessionBudget(
+      const std::string& session, const SessionBudgetChange& change);
   Result<SessionBudgetView> SessionBudgetOf(const std::string& session);
   // The detail of the session budget its usage reached ("budget: session
   // build's max-tokens 200000 reached"); "" while none is, or it has none.

@@ -6,6 +6,8 @@
 // task_registry.cc, which holds everything else.
 #include <fmt/format.h>
 
+#include <cmath>
+
 #include "baton/core/task_registry.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
@@ -23,23 +25,30 @@ std::unexpected<Error> NoSession() {
                    "name one with --session NAME or BATON_SESSION");
 }
 
-Status CheckBudget(const AgentBudget& budget) {
-  for (auto [value, name] : {std::pair(budget.max_turns, "max-turns"),
-                             std::pair(budget.max_tokens, "max-tokens")}) {
-    if (value && *value <= 0) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("a session's {} must be 1 or more (0 on "
-                                   "the command line removes it)",
-                                   name));
+Status CheckChange(const SessionBudgetChange& change) {
+  for (auto [value, name] : {std::pair(change.max_turns, "max-turns"),
+                             std::pair(change.max_tokens, "max-tokens")}) {
+    if (value && *value < 0) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("a session's {} must be 0 (none) or more", name));
     }
   }
-  if (budget.max_cost_usd &&
-      !(*budget.max_cost_usd > 0 && *budget.max_cost_usd < 1e9)) {
+  if (change.max_cost_usd &&
+      !(std::isfinite(*change.max_cost_usd) && *change.max_cost_usd >= 0 &&
+        *change.max_cost_usd < 1e9)) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "a session's max-cost must be more than 0 and less "
-                     "than 1e9 US dollars");
+                     "a session's max-cost must be 0 (none) or more, and "
+                     "less than 1e9 US dollars");
   }
   return {};
+}
+
+// `given` into `limit`: 0 removes it, nullopt leaves it.
+template <class T>
+void Apply(std::optional<T>& limit, const std::optional<T>& given) {
+  if (given)
+    limit = *given == 0 ? std::nullopt : given;
 }
 
 }  // namespace
@@ -75,21 +84,25 @@ Status TaskRegistry::RecoverSessionBudgets() {
   return {};
 }
 
-Result<SessionBudgetView> TaskRegistry::SetSessionBudget(
-    const std::string& session, const AgentBudget& budget) {
-  if (session.empty()) {
+Result<SessionBudgetView> TaskRegistry::ChangeSessionBudget(
+    const std::string& session, const SessionBudgetChange& change) {
+  if (session.empty())
     return NoSession();
-  }
-  if (auto valid = CheckBudget(budget); !valid)
+  if (auto valid = CheckChange(change); !valid)
     return std::unexpected(valid.error());
+  auto it = budgets_.find(session);
+  AgentBudget before = it == budgets_.end() ? AgentBudget{} : it->second.budget;
+  AgentBudget budget = change.clear ? AgentBudget{} : before;
+  Apply(budget.max_turns, change.max_turns);
+  Apply(budget.max_tokens, change.max_tokens);
+  Apply(budget.max_cost_usd, change.max_cost_usd);
   auto sum = SumSessionUsage(session);
   if (!sum)
     return std::unexpected(sum.error());
-  Undo undo(Undo::Kind::kSessionBudget, TaskId{}, session);
-  if (auto it = budgets_.find(session); it != budgets_.end())
-    undo.budget_before = it->second.budget;
   if (auto saved = store_->PutSessionBudget(session, budget); !saved)
     return std::unexpected(saved.error());
+  Undo undo(Undo::Kind::kSessionBudget, TaskId{}, session);
+  undo.budget_before = before;
   undo_.push_back(std::move(undo));
   if (budget.any()) {
     budgets_[session] = {.budget = budget, .usage = sum->first};
@@ -108,9 +121,8 @@ Result<SessionBudgetView> TaskRegistry::SetSessionBudget(
 
 Result<SessionBudgetView> TaskRegistry::SessionBudgetOf(
     const std::string& session) {
-  if (session.empty()) {
+  if (session.empty())
     return NoSession();
-  }
   auto sum = SumSessionUsage(session);
   if (!sum)
     return std::unexpected(sum.error());

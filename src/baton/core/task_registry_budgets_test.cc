@@ -61,7 +61,7 @@ TEST_F(SessionBudgetTest, SumsTheUsageOfTheSessionsAgentTasks) {
   registry_->SetUsage(b, {.input_tokens = 50, .output_tokens = 5, .turns = 1});
   registry_->SetUsage(other, {.input_tokens = 9000, .turns = 9});
 
-  auto view = registry_->SetSessionBudget("build", {.max_tokens = 1000});
+  auto view = registry_->ChangeSessionBudget("build", {.max_tokens = 1000});
   ASSERT_TRUE(view) << view.error().message;
   EXPECT_EQ(view->agent_tasks, 2);
   EXPECT_EQ(view->usage.input_tokens, 150);
@@ -89,7 +89,7 @@ TEST_F(SessionBudgetTest, SumsTheUsageOfTheSessionsAgentTasks) {
 TEST_F(SessionBudgetTest, EndedTasksCountAndARestartKeepsTheSum) {
   TaskId a = StartAgent("build");
   registry_->SetUsage(a, {.input_tokens = 10, .output_tokens = 0, .turns = 5});
-  ASSERT_TRUE(registry_->SetSessionBudget("build", {.max_turns = 6}));
+  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.max_turns = 6}));
   Commit();
   executor_.Exit(a, 0);
   TaskId b = StartAgent("build");
@@ -110,30 +110,36 @@ TEST_F(SessionBudgetTest, EndedTasksCountAndARestartKeepsTheSum) {
   EXPECT_EQ(view->agent_tasks, 2);
 }
 
-TEST_F(SessionBudgetTest, AChangeReplacesAndAnEmptyBudgetRemovesIt) {
-  ASSERT_TRUE(registry_->SetSessionBudget(
+TEST_F(SessionBudgetTest, AChangeKeepsWhatItDoesNotNameAndZeroOrClearRemoves) {
+  ASSERT_TRUE(registry_->ChangeSessionBudget(
       "build", {.max_turns = 3, .max_cost_usd = 2.0}));
-  auto view = registry_->SetSessionBudget("build", {.max_tokens = 5});
+  auto view = registry_->ChangeSessionBudget("build", {.max_tokens = 5});
   ASSERT_TRUE(view);
-  EXPECT_EQ(view->budget, (AgentBudget{.max_tokens = 5}));
+  EXPECT_EQ(
+      view->budget,
+      (AgentBudget{.max_turns = 3, .max_tokens = 5, .max_cost_usd = 2.0}));
+  view = registry_->ChangeSessionBudget("build", {.max_turns = 0});
+  ASSERT_TRUE(view);
+  EXPECT_EQ(view->budget, (AgentBudget{.max_tokens = 5, .max_cost_usd = 2.0}));
   Commit();
-  ASSERT_TRUE(registry_->SetSessionBudget("build", {}));
+  EXPECT_EQ(store_.budgets.at("build"), view->budget);
+  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.clear = true}));
   Commit();
   EXPECT_FALSE(store_.budgets.contains("build"));
   EXPECT_FALSE(registry_->SessionBudgetOf("build")->budget.any());
 }
 
 TEST_F(SessionBudgetTest, BadBudgetsAndNoSessionAreRefused) {
-  auto none = registry_->SetSessionBudget("", {.max_tokens = 5});
+  auto none = registry_->ChangeSessionBudget("", {.max_tokens = 5});
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(none.error().message.find("BATON_SESSION"), std::string::npos);
-  auto zero = registry_->SetSessionBudget("build", {.max_turns = 0});
-  ASSERT_FALSE(zero);
-  EXPECT_NE(zero.error().message.find("max-turns must be 1 or more"),
+  auto negative = registry_->ChangeSessionBudget("build", {.max_turns = -1});
+  ASSERT_FALSE(negative);
+  EXPECT_NE(negative.error().message.find("max-turns must be 0 (none) or more"),
             std::string::npos);
-  EXPECT_FALSE(registry_->SetSessionBudget("build", {.max_cost_usd = -1}));
-  EXPECT_FALSE(registry_->SetSessionBudget("build", {.max_cost_usd = 2e9}));
+  EXPECT_FALSE(registry_->ChangeSessionBudget("build", {.max_cost_usd = -1}));
+  EXPECT_FALSE(registry_->ChangeSessionBudget("build", {.max_cost_usd = 2e9}));
   EXPECT_TRUE(store_.budgets.empty());  // Nothing changed.
 }
 
@@ -142,15 +148,15 @@ TEST_F(SessionBudgetTest, BadBudgetsAndNoSessionAreRefused) {
 TEST_F(SessionBudgetTest, AFailedCommitTakesTheChangeBack) {
   TaskId a = StartAgent("build");
   registry_->SetUsage(a, {.input_tokens = 40});
-  ASSERT_TRUE(registry_->SetSessionBudget("build", {.max_tokens = 100}));
+  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.max_tokens = 100}));
   Commit();
   store_.fail_flush = Error{ErrorCode::kIo, "disk full", ENOSPC};
-  ASSERT_TRUE(registry_->SetSessionBudget("build", {.max_tokens = 10}));
+  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.max_tokens = 10}));
   EXPECT_FALSE(registry_->Commit());
   EXPECT_EQ(registry_->SessionBudgetReached("build"), "");
   EXPECT_EQ(store_.budgets.at("build").max_tokens, 100);
   // Removed and taken back: the sum is there again.
-  ASSERT_TRUE(registry_->SetSessionBudget("build", {}));
+  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.clear = true}));
   EXPECT_FALSE(registry_->Commit());
   store_.fail_flush.reset();
   ASSERT_EQ(registry_->SessionBudgetOf("build")->budget.max_tokens, 100);

@@ -437,10 +437,6 @@ Status BudgetRequest::Validate() const {
         "budget request: 'clear' removes the whole budget; give it alone, "
         "or set a limit to 0 to remove only that one");
   }
-  if (max_cost_usd && !(*max_cost_usd < 1e9)) {
-    return Invalid(
-        "budget request: 'max_cost_usd' must be below 1e9 US dollars");
-  }
   return {};
 }
 

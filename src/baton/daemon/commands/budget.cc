@@ -3,7 +3,6 @@
 // The registry keeps it; a change is committed with its batch, before the
 // reply, and the session's workers that the new budget leaves spent are
 // stopped at once.
-#include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/daemon.h"
 
 namespace baton {
@@ -12,20 +11,14 @@ void Daemon::Handle(Connection&, const BudgetRequest& request, Session session,
                     Reply reply) {
   bool change = request.clear || request.max_turns || request.max_tokens ||
                 request.max_cost_usd;
-  auto view = registry_->SessionBudgetOf(session);
-  if (view && change) {
-    AgentBudget budget = request.clear ? AgentBudget{} : view->budget;
-    auto apply = [](auto& limit, const auto& given) {
-      if (given)
-        limit = *given == 0 ? std::nullopt : std::optional(*given);
-    };
-    apply(budget.max_turns, request.max_turns);
-    apply(budget.max_tokens, request.max_tokens);
-    apply(budget.max_cost_usd, request.max_cost_usd);
-    view = registry_->SetSessionBudget(session, budget);
-    if (view && !view->reached.empty())
-      agents_->CheckSessionBudget(session);
-  }
+  auto view = change ? registry_->ChangeSessionBudget(
+                           session, {.clear = request.clear,
+                                     .max_turns = request.max_turns,
+                                     .max_tokens = request.max_tokens,
+                                     .max_cost_usd = request.max_cost_usd})
+                     : registry_->SessionBudgetOf(session);
+  if (change && view && !view->reached.empty())
+    agents_->CheckSessionBudget(session);
   if (!view)
     return reply(std::unexpected(view.error()));
   reply(BudgetReply{.session = view->session,
