@@ -122,6 +122,12 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await until(`${sleeper} killed`, () => status(home, sleeper) === 'killed');
     await page.locator('#task-title', { hasText: 'killed' }).waitFor();
     await page.locator('#task-facts', { hasText: 'not needed' }).waitFor();
+    // Its history, from the audit trail: started from the CLI, killed here.
+    await page.locator('#audit li', { hasText: 'kill by board' }).waitFor();
+    const history = await page.locator('#audit li').allTextContents();
+    assert.equal(history.length, 2, history.join('\n'));
+    assert.match(history[0], /run by cli \(pid \d+\): sleep 300/);
+    assert.match(history[1], /kill by board \(pid \d+\): SIGTERM, then SIGKILL after 5s; why: not needed/);
 
     // An action's error is batond's own text.
     await page.getByRole('button', { name: 'Back to all tasks' }).click();
@@ -300,6 +306,42 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     // Its interrupted turn's result still told the cost.
     assert.match(facts, /turns, \d+ tokens \(\d+ in, \d+ out\), \$0\.\d{4}/);
     assert.ok(facts.includes('max-turns 2'), facts);
+  });
+
+  test('the board: a follow-up queued, withdrawn and a steer, each in the history', async () => {
+    const { home, page } = await fresh();
+    const fakes = new URL('../agents/fakes', import.meta.url).pathname;
+    // A turn of 20 s: a follow-up waits for its end, a steer goes into it.
+    const reply = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', home,
+      'SLOW20 a long turn'], { PATH: `${fakes}:${process.env.PATH}` }));
+    const id = (reply.task ?? reply).id;
+    try {
+      await page.getByRole('button', { name: `Open ${id}` }).click();
+      await page.locator('#task-title', { hasText: 'running' }).waitFor();
+      await page.getByLabel('Follow-up').fill('after this turn, run the tests');
+      await page.getByRole('button', { name: 'Send', exact: true }).click();
+      await page.locator('#message', { hasText: `Sent to ${id}: queued` }).waitFor();
+      const withdraw = page.getByRole('button', { name: 'Withdraw m-1' });
+      await withdraw.waitFor();
+      assert.match(await page.locator('#queued').textContent(), /m-1 after this turn, run the tests/);
+      await withdraw.click();
+      await page.locator('#message', { hasText: 'Withdrew m-1' }).waitFor();
+      await page.locator('#queued-view').waitFor({ state: 'hidden' });
+      // The withdrawn one is gone at batond too.
+      const queued = baton(home, ['send', id, '--list']);
+      assert.doesNotMatch(queued, /m-1/);
+
+      await page.getByLabel('Follow-up').fill('stop and look at the logs');
+      await page.getByRole('button', { name: 'Steer' }).click();
+      await page.locator('#message', { hasText: `Sent to ${id}: steered` }).waitFor();
+      await page.locator('#audit li', { hasText: 'steer by board' }).waitFor();
+      const history = await page.locator('#audit li').allTextContents();
+      assert.deepEqual(history.map((line) => line.match(/ (\w+) by (\w+)/).slice(1, 3).join(' ')),
+        ['delegate cli', 'send board', 'withdraw board', 'steer board']);
+      assert.match(history[3], /: m-2 steered: stop and look at the logs/);
+    } finally {
+      baton(home, ['kill', id]);
+    }
   });
 
   test('the board: a retried task shows its retries, attempts and output cap', async () => {

@@ -307,6 +307,16 @@ test('kill: requested, then already-terminal; the task ends as killed', T, async
     k = await call(client, 'task_kill', { task_ids: [id, 'shell-999'] });
     assert.equal(k.isError, true);
     assert.match(text(k), /shell-999/);
+    // The audit trail names the MCP client and its session: one run and one
+    // kill (the kill of an ended task and the refused one change nothing).
+    const { records } = JSON.parse(baton(home, ['--json', 'audit', '--task', id]));
+    assert.deepEqual(records.map((r) => r.action), ['run', 'kill']);
+    for (const record of records) {
+      assert.equal(record.client, 'mcp');
+      assert.match(record.session, /^mcp-/);
+      assert.notEqual(record.pid, process.pid);
+    }
+    assert.equal(records[1].reason, 'not needed');
   });
 });
 

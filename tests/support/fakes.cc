@@ -1,6 +1,7 @@
 #include "tests/support/fakes.h"
 
 #include <algorithm>
+#include <utility>
 
 namespace baton::testing {
 
@@ -50,6 +51,10 @@ Status InMemoryTaskStore::Flush() {
   flushed_queues_ = queues;
   dirty_queues_ = false;
   flushed_budgets_ = budgets;
+  for (auto& [key, record] : std::exchange(pending_audit_, {})) {
+    record.seq = static_cast<int64_t>(audit.size()) + 1;
+    audit.push_back(std::move(record));
+  }
   task_journal_.clear();
   cursor_journal_.clear();
   queue_journal_.clear();
@@ -97,6 +102,7 @@ void InMemoryTaskStore::LoseUnflushed() {
   queues = flushed_queues_;
   dirty_queues_ = false;
   budgets = flushed_budgets_;
+  pending_audit_.clear();
   task_journal_.clear();
   cursor_journal_.clear();
   queue_journal_.clear();
@@ -247,6 +253,31 @@ void InMemoryTaskStore::RevertSessionBudget(const std::string& session) {
     budgets.erase(session);
   }
   budget_journal_.erase(entry);
+}
+
+Status InMemoryTaskStore::AppendAudit(const AuditRecord& record,
+                                      uint64_t* key) {
+  StartWrite();
+  *key = next_audit_key_++;
+  pending_audit_[*key] = record;
+  return {};
+}
+
+Result<std::vector<AuditRecord>> InMemoryTaskStore::ListAudit(
+    const AuditQuery& query) {
+  std::vector<AuditRecord> all = audit;
+  for (const auto& [key, record] : pending_audit_)
+    all.push_back(record);
+  std::vector<AuditRecord> out;
+  for (const auto& record : all) {
+    if ((query.task.empty() || record.task == query.task) &&
+        record.at_ms >= query.since_ms) {
+      out.push_back(record);
+    }
+  }
+  if (out.size() > query.limit)
+    out.erase(out.begin(), out.end() - static_cast<ptrdiff_t>(query.limit));
+  return out;
 }
 
 TimerId FakeTimeline::Schedule(MonoTime when, std::function<void()> callback) {

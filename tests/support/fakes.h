@@ -35,16 +35,20 @@ class InMemoryTaskStore : public TaskStore {
   Status PutSessionBudget(const std::string& session,
                           const AgentBudget& budget) override;
   Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() override;
+  Status AppendAudit(const AuditRecord& record, uint64_t* key) override;
+  Result<std::vector<AuditRecord>> ListAudit(const AuditQuery& query) override;
   // Fails with `fail_flush` while it is set; the writes stay buffered.
   Status Flush() override;
   bool HasPendingWrites() const override {
     return !dirty_tasks_.empty() || !dirty_cursors_.empty() ||
-           dirty_sessions_ || dirty_queues_ || budgets != flushed_budgets_;
+           dirty_sessions_ || dirty_queues_ || budgets != flushed_budgets_ ||
+           !pending_audit_.empty();
   }
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
   void RevertQueue(const std::string& name) override;
   void RevertSessionBudget(const std::string& session) override;
+  void RevertAudit(uint64_t key) override { pending_audit_.erase(key); }
 
   // A crash: what was not flushed is gone.
   void LoseUnflushed();
@@ -56,6 +60,7 @@ class InMemoryTaskStore : public TaskStore {
   std::map<TaskId, TaskRecord> flushed;
   std::map<std::string, QueueRecord> queues;
   std::map<std::string, AgentBudget> budgets;
+  std::vector<AuditRecord> audit;  // Flushed, in order.
   std::optional<Error> fail_flush;
   int failed_flushes = 0;
 
@@ -76,6 +81,8 @@ class InMemoryTaskStore : public TaskStore {
   bool dirty_queues_ = false;
   std::map<std::string, QueueRecord> flushed_queues_;
   std::map<std::string, AgentBudget> flushed_budgets_;
+  std::map<uint64_t, AuditRecord> pending_audit_;  // By key, in order.
+  uint64_t next_audit_key_ = 1;
   // Per key written in the batch: what reads saw before (nullopt: none),
   // and whether it was written since the last successful Flush already.
   template <class T>

@@ -34,6 +34,7 @@ const std::map<std::string, Json>& Samples() {
       {"queue_set", {{"name", "build"}, {"max_running", 2}}},
       {"queue_list", Json::object()},
       {"budget", {{"max_tokens", 1000}}},
+      {"audit", {{"task", "shell-1"}, {"limit", 10}}},
   };
   return samples;
 }

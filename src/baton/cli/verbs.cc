@@ -66,6 +66,10 @@ const std::vector<Verb>& Verbs() {
        DefineQueue},
       {"budget", "Show or set the session's budget over all its agent tasks",
        DefineBudget},
+      {"audit",
+       "Show the audit trail: who started, stopped, steered or answered "
+       "what, when and why",
+       DefineAudit},
       {"worktree",
        "List and clean the git worktrees of agent tasks (delegate "
        "--worktree)",

@@ -14,6 +14,7 @@
 #include <string>
 #include <vector>
 
+#include "baton/core/audit.h"
 #include "baton/core/task.h"
 #include "baton/util/clock.h"
 #include "baton/util/result.h"
@@ -84,6 +85,13 @@ class TaskStore {
                                   const AgentBudget& budget) = 0;
   virtual Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() = 0;
 
+  // The audit trail (core/audit.h). An appended record is written with
+  // the batch; `key` names it for RevertAudit until then. Reads see the
+  // pending records too.
+  virtual Status AppendAudit(const AuditRecord& record, uint64_t* key) = 0;
+  virtual Result<std::vector<AuditRecord>> ListAudit(
+      const AuditQuery& query) = 0;
+
   // Makes every write since the last successful Flush durable, atomically.
   // On failure (e.g. disk full) the writes stay buffered and the next Flush
   // retries them, except what RevertTask and RevertCursor take back.
@@ -103,6 +111,8 @@ class TaskStore {
   virtual void RevertCursor(const TaskId& id, const std::string& reader) = 0;
   virtual void RevertQueue(const std::string& name) = 0;
   virtual void RevertSessionBudget(const std::string& session) = 0;
+  // Drops the pending record `key` (no-op once it is written).
+  virtual void RevertAudit(uint64_t key) = 0;
 };
 
 // Receives what happens to processes. Calls come from the loop thread.

@@ -118,6 +118,10 @@ class TaskRegistry : public ExecutorListener {
     std::chrono::milliseconds default_grace = std::chrono::seconds(5);
     // Terminal tasks `List` shows besides live ones, unless asked for all.
     size_t recent_terminal = 20;
+    // batond's own uid and pid, for the audit records of its own actions
+    // (core/ has no system calls).
+    int64_t uid = -1;
+    int64_t pid = 0;
   };
 
   // Borrows all four; they must outlive the registry.
@@ -270,6 +274,14 @@ class TaskRegistry : public ExecutorListener {
   Result<SessionBudgetView> ChangeSessionBudget(
       const std::string& session, const SessionBudgetChange& change);
   Result<SessionBudgetView> SessionBudgetOf(const std::string& session);
+
+  // The audit trail (task_registry_audit.cc, doc/audit.md): `record`, with
+  // its who, what and why, stamped with the time, goes into this batch.
+  // `with_batch`: a failed commit takes it back, as it takes back the
+  // action (a start, a kill, a queue's or a budget's change); otherwise it
+  // stays for the next commit (a message already delivered stays sent).
+  void Audit(AuditRecord record, bool with_batch);
+  Result<std::vector<AuditRecord>> ListAudit(const AuditQuery& query);
   // The detail of the session budget its usage reached ("budget: session
   // build's max-tokens 200000 reached"); "" while none is, or it has none.
   std::string SessionBudgetReached(const std::string& session) const;
@@ -357,7 +369,8 @@ class TaskRegistry : public ExecutorListener {
       kKill,
       kQuestionTold,
       kQueue,
-      kSessionBudget
+      kSessionBudget,
+      kAudit
     };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
@@ -374,6 +387,7 @@ class TaskRegistry : public ExecutorListener {
     std::optional<QueueRecord> queue_before;
     // kSessionBudget: the budget before (empty: none).
     AgentBudget budget_before;
+    uint64_t audit_key = 0;  // kAudit: the store's key of the record.
   };
 
   // Scheduling (task_registry_schedule.cc). A held task's place in its

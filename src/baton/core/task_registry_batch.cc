@@ -69,6 +69,10 @@ void TaskRegistry::RollBack(const Error& error,
       }
       continue;
     }
+    if (undo->kind == Undo::Kind::kAudit) {
+      store_->RevertAudit(undo->audit_key);
+      continue;
+    }
     if (undo->kind == Undo::Kind::kSessionBudget) {
       store_->RevertSessionBudget(undo->reader);
       if (undo->budget_before.any()) {
@@ -119,6 +123,7 @@ void TaskRegistry::RollBack(const Error& error,
       case Undo::Kind::kCursor:
       case Undo::Kind::kQueue:
       case Undo::Kind::kSessionBudget:
+      case Undo::Kind::kAudit:
         break;
     }
   }

@@ -229,5 +229,39 @@ TEST_F(TaskRegistryBatchTest, ACrashAfterAFailedCommitLosesNoToldTask) {
   EXPECT_FALSE(registry_->Get(b, ""));
 }
 
+// The audit trail (doc/audit.md): a record in the batch of its action.
+// A failed commit takes back a record whose action it takes back, and
+// keeps one whose action stands (a message already delivered) for the
+// next commit.
+TEST_F(TaskRegistryBatchTest, AFailedCommitTakesBackOnlyTheAuditOfWhatItUndid) {
+  std::string id = Start("build");
+  registry_->Audit({.action = "run", .task = id, .detail = "true"},
+                   /*with_batch=*/true);
+  registry_->Audit({.action = "send", .task = "agent-1", .detail = "m-1"},
+                   /*with_batch=*/false);
+  FailedCommit();
+  EXPECT_TRUE(store_.audit.empty());
+  Commit();
+  ASSERT_EQ(store_.audit.size(), 1u);
+  EXPECT_EQ(store_.audit[0].action, "send");
+  EXPECT_EQ(store_.audit[0].at_ms, time_.WallNowMillis());
+}
+
+TEST_F(TaskRegistryBatchTest, AnAuditDetailIsOneLineAndCutOnACharacter) {
+  std::string long_text = "echo one\ntwo " + std::string(400, 'x');
+  registry_->Audit({.action = "run", .detail = long_text},
+                   /*with_batch=*/true);
+  registry_->Audit({.action = "run", .detail = std::string(299, 'x') + "é"},
+                   /*with_batch=*/true);
+  Commit();
+  ASSERT_EQ(store_.audit.size(), 2u);
+  const std::string& cut = store_.audit[0].detail;
+  EXPECT_EQ(cut.substr(0, 14), "echo one two x");
+  EXPECT_EQ(cut.size(), kMaxAuditDetailBytes + std::string("…").size());
+  EXPECT_EQ(cut.substr(cut.size() - 3), "…");
+  // The 2-byte "é" would be cut in half at 300 bytes: it goes whole.
+  EXPECT_EQ(store_.audit[1].detail, std::string(299, 'x') + "…");
+}
+
 }  // namespace
 }  // namespace baton

@@ -707,6 +707,12 @@ TEST_F(TaskRegistryTest, LeaseExpiryStopsTheSessionsLiveTasks) {
   EXPECT_EQ(registry_->Get(mine, "mcp")->detail,
             "killed: session lease expired");
   EXPECT_EQ(registry_->Get(other, "cli")->status, TaskStatus::kRunning);
+  // batond's own action, in the audit trail.
+  ASSERT_EQ(store_.audit.size(), 1u);
+  EXPECT_EQ(store_.audit[0].action, "lease_expired");
+  EXPECT_EQ(store_.audit[0].task, mine);
+  EXPECT_EQ(store_.audit[0].session, "mcp");
+  EXPECT_EQ(store_.audit[0].client, "batond");
 }
 
 TEST_F(TaskRegistryTest, LeaseRestartsAfterADaemonRestart) {

@@ -13,6 +13,7 @@
 #include <cstring>
 #include <filesystem>
 
+#include "baton/daemon/client_kind.h"
 #include "baton/daemon/socket_activation.h"
 #include "baton/daemon/worktrees.h"
 #include "baton/ipc/limits.h"
@@ -191,6 +192,8 @@ Status Daemon::Start() {
   TaskRegistry::Options registry_options;
   registry_options.lease = options_.lease;
   registry_options.default_grace = options_.grace;
+  registry_options.uid = ::getuid();
+  registry_options.pid = ::getpid();
   registry_ = std::make_unique<TaskRegistry>(store_.get(), router_.get(),
                                              &loop_, &clock_, registry_options);
   // Executor events pass the agent runtime (an agent's verdict), the
@@ -279,6 +282,11 @@ void Daemon::OnAccept() {
     uint64_t id = next_connection_id_++;
     Connection& connection = connections_[id];
     connection.id = id;
+    if (auto peer = PeerOf(fd->get()); peer) {
+      connection.peer_uid = peer->uid;
+      connection.peer_pid = peer->pid;
+      connection.client = ClientKindOf(peer->pid);
+    }
     LineChannel::Limits limits;
     limits.max_line = kMaxRequestLine;
     limits.overlong_reply = OverlongReply();

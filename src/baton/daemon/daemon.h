@@ -69,6 +69,11 @@ class Daemon {
     uint64_t id = 0;
     std::unique_ptr<LineChannel> channel;
     std::string attached_session;  // Set by "attach".
+    // Who it is, for the audit trail: the peer as the kernel saw it at
+    // connect, and what kind of client that process is (client_kind.h).
+    int64_t peer_uid = -1;
+    int64_t peer_pid = 0;
+    std::string client;
     std::set<WaitId> waits;
     std::vector<HeldReply> held;  // In order; sent after the commit.
     bool sent_early = false;      // The channel holds replies to flush now.
@@ -159,17 +164,24 @@ class Daemon {
   void Handle(Connection&, const QueueSetRequest&, Session, Reply);
   void Handle(Connection&, const QueueListRequest&, Session, Reply);
   void Handle(Connection&, const BudgetRequest&, Session, Reply);
+  void Handle(Connection&, const AuditRequest&, Session, Reply);
+
+  // An audit record of an action `connection` asked for in `session`:
+  // who, with the action and task; the handler adds what and why.
+  static AuditRecord AuditOf(const Connection& connection, Session session,
+                             std::string action, std::string task = {});
 
   // The spec of a new task from what `run` and `delegate` share (owner,
   // folder, label, environment, deadline, checks), then its own parts.
   template <class R>
   TaskSpec CommonSpec(const R& request, TaskKind kind, Session session);
   Result<TaskSpec> ShellSpec(const RunRequest& request, Session session);
-  // Stores and starts `spec`; replies with the task.
-  void StartTask(TaskSpec spec, Reply reply);
+  // Stores and starts `spec`, with its audit record (`audit`, to which it
+  // adds the task and the command); replies with the task.
+  void StartTask(TaskSpec spec, AuditRecord audit, Reply reply);
   // StartTask, after asking Slurm whether it would take a task on Slurm
   // (doc/slurm.md, "Preflight"); the reply waits for the answer.
-  void StartChecked(TaskSpec spec, Reply reply);
+  void StartChecked(TaskSpec spec, AuditRecord audit, Reply reply);
 
   DaemonOptions options_;
   EventLoop loop_;

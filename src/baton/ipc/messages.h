@@ -16,6 +16,7 @@
 #include <variant>
 #include <vector>
 
+#include "baton/core/audit.h"
 #include "baton/core/task.h"
 #include "baton/ipc/wire_types.h"
 #include "baton/util/json_fields.h"
@@ -861,6 +862,37 @@ struct BudgetRequest {
   Status Validate() const;
 };
 
+// The audit trail (doc/audit.md): every control action, who did it, when,
+// what and why; every session's, since it is the record of them all.
+struct AuditReply {
+  std::vector<AuditRecord> records;
+  template <class V>
+  void Fields(V& v) {
+    v("records", records, {.doc = "oldest first"});
+  }
+};
+inline constexpr int64_t kMaxAuditLimit = 10'000;
+struct AuditRequest {
+  static constexpr std::string_view kOp = "audit";
+  static constexpr std::string_view kDoc =
+      "the newest records of the audit trail that match, oldest first";
+  using Reply = AuditReply;
+  std::string task;
+  int64_t since_ms = 0;
+  int64_t limit = 100;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task,
+      {.max_bytes = kMaxNameBytes,
+       .omit_when_empty = true,
+       .doc = "only this task's records"});
+    v("since_ms", since_ms,
+      {.min = 0, .doc = "only records at or after, in ms since the epoch"});
+    v("limit", limit,
+      {.min = 1, .max = kMaxAuditLimit, .doc = "at most this many (100)"});
+  }
+};
+
 struct EmptyReply {
   template <class V>
   void Fields(V&) {}
@@ -970,7 +1002,7 @@ using Request =
                  GetRequest, ListRequest, ReadRequest, KillRequest, WaitRequest,
                  AttachRequest, NoticesRequest, DaemonStatusRequest,
                  ShutdownRequest, WatchRequest, QueueSetRequest,
-                 QueueListRequest, BudgetRequest>;
+                 QueueListRequest, BudgetRequest, AuditRequest>;
 
 }  // namespace baton
 

@@ -57,13 +57,13 @@ Result<UniqueFd> ListenUnix(const std::string& path) {
   return fd;
 }
 
-Result<uid_t> PeerUid(int fd) {
+Result<PeerCredentials> PeerOf(int fd) {
   ucred cred{};
   socklen_t len = sizeof cred;
   if (::getsockopt(fd, SOL_SOCKET, SO_PEERCRED, &cred, &len) != 0) {
     return std::unexpected(ErrnoError("SO_PEERCRED", errno));
   }
-  return cred.uid;
+  return PeerCredentials{.uid = cred.uid, .pid = cred.pid};
 }
 
 Result<UniqueFd> AcceptSameUid(int listen_fd) {
@@ -76,12 +76,12 @@ Result<UniqueFd> AcceptSameUid(int listen_fd) {
     }
     return std::unexpected(ErrnoError("accept", errno));
   }
-  auto uid = PeerUid(fd.get());
-  if (!uid)
-    return std::unexpected(uid.error());
-  if (*uid != ::geteuid()) {
+  auto peer = PeerOf(fd.get());
+  if (!peer)
+    return std::unexpected(peer.error());
+  if (peer->uid != ::geteuid()) {
     return MakeError(ErrorCode::kPermissionDenied,
-                     "refused a peer with uid " + std::to_string(*uid));
+                     "refused a peer with uid " + std::to_string(peer->uid));
   }
   return fd;
 }

@@ -23,8 +23,12 @@ Result<UniqueFd> AcceptSameUid(int listen_fd);
 // Connects to `path` (blocking fd). kUnavailable when nobody listens.
 Result<UniqueFd> ConnectUnix(const std::string& path);
 
-// The uid of the peer (SO_PEERCRED).
-Result<uid_t> PeerUid(int fd);
+// Who the peer is, as the kernel saw it at connect (SO_PEERCRED).
+struct PeerCredentials {
+  uid_t uid = 0;
+  pid_t pid = 0;
+};
+Result<PeerCredentials> PeerOf(int fd);
 
 Status SetNonBlocking(int fd, bool non_blocking);
 

@@ -269,6 +269,8 @@ void Board::AddRoutes(HttpServer* http) {
   }
   route("/board/api/tasks", &Board::Tasks);
   route("/board/api/task", &Board::Task);
+  route("/board/api/audit", &Board::Audit);
+  route("/board/api/queued", &Board::Queued);
   route("/board/api/output", &Board::Output);
   route("/board/api/output/events", &Board::OutputEvents);
   route("/board/api/log", &Board::Log);
@@ -408,6 +410,54 @@ void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
     }
     exchange->Respond(BoardJson(EncodeObject(*reply)));
   });
+}
+
+void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  // The task must be one the board sees: batond's `get` says so, with
+  // its own error, before the trail is read.
+  daemon->Call(GetRequest{.task = *id}, [this, exchange,
+                                         id = *id](Result<TaskReply> task) {
+    if (!task) {
+      return exchange->Respond(
+          BoardError(BoardStatusOf(task.error()), task.error()));
+    }
+    AsyncDaemonClient* daemon = DaemonFor(exchange);
+    if (!daemon)
+      return;
+    daemon->Call(
+        AuditRequest{.task = id}, [exchange](Result<AuditReply> reply) {
+          if (!reply) {
+            return exchange->Respond(
+                BoardError(BoardStatusOf(reply.error()), reply.error()));
+          }
+          exchange->Respond(BoardJson(EncodeObject(*reply)));
+        });
+  });
+}
+
+void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {
+  if (request.method == "POST")
+    return Action<QueuedRequest>(request, exchange);
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  daemon->Call(QueuedRequest{.task = *id},
+               [exchange](Result<QueuedReply> reply) {
+                 if (!reply) {
+                   return exchange->Respond(
+                       BoardError(BoardStatusOf(reply.error()), reply.error()));
+                 }
+                 exchange->Respond(BoardJson(EncodeObject(*reply)));
+               });
 }
 
 void Board::Events(const HttpRequest&, const ExchangePtr& exchange) {

@@ -72,6 +72,11 @@ class Board {
   void Page(const HttpRequest& request, const ExchangePtr& exchange);
   void Tasks(const HttpRequest& request, const ExchangePtr& exchange);
   void Task(const HttpRequest& request, const ExchangePtr& exchange);
+  // A task's records in the audit trail (doc/audit.md).
+  void Audit(const HttpRequest& request, const ExchangePtr& exchange);
+  // An agent's queued follow-ups: GET lists them, POST withdraws or
+  // replaces one (an Action).
+  void Queued(const HttpRequest& request, const ExchangePtr& exchange);
   // board_output.cc: a task's output, read, followed and downloaded.
   void Output(const HttpRequest& request, const ExchangePtr& exchange);
   void OutputEvents(const HttpRequest& request, const ExchangePtr& exchange);

@@ -89,8 +89,28 @@ CREATE TABLE session_budgets (
 ) WITHOUT ROWID;
 )sql";
 
+// Schema 6: the audit trail (doc/audit.md), one row per control action.
+// `task` is "" for an action on batond or a queue; the index serves
+// `baton audit --task`.
+constexpr std::string_view kSchema6 = R"sql(
+CREATE TABLE audit (
+  seq INTEGER PRIMARY KEY,
+  at_ms INTEGER NOT NULL,
+  action TEXT NOT NULL,
+  task TEXT NOT NULL,
+  session TEXT NOT NULL,
+  client TEXT NOT NULL,
+  uid INTEGER NOT NULL,
+  pid INTEGER NOT NULL,
+  detail TEXT NOT NULL,
+  reason TEXT NOT NULL
+);
+CREATE INDEX audit_by_task ON audit (task, seq);
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4}, {5, kSchema5},
+    {1, kSchema1}, {2, kSchema2}, {3, kSchema3},
+    {4, kSchema4}, {5, kSchema5}, {6, kSchema6},
 };
 
 }  // namespace

@@ -292,6 +292,8 @@ Status SqliteTaskStore::Load() {
   if (!max_seq)
     return std::unexpected(std::move(max_seq.error()));
   next_seq_ = *max_seq + 1;
+  if (auto audit = LoadAudit(); !audit)
+    return audit;
   return ForEachRow(
       "SELECT kind, last_number FROM counters", [](Statement&) {},
       [&](const Statement& s) -> Status {
@@ -632,6 +634,7 @@ Status SqliteTaskStore::Flush() {
   pending_sessions_.clear();
   pending_queues_.clear();
   pending_budgets_.clear();
+  pending_audit_.clear();
   task_journal_.clear();
   cursor_journal_.clear();
   counter_journal_.clear();
@@ -643,7 +646,8 @@ Status SqliteTaskStore::Flush() {
 bool SqliteTaskStore::HasPendingWrites() const {
   return !pending_tasks_.empty() || !pending_counters_.empty() ||
          !pending_cursors_.empty() || !pending_sessions_.empty() ||
-         !pending_queues_.empty() || !pending_budgets_.empty();
+         !pending_queues_.empty() || !pending_budgets_.empty() ||
+         !pending_audit_.empty();
 }
 
 Status SqliteTaskStore::WritePending() {
@@ -742,6 +746,8 @@ Status SqliteTaskStore::WritePending() {
           s.BindInt(3, static_cast<int64_t>(entry.second));
         });
   }
+  if (written)
+    written = WriteAudit();
   if (!written)
     return written;  // ~Transaction rolls back.
   return txn->Commit();

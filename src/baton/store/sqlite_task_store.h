@@ -53,6 +53,9 @@ class SqliteTaskStore : public TaskStore {
   Status PutSessionBudget(const std::string& session,
                           const AgentBudget& budget) override;
   Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() override;
+  // sqlite_task_store_audit.cc. A record gets its seq when appended.
+  Status AppendAudit(const AuditRecord& record, uint64_t* key) override;
+  Result<std::vector<AuditRecord>> ListAudit(const AuditQuery& query) override;
   // Writes everything pending in one transaction. On failure (disk full, I/O
   // error, database locked past busy_timeout) it rolls back, keeps the
   // writes pending and says so in the error.
@@ -62,6 +65,7 @@ class SqliteTaskStore : public TaskStore {
   void RevertCursor(const TaskId& id, const std::string& reader) override;
   void RevertQueue(const std::string& name) override;
   void RevertSessionBudget(const std::string& session) override;
+  void RevertAudit(uint64_t key) override { pending_audit_.erase(key); }
 
  private:
   // A task row: its creation-order key and the record.
@@ -94,6 +98,9 @@ class SqliteTaskStore : public TaskStore {
   // The seq of a flushed task, nullopt if there is none.
   Result<std::optional<int64_t>> StoredSeq(const TaskId& id);
   Status WritePending();
+  // The audit's part of Load and of WritePending.
+  Status LoadAudit();
+  Status WriteAudit();
   // Called by every write: after a Flush(), the first write starts a new
   // batch, and the journal of the last one is dropped.
   void StartWrite();
@@ -126,6 +133,8 @@ class SqliteTaskStore : public TaskStore {
   std::set<std::string> pending_sessions_;
   std::map<std::string, QueueRecord> pending_queues_;
   std::map<std::string, AgentBudget> pending_budgets_;  // Empty: delete.
+  std::map<uint64_t, AuditRecord> pending_audit_;       // By seq.
+  int64_t next_audit_seq_ = 1;
 
   // The batch's journal, for Revert*: per key it wrote, the pending write
   // it replaced (nullopt: there was none). Dropped at the next batch.

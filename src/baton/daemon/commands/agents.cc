@@ -1,35 +1,54 @@
 // Handlers of the requests to agent workers and about them: send, queued,
 // answer, events, agents (the profiles).
+#include <fmt/format.h>
+
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/commands/client_env.h"
 #include "baton/daemon/daemon.h"
 
 namespace baton {
 
-void Daemon::Handle(Connection&, const SendRequest& request, Session session,
-                    Reply reply) {
+// The audit records of these requests stay whatever the commit does: what
+// reached a worker cannot be taken back.
+void Daemon::Handle(Connection& connection, const SendRequest& request,
+                    Session session, Reply reply) {
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
   auto sent = agents_->Send(*task, request.message, request.mode);
   if (!sent)
     return reply(std::unexpected(sent.error()));
+  AuditRecord audit =
+      AuditOf(connection, session,
+              request.mode == SendMode::kSteer ? "steer" : "send", sent->task);
+  audit.detail =
+      fmt::format("{} {}: {}", sent->id, sent->delivery, request.message);
+  registry_->Audit(std::move(audit), /*with_batch=*/false);
   reply(std::move(*sent));
 }
 
-void Daemon::Handle(Connection&, const QueuedRequest& request, Session session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const QueuedRequest& request,
+                    Session session, Reply reply) {
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
   auto queued = agents_->ChangeQueued(*task, request);
   if (!queued)
     return reply(std::unexpected(queued.error()));
+  if (!request.withdraw.empty() || !request.replace.empty()) {
+    bool withdraw = !request.withdraw.empty();
+    AuditRecord audit = AuditOf(
+        connection, session, withdraw ? "withdraw" : "replace", queued->task);
+    audit.detail =
+        withdraw ? request.withdraw
+                 : fmt::format("{}: {}", request.replace, request.message);
+    registry_->Audit(std::move(audit), /*with_batch=*/false);
+  }
   reply(std::move(*queued));
 }
 
-void Daemon::Handle(Connection&, const AnswerRequest& request, Session session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const AnswerRequest& request,
+                    Session session, Reply reply) {
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
@@ -39,6 +58,12 @@ void Daemon::Handle(Connection&, const AnswerRequest& request, Session session,
   AnswerReply answer{.task = task->id.ToString()};
   if (auto ok = DecodeValue(*answered, answer.answered, {}, "answered"); !ok)
     return reply(MakeError(ErrorCode::kInternal, ok.error().message));
+  AuditRecord audit = AuditOf(connection, session, "answer", answer.task);
+  std::string answers;
+  EncodeValue(answers, answer.answered.answers);
+  audit.detail =
+      fmt::format("question {}: {}", answer.answered.question, answers);
+  registry_->Audit(std::move(audit), /*with_batch=*/false);
   reply(answer);
 }
 

@@ -4,11 +4,12 @@
 // reply, and the session's workers that the new budget leaves spent are
 // stopped at once.
 #include "baton/daemon/daemon.h"
+#include "baton/ipc/task_text.h"
 
 namespace baton {
 
-void Daemon::Handle(Connection&, const BudgetRequest& request, Session session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const BudgetRequest& request,
+                    Session session, Reply reply) {
   bool change = request.clear || request.max_turns || request.max_tokens ||
                 request.max_cost_usd;
   auto view = change ? registry_->ChangeSessionBudget(
@@ -21,6 +22,12 @@ void Daemon::Handle(Connection&, const BudgetRequest& request, Session session,
     agents_->CheckSessionBudget(session);
   if (!view)
     return reply(std::unexpected(view.error()));
+  if (change) {
+    AuditRecord audit = AuditOf(connection, session, "budget");
+    std::string budget = BudgetText(view->budget);
+    audit.detail = budget.empty() ? "no budget" : "budget " + budget;
+    registry_->Audit(std::move(audit), /*with_batch=*/true);
+  }
   reply(BudgetReply{.session = view->session,
                     .budget = view->budget,
                     .usage = view->usage,

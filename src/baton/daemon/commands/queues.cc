@@ -21,8 +21,8 @@ QueueInfo InfoOf(const QueueView& view) {
 
 }  // namespace
 
-void Daemon::Handle(Connection&, const QueueSetRequest& request, Session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const QueueSetRequest& request,
+                    Session session, Reply reply) {
   QueueChange change{.kind = request.create ? QueueChange::Kind::kAdd
                                             : QueueChange::Kind::kSet,
                      .name = request.name,
@@ -35,6 +35,9 @@ void Daemon::Handle(Connection&, const QueueSetRequest& request, Session,
   auto changed = registry_->ChangeQueue(change);
   if (!changed)
     return reply(std::unexpected(changed.error()));
+  AuditRecord audit = AuditOf(connection, session, "queue_set");
+  audit.detail = EncodeObject(request);  // Exactly what it asked.
+  registry_->Audit(std::move(audit), /*with_batch=*/true);
   reply(QueueReply{.queue = InfoOf(*changed)});
 }
 

@@ -129,10 +129,20 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   return spec;
 }
 
-void Daemon::StartTask(TaskSpec spec, Reply reply) {
-  registry_->Start(std::move(spec), [this, reply](Result<TaskRecord> task) {
+void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
+  registry_->Start(std::move(spec), [this, reply, audit = std::move(audit)](
+                                        Result<TaskRecord> task) mutable {
     if (!task)
       return reply(std::unexpected(task.error()));
+    // In the batch that stores the task: a failed commit takes back both.
+    audit.task = task->id.ToString();
+    if (task->spec.agent) {
+      audit.detail = fmt::format("{}: {}", task->spec.agent->profile,
+                                 task->spec.agent->brief);
+    } else {
+      audit.detail = CommandText(task->spec);
+    }
+    registry_->Audit(std::move(audit), /*with_batch=*/true);
     // A held task's snapshot is taken when it starts (SetOnDispatch).
     if (!task->held)
       checks_->Snapshot(*task);
@@ -141,28 +151,28 @@ void Daemon::StartTask(TaskSpec spec, Reply reply) {
   });
 }
 
-void Daemon::StartChecked(TaskSpec spec, Reply reply) {
+void Daemon::StartChecked(TaskSpec spec, AuditRecord audit, Reply reply) {
   if (!spec.slurm)
-    return StartTask(std::move(spec), reply);
+    return StartTask(std::move(spec), std::move(audit), reply);
   // Would Slurm take it? Asked before anything is stored.
   TaskSpec checked = spec;
-  slurm_->Preflight(checked,
-                    [this, reply, spec = std::move(spec)](Status ok) mutable {
-                      if (!ok)
-                        return reply(std::unexpected(ok.error()));
-                      StartTask(std::move(spec), reply);
-                    });
+  slurm_->Preflight(checked, [this, reply, spec = std::move(spec),
+                              audit = std::move(audit)](Status ok) mutable {
+    if (!ok)
+      return reply(std::unexpected(ok.error()));
+    StartTask(std::move(spec), std::move(audit), reply);
+  });
 }
 
-void Daemon::Handle(Connection&, const RunRequest& request, Session session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const RunRequest& request,
+                    Session session, Reply reply) {
   auto spec = ShellSpec(request, session);
   if (!spec)
     return reply(std::unexpected(spec.error()));
-  StartChecked(std::move(*spec), reply);
+  StartChecked(std::move(*spec), AuditOf(connection, session, "run"), reply);
 }
 
-void Daemon::Handle(Connection&, const DelegateRequest& request,
+void Daemon::Handle(Connection& connection, const DelegateRequest& request,
                     Session session, Reply reply) {
   // A spent session starts no agent (doc/agents.md, "Session budgets").
   // The detail reads "budget: session build's ..."; the error names the
@@ -294,9 +304,10 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   } else {
     spec.limits = LimitsOf(request.limits, profile->limits);
   }
+  AuditRecord audit = AuditOf(connection, session, "delegate");
   // The codex probe asks the codex of this machine: a job's runs elsewhere.
   if (spec.agent->adapter != "codex" || spec.slurm)
-    return StartChecked(std::move(spec), reply);
+    return StartChecked(std::move(spec), std::move(audit), reply);
   // Does this codex have app-server? Asked once per codex install, by a
   // probe the loop watches; the reply waits for it (doc/agents.md).
   std::vector<std::string> prefix = profile->ArgvPrefix();
@@ -304,8 +315,8 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
   std::string cwd = spec.cwd;
   codex_probe_->Check(
       prefix, env, cwd,
-      [this, reply, prefix,
-       spec = std::move(spec)](const ProbeVerdict& verdict) mutable {
+      [this, reply, prefix, spec = std::move(spec),
+       audit = std::move(audit)](const ProbeVerdict& verdict) mutable {
         if (verdict.mode == CodexMode::kExec) {
           UseCodexExec(
               spec, prefix,
@@ -320,7 +331,7 @@ void Daemon::Handle(Connection&, const DelegateRequest& request,
               "running app-server",
               verdict.reason);
         }
-        StartTask(std::move(spec), reply);
+        StartTask(std::move(spec), std::move(audit), reply);
       });
 }
 

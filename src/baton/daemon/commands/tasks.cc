@@ -7,6 +7,7 @@
 
 #include "baton/daemon/daemon.h"
 #include "baton/util/detached_process.h"
+#include "baton/util/duration.h"
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
@@ -90,8 +91,8 @@ void Daemon::Handle(Connection&, const ReadRequest& request, Session session,
                   .at_end = range->at_end});
 }
 
-void Daemon::Handle(Connection&, const KillRequest& request, Session session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const KillRequest& request,
+                    Session session, Reply reply) {
   // All or nothing: a bad id refuses the whole request before any kill.
   for (const auto& id : request.tasks) {
     if (auto task = registry_->Get(id, session); !task)
@@ -109,6 +110,15 @@ void Daemon::Handle(Connection&, const KillRequest& request, Session session,
     if (!outcome)
       return reply(std::unexpected(outcome.error()));
     results.results.push_back({id, *outcome});
+    // A kill that changed nothing (the task had ended) is no action.
+    if (*outcome == KillOutcome::kRequested) {
+      AuditRecord audit = AuditOf(connection, session, "kill", id);
+      audit.detail =
+          fmt::format("SIGTERM, then SIGKILL after {}",
+                      FormatDuration(request.grace.value_or(options_.grace)));
+      audit.reason = request.reason;
+      registry_->Audit(std::move(audit), /*with_batch=*/true);
+    }
   }
   reply(results);
 }
@@ -157,9 +167,14 @@ void Daemon::Handle(Connection&, const DaemonStatusRequest&, Session,
       .executable = SelfExecutable()});
 }
 
-void Daemon::Handle(Connection&, const ShutdownRequest& request, Session,
-                    Reply reply) {
+void Daemon::Handle(Connection& connection, const ShutdownRequest& request,
+                    Session session, Reply reply) {
   ShutdownReply stopping{.daemon_pid = getpid()};
+  // Kept whatever the commit does: batond stops either way.
+  AuditRecord audit = AuditOf(connection, session, "shutdown");
+  audit.detail = request.kill_tasks ? "batond stops and kills every live task"
+                                    : "batond stops; tasks keep running";
+  registry_->Audit(std::move(audit), /*with_batch=*/false);
   if (!request.kill_tasks) {
     stopping.live_tasks = static_cast<int64_t>(registry_->live_count());
     reply(stopping);
@@ -174,6 +189,12 @@ void Daemon::Handle(Connection&, const ShutdownRequest& request, Session,
   }
   BATON_LOG_INFO("stopping after killing {} tasks", ids.size());
   stopping.killed = static_cast<int64_t>(ids.size());
+  for (const TaskId& id : ids) {
+    AuditRecord killed = AuditOf(connection, session, "kill", id.ToString());
+    killed.detail = "SIGTERM, then SIGKILL: batond stops";
+    killed.reason = "daemon stopped";
+    registry_->Audit(std::move(killed), /*with_batch=*/false);
+  }
   registry_->WaitForAll(ids, [this, reply, stopping] {
     reply(stopping);
     loop_.Stop();

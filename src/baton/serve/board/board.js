@@ -236,7 +236,7 @@ function renderTask(task) {
   fact(dl, "Retries", retriesText(task));
   fact(dl, "Attempts", attemptsText(task));
   if (!task.evidence) fact(dl, "Checks", (task.checks || []).join("\n"));
-  const live = !["completed", "failed", "killed", "interrupted"].includes(task.status);
+  const live = !ENDED.includes(task.status);
   $("kill-form").hidden = !live;
   $("send-form").hidden = !(task.agent && live);
   renderQuestions(task);
@@ -324,12 +324,50 @@ function renderOutput() {
   if (atBottom) pre.scrollTop = pre.scrollHeight;
 }
 
+// Who did what to the task, from the audit trail (doc/audit.md).
+function renderAudit(records) {
+  $("audit").replaceChildren(...records.map((record) => {
+    let who = record.client || "a client";
+    if (record.session) who += `, session ${record.session}`;
+    const item = el("li", null, { class: "audit-record" });
+    item.append(el("time", when(new Date(record.at_ms).toISOString())), " ",
+      el("strong", record.action), ` by ${who} (pid ${record.pid})`);
+    if (record.detail) item.append(": ", el("code", record.detail));
+    if (record.reason) item.append(`; why: ${record.reason}`);
+    return item;
+  }));
+}
+
+// A live agent's follow-ups that wait for its turn to end, each with a
+// button that withdraws it.
+function renderQueued(queued) {
+  $("queued-view").hidden = queued.length === 0;
+  $("queued").replaceChildren(...queued.map((message) => {
+    const item = el("li");
+    const withdraw = el("button", "Withdraw", { type: "button", "aria-label": `Withdraw ${message.id}` });
+    withdraw.addEventListener("click", () =>
+      act("queued", { task: state.task, withdraw: message.id }, () => `Withdrew ${message.id}`));
+    item.append(el("code", message.id), " ", message.text, " ", withdraw);
+    return item;
+  }));
+}
+
+const ENDED = ["completed", "failed", "killed", "interrupted"];
+
 async function refreshTask() {
   const id = state.task;
-  const reply = await api(`/board/api/task?task=${encodeURIComponent(id)}`);
+  const path = (route) => `/board/api/${route}?task=${encodeURIComponent(id)}`;
+  const [reply, audit] = await Promise.all([api(path("task")), api(path("audit"))]);
+  if (state.task !== id) return;
+  // Only a live agent worker has follow-ups to wait.
+  // (It may end meanwhile: then it has none.)
+  const queued = reply.task.agent && !ENDED.includes(reply.task.status)
+    ? await api(path("queued")).then((r) => r.queued, () => []) : [];
   if (state.task !== id) return;
   state.view = reply.task;
   renderTask(reply.task);
+  renderAudit(audit.records);
+  renderQueued(queued);
   followLog(reply.task);
   state.size = Math.max(state.size, reply.task.output_bytes || 0);
   await followOutput();
@@ -480,12 +518,19 @@ function setup() {
       (reply) => reply.results.map((r) =>
         r.outcome === "already-terminal" ? `${r.id} had already ended` : `Kill sent to ${r.id}`).join("; "));
   });
-  $("send-form").addEventListener("submit", (event) => {
-    event.preventDefault();
-    act("send", { task: state.task, message: $("send-message").value },
+  // Send: a follow-up, after the turn; Steer: into the turn now.
+  const send = (mode) => {
+    act("send", { task: state.task, message: $("send-message").value, mode },
       (reply) => `Sent to ${reply.task}: ${reply.delivery}`).then((reply) => {
       if (reply) $("send-message").value = "";
     });
+  };
+  $("send-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    send("followup");
+  });
+  $("steer-button").addEventListener("click", () => {
+    if ($("send-form").reportValidity()) send("steer");
   });
   $("run-form").addEventListener("submit", (event) => {
     event.preventDefault();

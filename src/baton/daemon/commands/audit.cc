@@ -1,0 +1,34 @@
+// The audit trail's side of batond (doc/audit.md): who a request came
+// from, for the records the other handlers write, and the `audit` request
+// that reads them.
+#include "baton/daemon/daemon.h"
+
+namespace baton {
+
+AuditRecord Daemon::AuditOf(const Connection& connection, Session session,
+                            std::string action, std::string task) {
+  // `baton serve` holds both MCP over HTTP, whose every client has a
+  // session, and the board, which has none (doc/board.md).
+  std::string client = connection.client;
+  if (client == "serve")
+    client = session.empty() ? "board" : "mcp-http";
+  return AuditRecord{.action = std::move(action),
+                     .task = std::move(task),
+                     .session = session,
+                     .client = std::move(client),
+                     .uid = connection.peer_uid,
+                     .pid = connection.peer_pid};
+}
+
+void Daemon::Handle(Connection&, const AuditRequest& request, Session,
+                    Reply reply) {
+  auto records =
+      registry_->ListAudit({.task = request.task,
+                            .since_ms = request.since_ms,
+                            .limit = static_cast<size_t>(request.limit)});
+  if (!records)
+    return reply(std::unexpected(records.error()));
+  reply(AuditReply{.records = std::move(*records)});
+}
+
+}  // namespace baton
