@@ -126,7 +126,7 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await page.locator('#audit li', { hasText: 'kill by board' }).waitFor();
     const history = await page.locator('#audit li').allTextContents();
     assert.equal(history.length, 2, history.join('\n'));
-    assert.match(history[0], /run by cli \(pid \d+\): sleep 300/);
+    assert.match(history[0], /run by cli \(pid \d+\): .*sleep 300/);
     assert.match(history[1], /kill by board \(pid \d+\): SIGTERM, then SIGKILL after 5s; why: not needed/);
 
     // An action's error is batond's own text.
@@ -318,7 +318,7 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     try {
       await page.getByRole('button', { name: `Open ${id}` }).click();
       await page.locator('#task-title', { hasText: 'running' }).waitFor();
-      await page.getByLabel('Follow-up').fill('after this turn, run the tests');
+      await page.getByLabel('Follow-up', { exact: true }).fill('after this turn, run the tests');
       await page.getByRole('button', { name: 'Send', exact: true }).click();
       await page.locator('#message', { hasText: `Sent to ${id}: queued` }).waitFor();
       const withdraw = page.getByRole('button', { name: 'Withdraw m-1' });
@@ -331,7 +331,7 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       const queued = baton(home, ['send', id, '--list']);
       assert.doesNotMatch(queued, /m-1/);
 
-      await page.getByLabel('Follow-up').fill('stop and look at the logs');
+      await page.getByLabel('Follow-up', { exact: true }).fill('stop and look at the logs');
       await page.getByRole('button', { name: 'Steer' }).click();
       await page.locator('#message', { hasText: `Sent to ${id}: steered` }).waitFor();
       await page.locator('#audit li', { hasText: 'steer by board' }).waitFor();
