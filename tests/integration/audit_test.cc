@@ -141,16 +141,7 @@ TEST_F(AuditTest, RecordsOutliveBatondAndItsOwnActionsAreItsOwn) {
   std::map<std::string, std::string> env = {{"BATON_SESSION", "agent"},
                                             {"BATON_LEASE", "300ms"}};
   std::string id = Run("sleep 30", {}, env);
-  {
-    // A client attaches, then goes away: the lease runs out.
-    DaemonClient::Options options;
-    options.paths = StatePaths{home_, home_};
-    options.session = "agent";
-    options.autostart = false;
-    auto client = DaemonClient::Connect(options);
-    ASSERT_TRUE(client) << client.error().message;
-    ASSERT_TRUE(client->Call(AttachRequest{}));
-  }
+  AttachAndLeave("agent");  // The lease starts.
   ASSERT_EQ(Baton({"wait", "--timeout", "10s", id}, env).exit_code, 1);
   int batond = DaemonPids().first;
   ASSERT_EQ(Baton({"daemon", "stop"}).exit_code, 0);

@@ -273,16 +273,7 @@ TEST_F(CliTest, LeaseExpiryStopsTheTasksOfADetachedSession) {
   std::map<std::string, std::string> env = {{"BATON_SESSION", "agent"},
                                             {"BATON_LEASE", "500ms"}};
   std::string id = Run("sleep 30", {}, env);
-  {
-    // An MCP-like client attaches, then goes away.
-    DaemonClient::Options options;
-    options.paths = StatePaths{home_, home_};
-    options.session = "agent";
-    options.autostart = false;
-    auto client = DaemonClient::Connect(options);
-    ASSERT_TRUE(client) << client.error().message;
-    ASSERT_TRUE(client->Call(AttachRequest{}));
-  }
+  AttachAndLeave("agent");  // The lease starts.
   auto waited = Baton({"wait", "--timeout", "10s", id}, env);
   EXPECT_EQ(waited.exit_code, 1) << waited.out;
   auto task = Status(id, env);

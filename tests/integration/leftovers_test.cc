@@ -69,16 +69,7 @@ TEST_F(LeftoversTest, TheLeaseDrainLeavesNoLeftover) {
   std::string id = Run("trap '' TERM; sleep 79.125 & echo started", {}, env);
   for (int i = 0; i < 500 && Baton({"output", id}, env).out.empty(); ++i)
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
-  {
-    // An MCP-like client attaches, then goes away: the lease starts.
-    DaemonClient::Options options;
-    options.paths = StatePaths{home_, home_};
-    options.session = "agent";
-    options.autostart = false;
-    auto client = DaemonClient::Connect(options);
-    ASSERT_TRUE(client) << client.error().message;
-    ASSERT_TRUE(client->Call(AttachRequest{}));
-  }
+  AttachAndLeave("agent");  // The lease starts.
   Baton({"wait", "--timeout", "15s", id}, env);
   auto task = Status(id, env);
   EXPECT_EQ(task["status"], "killed") << task.dump();

@@ -277,6 +277,16 @@ Result<DaemonClient> BatonTest::ConnectToDaemon() {
   return DaemonClient::Connect(options);
 }
 
+void BatonTest::AttachAndLeave(const std::string& session) {
+  DaemonClient::Options options;
+  options.paths = StatePaths{home_, home_};
+  options.session = session;
+  options.autostart = false;
+  auto client = DaemonClient::Connect(options);
+  ASSERT_TRUE(client) << client.error().message;
+  ASSERT_TRUE(client->Call(AttachRequest{}));
+}
+
 std::string BatonTest::RawRequest(const std::string& line,
                                   bool then_half_close) {
   auto fd = ConnectUnix(StatePaths{home_, home_}.daemon_socket());

@@ -116,6 +116,9 @@ class BatonTest : public ::testing::Test {
   void KillDaemonHard();
   // A protocol client of this test's running batond (none is started).
   Result<DaemonClient> ConnectToDaemon();
+  // An MCP-like client of `session` attaches, then goes away: the
+  // session's lease starts (BATON_LEASE).
+  void AttachAndLeave(const std::string& session);
   // Writes `line` (a '\n' is added, unless `then_half_close`: then the
   // line goes without it, and the writing side is shut) on a new connection
   // to the running batond, and returns the first line it answers ("" when

@@ -200,6 +200,20 @@ BoardList Group(std::vector<TaskView> tasks, int64_t page,
   return list;
 }
 
+// Sends `request` to batond and answers `exchange` with batond's reply as
+// JSON, or with its error.
+template <class R>
+void Relay(AsyncDaemonClient* daemon, const R& request,
+           const ExchangePtr& exchange) {
+  daemon->Call(request, [exchange](Result<typename R::Reply> reply) {
+    if (!reply) {
+      return exchange->Respond(
+          BoardError(BoardStatusOf(reply.error()), reply.error()));
+    }
+    exchange->Respond(BoardJson(EncodeObject(*reply)));
+  });
+}
+
 }  // namespace
 
 std::optional<int64_t> BoardQueryNumber(const HttpRequest& request,
@@ -403,13 +417,7 @@ void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;
-  daemon->Call(GetRequest{.task = *id}, [exchange](Result<TaskReply> reply) {
-    if (!reply) {
-      return exchange->Respond(
-          BoardError(BoardStatusOf(reply.error()), reply.error()));
-    }
-    exchange->Respond(BoardJson(EncodeObject(*reply)));
-  });
+  Relay(daemon, GetRequest{.task = *id}, exchange);
 }
 
 void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
@@ -421,24 +429,15 @@ void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
     return;
   // The task must be one the board sees: batond's `get` says so, with
   // its own error, before the trail is read.
-  daemon->Call(GetRequest{.task = *id}, [this, exchange,
-                                         id = *id](Result<TaskReply> task) {
-    if (!task) {
-      return exchange->Respond(
-          BoardError(BoardStatusOf(task.error()), task.error()));
-    }
-    AsyncDaemonClient* daemon = DaemonFor(exchange);
-    if (!daemon)
-      return;
-    daemon->Call(
-        AuditRequest{.task = id}, [exchange](Result<AuditReply> reply) {
-          if (!reply) {
-            return exchange->Respond(
-                BoardError(BoardStatusOf(reply.error()), reply.error()));
-          }
-          exchange->Respond(BoardJson(EncodeObject(*reply)));
-        });
-  });
+  daemon->Call(GetRequest{.task = *id},
+               [this, exchange, id = *id](Result<TaskReply> task) {
+                 if (!task) {
+                   return exchange->Respond(
+                       BoardError(BoardStatusOf(task.error()), task.error()));
+                 }
+                 if (AsyncDaemonClient* daemon = DaemonFor(exchange))
+                   Relay(daemon, AuditRequest{.task = id}, exchange);
+               });
 }
 
 void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {
@@ -450,14 +449,7 @@ void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;
-  daemon->Call(QueuedRequest{.task = *id},
-               [exchange](Result<QueuedReply> reply) {
-                 if (!reply) {
-                   return exchange->Respond(
-                       BoardError(BoardStatusOf(reply.error()), reply.error()));
-                 }
-                 exchange->Respond(BoardJson(EncodeObject(*reply)));
-               });
+  Relay(daemon, QueuedRequest{.task = *id}, exchange);
 }
 
 void Board::Events(const HttpRequest&, const ExchangePtr& exchange) {
@@ -537,13 +529,7 @@ void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;
-  daemon->Call(*typed, [exchange](Result<typename R::Reply> reply) {
-    if (!reply) {
-      return exchange->Respond(
-          BoardError(BoardStatusOf(reply.error()), reply.error()));
-    }
-    exchange->Respond(BoardJson(EncodeObject(*reply)));
-  });
+  Relay(daemon, *typed, exchange);
 }
 
 }  // namespace baton::serve
