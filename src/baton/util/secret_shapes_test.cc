@@ -1,0 +1,111 @@
+#include "baton/util/secret_shapes.h"
+
+#include <gtest/gtest.h>
+
+namespace baton {
+namespace {
+
+// Made-up secrets of each shape (none is real).
+const std::string kAnthropic =
+    "sk-ant-api03-" + std::string(40, 'A') + "_b-" + std::string(20, 'c');
+const std::string kOpenAi = "sk-proj-" + std::string(48, 'x');
+const std::string kGitHub = "ghp_" + std::string(36, 'Z');
+const std::string kGitHubPat = "github_pat_11ABCDEFG0" + std::string(40, 'q');
+const std::string kAws = "AKIAIOSFODNN7EXAMPLE";
+const std::string kSlack = "xoxb-1234567890-1234567890123-abcdefghijkl";
+const std::string kJwt =
+    "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0."
+    "dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U";
+const std::string kKey =
+    "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAA\n"
+    "QyNTUxOQAAACD\n-----END OPENSSH PRIVATE KEY-----";
+
+std::vector<std::string_view> Kinds(const std::vector<SecretMatch>& found) {
+  std::vector<std::string_view> kinds;
+  for (const auto& match : found)
+    kinds.push_back(match.kind);
+  return kinds;
+}
+
+TEST(SecretShapesTest, FindsEachShapeWhereItIs) {
+  struct Case {
+    std::string secret;
+    std::string_view kind;
+  };
+  for (const Case& c :
+       {Case{kAnthropic, "anthropic-key"}, Case{kOpenAi, "openai-key"},
+        Case{kGitHub, "github-token"}, Case{kGitHubPat, "github-token"},
+        Case{kAws, "aws-key"}, Case{kSlack, "slack-token"}, Case{kJwt, "jwt"},
+        Case{kKey, "private-key"}}) {
+    std::string text = "export TOKEN=" + c.secret + "\nnext line\n";
+    auto found = FindSecrets(text, /*at_end=*/true);
+    ASSERT_EQ(found.size(), 1u) << c.secret;
+    EXPECT_EQ(found[0], (SecretMatch{13, c.secret.size(), c.kind}));
+  }
+}
+
+TEST(SecretShapesTest, LeavesWordsAndNearMissesAlone) {
+  for (const std::string& text : std::vector<std::string>{
+           "risk-ant-" + std::string(30, 'a'),  // Inside a word.
+           "sk-short", "ghp_" + std::string(20, 'a'),
+           "AKIA" + std::string(15, 'A'),  // One short.
+           "AKIA" + std::string(17, 'A'),  // One long.
+           "AKIAiosfodnn7example",         // Not upper case.
+           "eyJhbGciOi.notjson.x", "-----BEGIN CERTIFICATE-----\nMIIB\n",
+           "xoxz-1234567890abc", "plain text, nothing secret: sk- ghp_ AKIA"}) {
+    EXPECT_TRUE(FindSecrets(text, true).empty()) << text;
+  }
+}
+
+TEST(SecretShapesTest, MasksWithTheSameLength) {
+  std::string text = "a " + kGitHub + " b " + kAws + " c";
+  auto found = FindSecrets(text, true);
+  ASSERT_EQ(Kinds(found),
+            (std::vector<std::string_view>{"github-token", "aws-key"}));
+  size_t size = text.size();
+  MaskSecrets(text, found);
+  EXPECT_EQ(text.size(), size);
+  EXPECT_EQ(text,
+            "a [redacted: github-token]**************** b "
+            "[redacted: aws-key]* c");
+  EXPECT_EQ(SecretMarker("github-token", 12), "[redacted]**");
+  EXPECT_EQ(SecretMarker("github-token", 5), "*****");
+  // Masked text has nothing left to find.
+  EXPECT_TRUE(FindSecrets(text, true).empty());
+}
+
+// Output comes in pieces: what may go on past the end is left undecided,
+// and scanning again from `settled` with more text finds it whole.
+TEST(SecretShapesTest, PiecesSettleOnlyWhatIsDecided) {
+  std::string whole = "start " + kSlack + " middle " + kKey + " end\n";
+  for (size_t cut = 0; cut <= whole.size(); ++cut) {
+    std::string first = whole.substr(0, cut);
+    size_t settled = 0;
+    auto early = FindSecrets(first, /*at_end=*/false, &settled);
+    ASSERT_LE(settled, cut);
+    auto rest = FindSecrets(std::string_view(whole).substr(settled), true);
+    for (auto& match : rest)
+      match.offset += settled;
+    early.insert(early.end(), rest.begin(), rest.end());
+    EXPECT_EQ(early, FindSecrets(whole, true)) << "cut at " << cut;
+  }
+}
+
+TEST(SecretShapesTest, AnUnclosedKeyBlockIsTheRestAtTheEndAndBoundedBefore) {
+  std::string open = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow";
+  size_t settled = 99;
+  EXPECT_TRUE(FindSecrets(open, false, &settled).empty());
+  EXPECT_EQ(settled, 0u);
+  auto ended = FindSecrets(open, true);
+  ASSERT_EQ(ended.size(), 1u);
+  EXPECT_EQ(ended[0].length, open.size());
+  // A block that never closes does not hold everything after it.
+  std::string huge = open + std::string(20'000, 'A') + "\n" + kAws + "\n";
+  auto found = FindSecrets(huge, false, &settled);
+  ASSERT_EQ(Kinds(found),
+            (std::vector<std::string_view>{"private-key", "aws-key"}));
+  EXPECT_EQ(found[0].length, 16u * 1024);
+}
+
+}  // namespace
+}  // namespace baton
