@@ -191,19 +191,21 @@ class Scanner {
 }  // namespace
 
 std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
-                                     size_t* settled) {
+                                     ScanEnd* end) {
   std::vector<SecretMatch> found;
+  size_t open = text.size();
   size_t decided = text.size();
   if (!at_end)
     decided = text.size() > kLongestStart ? text.size() - kLongestStart : 0;
   Scanner scanner(text, at_end);
-  for (size_t i = 0; i < text.size() && i < decided;) {
+  for (size_t i = 0; i < text.size();) {
     // A shape starts a word: not inside another token.
     bool starts_word = i == 0 || !IsTokenChar(text[i - 1]) ||
                        (text[i] == '-' && text[i - 1] != '-');
     Scan scan = starts_word ? scanner.At(i) : None();
     if (scan.kind == Scan::Kind::kUndecided) {
-      decided = i;
+      open = i;
+      decided = std::min(decided, i);
       break;
     }
     if (scan.kind == Scan::Kind::kMatch) {
@@ -215,13 +217,21 @@ std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
   }
   // A match is reported only when it starts before the undecided part:
   // the caller scans from there again.
+  // One left for the next scan is not masked yet: not shown either.
+  for (const SecretMatch& match : found) {
+    if (match.offset >= decided) {
+      open = std::min(open, match.offset);
+      break;
+    }
+  }
   std::erase_if(
       found, [&](const SecretMatch& match) { return match.offset >= decided; });
-  if (settled) {
-    *settled =
+  if (end) {
+    end->settled =
         found.empty()
             ? decided
             : std::max(decided, found.back().offset + found.back().length);
+    end->open = open;
   }
   return found;
 }

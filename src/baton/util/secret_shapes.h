@@ -20,14 +20,21 @@ struct SecretMatch {
   bool operator==(const SecretMatch&) const = default;
 };
 
-// The secrets in `text`, in order, not overlapping. Text that arrives in
-// pieces: a match that might go on past the end of `text` (a token that
-// reaches its end, a key block not yet closed) is left out, and
-// `*settled` (when given) is set to where the undecided part starts, so
-// that the caller scans again from there once more text came. With
-// `at_end` nothing more comes: everything is decided.
+// Where a scan of text that arrives in pieces stopped deciding.
+struct ScanEnd {
+  // Scan again from here once more text came (past every match reported).
+  size_t settled = 0;
+  // Where a secret may be starting that is not whole yet (a token that
+  // reaches the end, a key block not yet closed); the text's size when
+  // none is. What comes before it may be shown.
+  size_t open = 0;
+};
+
+// The secrets in `text`, in order, not overlapping. Unless `at_end`
+// (nothing more comes: everything is decided), a match that might go on
+// past the end of `text` is left out, and `end` says where to go on.
 std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
-                                     size_t* settled = nullptr);
+                                     ScanEnd* end = nullptr);
 
 // Overwrites each match in `text` (as found in it) with a marker of the
 // same length: `[redacted: github-token]` padded with `*`, or `[redacted]`,

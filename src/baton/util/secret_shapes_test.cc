@@ -80,9 +80,11 @@ TEST(SecretShapesTest, PiecesSettleOnlyWhatIsDecided) {
   std::string whole = "start " + kSlack + " middle " + kKey + " end\n";
   for (size_t cut = 0; cut <= whole.size(); ++cut) {
     std::string first = whole.substr(0, cut);
-    size_t settled = 0;
-    auto early = FindSecrets(first, /*at_end=*/false, &settled);
+    ScanEnd end;
+    auto early = FindSecrets(first, /*at_end=*/false, &end);
+    size_t settled = end.settled;
     ASSERT_LE(settled, cut);
+    ASSERT_LE(end.open, cut);
     auto rest = FindSecrets(std::string_view(whole).substr(settled), true);
     for (auto& match : rest)
       match.offset += settled;
@@ -92,19 +94,31 @@ TEST(SecretShapesTest, PiecesSettleOnlyWhatIsDecided) {
 }
 
 TEST(SecretShapesTest, AnUnclosedKeyBlockIsTheRestAtTheEndAndBoundedBefore) {
-  std::string open = "-----BEGIN RSA PRIVATE KEY-----\nMIIEow";
-  size_t settled = 99;
-  EXPECT_TRUE(FindSecrets(open, false, &settled).empty());
-  EXPECT_EQ(settled, 0u);
+  std::string open = "x -----BEGIN RSA PRIVATE KEY-----\nMIIEow";
+  ScanEnd end;
+  EXPECT_TRUE(FindSecrets(open, false, &end).empty());
+  EXPECT_EQ(end.settled, 2u);
+  EXPECT_EQ(end.open, 2u);
   auto ended = FindSecrets(open, true);
   ASSERT_EQ(ended.size(), 1u);
-  EXPECT_EQ(ended[0].length, open.size());
+  EXPECT_EQ(ended[0].length, open.size() - 2);
   // A block that never closes does not hold everything after it.
   std::string huge = open + std::string(20'000, 'A') + "\n" + kAws + "\n";
-  auto found = FindSecrets(huge, false, &settled);
+  auto found = FindSecrets(huge, false, &end);
   ASSERT_EQ(Kinds(found),
             (std::vector<std::string_view>{"private-key", "aws-key"}));
   EXPECT_EQ(found[0].length, 16u * 1024);
+}
+
+// A prompt printed without its newline is shown at once: only a secret
+// that may be starting is held back.
+TEST(SecretShapesTest, OnlyARealCandidateIsHeldBack) {
+  ScanEnd end;
+  FindSecrets("Password: ", false, &end);
+  EXPECT_EQ(end.open, 10u);
+  EXPECT_EQ(end.settled, 0u);  // Scanned again: "gh" may become "ghp_".
+  FindSecrets("token ghp_abc", false, &end);
+  EXPECT_EQ(end.open, 6u);
 }
 
 }  // namespace

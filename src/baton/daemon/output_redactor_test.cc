@@ -1,0 +1,71 @@
+#include "baton/daemon/output_redactor.h"
+
+#include <gtest/gtest.h>
+
+#include <fstream>
+
+#include "baton/util/file_util.h"
+#include "tests/support/temp_dir.h"
+
+namespace baton {
+namespace {
+
+const std::string kGitHub = "ghp_" + std::string(36, 'Z');
+const std::string kAws = "AKIAIOSFODNN7EXAMPLE";
+
+void Append(const std::string& path, const std::string& text) {
+  std::ofstream(path, std::ios::app) << text;
+}
+
+TEST(OutputRedactorTest,
+     MasksInPlaceKeepingTheSizeAndGoesOnFromWhereItSettled) {
+  testing::TempDir dir;
+  std::string log = dir.path() + "/output.log";
+  Append(log, "clone with " + kGitHub + "\nthen " + kAws.substr(0, 10));
+  auto first = RedactLog(log, 0, /*at_end=*/false);
+  ASSERT_TRUE(first) << first.error().message;
+  EXPECT_EQ(first->masked, (RedactionCounts{{"github-token", 1}}));
+  // The half-printed key is held back from readers, not masked yet.
+  std::string text = *ReadFile(log);
+  EXPECT_EQ(first->readable, text.find("AKIA"));
+  EXPECT_EQ(text.find(kGitHub), std::string::npos);
+  EXPECT_EQ(text.size(), 11 + kGitHub.size() + 6 + 10);
+
+  Append(log, kAws.substr(10) + " done\n");
+  auto second = RedactLog(log, first->settled, /*at_end=*/true);
+  ASSERT_TRUE(second) << second.error().message;
+  EXPECT_EQ(second->masked, (RedactionCounts{{"aws-key", 1}}));
+  text = *ReadFile(log);
+  EXPECT_EQ(text,
+            "clone with [redacted: github-token]****************\n"
+            "then [redacted: aws-key]* done\n");
+  EXPECT_EQ(second->readable, text.size());
+  // Again from the start: a marker is no secret.
+  auto again = RedactLog(log, 0, true);
+  ASSERT_TRUE(again);
+  EXPECT_TRUE(again->masked.empty());
+}
+
+TEST(OutputRedactorTest, ALogLargerThanAPieceIsScannedWholeAcrossPieces) {
+  testing::TempDir dir;
+  std::string log = dir.path() + "/output.log";
+  std::string text;
+  for (int i = 0; i < 200; ++i)
+    text += "line " + std::to_string(i) + " " + kAws + "\n";
+  Append(log, text);
+  // Pieces of 100 bytes cut keys in half again and again.
+  auto pass = RedactLog(log, 0, true, /*piece=*/100);
+  ASSERT_TRUE(pass) << pass.error().message;
+  EXPECT_EQ(pass->masked, (RedactionCounts{{"aws-key", 200}}));
+  EXPECT_EQ(ReadFile(log)->find("AKIA"), std::string::npos);
+  EXPECT_EQ(pass->settled, text.size());
+}
+
+TEST(OutputRedactorTest, AMissingLogIsNotFound) {
+  auto pass = RedactLog("/nonexistent/output.log", 0, true);
+  ASSERT_FALSE(pass);
+  EXPECT_EQ(pass.error().code, ErrorCode::kNotFound);
+}
+
+}  // namespace
+}  // namespace baton
