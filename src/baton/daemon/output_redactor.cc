@@ -5,6 +5,7 @@
 
 #include <string_view>
 
+#include "baton/util/log.h"
 #include "baton/util/secret_shapes.h"
 #include "baton/util/unique_fd.h"
 
@@ -50,6 +51,96 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
     }
     pass.settled += end.settled;
   }
+}
+
+OutputRedactor::OutputRedactor(EventLoop* loop, TaskRegistry* registry,
+                               ExecutorListener* next)
+    : loop_(loop), registry_(registry), next_(next) {}
+
+OutputRedactor::~OutputRedactor() {
+  if (timer_)
+    loop_->Cancel(timer_);
+}
+
+void OutputRedactor::Recover(const std::vector<TaskRecord>& live) {
+  for (const TaskRecord& task : live)
+    Watch(task);
+}
+
+void OutputRedactor::Watch(const TaskRecord& task) {
+  if (task.held)
+    return;
+  watched_[task.id] = {.path = task.output_path};
+  if (!timer_)
+    ScheduleTick();
+}
+
+void OutputRedactor::Pass(Watched& watched, bool at_end) {
+  auto pass = RedactLog(watched.path, watched.settled, at_end);
+  if (!pass) {
+    // Not there yet (the spawn makes it): the next tick tries again.
+    if (pass.error().code != ErrorCode::kNotFound && !failure_logged_) {
+      BATON_LOG_WARN("redaction: {}", pass.error().message);
+      failure_logged_ = true;
+    }
+    return;
+  }
+  watched.settled = pass->settled;
+  watched.readable = pass->readable;
+  for (const auto& [kind, count] : pass->masked)
+    watched.masked[kind] += count;
+}
+
+std::optional<uint64_t> OutputRedactor::CatchUp(const TaskId& id) {
+  auto it = watched_.find(id);
+  if (it == watched_.end())
+    return std::nullopt;
+  Pass(it->second, /*at_end=*/false);
+  return it->second.readable;
+}
+
+RedactionCounts OutputRedactor::CountsOf(const TaskId& id) const {
+  auto it = watched_.find(id);
+  return it == watched_.end() ? RedactionCounts{} : it->second.masked;
+}
+
+void OutputRedactor::ScheduleTick() {
+  timer_ = loop_->Schedule(std::chrono::steady_clock::now() + kTick,
+                           [this] { Tick(); });
+}
+
+void OutputRedactor::Tick() {
+  timer_ = 0;
+  for (auto& [id, watched] : watched_)
+    Pass(watched, /*at_end=*/false);
+  if (!watched_.empty())
+    ScheduleTick();
+}
+
+void OutputRedactor::OnTaskSpawned(const TaskId& id, int64_t pid,
+                                   int64_t started_ms) {
+  if (const TaskRecord* task = registry_->FindLive(id))
+    Watch(*task);
+  next_->OnTaskSpawned(id, pid, started_ms);
+}
+
+void OutputRedactor::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+  next_->OnTaskPlaced(id, job);
+}
+
+void OutputRedactor::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
+  watched_.erase(id);
+  next_->OnTaskSpawnFailed(id, error);
+}
+
+void OutputRedactor::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
+  // The last pass, before anyone hears of the end: a reader told of it
+  // reads a log with nothing left to mask.
+  if (auto it = watched_.find(id); it != watched_.end()) {
+    Pass(it->second, /*at_end=*/true);
+    watched_.erase(it);
+  }
+  next_->OnTaskExited(id, exit);
 }
 
 }  // namespace baton
