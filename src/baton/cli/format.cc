@@ -183,6 +183,10 @@ std::string TaskDetails(const TaskView& view) {
     field("output:",
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));
   }
+  if (!task.spec.redact)
+    field("redacted:", "off (run --no-redact): kept as printed");
+  else
+    field("redacted:", RedactionsText(view.redactions));
   if (task.spec.agent) {
     field("budget:", BudgetText(BudgetOf(*task.spec.agent)));
     if (task.usage)

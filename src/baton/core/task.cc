@@ -272,6 +272,19 @@ std::string LimitsText(const ResourceLimits& limits) {
   return fmt::format("{}", fmt::join(parts, ", "));
 }
 
+std::string RedactionsText(const std::vector<RedactionCount>& masked) {
+  int64_t total = 0;
+  std::vector<std::string> parts;
+  for (const RedactionCount& count : masked) {
+    total += count.count;
+    parts.push_back(fmt::format("{} {}", count.count, count.kind));
+  }
+  if (total == 0)
+    return "";
+  return fmt::format("{} secret{} masked ({})", total, total == 1 ? "" : "s",
+                     fmt::join(parts, ", "));
+}
+
 std::string SlurmJobText(const SlurmJob& job) {
   if (job.job_id.empty())
     return "submitting to slurm";

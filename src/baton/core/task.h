@@ -374,6 +374,9 @@ struct TaskSpec {
   // Bytes of output a shell task keeps; past them what it prints is
   // dropped and counted (doc/tasks.md, "Output cap"). 0 = no cap.
   int64_t max_output = kDefaultMaxOutput;
+  // Secrets of well-known shapes in its output are masked in place
+  // (doc/redaction.md); false keeps the log as printed (`run --no-redact`).
+  bool redact = true;
   RetryPolicy retry;  // Shell tasks only.
   // Held by the supervisor (cgroups, else rlimits; doc/limits.md).
   ResourceLimits limits;
@@ -392,6 +395,28 @@ inline constexpr char kAgentEventsFile[] = "events.jsonl";
 // starts it into kTaskLimitsFile: `{"held_by": "cgroup v1: memory, pids"}`
 // (doc/limits.md).
 inline constexpr char kTaskLimitsFile[] = "limits.json";
+// What batond masked in a task's log so far (doc/redaction.md), kept in
+// kTaskRedactionsFile by batond: `{"masked": [{"kind": "github-token",
+// "count": 2}]}`.
+inline constexpr char kTaskRedactionsFile[] = "redactions.json";
+struct RedactionCount {
+  std::string kind;  // "github-token"
+  int64_t count = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("kind", kind);
+    v("count", count);
+  }
+};
+struct RedactionsFile {
+  std::vector<RedactionCount> masked;
+  template <class V>
+  void Fields(V& v) {
+    v("masked", masked);
+  }
+};
+// For people: "3 secrets masked (2 github-token, 1 aws-key)"; "" for none.
+std::string RedactionsText(const std::vector<RedactionCount>& masked);
 struct LimitsHeld {
   std::string held_by;
   template <class V>

@@ -18,6 +18,8 @@ TaskExtra ExtraOf(const TaskRecord& task) {
     extra.max_output = task.spec.max_output;
   if (task.output_dropped != 0)
     extra.output_dropped = task.output_dropped;
+  if (!task.spec.redact)
+    extra.redact = false;
   extra.usage = task.usage;
   if (task.killed_at_limit)
     extra.killed_at_limit = true;
@@ -43,6 +45,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.held = extra.held.value_or(false);
   task.spec.max_output = extra.max_output.value_or(kDefaultMaxOutput);
   task.output_dropped = extra.output_dropped.value_or(0);
+  task.spec.redact = extra.redact.value_or(true);
   task.usage = std::move(extra.usage);
   task.killed_at_limit = extra.killed_at_limit.value_or(false);
   task.spec.retry = extra.retry.value_or(RetryPolicy{});

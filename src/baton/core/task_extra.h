@@ -26,6 +26,7 @@ struct TaskExtra {
   std::vector<std::string> held_env;      // The client's environment, held.
   std::optional<int64_t> max_output;      // Set only when not the default.
   std::optional<int64_t> output_dropped;  // Set only when not 0.
+  std::optional<bool> redact;             // Set only when false.
   std::optional<AgentUsage> usage;
   std::optional<bool> killed_at_limit;  // Set only when true.
   std::optional<RetryPolicy> retry;     // Set only when it retries.
@@ -47,6 +48,7 @@ struct TaskExtra {
     v("held_env", held_env, {.omit_when_empty = true});
     v("max_output", max_output, {.omit_when_empty = true});
     v("output_dropped", output_dropped, {.omit_when_empty = true});
+    v("redact", redact, {.omit_when_empty = true});
     v("usage", usage, {.omit_when_empty = true});
     v("killed_at_limit", killed_at_limit, {.omit_when_empty = true});
     v("retry", retry, {.omit_when_empty = true});

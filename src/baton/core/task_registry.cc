@@ -465,9 +465,15 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
   auto size = executor_->OutputSize(*task);
   if (!size)
     return std::unexpected(size.error());
+  // What may be shown of it (the redactor's bound); a cursor or offset
+  // already past it stays where it is.
+  uint64_t shown = *size;
+  if (read_bound_ && !IsTerminal(task->status)) {
+    if (auto bound = read_bound_(*task))
+      shown = std::min(shown, *bound);
+  }
   OutputRange range;
   range.path = task->output_path;
-  range.to = *size;
   switch (mode) {
     case ReadMode::kAll:
       range.from = 0;
@@ -480,6 +486,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
       if (!cursor)
         return std::unexpected(cursor.error());
       range.from = std::min(*cursor, *size);
+      range.to = std::max(range.from, shown);
       if (range.to != *cursor) {
         if (auto set = store_->SetCursor(task->id, session, range.to); !set) {
           return std::unexpected(set.error());
@@ -489,6 +496,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
       break;
     }
   }
+  range.to = std::max(range.from, shown);
   range.at_end = IsTerminal(task->status);
   MarkSeen(*task, session);
   range.task = std::move(*task);

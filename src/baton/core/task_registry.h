@@ -258,6 +258,13 @@ class TaskRegistry : public ExecutorListener {
   // batond makes on disk for a task, which the registry (no system calls)
   // cannot (an agent's own worktree, doc/agents.md). It may change the
   // spec (the folder); an error refuses the task, and nothing is stored.
+  // How far a live task's log may be read now (doc/redaction.md: the
+  // redactor masks it first); nullopt: to its end. Read never answers, nor
+  // moves a cursor, past it.
+  void SetReadBound(
+      std::function<std::optional<uint64_t>(const TaskRecord&)> bound) {
+    read_bound_ = std::move(bound);
+  }
   void SetOnCreate(std::function<Status(TaskRecord&)> on_create) {
     on_create_ = std::move(on_create);
   }
@@ -545,6 +552,7 @@ class TaskRegistry : public ExecutorListener {
   std::map<TaskId, TimerId> retry_timers_;
   std::function<void(const TaskRecord&)> on_dispatch_;
   std::function<Status(TaskRecord&)> on_create_;
+  std::function<std::optional<uint64_t>(const TaskRecord&)> read_bound_;
 
   // Sessions with a budget, and what their agent tasks spent (kept up to
   // date by SetUsage, so a check after each usage report reads no rows).

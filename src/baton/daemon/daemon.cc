@@ -197,12 +197,15 @@ Status Daemon::Start() {
   registry_ = std::make_unique<TaskRegistry>(store_.get(), router_.get(),
                                              &loop_, &clock_, registry_options);
   // Executor events pass the agent runtime (an agent's verdict), the
-  // output cap (a capped log's marker), then the check runner (checks and
-  // evidence), then reach the registry.
+  // output cap (a capped log's marker), the redactor (the last pass over
+  // the log), then the check runner (checks and evidence), then reach the
+  // registry.
   checks_ =
       std::make_unique<CheckRunner>(&loop_, router_.get(), registry_.get());
-  output_cap_ =
-      std::make_unique<OutputCap>(&loop_, registry_.get(), checks_.get());
+  output_redactor_ = std::make_unique<OutputRedactor>(
+      &loop_, registry_.get(), router_.get(), checks_.get());
+  output_cap_ = std::make_unique<OutputCap>(&loop_, registry_.get(),
+                                            output_redactor_.get());
   agents_ = std::make_unique<AgentRuntime>(&loop_, router_.get(),
                                            registry_.get(), output_cap_.get());
   codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
@@ -211,6 +214,11 @@ Status Daemon::Start() {
   // evidence's "before" is taken then (doc/scheduling.md).
   registry_->SetOnDispatch(
       [this](const TaskRecord& task) { checks_->Snapshot(task); });
+  // Reads of a live task's log stop where the redactor has decided
+  // (doc/redaction.md).
+  registry_->SetReadBound([this](const TaskRecord& task) {
+    return output_redactor_->CatchUp(task.id);
+  });
   // An agent that asked for its own worktree gets it once its id is known
   // (the branch is named after it), before the task is stored.
   registry_->SetOnCreate([this](TaskRecord& task) -> Status {
@@ -229,6 +237,7 @@ Status Daemon::Start() {
     return recovered;
   agents_->Recover(registry_->LiveTasks());
   output_cap_->Recover(registry_->LiveTasks());
+  output_redactor_->Recover(registry_->LiveTasks());
 
   if (*activated) {
     listen_fd_ = std::move(*activated);

@@ -19,6 +19,7 @@
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
 #include "baton/daemon/output_cap.h"
+#include "baton/daemon/output_redactor.h"
 #include "baton/daemon/preflight.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/executor/routing_executor.h"
@@ -194,6 +195,7 @@ class Daemon {
   std::unique_ptr<RoutingExecutor> router_;
   std::unique_ptr<TaskRegistry> registry_;
   std::unique_ptr<CheckRunner> checks_;
+  std::unique_ptr<OutputRedactor> output_redactor_;
   std::unique_ptr<OutputCap> output_cap_;
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).

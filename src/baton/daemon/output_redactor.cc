@@ -3,8 +3,13 @@
 #include <fcntl.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <string_view>
 
+#include <fmt/format.h>
+
+#include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 #include "baton/util/secret_shapes.h"
 #include "baton/util/unique_fd.h"
@@ -12,22 +17,25 @@
 namespace baton {
 
 Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
-                             bool at_end, size_t piece) {
+                             bool at_end, size_t piece, uint64_t end) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd)
     return std::unexpected(ErrnoError("open " + path, errno));
   RedactPass pass{.settled = from, .readable = from};
   std::string text;
   for (;;) {
-    text.resize(piece);
+    // Up to `end`: what lies past it is not output (a capped log's hole).
+    uint64_t left = end > pass.settled ? end - pass.settled : 0;
+    size_t want = static_cast<size_t>(std::min<uint64_t>(piece, left));
+    text.resize(want);
     ssize_t got =
-        ::pread(fd.get(), text.data(), piece, static_cast<off_t>(pass.settled));
+        ::pread(fd.get(), text.data(), want, static_cast<off_t>(pass.settled));
     if (got < 0)
       return std::unexpected(ErrnoError("read " + path, errno));
     text.resize(static_cast<size_t>(got));
     if (text.empty())
       return pass;
-    bool last_piece = text.size() < piece;
+    bool last_piece = text.size() < piece || left <= piece;
     ScanEnd end;
     auto found = FindSecrets(text, at_end && last_piece, &end);
     // A candidate as long as a whole piece is decided as it stands: each
@@ -53,9 +61,21 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
   }
 }
 
+std::vector<RedactionCount> ReadRedactions(const std::string& path) {
+  auto text = ReadFile(path);
+  if (!text)
+    return {};  // Nothing masked yet.
+  auto parsed = ParseJson(*text);
+  RedactionsFile file;
+  if (!parsed || !DecodeValue(parsed->value, file, {}, kTaskRedactionsFile))
+    return {};
+  return file.masked;
+}
+
 OutputRedactor::OutputRedactor(EventLoop* loop, TaskRegistry* registry,
+                               const Executor* executor,
                                ExecutorListener* next)
-    : loop_(loop), registry_(registry), next_(next) {}
+    : loop_(loop), registry_(registry), executor_(executor), next_(next) {}
 
 OutputRedactor::~OutputRedactor() {
   if (timer_)
@@ -68,15 +88,24 @@ void OutputRedactor::Recover(const std::vector<TaskRecord>& live) {
 }
 
 void OutputRedactor::Watch(const TaskRecord& task) {
-  if (task.held)
+  if (task.held || !task.spec.redact || watched_.contains(task.id))
     return;
-  watched_[task.id] = {.path = task.output_path};
+  Watched watched{.path = task.output_path,
+                  .counts_path = fmt::format(
+                      "{}/{}", executor_->TaskDir(task.id), kTaskRedactionsFile)};
+  // What the output cap keeps; past it the log is a hole while it runs.
+  if (!task.spec.agent && task.spec.max_output > 0)
+    watched.cap = static_cast<uint64_t>(task.spec.max_output);
+  for (const RedactionCount& count : ReadRedactions(watched.counts_path))
+    watched.masked[count.kind] += count.count;
+  watched_.emplace(task.id, std::move(watched));
   if (!timer_)
     ScheduleTick();
 }
 
 void OutputRedactor::Pass(Watched& watched, bool at_end) {
-  auto pass = RedactLog(watched.path, watched.settled, at_end);
+  auto pass = RedactLog(watched.path, watched.settled, at_end, 1 << 20,
+                        at_end ? UINT64_MAX : watched.cap);
   if (!pass) {
     // Not there yet (the spawn makes it): the next tick tries again.
     if (pass.error().code != ErrorCode::kNotFound && !failure_logged_) {
@@ -86,9 +115,20 @@ void OutputRedactor::Pass(Watched& watched, bool at_end) {
     return;
   }
   watched.settled = pass->settled;
-  watched.readable = pass->readable;
+  // Never less than a reader was already given.
+  watched.readable = std::max(watched.readable, pass->readable);
+  if (pass->masked.empty())
+    return;
+  RedactionsFile file;
   for (const auto& [kind, count] : pass->masked)
     watched.masked[kind] += count;
+  for (const auto& [kind, count] : watched.masked)
+    file.masked.push_back({kind, count});
+  if (auto written = WriteFileAtomic(watched.counts_path, EncodeObject(file));
+      !written && !failure_logged_) {
+    BATON_LOG_WARN("redaction: {}", written.error().message);
+    failure_logged_ = true;
+  }
 }
 
 std::optional<uint64_t> OutputRedactor::CatchUp(const TaskId& id) {
@@ -99,9 +139,11 @@ std::optional<uint64_t> OutputRedactor::CatchUp(const TaskId& id) {
   return it->second.readable;
 }
 
-RedactionCounts OutputRedactor::CountsOf(const TaskId& id) const {
+std::optional<uint64_t> OutputRedactor::Readable(const TaskId& id) const {
   auto it = watched_.find(id);
-  return it == watched_.end() ? RedactionCounts{} : it->second.masked;
+  if (it == watched_.end())
+    return std::nullopt;
+  return it->second.readable;
 }
 
 void OutputRedactor::ScheduleTick() {
@@ -125,6 +167,9 @@ void OutputRedactor::OnTaskSpawned(const TaskId& id, int64_t pid,
 }
 
 void OutputRedactor::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+  // A Slurm job's log is in the shared folder batond reads it from.
+  if (const TaskRecord* task = registry_->FindLive(id))
+    Watch(*task);
   next_->OnTaskPlaced(id, job);
 }
 
@@ -135,8 +180,15 @@ void OutputRedactor::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
 
 void OutputRedactor::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   // The last pass, before anyone hears of the end: a reader told of it
-  // reads a log with nothing left to mask.
-  if (auto it = watched_.find(id); it != watched_.end()) {
+  // reads a log with nothing left to mask. A task batond did not watch
+  // (it ended while batond was away) gets one whole pass.
+  auto it = watched_.find(id);
+  if (it == watched_.end()) {
+    if (const TaskRecord* task = registry_->FindLive(id))
+      Watch(*task);
+    it = watched_.find(id);
+  }
+  if (it != watched_.end()) {
     Pass(it->second, /*at_end=*/true);
     watched_.erase(it);
   }

@@ -34,31 +34,37 @@ struct RedactPass {
   RedactionCounts masked;
 };
 
-// Scans `path` from `from` (a pass's `settled`) to its end and masks the
-// secrets found there. `at_end`: the task ended, nothing more comes.
+// Scans `path` from `from` (a pass's `settled`) to its end, or to `end`
+// when that comes first (a capped log: past the cap is a hole), and masks
+// the secrets found there. `at_end`: the task ended, nothing more comes.
 // Reads in pieces of `piece` bytes, so a huge log never sits in memory.
 Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
-                             bool at_end, size_t piece = 1 << 20);
+                             bool at_end, size_t piece = 1 << 20,
+                             uint64_t end = UINT64_MAX);
+
+// What a task's kTaskRedactionsFile at `path` says was masked; none when
+// there is no such file (nothing was).
+std::vector<RedactionCount> ReadRedactions(const std::string& path);
 
 // The listener: every kTick a pass over each running task's log; at its
-// end, before the end is reported, the last pass. (Not yet in batond's
-// chain of listeners: doc/redaction.md, "The plan for the rest".)
+// end, before the end is reported, the last pass.
 class OutputRedactor : public ExecutorListener {
  public:
   static constexpr std::chrono::milliseconds kTick{250};
 
   OutputRedactor(EventLoop* loop, TaskRegistry* registry,
-                 ExecutorListener* next);
+                 const Executor* executor, ExecutorListener* next);
   ~OutputRedactor() override;
 
   // The live tasks, when batond starts: each scanned again from the start
-  // of its log (a marker is no secret, so that is safe).
+  // of its log (a marker is no secret, so that is safe), its counts taken
+  // back from its kTaskRedactionsFile.
   void Recover(const std::vector<TaskRecord>& live);
   // A pass over `id`'s log now, for a read: how far the log may be shown
-  // (nullopt for a task it does not watch).
+  // (nullopt for a task it does not watch: all of it).
   std::optional<uint64_t> CatchUp(const TaskId& id);
-  // What was masked in `id`'s log so far.
-  RedactionCounts CountsOf(const TaskId& id) const;
+  // How far `id`'s log may be shown as of the last pass, without one.
+  std::optional<uint64_t> Readable(const TaskId& id) const;
 
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;
@@ -69,6 +75,8 @@ class OutputRedactor : public ExecutorListener {
  private:
   struct Watched {
     std::string path;
+    std::string counts_path;  // kTaskRedactionsFile
+    uint64_t cap = UINT64_MAX;  // A shell task's output cap, while it runs.
     uint64_t settled = 0;
     uint64_t readable = 0;
     RedactionCounts masked;
@@ -81,6 +89,7 @@ class OutputRedactor : public ExecutorListener {
 
   EventLoop* loop_;
   TaskRegistry* registry_;
+  const Executor* executor_;
   ExecutorListener* next_;
   std::map<TaskId, Watched> watched_;
   TimerId timer_ = 0;

@@ -147,6 +147,9 @@ TaskWire ToWire(const TaskView& view) {
   if (task.spec.limits.any())
     wire.limits = task.spec.limits;
   wire.limits_held_by = view.limits_held_by;
+  if (!task.spec.redact)
+    wire.redact = false;
+  wire.redactions = view.redactions;
   wire.uncollected =
       IsTerminal(task.status) && !task.spec.owner.empty() && !task.end_seen;
   return wire;
@@ -221,6 +224,8 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.slurm_job = std::move(wire.slurm_job);
   task.spec.limits = wire.limits.value_or(ResourceLimits{});
   view.limits_held_by = std::move(wire.limits_held_by);
+  task.spec.redact = wire.redact.value_or(true);
+  view.redactions = std::move(wire.redactions);
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;
   return view;
 }

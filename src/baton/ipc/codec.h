@@ -58,6 +58,8 @@ struct TaskWire {
   std::optional<SlurmJob> slurm_job;
   std::optional<ResourceLimits> limits;
   std::string limits_held_by;
+  std::optional<bool> redact;
+  std::vector<RedactionCount> redactions;
   bool uncollected = false;
 
   template <class V>
@@ -153,6 +155,16 @@ struct TaskWire {
        .doc = "in a task's `get`: what holds it to them, e.g. `cgroup v1: "
               "memory, cpus, pids`, or `rlimit: memory (address space); not "
               "held: cpus, pids`"});
+    v("redact", redact,
+      {.omit_when_empty = true,
+       .doc = "`false` when its output is kept as printed (`run "
+              "--no-redact`); absent, secrets in it are masked "
+              "(doc/redaction.md)"});
+    v("redactions", redactions,
+      {.omit_when_empty = true,
+       .doc = "in a task's `get`: the secrets masked in its output so far, "
+              "`kind` and `count` each, e.g. `[{\"kind\": \"github-token\", "
+              "\"count\": 2}]`"});
     v("uncollected", uncollected,
       {.doc = "it ended and its owner has not yet seen the end (by a read, "
               "wait, status or kill): what a director that lost track "

@@ -168,6 +168,7 @@ struct RunRequest {
   std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
   SlurmFields slurm;
   LimitFields limits;
+  std::optional<bool> redact;  // Unset: true (and an older batond reads it).
   template <class V>
   void Fields(V& v) {
     v("command", command,
@@ -225,6 +226,10 @@ struct RunRequest {
               "(at most 10 minutes); default 5000"});
     slurm.Fields(v);
     limits.Fields(v);
+    v("redact", redact,
+      {.doc = "mask secrets of well-known shapes in its output in place "
+              "(doc/redaction.md); false keeps its log as printed; default "
+              "true"});
   }
   // The rules across fields (exactly one command form, sizes, names).
   Status Validate() const;

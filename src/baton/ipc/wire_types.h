@@ -85,6 +85,9 @@ struct TaskView {
   std::vector<OpenQuestion> questions;
   // What holds it to its limits (only in a `get`; doc/limits.md).
   std::string limits_held_by;
+  // The secrets masked in its output so far, per kind (only in a `get`;
+  // doc/redaction.md).
+  std::vector<RedactionCount> redactions;
 };
 Status DecodeValue(const Json& in, TaskView& out, const FieldRules& rules,
                    std::string_view path);

@@ -18,6 +18,7 @@ struct RunArgs {
   std::string max_output;
   int64_t retries = 0;
   std::string retry_delay;
+  bool no_redact = false;
   bool wait = false;
 };
 
@@ -72,6 +73,8 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     }
     request.max_output = *bytes;
   }
+  if (args.no_redact)
+    request.redact = false;
   request.retries = args.retries;
   if (!args.retry_delay.empty()) {
     auto delay = ParseDurationFlag("--retry-delay", args.retry_delay);
@@ -119,6 +122,9 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
   command.add_option("--retry-delay", args->retry_delay,
                      "Wait before the first retry, doubled for each next "
                      "one, at most 10m (default 5s)");
+  command.add_flag("--no-redact", args->no_redact,
+                   "Keep secrets in its output as printed (by default API "
+                   "keys and tokens of well-known shapes are masked)");
   command.add_flag("--wait", args->wait,
                    "Wait for it and exit with its exit code");
   command

@@ -109,6 +109,7 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   }
   spec.env_overrides = request.env;
   spec.max_output = request.max_output.value_or(kDefaultMaxOutput);
+  spec.redact = request.redact.value_or(true);
   spec.retry.retries = request.retries;
   if (request.retry_delay_ms)
     spec.retry.delay_ms = *request.retry_delay_ms;

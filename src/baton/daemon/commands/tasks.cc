@@ -24,6 +24,12 @@ TaskView Daemon::View(TaskRecord task) {
     if (auto raw = FileSize(task.output_path); raw && *raw > *size)
       task.output_dropped = static_cast<int64_t>(*raw - *size);
   }
+  // Of a live task's log, only what the redactor decided is shown
+  // (doc/redaction.md), as of its last pass.
+  if (size && !IsTerminal(task.status)) {
+    if (auto readable = output_redactor_->Readable(task.id))
+      size = std::min(*size, *readable);
+  }
   // The agent runtime decides which questions are open, for every client.
   std::vector<OpenQuestion> questions;
   if (task.spec.agent && agents_)
@@ -50,7 +56,13 @@ void Daemon::Handle(Connection&, const GetRequest& request, Session session,
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
+  if (!IsTerminal(task->status))
+    output_redactor_->CatchUp(task->id);
   TaskView view = View(std::move(*task));
+  // What was masked in its output (doc/redaction.md); a file read, as
+  // below.
+  view.redactions = ReadRedactions(fmt::format(
+      "{}/{}", router_->TaskDir(view.task.id), kTaskRedactionsFile));
   // What holds it to its limits, as the supervisor wrote it when it
   // started (doc/limits.md); not for a listing: a file read per task.
   if (view.task.spec.limits.any()) {

@@ -11,9 +11,9 @@ namespace {
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   std::vector<std::string_view> names = {
-      "command",          "cwd",     "label",        "env",   "timeout_s",
-      "checks",           "queue",   "priority",     "after", "after_any",
-      "max_output_bytes", "retries", "retry_delay_s"};
+      "command",          "cwd",     "label",         "env",   "timeout_s",
+      "checks",           "queue",   "priority",      "after", "after_any",
+      "max_output_bytes", "retries", "retry_delay_s", "redact"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
   names.insert(names.end(), std::begin(kLimitArguments),
@@ -69,6 +69,11 @@ void HandleRun(const ToolCallPtr& call) {
     }
     request.max_output = static_cast<int64_t>(*bytes);
   }
+  auto redact = OptionalBool(args, "redact", true);
+  if (!redact)
+    return call->Finish(ToolResult::Error(redact.error().message));
+  if (!*redact)
+    request.redact = false;
   if (const Json* retries = FindArgument(args, "retries")) {
     const auto* count = retries->get_ptr<const Json::number_unsigned_t*>();
     if (!count || *count > static_cast<uint64_t>(kMaxRetries)) {
@@ -215,6 +220,12 @@ ToolDefinition RunToolDefinition() {
              {"description",
               "Seconds before the first retry, doubled for each next one "
               "(at most 600); default 5"}}},
+           {"redact",
+            {{"type", "boolean"},
+             {"description",
+              "Mask secrets of well-known shapes (API keys, tokens, private "
+              "keys) in its output, in place; false keeps its output as "
+              "printed. Default: true"}}},
        }},
       {"required", {"command"}},
       {"additionalProperties", false},

@@ -71,6 +71,24 @@ void AddLimits(const TaskView& view, std::string& text, Json& structured) {
   structured["limits"] = std::move(json);
 }
 
+// What was masked in its output (doc/redaction.md).
+void AddRedactions(const TaskView& view, std::string& text,
+                   Json& structured) {
+  if (!view.task.spec.redact) {
+    text += "redacted: off, its output is kept as printed\n";
+    structured["redact"] = false;
+    return;
+  }
+  std::string masked = RedactionsText(view.redactions);
+  if (masked.empty())
+    return;
+  text += "redacted: " + masked + "\n";
+  Json counts = Json::object();
+  for (const RedactionCount& count : view.redactions)
+    counts[count.kind] = count.count;
+  structured["redactions"] = std::move(counts);
+}
+
 // A retried shell task's earlier attempts (doc/scheduling.md, "Retries").
 void AddAttempts(const TaskRecord& task, std::string& text, Json& structured) {
   if (task.spec.retry.retries == 0)
@@ -157,6 +175,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     AddUsage(task, text, structured);
     AddAttempts(task, text, structured);
     AddLimits(reply->task, text, structured);
+    AddRedactions(reply->task, text, structured);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
     // An agent task: what it said last, the tools it used, its questions.
@@ -240,6 +259,17 @@ ToolDefinition TaskStatusToolDefinition() {
         {"cpu_millis", {{"type", "integer"}}},
         {"pids", {{"type", "integer"}}},
         {"held_by", {{"type", "string"}}}}}};
+  props["redactions"] = {
+      {"type", "object"},
+      {"additionalProperties", {{"type", "integer"}}},
+      {"description",
+       "the secrets masked in its output so far, by kind, e.g. "
+       "{\"github-token\": 2} (doc/redaction.md); absent when none were"}};
+  props["redact"] = {
+      {"type", "boolean"},
+      {"description",
+       "false when its output is kept as printed (run with redact: false); "
+       "absent otherwise"}};
   props["budget"] = {
       {"type", "object"},
       {"description",
