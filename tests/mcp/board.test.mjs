@@ -359,6 +359,22 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.match(facts, /Output cap\s+keeps 1\.0 MiB/);
   });
 
+  test('the board: a secret in the output shows masked, and the page counts it', async () => {
+    const { home, page } = await fresh();
+    // A made-up token of AWS's shape, passed in the environment.
+    const key = 'AKIA' + 'Z'.repeat(16);
+    const id = run(home, 'echo "key=$KEY done"', ['--env', `KEY=${key}`]);
+    await until(`${id} ended`, () => status(home, id) === 'completed');
+    await page.getByRole('button', { name: `Open ${id}` }).click();
+    await page.locator('#output', { hasText: 'done' }).waitFor();
+    assert.equal(await page.locator('#output').textContent(), 'key=[redacted: aws-key]* done\n');
+    const facts = await page.locator('#task-facts').innerText();
+    assert.match(facts, /Redacted\s+1 secret masked \(1 aws-key\)/);
+    const downloaded = await page.evaluate(async (href) => (await fetch(href)).text(),
+      `/board/api/log?task=${id}`);
+    assert.equal(downloaded, 'key=[redacted: aws-key]* done\n');
+  });
+
   test('the board: a failed check\'s evidence shows on the task\'s page', async () => {
     const { home, page } = await fresh();
     const folder = mkdtempSync(join(tmpdir(), 'bcheck-'));

@@ -239,6 +239,31 @@ test('max_output_bytes caps the output: the kept part, then the exact marker; a 
   });
 });
 
+test('secrets in output are masked in place: task_output and task_status; redact: false keeps them; a bad value is isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    // A made-up token of GitHub's shape, built here so it is on no command line.
+    const token = 'ghp_' + 'Q'.repeat(36);
+    const bad = await call(client, 'run', { command: 'true', redact: 'no' });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /'redact' must be true or false/);
+    const env = { SECRET: token };
+    const r = await call(client, 'run', { command: 'echo "push with $SECRET"', env });
+    const o = await call(client, 'task_output', { task_id: r.structuredContent.task_id, wait: true, timeout_s: 20 });
+    const shown = o.structuredContent.tasks[0].output;
+    assert.equal(shown, `push with [redacted: github-token]${'*'.repeat(16)}\n`);
+    assert.ok(!text(o).includes(token));
+    const s = await call(client, 'task_status', { task_id: r.structuredContent.task_id });
+    assert.deepEqual(s.structuredContent.redactions, { 'github-token': 1 });
+    assert.match(text(s), /redacted: 1 secret masked \(1 github-token\)/);
+    const kept = await call(client, 'run', { command: 'echo "push with $SECRET"', env, redact: false });
+    const k = await call(client, 'task_output', { task_id: kept.structuredContent.task_id, wait: true, timeout_s: 20 });
+    assert.equal(k.structuredContent.tasks[0].output, `push with ${token}\n`);
+    const ks = await call(client, 'task_status', { task_id: kept.structuredContent.task_id });
+    assert.equal(ks.structuredContent.redact, false);
+  });
+});
+
 test('hard limits: memory, cpus and pids hold a run; task_status says what holds them; a bad size is isError', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

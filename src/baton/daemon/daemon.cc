@@ -177,6 +177,12 @@ Status Daemon::Start() {
       return handled;
   }
 
+  // Test-only crashes (doc/faults.md); a bad value is refused here.
+  auto crash_points = CrashPoints::FromEnvironment();
+  if (!crash_points)
+    return std::unexpected(crash_points.error());
+  crash_points_ = *crash_points;
+
   auto store = SqliteTaskStore::Open(options_.paths.database());
   if (!store)
     return std::unexpected(store.error());
@@ -509,12 +515,15 @@ void Daemon::BeforeSleep() {
   // its replies, which then say why (doc/protocol.md, "When state cannot
   // be saved").
   std::optional<Error> failure;
-  if (registry_->HasUncommitted()) {
+  bool committing = registry_->HasUncommitted();
+  if (committing) {
+    crash_points_.Pass("before-commit");
     std::vector<TaskId> dropped;
     if (auto committed = registry_->Commit(&dropped); !committed) {
       failure = CannotSave(committed.error());
       OnCommitFailed(committed.error(), dropped);
     } else {
+      crash_points_.Pass("after-commit");
       ++changes_;
       // Their replies join the held ones sent below.
       for (auto& [connection, watch] : std::exchange(watches_, {}))
@@ -543,6 +552,8 @@ void Daemon::BeforeSleep() {
         });
     executor_->Flush();
     slurm_->Flush();
+    if (committing)
+      crash_points_.Pass("after-flush");
   }
   for (auto& [id, connection] : connections_) {
     for (HeldReply& reply : connection.held)
@@ -550,6 +561,8 @@ void Daemon::BeforeSleep() {
     connection.held.clear();
     connection.channel->Flush();
   }
+  if (committing && !failure)
+    crash_points_.Pass("after-reply");
   for (uint64_t id : closed_connections_) {
     connections_.erase(id);
     std::erase_if(watches_,

@@ -18,6 +18,7 @@
 #include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
+#include "baton/daemon/crash_points.h"
 #include "baton/daemon/output_cap.h"
 #include "baton/daemon/output_redactor.h"
 #include "baton/daemon/preflight.h"
@@ -201,6 +202,7 @@ class Daemon {
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;
   ProgramCache command_cache_;  // For the preflight's PATH searches.
+  CrashPoints crash_points_;    // Test-only (doc/faults.md).
   UniqueFd listen_fd_;
   bool socket_activated_ = false;  // listen_fd_ is systemd's
   // Kept open to be closed when descriptors run out: it makes room to

@@ -1,12 +1,11 @@
 #include "baton/daemon/output_redactor.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <string_view>
-
-#include <fmt/format.h>
 
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
@@ -73,8 +72,7 @@ std::vector<RedactionCount> ReadRedactions(const std::string& path) {
 }
 
 OutputRedactor::OutputRedactor(EventLoop* loop, TaskRegistry* registry,
-                               const Executor* executor,
-                               ExecutorListener* next)
+                               const Executor* executor, ExecutorListener* next)
     : loop_(loop), registry_(registry), executor_(executor), next_(next) {}
 
 OutputRedactor::~OutputRedactor() {
@@ -90,9 +88,10 @@ void OutputRedactor::Recover(const std::vector<TaskRecord>& live) {
 void OutputRedactor::Watch(const TaskRecord& task) {
   if (task.held || !task.spec.redact || watched_.contains(task.id))
     return;
-  Watched watched{.path = task.output_path,
-                  .counts_path = fmt::format(
-                      "{}/{}", executor_->TaskDir(task.id), kTaskRedactionsFile)};
+  Watched watched{
+      .path = task.output_path,
+      .counts_path = fmt::format("{}/{}", executor_->TaskDir(task.id),
+                                 kTaskRedactionsFile)};
   // What the output cap keeps; past it the log is a hole while it runs.
   if (!task.spec.agent && task.spec.max_output > 0)
     watched.cap = static_cast<uint64_t>(task.spec.max_output);

@@ -75,7 +75,7 @@ class OutputRedactor : public ExecutorListener {
  private:
   struct Watched {
     std::string path;
-    std::string counts_path;  // kTaskRedactionsFile
+    std::string counts_path;    // kTaskRedactionsFile
     uint64_t cap = UINT64_MAX;  // A shell task's output cap, while it runs.
     uint64_t settled = 0;
     uint64_t readable = 0;

@@ -58,11 +58,18 @@ Result<uint64_t> EmitRange(const Context& ctx, const std::string& id,
 
 // Streams the log as it grows until the task ends: inotify says when it
 // grows, a wait on batond says when the task ends. No polling. Returns the
-// position reached. The bytes come from the file, at our own position, so a
-// restart of batond (the wait reconnects) neither repeats nor drops any.
+// position reached. Each growth asks batond how far the log may be shown
+// (a read at our own position, on a connection of its own: secrets are
+// masked first and a capped log ends at its cap, doc/redaction.md), so a
+// restart of batond (both reconnect) neither repeats nor drops any byte.
 Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
                         const std::string& id, const std::string& path,
                         uint64_t pos) {
+  auto reader = ctx.Connect();
+  if (!reader && ConnectionLost(reader.error()))
+    reader = Reconnect(ctx, reader.error());
+  if (!reader)
+    return std::unexpected(reader.error());
   UniqueFd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
   if (inotify)
     ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
@@ -78,13 +85,18 @@ Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
       char events[4096];
       while (::read(inotify.get(), events, sizeof events) > 0) {
       }
-      auto size = FileSize(path);
-      if (size && *size > pos) {
-        auto more = EmitRange(ctx, id, path, pos, *size);
-        if (!more)
-          return std::unexpected(more.error());
-        pos += *more;
-      }
+      auto range =
+          CallReconnecting(ctx, *reader,
+                           ReadRequest{.task = id,
+                                       .mode = ReadMode::kOffset,
+                                       .offset = static_cast<int64_t>(pos)});
+      if (!range)
+        return std::unexpected(range.error());
+      auto more =
+          EmitRange(ctx, id, path, pos, static_cast<uint64_t>(range->to));
+      if (!more)
+        return std::unexpected(more.error());
+      pos += *more;
     }
     if (fds[0].revents & (POLLIN | POLLHUP | POLLERR)) {
       // A hang-up reconnects and sends the wait again; then back to poll.

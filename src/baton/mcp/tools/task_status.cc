@@ -72,8 +72,7 @@ void AddLimits(const TaskView& view, std::string& text, Json& structured) {
 }
 
 // What was masked in its output (doc/redaction.md).
-void AddRedactions(const TaskView& view, std::string& text,
-                   Json& structured) {
+void AddRedactions(const TaskView& view, std::string& text, Json& structured) {
   if (!view.task.spec.redact) {
     text += "redacted: off, its output is kept as printed\n";
     structured["redact"] = false;

@@ -208,6 +208,16 @@ function outputCapText(task) {
   return text;
 }
 
+// The secrets masked in its output (doc/redaction.md).
+function redactionsText(task) {
+  if (task.redact === false) return "off: its output is kept as printed";
+  const masked = task.redactions || [];
+  const total = masked.reduce((sum, entry) => sum + entry.count, 0);
+  if (!total) return "";
+  return `${total} secret${total === 1 ? "" : "s"} masked (` +
+    masked.map((entry) => `${entry.count} ${entry.kind}`).join(", ") + ")";
+}
+
 function renderTask(task) {
   $("task-title").textContent = `${task.id}: ${statusText(task)}`;
   const dl = $("task-facts");
@@ -233,6 +243,7 @@ function renderTask(task) {
   fact(dl, "Budget", budgetText(task.agent));
   fact(dl, "Output", bytes(task.output_bytes));
   fact(dl, "Output cap", outputCapText(task));
+  fact(dl, "Redacted", redactionsText(task));
   fact(dl, "Retries", retriesText(task));
   fact(dl, "Attempts", attemptsText(task));
   if (!task.evidence) fact(dl, "Checks", (task.checks || []).join("\n"));
