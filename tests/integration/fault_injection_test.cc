@@ -73,13 +73,14 @@ TEST_F(FaultInjectionTest, BatondKilledAtEachStepOfARunLosesAndRepeatsNothing) {
       // Each pass comes, so batond dies at the one armed.
       ASSERT_TRUE(WaitForPidGone(pid, seconds(20)));
       std::string answered;
-      if (run.exit_code == 0)
-        answered = run.json()["id"].get<std::string>();
-      else
+      if (run.exit_code == 0) {
+        answered = run.json()["task"]["id"].get<std::string>();
+      } else {
         EXPECT_EQ(run.exit_code, 2) << run.err;
+      }
 
       // A new batond (started by this call) takes over.
-      auto all = Baton({"--json", "ls", "--all"}, env).json();
+      auto all = Baton({"--json", "ls", "--all"}, env).json()["tasks"];
       ASSERT_TRUE(all.is_array()) << all.dump();
       std::vector<std::string> ids;
       for (const auto& task : all)
@@ -101,7 +102,7 @@ TEST_F(FaultInjectionTest, BatondKilledAtEachStepOfARunLosesAndRepeatsNothing) {
       // Whatever exists ran at most once, and says truly whether it ran.
       std::string outcome = answered.empty() ? "not answered" : "answered";
       for (const std::string& id : ids) {
-        auto task = Baton({"--json", "status", id}, env).json();
+        auto task = Baton({"--json", "status", id}, env).json()["task"];
         std::string status = task["status"];
         EXPECT_LE(runs[id], 1) << id;
         if (status == "completed") {
@@ -113,8 +114,9 @@ TEST_F(FaultInjectionTest, BatondKilledAtEachStepOfARunLosesAndRepeatsNothing) {
           EXPECT_EQ(runs[id], 0) << "ran, yet " << task.dump();
         }
         outcome += ", " + id + " " + status;
-        if (!answered.empty())
+        if (!answered.empty()) {
           EXPECT_EQ(status, "completed") << task.dump();
+        }
       }
       // Nothing ran that does not exist.
       for (const auto& [id, count] : runs) {
@@ -131,7 +133,7 @@ TEST_F(FaultInjectionTest, BatondKilledAtEachStepOfARunLosesAndRepeatsNothing) {
       // No id is reused: the next run gets a new one.
       auto next = Baton({"--json", "run", "--", "true"}, env).json();
       ASSERT_TRUE(next.is_object()) << next.dump();
-      std::string next_id = next["id"];
+      std::string next_id = next["task"]["id"];
       EXPECT_TRUE(std::find(ids.begin(), ids.end(), next_id) == ids.end())
           << next_id;
       table << name << ": " << outcome << "\n";
@@ -175,7 +177,7 @@ TEST_F(FaultInjectionTest, ALockedDatabaseRefusesClearlyAndLosesNothing) {
   EXPECT_EQ(waited.json()["ended"][0]["status"], "completed") << waited.out;
 
   // The refused run never existed; the next one gets the next id.
-  auto all = Baton({"--json", "ls", "--all"}).json();
+  auto all = Baton({"--json", "ls", "--all"}).json()["tasks"];
   ASSERT_EQ(all.size(), 1u) << all.dump();
   // As after a full disk (disk_full_test.cc), the refused run's number is
   // not handed out again by this batond.
@@ -215,7 +217,7 @@ TEST_F(FaultInjectionTest, AnIoErrorUnderTheDatabaseRefusesClearly) {
   std::string after = Run("echo after");
   EXPECT_EQ(Baton({"wait", after}).exit_code, 0);
   EXPECT_FALSE(std::filesystem::exists(marker)) << "a refused task ran";
-  auto all = Baton({"--json", "ls", "--all"}).json();
+  auto all = Baton({"--json", "ls", "--all"}).json()["tasks"];
   EXPECT_EQ(all.size(), 2u) << all.dump();
 }
 

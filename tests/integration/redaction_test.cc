@@ -6,6 +6,7 @@
 #include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <thread>
 
 #include "baton/util/file_util.h"
@@ -176,7 +177,7 @@ TEST_F(RedactionTest, WithACapOnlyWhatIsKeptIsScanned) {
   EXPECT_EQ(Baton({"wait", "--timeout", "20s", id}).exit_code, 0);
   std::string shown = Baton({"output", id}).out;
   EXPECT_EQ(shown,
-            "x [redacted: aws-key]*\n\n[baton: output capped at 23 "
+            "x [redacted: aws-key]*\n[baton: output capped at 23 "
             "bytes (max_output); 41 more bytes were dropped]\n");
   EXPECT_EQ(Status(id)["redactions"],
             nlohmann::json::parse(R"([{"kind":"aws-key","count":1}])"));

@@ -16,16 +16,17 @@
 namespace baton {
 
 Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
-                             bool at_end, size_t piece, uint64_t end) {
+                             bool at_end, const RedactLimits& limits) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd)
     return std::unexpected(ErrnoError("open " + path, errno));
   RedactPass pass{.settled = from, .readable = from};
   std::string text;
+  uint64_t scanned = 0;
   for (;;) {
     // Up to `end`: what lies past it is not output (a capped log's hole).
-    uint64_t left = end > pass.settled ? end - pass.settled : 0;
-    size_t want = static_cast<size_t>(std::min<uint64_t>(piece, left));
+    uint64_t left = limits.end > pass.settled ? limits.end - pass.settled : 0;
+    size_t want = static_cast<size_t>(std::min<uint64_t>(limits.piece, left));
     text.resize(want);
     ssize_t got =
         ::pread(fd.get(), text.data(), want, static_cast<off_t>(pass.settled));
@@ -34,13 +35,13 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
     text.resize(static_cast<size_t>(got));
     if (text.empty())
       return pass;
-    bool last_piece = text.size() < piece || left <= piece;
-    ScanEnd end;
-    auto found = FindSecrets(text, at_end && last_piece, &end);
+    bool last_piece = text.size() < limits.piece || left <= limits.piece;
+    ScanEnd scan_end;
+    auto found = FindSecrets(text, at_end && last_piece, &scan_end);
     // A candidate as long as a whole piece is decided as it stands: each
     // pass must move on.
-    if (end.settled == 0 && !last_piece)
-      found = FindSecrets(text, /*at_end=*/true, &end);
+    if (scan_end.settled == 0 && !last_piece)
+      found = FindSecrets(text, /*at_end=*/true, &scan_end);
     for (const SecretMatch& match : found) {
       std::string marker = SecretMarker(match.kind, match.length);
       off_t at = static_cast<off_t>(pass.settled + match.offset);
@@ -52,11 +53,18 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
     }
     if (last_piece) {
       // Up to a secret that may be starting, the log may be shown.
-      pass.readable = pass.settled + end.open;
-      pass.settled += end.settled;
+      pass.readable = pass.settled + scan_end.open;
+      pass.settled += scan_end.settled;
       return pass;
     }
-    pass.settled += end.settled;
+    pass.settled += scan_end.settled;
+    scanned += scan_end.settled;
+    if (scanned >= limits.budget) {
+      // Stopped by the budget: what lies before `settled` is decided.
+      pass.readable = pass.settled;
+      pass.whole = false;
+      return pass;
+    }
   }
 }
 
@@ -78,6 +86,8 @@ OutputRedactor::OutputRedactor(EventLoop* loop, TaskRegistry* registry,
 OutputRedactor::~OutputRedactor() {
   if (timer_)
     loop_->Cancel(timer_);
+  if (finish_timer_)
+    loop_->Cancel(finish_timer_);
 }
 
 void OutputRedactor::Recover(const std::vector<TaskRecord>& live) {
@@ -102,24 +112,30 @@ void OutputRedactor::Watch(const TaskRecord& task) {
     ScheduleTick();
 }
 
-void OutputRedactor::Pass(Watched& watched, bool at_end) {
-  auto pass = RedactLog(watched.path, watched.settled, at_end, 1 << 20,
-                        at_end ? UINT64_MAX : watched.cap);
+bool OutputRedactor::Pass(Watched& watched, bool at_end) {
+  auto pass = RedactLog(
+      watched.path, watched.settled, at_end,
+      {.end = at_end ? UINT64_MAX : watched.cap, .budget = kPassBudget});
   if (!pass) {
     // Not there yet (the spawn makes it): the next tick tries again.
     if (pass.error().code != ErrorCode::kNotFound && !failure_logged_) {
       BATON_LOG_WARN("redaction: {}", pass.error().message);
       failure_logged_ = true;
     }
-    return;
+    return true;
   }
   watched.settled = pass->settled;
   // Never less than a reader was already given.
   watched.readable = std::max(watched.readable, pass->readable);
-  if (pass->masked.empty())
-    return;
+  if (!pass->masked.empty())
+    SaveCounts(watched, pass->masked);
+  return pass->whole;
+}
+
+void OutputRedactor::SaveCounts(Watched& watched,
+                                const RedactionCounts& masked) {
   RedactionsFile file;
-  for (const auto& [kind, count] : pass->masked)
+  for (const auto& [kind, count] : masked)
     watched.masked[kind] += count;
   for (const auto& [kind, count] : watched.masked)
     file.masked.push_back({kind, count});
@@ -134,7 +150,9 @@ std::optional<uint64_t> OutputRedactor::CatchUp(const TaskId& id) {
   auto it = watched_.find(id);
   if (it == watched_.end())
     return std::nullopt;
-  Pass(it->second, /*at_end=*/false);
+  // An ended one's last passes are under way (FinishSome).
+  if (!it->second.exit)
+    Pass(it->second, /*at_end=*/false);
   return it->second.readable;
 }
 
@@ -152,10 +170,37 @@ void OutputRedactor::ScheduleTick() {
 
 void OutputRedactor::Tick() {
   timer_ = 0;
-  for (auto& [id, watched] : watched_)
-    Pass(watched, /*at_end=*/false);
+  for (auto& [id, watched] : watched_) {
+    if (!watched.exit)
+      Pass(watched, /*at_end=*/false);
+  }
   if (!watched_.empty())
     ScheduleTick();
+}
+
+void OutputRedactor::FinishSome() {
+  finish_timer_ = 0;
+  std::vector<std::pair<TaskId, ExitInfo>> done;
+  for (auto& [id, watched] : watched_) {
+    if (watched.exit && Pass(watched, /*at_end=*/true))
+      done.emplace_back(id, *watched.exit);
+  }
+  for (const auto& [id, exit] : done) {
+    watched_.erase(id);
+    next_->OnTaskExited(id, exit);
+  }
+  if (std::ranges::any_of(watched_, [](const auto& entry) {
+        return entry.second.exit.has_value();
+      })) {
+    ScheduleFinish();
+  }
+}
+
+void OutputRedactor::ScheduleFinish() {
+  if (!finish_timer_) {
+    finish_timer_ = loop_->Schedule(std::chrono::steady_clock::now(),
+                                    [this] { FinishSome(); });
+  }
 }
 
 void OutputRedactor::OnTaskSpawned(const TaskId& id, int64_t pid,
@@ -188,7 +233,14 @@ void OutputRedactor::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
     it = watched_.find(id);
   }
   if (it != watched_.end()) {
-    Pass(it->second, /*at_end=*/true);
+    // A log that grew faster than the ticks scanned it is finished a
+    // budget per loop turn, so batond serves on meanwhile; its end is
+    // reported when the log is done.
+    if (!Pass(it->second, /*at_end=*/true)) {
+      it->second.exit = exit;
+      ScheduleFinish();
+      return;
+    }
     watched_.erase(it);
   }
   next_->OnTaskExited(id, exit);

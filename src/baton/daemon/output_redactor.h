@@ -32,15 +32,25 @@ struct RedactPass {
   uint64_t settled = 0;   // The next pass starts here.
   uint64_t readable = 0;  // Readers may be given the log up to here.
   RedactionCounts masked;
+  bool whole = true;  // It reached the log's end (not stopped by a budget).
 };
 
-// Scans `path` from `from` (a pass's `settled`) to its end, or to `end`
-// when that comes first (a capped log: past the cap is a hole), and masks
-// the secrets found there. `at_end`: the task ended, nothing more comes.
-// Reads in pieces of `piece` bytes, so a huge log never sits in memory.
+struct RedactLimits {
+  // Read in pieces of this many bytes: a huge log never sits in memory.
+  size_t piece = 1 << 20;
+  // Scan no further (a capped log: past the cap is a hole).
+  uint64_t end = UINT64_MAX;
+  // Stop after about this many bytes (at a piece's end): one pass never
+  // holds the loop long. The scan runs at 0.7 to 1 GB/s
+  // (bench/redaction_scan.cc).
+  uint64_t budget = UINT64_MAX;
+};
+
+// Scans `path` from `from` (a pass's `settled`) to its end, within
+// `limits`, and masks the secrets found there. `at_end`: the task ended,
+// nothing more comes.
 Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
-                             bool at_end, size_t piece = 1 << 20,
-                             uint64_t end = UINT64_MAX);
+                             bool at_end, const RedactLimits& limits = {});
 
 // What a task's kTaskRedactionsFile at `path` says was masked; none when
 // there is no such file (nothing was).
@@ -51,6 +61,8 @@ std::vector<RedactionCount> ReadRedactions(const std::string& path);
 class OutputRedactor : public ExecutorListener {
  public:
   static constexpr std::chrono::milliseconds kTick{250};
+  // What one pass scans at most, per task: some 20 ms.
+  static constexpr uint64_t kPassBudget = 16 << 20;
 
   OutputRedactor(EventLoop* loop, TaskRegistry* registry,
                  const Executor* executor, ExecutorListener* next);
@@ -80,12 +92,22 @@ class OutputRedactor : public ExecutorListener {
     uint64_t settled = 0;
     uint64_t readable = 0;
     RedactionCounts masked;
+    // Set when it ended with more of its log to scan than one pass does:
+    // its end, reported once the log is done.
+    std::optional<ExitInfo> exit;
   };
   void Watch(const TaskRecord& task);
-  // One pass over `watched`; logs a failure once.
-  void Pass(Watched& watched, bool at_end);
+  // One pass over `watched` (at most kPassBudget); logs a failure once.
+  // False when the budget stopped it before the log's end.
+  bool Pass(Watched& watched, bool at_end);
+  // Adds `masked` to the counts and writes them to the task's folder.
+  void SaveCounts(Watched& watched, const RedactionCounts& masked);
   void ScheduleTick();
   void Tick();
+  // One more pass over each ended task's log; reports the ends of those
+  // done. Runs each loop turn while any is left.
+  void FinishSome();
+  void ScheduleFinish();
 
   EventLoop* loop_;
   TaskRegistry* registry_;
@@ -93,6 +115,7 @@ class OutputRedactor : public ExecutorListener {
   ExecutorListener* next_;
   std::map<TaskId, Watched> watched_;
   TimerId timer_ = 0;
+  TimerId finish_timer_ = 0;
   bool failure_logged_ = false;
 };
 

@@ -54,11 +54,40 @@ TEST(OutputRedactorTest, ALogLargerThanAPieceIsScannedWholeAcrossPieces) {
     text += "line " + std::to_string(i) + " " + kAws + "\n";
   Append(log, text);
   // Pieces of 100 bytes cut keys in half again and again.
-  auto pass = RedactLog(log, 0, true, /*piece=*/100);
+  auto pass = RedactLog(log, 0, true, {.piece = 100});
   ASSERT_TRUE(pass) << pass.error().message;
   EXPECT_EQ(pass->masked, (RedactionCounts{{"aws-key", 200}}));
   EXPECT_EQ(ReadFile(log)->find("AKIA"), std::string::npos);
   EXPECT_EQ(pass->settled, text.size());
+}
+
+TEST(OutputRedactorTest, ABudgetStopsAPassAndTheNextGoesOnFromThere) {
+  testing::TempDir dir;
+  std::string log = dir.path() + "/output.log";
+  std::string text;
+  for (int i = 0; i < 200; ++i)
+    text += "line " + std::to_string(i) + " " + kAws + "\n";
+  Append(log, text);
+  RedactionCounts masked;
+  uint64_t from = 0;
+  int passes = 0;
+  for (;; ++passes) {
+    ASSERT_LT(passes, 1000);
+    auto pass = RedactLog(log, from, true, {.piece = 100, .budget = 300});
+    ASSERT_TRUE(pass) << pass.error().message;
+    for (const auto& [kind, count] : pass->masked)
+      masked[kind] += count;
+    if (pass->whole)
+      break;
+    // What it decided may be shown; it stopped at a piece's end.
+    EXPECT_EQ(pass->readable, pass->settled);
+    EXPECT_GT(pass->settled, from);
+    EXPECT_LE(pass->settled - from, 300u + 100u);
+    from = pass->settled;
+  }
+  EXPECT_GT(passes, 10);
+  EXPECT_EQ(masked, (RedactionCounts{{"aws-key", 200}}));
+  EXPECT_EQ(ReadFile(log)->find("AKIA"), std::string::npos);
 }
 
 TEST(OutputRedactorTest, AMissingLogIsNotFound) {

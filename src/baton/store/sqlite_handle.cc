@@ -68,6 +68,11 @@ Error SqliteError(sqlite3* db, int rc, std::string_view context) {
       // SQLite reports a full disk as SQLITE_FULL and clears its errno.
       if ((rc & 0xff) == SQLITE_FULL && sys_errno == 0)
         sys_errno = ENOSPC;
+      // A write, sync or read the system refused: SQLite keeps the errno
+      // only of some (an EIO at the commit's write came back as 0 in
+      // tests/integration/fault_injection_test.cc).
+      if ((rc & 0xff) == SQLITE_IOERR && sys_errno == 0)
+        sys_errno = EIO;
       if (sys_errno == EACCES || sys_errno == EPERM) {
         code = ErrorCode::kPermissionDenied;
       }
