@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "baton/util/clock.h"
+#include "baton/util/version.h"
 
 namespace baton {
 namespace {
@@ -476,8 +477,19 @@ Result<Request> DecodeOp(std::string_view op, const Json& object) {
     decoder.Known("op");
     decoder.Known("session");
     request.Fields(decoder);
-    if (auto ok = decoder.Finish(/*reject_unknown=*/true); !ok)
-      return std::unexpected(ok.error());
+    if (auto ok = decoder.Finish(/*reject_unknown=*/true); !ok) {
+      Error error = ok.error();
+      // A field this batond does not know comes, most likely, from a
+      // client newer than it: say which batond, and the remedy.
+      if (error.message.find(": unknown field '") != std::string::npos) {
+        error.message += fmt::format(
+            "; this batond is baton {}: if the client is newer, replace "
+            "batond with the client's with 'baton daemon upgrade' (tasks "
+            "keep running)",
+            kBatonVersion);
+      }
+      return std::unexpected(std::move(error));
+    }
     if (auto ok = ValidateRequest(request); !ok)
       return std::unexpected(ok.error());
     return Request(std::move(request));

@@ -168,7 +168,9 @@ struct RunRequest {
   std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
   SlurmFields slurm;
   LimitFields limits;
-  std::optional<bool> redact;  // Unset: true (and an older batond reads it).
+  // Sent only as false: an older batond, which masks nothing, never sees
+  // it otherwise.
+  std::optional<bool> redact;
   template <class V>
   void Fields(V& v) {
     v("command", command,
