@@ -254,10 +254,6 @@ class TaskRegistry : public ExecutorListener {
   void SetOnDispatch(std::function<void(const TaskRecord&)> on_dispatch) {
     on_dispatch_ = std::move(on_dispatch);
   }
-  // Called by Start once a new task has its id, before it is stored: what
-  // batond makes on disk for a task, which the registry (no system calls)
-  // cannot (an agent's own worktree, doc/agents.md). It may change the
-  // spec (the folder); an error refuses the task, and nothing is stored.
   // How far a live task's log may be read now (doc/redaction.md: the
   // redactor masks it first); nullopt: to its end. Read never answers, nor
   // moves a cursor, past it.
@@ -265,6 +261,10 @@ class TaskRegistry : public ExecutorListener {
       std::function<std::optional<uint64_t>(const TaskRecord&)> bound) {
     read_bound_ = std::move(bound);
   }
+  // Called by Start once a new task has its id, before it is stored: what
+  // batond makes on disk for a task, which the registry (no system calls)
+  // cannot (an agent's own worktree, doc/agents.md). It may change the
+  // spec (the folder); an error refuses the task, and nothing is stored.
   void SetOnCreate(std::function<Status(TaskRecord&)> on_create) {
     on_create_ = std::move(on_create);
   }

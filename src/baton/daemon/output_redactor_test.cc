@@ -17,6 +17,14 @@ void Append(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::app) << text;
 }
 
+// `count` lines, each with an AWS key.
+std::string LinesWithKeys(int count) {
+  std::string text;
+  for (int i = 0; i < count; ++i)
+    text += "line " + std::to_string(i) + " " + kAws + "\n";
+  return text;
+}
+
 TEST(OutputRedactorTest,
      MasksInPlaceKeepingTheSizeAndGoesOnFromWhereItSettled) {
   testing::TempDir dir;
@@ -49,9 +57,7 @@ TEST(OutputRedactorTest,
 TEST(OutputRedactorTest, ALogLargerThanAPieceIsScannedWholeAcrossPieces) {
   testing::TempDir dir;
   std::string log = dir.path() + "/output.log";
-  std::string text;
-  for (int i = 0; i < 200; ++i)
-    text += "line " + std::to_string(i) + " " + kAws + "\n";
+  std::string text = LinesWithKeys(200);
   Append(log, text);
   // Pieces of 100 bytes cut keys in half again and again.
   auto pass = RedactLog(log, 0, true, {.piece = 100});
@@ -64,9 +70,7 @@ TEST(OutputRedactorTest, ALogLargerThanAPieceIsScannedWholeAcrossPieces) {
 TEST(OutputRedactorTest, ABudgetStopsAPassAndTheNextGoesOnFromThere) {
   testing::TempDir dir;
   std::string log = dir.path() + "/output.log";
-  std::string text;
-  for (int i = 0; i < 200; ++i)
-    text += "line " + std::to_string(i) + " " + kAws + "\n";
+  std::string text = LinesWithKeys(200);
   Append(log, text);
   RedactionCounts masked;
   uint64_t from = 0;

@@ -173,8 +173,8 @@ TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {
       // A newer client's field: which batond, and the remedy.
       {R"({"id":3,"op":"get","task":"shell-1","extra":1})", "3",
        "; this batond is baton "},
-      {R"({"id":3,"op":"run","argv":["a"],"cwd":"/","limits":{"gpus":1}})",
-       "3", "replace batond with the client's with 'baton daemon upgrade'"},
+      {R"({"id":3,"op":"run","argv":["a"],"cwd":"/","limits":{"gpus":1}})", "3",
+       "replace batond with the client's with 'baton daemon upgrade'"},
       {R"({"id":{"a":1},"op":"list"})", "null", "'id' must be a number"},
       {"{\"id\":4,\"op\":\"list\"", "null", "not valid JSON"},
       {"\xff\xfe", "null", "not valid JSON"},
