@@ -19,6 +19,9 @@
 //               options (SQLite, Postgres), then "mock final answer: <what the tool returned>"
 //   SCEN_SLOW   shell tool `sleep $MOCK_SLOW_SECONDS` (default 4), then "mock final answer"
 //   SCEN_FAIL   an HTTP 400 invalid_request error (not retried by the CLIs)
+//   SCEN_BATON  the `run` tool of an MCP server named baton (the CLI as baton's MCP client:
+//               claude mcp__baton__run, codex's name for it) with {"command": "echo
+//               from-baton-mcp"}, then "mock final answer: <what the tool returned>"
 // Any final answer gets " (steer: <text>)" appended when a message containing "STEER" reached
 // the model after the scenario prompt, and " [history: N earlier prompts]" when the
 // conversation holds N>0 earlier scenario prompts (a resumed session).
@@ -37,7 +40,10 @@ const PORT = Number(arg('--port') ?? process.env.MOCK_PORT ?? 0);
 const SLOW = Number(process.env.MOCK_SLOW_SECONDS ?? 4);
 const DEFAULT_SCENARIO = process.env.MOCK_DEFAULT_SCENARIO ?? '';
 const MAX_SECONDS = Number(process.env.MOCK_MAX_SECONDS ?? 1800);
-const SCENARIOS = ['SCEN_TEXT', 'SCEN_TOOL', 'SCEN_WRITE', 'SCEN_ASK', 'SCEN_SLOW', 'SCEN_FAIL'];
+const SCENARIOS = ['SCEN_TEXT', 'SCEN_TOOL', 'SCEN_WRITE', 'SCEN_ASK', 'SCEN_SLOW', 'SCEN_FAIL', 'SCEN_BATON'];
+// The MCP tool SCEN_BATON calls, by the names the CLIs give a server's tools.
+const BATON_RUN = /^(mcp__)?baton(__|\.|_)run$/;
+const BATON_COMMAND = 'echo from-baton-mcp';
 const FINAL = 'mock final answer';
 const ASK = {
   question: 'Which database should I use?',
@@ -100,6 +106,11 @@ function decide(p) {
       return { type: 'text', text: `${FINAL}: ${p.lastResultText.slice(0, 300)}${p.suffix}` };
     case 'SCEN_FAIL':
       return { type: 'fail' };
+    case 'SCEN_BATON':
+      // Until baton's run answered (a tool search may come first), at most 3 steps.
+      if (!p.lastResultText.includes('task_id') && p.step < 3)
+        return { type: 'baton', preface: 'I will run it through baton.' };
+      return { type: 'text', text: `${FINAL}: ${p.lastResultText.slice(0, 300)}${p.suffix}` };
     default:
       return { type: 'text', text: 'ok' };
   }
@@ -166,7 +177,12 @@ function anthropicContent(body, d) {
     return [text(d.preface), tool('Bash', { command: "printf 'hi\\n' > out.txt", description: 'Write out.txt' })];
   if (d.type === 'ask' && tools.has('AskUserQuestion'))
     return [text(d.preface), tool('AskUserQuestion', { questions: [{ ...ASK, multiSelect: false }] })];
-  if (d.type === 'ask' || d.type === 'shell' || d.type === 'write')
+  const batonRun = [...tools].find((name) => BATON_RUN.test(name));
+  if (d.type === 'baton' && batonRun) return [text(d.preface), tool(batonRun, { command: BATON_COMMAND })];
+  // Claude Code defers MCP tools behind ToolSearch: load the tool first.
+  if (d.type === 'baton' && tools.has('ToolSearch'))
+    return [text('Loading the baton tool.'), tool('ToolSearch', { query: 'select:mcp__baton__run', max_results: 5 })];
+  if (d.type === 'ask' || d.type === 'shell' || d.type === 'write' || d.type === 'baton')
     return [text(`mock: the tool for ${d.type} is not offered (${[...tools].slice(0, 12).join(',')})`)];
   return [text(d.text)];
 }
@@ -275,7 +291,17 @@ function openaiOutput(body, d) {
         questions: [{ id: 'db', header: ASK.header, question: ASK.question, options: ASK.options }],
       }),
     ];
-  if (d.type === 'ask' || d.type === 'shell' || d.type === 'write')
+  const batonRun = [...tools.keys()].find((name) => BATON_RUN.test(name));
+  if (d.type === 'baton' && batonRun) return [call(batonRun, { command: BATON_COMMAND })];
+  // Codex defers MCP tools behind its tool_search: search, then call the namespaced tool
+  // that the search returned.
+  const found = (body.input ?? []).filter((it) => it.type === 'tool_search_output').flatMap((it) => it.tools ?? []);
+  const namespace = found.find((t) => t.type === 'namespace' && /baton/.test(t.name) && (t.tools ?? []).some((f) => f.name === 'run'));
+  if (d.type === 'baton' && namespace)
+    return [{ ...call('run', { command: BATON_COMMAND }), namespace: namespace.name }];
+  if (d.type === 'baton' && tools.has('tool_search'))
+    return [{ type: 'tool_search_call', id: id('ts_mock'), call_id: id('call_mock'), execution: 'client', status: 'completed', arguments: { query: 'baton run', limit: 8 } }];
+  if (d.type === 'ask' || d.type === 'shell' || d.type === 'write' || d.type === 'baton')
     return [message(`mock: the tool for ${d.type} is not offered (${[...tools.keys()].join(',')})`)];
   return [message(d.text)];
 }

@@ -107,3 +107,30 @@ test('every request is logged', async () => {
   assert.ok(lines.every((l) => l.seq && l.method && l.path));
   assert.equal(lines[0].body.messages[0].content[0].text, 'SCEN_TOOL go');
 });
+
+test('SCEN_BATON: a tool search first where the CLI defers MCP tools, then baton run, then its answer', async () => {
+  const user = { role: 'user', content: [{ type: 'text', text: 'SCEN_BATON go' }] };
+  // Claude Code: ToolSearch while mcp__baton__run is deferred, the call once it is loaded.
+  let msg = JSON.parse((await post('/v1/messages', { model: 'm', tools: [{ name: 'ToolSearch' }], messages: [user] })).text);
+  assert.deepEqual(msg.content[1].input, { query: 'select:mcp__baton__run', max_results: 5 });
+  msg = JSON.parse((await post('/v1/messages', { model: 'm', tools: [{ name: 'mcp__baton__run' }], messages: [user] })).text);
+  assert.equal(msg.content[1].name, 'mcp__baton__run');
+  assert.deepEqual(msg.content[1].input, { command: 'echo from-baton-mcp' });
+  const result = { role: 'user', content: [{ type: 'tool_result', tool_use_id: 'x', content: '{"task_id":"shell-1"}' }] };
+  msg = JSON.parse((await post('/v1/messages', { model: 'm', tools: [{ name: 'mcp__baton__run' }], messages: [user, result] })).text);
+  assert.equal(msg.content[0].text, 'mock final answer: {"task_id":"shell-1"}');
+  // Codex: tool_search, then the tool of the namespace it returned.
+  const input = [{ type: 'message', role: 'user', content: [{ type: 'input_text', text: 'SCEN_BATON go' }] }];
+  let r = JSON.parse((await post('/v1/responses', { model: 'm', tools: [{ type: 'tool_search' }], input })).text);
+  assert.equal(r.output[0].type, 'tool_search_call');
+  input.push(r.output[0], {
+    type: 'tool_search_output',
+    call_id: r.output[0].call_id,
+    tools: [{ type: 'namespace', name: 'mcp__baton', tools: [{ type: 'function', name: 'run' }] }],
+  });
+  r = JSON.parse((await post('/v1/responses', { model: 'm', tools: [{ type: 'tool_search' }], input })).text);
+  assert.equal(r.output[0].type, 'function_call');
+  assert.equal(r.output[0].namespace, 'mcp__baton');
+  assert.equal(r.output[0].name, 'run');
+  assert.deepEqual(JSON.parse(r.output[0].arguments), { command: 'echo from-baton-mcp' });
+});

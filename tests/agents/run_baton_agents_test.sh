@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# Runs tests/agents/baton_agents.test.mjs for ctest: the real agent CLIs as
-# baton workers against the loopback model-API stand-in. Skips (exit 77,
+# Runs tests/agents/baton_agents.test.mjs and mcp_clients.test.mjs for ctest:
+# the real agent CLIs as baton workers, and as baton's MCP clients, against
+# the loopback model-API stand-in. Skips (exit 77,
 # which ctest reports as skipped) only when node or the pinned CLIs are not
 # installed (scripts/setup --tests installs them).
 set -euo pipefail
@@ -16,4 +17,4 @@ for cli in claude codex gemini; do
     exit 77
   fi
 done
-exec node --test --test-reporter=spec "$@" baton_agents.test.mjs
+exec node --test --test-reporter=spec "$@" baton_agents.test.mjs mcp_clients.test.mjs
