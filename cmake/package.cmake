@@ -56,4 +56,9 @@ set(CPACK_DEBIAN_PACKAGE_PRIORITY optional)
 # Depends: what dpkg-shlibdeps finds the binary needs (glibc only: the rest
 # is linked statically), and nothing else.
 set(CPACK_DEBIAN_PACKAGE_SHLIBDEPS ON)
+# After an upgrade, the post-install replaces each running batond of the
+# old file with the new one (packaging/deb/postinst; doc/install.md).
+set(CPACK_DEBIAN_PACKAGE_CONTROL_EXTRA
+    ${CMAKE_SOURCE_DIR}/packaging/deb/postinst)
+set(CPACK_DEBIAN_PACKAGE_CONTROL_STRICT_PERMISSION TRUE)
 include(CPack)

@@ -82,4 +82,36 @@ timeout 20 "$baton" run --wait -- true || fail "run --wait -- true exited $?"
 init='{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}'
 reply=$(printf '%s\n' "$init" | timeout 10 "$baton" mcp 2>/dev/null)
 [[ $reply == *'"serverInfo"'* ]] || fail "baton mcp answered: $reply"
+
+# An upgrade: the post-install replaces the running batond (started from
+# the old file by the calls above) with the new file's, as its user, and
+# the supervisor and a running task stay.
+dpkg-deb -e "$deb" "$tmp/control"
+[ -x "$tmp/control/postinst" ] || fail "the .deb has no executable postinst"
+pids() {
+  "$baton" --json daemon status |
+    sed -n 's/.*"daemon_pid":\([0-9]*\).*"supervisor_pid":\([0-9]*\).*/\1 \2/p'
+}
+task=$("$baton" run -- sleep 60)
+read -r old_batond old_supervisor <<<"$(pids)"
+[ -n "$old_batond" ] || fail "no batond runs: $("$baton" daemon status 2>&1)"
+cp "$baton" "$baton.new" && mv -f "$baton.new" "$baton"
+BATON_POSTINST_BINARY=$baton timeout 60 sh "$tmp/control/postinst" configure 0.0.1 \
+  >"$tmp/postinst.log" 2>&1 || fail "postinst exited $?: $(cat "$tmp/postinst.log")"
+grep -q "batond upgraded: pid $old_batond" "$tmp/postinst.log" ||
+  fail "postinst did not upgrade batond $old_batond: $(cat "$tmp/postinst.log")"
+read -r new_batond new_supervisor <<<"$(pids)"
+[ "$new_batond" != "$old_batond" ] || fail "batond $old_batond still runs"
+[ "$new_supervisor" = "$old_supervisor" ] ||
+  fail "supervisor $old_supervisor was replaced by $new_supervisor"
+[[ $(readlink "/proc/$new_batond/exe") == "$baton" ]] ||
+  fail "the new batond runs $(readlink "/proc/$new_batond/exe")"
+"$baton" --json status "$task" | grep -q '"status":"running"' ||
+  fail "$task did not keep running: $("$baton" status "$task")"
+# A first install (no version replaced) touches nothing.
+BATON_POSTINST_BINARY=$baton sh "$tmp/control/postinst" configure >"$tmp/first.log" 2>&1 ||
+  fail "postinst configure (first install) exited $?"
+[ ! -s "$tmp/first.log" ] || fail "a first install's postinst said: $(cat "$tmp/first.log")"
+read -r still _ <<<"$(pids)"
+[ "$still" = "$new_batond" ] || fail "a first install's postinst replaced batond"
 echo "package_test: ok ($(basename "$deb"), Depends: $depends)"
