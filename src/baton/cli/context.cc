@@ -6,6 +6,7 @@
 #include <cstdio>
 
 #include "baton/util/duration.h"
+#include "baton/util/version.h"
 
 namespace baton {
 
@@ -22,7 +23,19 @@ Result<DaemonClient> Context::Connect(
   return DaemonClient::Connect(options);
 }
 
-int ReportError(const Context& ctx, const Error& error, int exit_code) {
+Error WithVersionSkewHint(Error error) {
+  if (error.message.find(": unknown field '") != std::string::npos &&
+      error.message.find("this batond is baton") == std::string::npos) {
+    error.message += fmt::format(
+        "; batond is likely older than this baton ({}): replace it with "
+        "this one's with 'baton daemon upgrade' (tasks keep running)",
+        kBatonVersion);
+  }
+  return error;
+}
+
+int ReportError(const Context& ctx, const Error& reported, int exit_code) {
+  Error error = WithVersionSkewHint(reported);
   if (ctx.json) {
     std::string doc = "{\"error\":";
     EncodeValue(doc, ToWire(error));

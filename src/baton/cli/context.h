@@ -29,6 +29,11 @@ struct Context {
 // Prints the error on stderr (text) or stdout (--json); returns the exit
 // code that goes with it (`exit_code` overrides the one its code implies).
 int ReportError(const Context& ctx, const Error& error, int exit_code = -1);
+
+// An error as the CLI tells it. A batond that refuses a field it does not
+// know is most likely older than this CLI; one older than the wording that
+// says so (ipc/codec.cc) gets the versions and the remedy added here.
+Error WithVersionSkewHint(Error error);
 // batond could not be reached or started: always exit code 2.
 int ConnectError(const Context& ctx, const Error& error);
 
