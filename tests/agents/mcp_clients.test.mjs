@@ -73,11 +73,11 @@ async function checkTaskStarted(session, answer) {
   return id;
 }
 
-// The stand-in's requests that carried a call of baton's run tool.
-function batonCalls() {
+// The stand-in's requests (as logged) of the SCEN_BATON conversation that hold `text`.
+function requestsWith(text) {
   return readFileSync(world.log, 'utf8')
     .split('\n')
-    .filter((line) => line.includes('SCEN_BATON') && line.includes('from-baton-mcp'));
+    .filter((line) => line.includes('SCEN_BATON') && line.includes(text));
 }
 
 // The lines of mcp.log written by the `baton mcp` processes that served `session`.
@@ -130,8 +130,9 @@ test('Claude Code as an MCP client: claude -p calls baton run (stdio) and gets i
   assert.equal(result.is_error, false, r.out);
   assert.match(result.result, /^mock final answer: /);
   await checkTaskStarted('claude-client', result.result);
-  // The tool was loaded through ToolSearch, then called once.
-  assert.equal(batonCalls().filter((line) => line.includes('mcp__baton__run')).length >= 1, true);
+  // The tool was loaded through ToolSearch, then called.
+  assert.ok(requestsWith('"name":"ToolSearch","input":{"query":"select:mcp__baton__run"').length > 0);
+  assert.ok(requestsWith('"name":"mcp__baton__run","input":{"command":"echo from-baton-mcp"}').length > 0);
   // The 2026-07-28 era: Claude Code's server/discover probe, answered.
   assert.match(serverLog('claude-client'), /server\/discover from .*"name":"claude-code"/);
 });
@@ -156,6 +157,9 @@ test('Codex as an MCP client: codex exec calls baton run (stdio, its default era
     { env: baseEnv({ HOME: home, CODEX_HOME: codexHome, MOCK_API_KEY: 'mock-not-a-key' }), cwd: world.root, timeout: 120_000 });
   assert.equal(r.code, 0, r.err + r.out);
   assert.match(r.err + r.out, /mcp: baton\/run started/);
+  // The tool was found through tool_search, then called in its namespace.
+  assert.ok(requestsWith('"type":"tool_search_call"').length > 0);
+  assert.ok(requestsWith('"namespace":"mcp__baton"').length > 0);
   const answer = r.out.trim();
   assert.match(answer, /mock final answer: /, r.err + r.out);
   await checkTaskStarted('codex-client', answer);

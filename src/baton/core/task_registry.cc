@@ -474,6 +474,7 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
   }
   OutputRange range;
   range.path = task->output_path;
+  std::optional<uint64_t> cursor;
   switch (mode) {
     case ReadMode::kAll:
       range.from = 0;
@@ -482,21 +483,20 @@ Result<OutputRange> TaskRegistry::Read(std::string_view id,
       range.from = std::min(offset, *size);
       break;
     case ReadMode::kNew: {
-      auto cursor = store_->GetCursor(task->id, session);
-      if (!cursor)
-        return std::unexpected(cursor.error());
+      auto stored = store_->GetCursor(task->id, session);
+      if (!stored)
+        return std::unexpected(stored.error());
+      cursor = *stored;
       range.from = std::min(*cursor, *size);
-      range.to = std::max(range.from, shown);
-      if (range.to != *cursor) {
-        if (auto set = store_->SetCursor(task->id, session, range.to); !set) {
-          return std::unexpected(set.error());
-        }
-        undo_.emplace_back(Undo::Kind::kCursor, task->id, session);
-      }
       break;
     }
   }
   range.to = std::max(range.from, shown);
+  if (cursor && range.to != *cursor) {
+    if (auto set = store_->SetCursor(task->id, session, range.to); !set)
+      return std::unexpected(set.error());
+    undo_.emplace_back(Undo::Kind::kCursor, task->id, session);
+  }
   range.at_end = IsTerminal(task->status);
   MarkSeen(*task, session);
   range.task = std::move(*task);

@@ -3,6 +3,7 @@
 #include <fmt/format.h>
 #include <signal.h>
 
+#include <algorithm>
 #include <array>
 #include <charconv>
 #include <cstdlib>
@@ -45,10 +46,7 @@ Result<CrashPoints> CrashPoints::Parse(std::string_view spec) {
       points.at_ < 1) {
     return bad();
   }
-  bool known = false;
-  for (std::string_view name : kPoints)
-    known = known || name == point;
-  if (!known)
+  if (std::ranges::find(kPoints, point) == kPoints.end())
     return bad();
   points.point_ = point;
   return points;

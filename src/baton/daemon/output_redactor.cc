@@ -224,15 +224,9 @@ void OutputRedactor::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
 
 void OutputRedactor::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   // The last pass, before anyone hears of the end: a reader told of it
-  // reads a log with nothing left to mask. A task batond did not watch
-  // (it ended while batond was away) gets one whole pass.
-  auto it = watched_.find(id);
-  if (it == watched_.end()) {
-    if (const TaskRecord* task = registry_->FindLive(id))
-      Watch(*task);
-    it = watched_.find(id);
-  }
-  if (it != watched_.end()) {
+  // reads a log with nothing left to mask. (Every live task is watched
+  // from its spawn, or from batond's start: Recover.)
+  if (auto it = watched_.find(id); it != watched_.end()) {
     // A log that grew faster than the ticks scanned it is finished a
     // budget per loop turn, so batond serves on meanwhile; its end is
     // reported when the log is done.

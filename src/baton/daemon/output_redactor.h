@@ -4,9 +4,12 @@
 // same length, `[redacted: github-token]****`. The task writes its log
 // itself (O_APPEND, past the end); batond writes only inside what was
 // written, so the two never meet, and every offset into the log stays
-// true. At the task's end, before the end is reported, a last pass
-// decides what was left open. A listener beside the output cap.
-// Single-threaded.
+// true. Reads of a live task's log stop where a pass decided
+// (TaskRegistry::SetReadBound), so a secret still being printed is never
+// handed out half masked; at the task's end, before the end is reported,
+// a last pass decides what was left open. What was masked is counted per
+// kind into the task's kTaskRedactionsFile. A listener between the output
+// cap and the check runner. Single-threaded.
 #ifndef BATON_DAEMON_OUTPUT_REDACTOR_H_
 #define BATON_DAEMON_OUTPUT_REDACTOR_H_
 

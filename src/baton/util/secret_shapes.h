@@ -36,12 +36,9 @@ struct ScanEnd {
 std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
                                      ScanEnd* end = nullptr);
 
-// Overwrites each match in `text` (as found in it) with a marker of the
-// same length: `[redacted: github-token]` padded with `*`, or `[redacted]`,
-// or only `*`, whichever fits.
-void MaskSecrets(std::string& text, const std::vector<SecretMatch>& matches);
-
-// The marker MaskSecrets writes over a match of `length` bytes.
+// The marker of the same length that goes over a match of `length` bytes:
+// `[redacted: github-token]` padded with `*`, or `[redacted]`, or only
+// `*`, whichever fits.
 std::string SecretMarker(std::string_view kind, size_t length);
 
 }  // namespace baton
