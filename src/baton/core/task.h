@@ -113,6 +113,11 @@ struct AgentSpec {
   std::optional<int64_t> max_turns;
   std::optional<int64_t> max_tokens;  // Input (cached too) plus output.
   std::optional<double> max_cost_usd;
+  // Who answers its questions: "" the director (the model that delegated),
+  // "person" the director's user, asked by the MCP server that delegated
+  // it through a form (doc/mcp.md, "Questions for the person"). Either way
+  // the first answer wins, from anywhere.
+  std::string ask;
 
   // The fields as stored and sent (util/json_fields.h).
   template <class V>
@@ -130,6 +135,7 @@ struct AgentSpec {
     v("max_turns", max_turns, {.omit_when_empty = true});
     v("max_tokens", max_tokens, {.omit_when_empty = true});
     v("max_cost_usd", max_cost_usd, {.omit_when_empty = true});
+    v("ask", ask, {.omit_when_empty = true});
   }
 };
 

@@ -413,6 +413,11 @@ Status DelegateRequest::Validate() const {
         "delegate request: 'max_cost_usd' must be a positive number of "
         "dollars, e.g. 2.5");
   }
+  if (!ask.empty() && ask != "director" && ask != "person") {
+    return Invalid(fmt::format(
+        "delegate request: 'ask' is \"director\" or \"person\", not \"{}\"",
+        ask));
+  }
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"),
         base_env ? CheckEnvironment(*base_env, "base_env") : Status(),

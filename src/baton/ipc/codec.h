@@ -94,7 +94,9 @@ struct TaskWire {
        .doc = "agent tasks: `profile`, `adapter`, `brief`, `model`, "
               "`resume_session`, `resume_from`, `note`, `worktree` (its own: "
               "`repo`, `path`, `branch`, `base`; doc/agents.md), "
-              "`max_turns`, `max_tokens`, `max_cost_usd` (its budget)"});
+              "`max_turns`, `max_tokens`, `max_cost_usd` (its budget), "
+              "`ask` (`person`: its questions go to the MCP client's "
+              "user, doc/mcp.md)"});
     v("agent_session", agent_session,
       {.omit_when_empty = true, .doc = "the agent CLI's own session id"});
     v("checks", checks, {.omit_when_empty = true});

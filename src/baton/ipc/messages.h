@@ -259,6 +259,7 @@ struct DelegateRequest {
   std::optional<int64_t> max_turns;
   std::optional<int64_t> max_tokens;
   std::optional<double> max_cost_usd;
+  std::string ask;  // "", "director" or "person".
   SlurmFields slurm;
   LimitFields limits;
   template <class V>
@@ -312,6 +313,10 @@ struct DelegateRequest {
       {.min = 1, .doc = "its budget of tokens, input and output"});
     v("max_cost_usd", max_cost_usd,
       {.doc = "its budget in US dollars (where the CLI reports a cost)"});
+    v("ask", ask,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "who answers its questions: `director` (default) or `person`, "
+              "the MCP client's user through a form (doc/mcp.md)"});
     slurm.Fields(v);
     limits.Fields(v);
   }
@@ -632,9 +637,15 @@ struct AnswerRequest {
   using Reply = AnswerReply;
   std::string task;
   std::vector<std::string> answers;
+  std::optional<int64_t> question;
   template <class V>
   void Fields(V& v) {
     v("task", task, {.required = true, .max_bytes = kMaxNameBytes});
+    v("question", question,
+      {.min = 0,
+       .doc = "the question's `seq`: answer only while it is the oldest "
+              "open one, else `already_exists` (a form answered late "
+              "must not answer the next question)"});
     v("answers", answers,
       {.required = true,
        .max_bytes = kMaxTextBytes,

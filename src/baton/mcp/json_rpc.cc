@@ -76,10 +76,14 @@ Message ParseMessage(std::string_view line) {
 
   const Json* method = Member(doc, "method");
   if (!method) {
-    if (has_id && (Member(doc, "result") || Member(doc, "error"))) {
+    const Json* result = Member(doc, "result");
+    const Json* error = Member(doc, "error");
+    if (has_id && (result || error)) {
       Message out;
       out.kind = Message::Kind::kResponse;
       out.id = id;
+      out.failed = result == nullptr;
+      out.result = result ? *result : *error;
       return out;
     }
     return Invalid(id, "Invalid Request: 'method' is missing");

@@ -25,7 +25,7 @@ struct Message {
   enum class Kind {
     kRequest,       // has "method" and an id: must be answered.
     kNotification,  // has "method", no id: never answered.
-    kResponse,      // a reply to a request of ours (we send none; ignored).
+    kResponse,      // a reply to a request of ours (elicitation/create).
     kInvalid,       // answer with `error_code` / `error_message` to `id`.
   };
   Kind kind = Kind::kInvalid;
@@ -34,6 +34,9 @@ struct Message {
   Json params;  // Object (or null when absent).
   int error_code = 0;
   std::string error_message;
+  // A response's "result", or its "error" object (then `failed`).
+  Json result;
+  bool failed = false;
   // Set by the transport, not the parser: the name under which replies and
   // notifications about this request go back (Server, Transport). Empty:
   // id.dump(), as on stdio, where ids are unique among requests in flight.

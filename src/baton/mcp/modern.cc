@@ -14,7 +14,11 @@ bool RequestMeta::HasExtension(std::string_view id) const {
 }
 
 bool RequestMeta::ElicitationForm() const {
-  const Json* elicitation = Member(client_capabilities, "elicitation");
+  return DeclaresElicitationForm(client_capabilities);
+}
+
+bool DeclaresElicitationForm(const Json& capabilities) {
+  const Json* elicitation = Member(capabilities, "elicitation");
   if (!elicitation || !elicitation->is_object())
     return false;
   // `{}` alone means form (the spec keeps that for compatibility).

@@ -56,6 +56,10 @@ struct RequestMeta {
   bool ElicitationForm() const;
 };
 
+// Client capabilities (initialize's, or a modern request's) that declare
+// elicitation forms: `elicitation: {}` or `elicitation: {form: ...}`.
+bool DeclaresElicitationForm(const Json& capabilities);
+
 // Reads `params._meta`. A request without a protocol version is legacy. A
 // modern one must name a version we serve (else kUnsupportedProtocolVersion,
 // with the versions we serve in `data.supported`) and carry its client

@@ -220,6 +220,30 @@ void Call::Finish(ToolResult result) {
   server_->CallEnded(this);
 }
 
+bool Call::CanAskPerson() const {
+  return meta_.modern ? meta_.ElicitationForm()
+                      : server_->legacy_elicitation();
+}
+
+void Call::WatchPersonQuestions(const std::string& task) {
+  if (!meta_.modern)
+    server_->WatchPersonQuestions(task);
+}
+
+void Call::InputRequired(Json input_requests, std::string request_state) {
+  if (done_)
+    return;
+  done_ = true;
+  EndWait();
+  Json result = {{"inputRequests", std::move(input_requests)}};
+  if (!request_state.empty())
+    result["requestState"] = std::move(request_state);
+  server_->Send(MakeResult(id_, ModernResult(std::move(result),
+                                             "input_required")),
+                exchange_);
+  server_->CallEnded(this);
+}
+
 Json Call::CallResult(ToolResult result) {
   auto notices = server_->TakeNotices();
   Json notices_json = Json::array();
@@ -354,6 +378,15 @@ void Server::Shutdown() {
   for (auto& [key, subscription] : subscriptions_)
     subscription->Close();
   subscriptions_.clear();
+  if (person_questions_)
+    person_questions_->Close();
+  person_questions_.reset();
+}
+
+void Server::WatchPersonQuestions(const std::string& task) {
+  if (!person_questions_)
+    person_questions_ = std::make_shared<PersonQuestions>(this);
+  person_questions_->Watch(task);
 }
 
 void Server::CancelExchange(const std::string& exchange) {
@@ -387,7 +420,11 @@ void Server::Serve(Message message) {
              "");
         return;
       case Message::Kind::kResponse:
-        return;  // We send no requests; nothing to match.
+        // Our only requests are the person's forms.
+        if (!person_questions_ || !person_questions_->OnResponse(message))
+          BATON_LOG_WARN("a response to no request of ours: {}",
+                         message.id.dump());
+        return;
       case Message::Kind::kNotification:
         return HandleNotification(message);
       case Message::Kind::kRequest:

@@ -4,9 +4,10 @@
 // A transport feeds it messages and takes its output through Transport:
 // stdio (`baton mcp`, mcp_server.cc) or Streamable HTTP (`baton serve`,
 // serve/), which runs one Server per legacy session. Split over server.cc
-// (the session, calls), server_methods.cc (the methods of both eras) and
-// server_tasks.cc (the tasks extension and subscriptions). Everything runs
-// on the loop thread.
+// (the session, calls), server_methods.cc (the methods of both eras),
+// server_tasks.cc (the tasks extension and subscriptions) and
+// person_questions.cc (forms for the person). Everything runs on the loop
+// thread.
 #ifndef BATON_MCP_SERVER_H_
 #define BATON_MCP_SERVER_H_
 
@@ -55,9 +56,14 @@ class Call : public ToolCall {
   const ServerFacts& facts() const override;
   const RequestMeta& meta() const override { return meta_; }
   const Json& input_responses() const override { return input_responses_; }
-  void set_input_responses(Json responses) {
+  const std::string& request_state() const override { return request_state_; }
+  void set_input_responses(Json responses, std::string request_state) {
     input_responses_ = std::move(responses);
+    request_state_ = std::move(request_state);
   }
+  bool CanAskPerson() const override;
+  void WatchPersonQuestions(const std::string& task) override;
+  void InputRequired(Json input_requests, std::string request_state) override;
   void DaemonWait(WaitRequest request, std::string what,
                   ReplyCallback<WaitRequest> done) override;
   void Finish(ToolResult result) override;
@@ -107,6 +113,7 @@ class Call : public ToolCall {
   // the answer is a CreateTaskResult.
   bool as_task_ = false;
   Json input_responses_;  // A retry's inputResponses (modern era), or null.
+  std::string request_state_;
   bool done_ = false;
   std::unique_ptr<AsyncDaemonClient> wait_connection_;
   // The wait, kept to send it again after batond came back.
@@ -152,6 +159,41 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::set<std::string> working_;            // Waited on.
   std::unique_ptr<AsyncDaemonClient> wait_;
   bool answering_ = false;  // In OnWait: it arms the next wait itself.
+  bool closed_ = false;
+};
+
+// The questions of the session's `ask: "person"` agent tasks, put to the
+// client's user as elicitation/create requests (the legacy eras; the modern
+// era asks through input_required, tools/task_output.cc). A batond wait on
+// the watched tasks that work, on a connection of its own, tells when one
+// asks: nothing polls. One question of a task is out at a time, its
+// oldest (batond answers in order), and the answer names the question it
+// answers, so a form filled in late answers nothing else. A task whose form
+// failed, or that ended, is watched no more; its questions stay open for
+// the director, as they are for every task (the first answer wins).
+class PersonQuestions : public std::enable_shared_from_this<PersonQuestions> {
+ public:
+  explicit PersonQuestions(Server* server) : server_(server) {}
+  void Watch(const std::string& task);
+  // `response` answers a request of ours: true when it was one.
+  bool OnResponse(const Message& response);
+  void Close();
+
+ private:
+  struct Asked {
+    std::string task;
+    OpenQuestion question;
+  };
+  void Arm();
+  void OnWait(Result<WaitReply> reply);
+  void Ask(const TaskView& view);
+  void Answer(const Asked& asked, const Json& result);
+
+  Server* server_;
+  std::set<std::string> working_;       // Waited on.
+  std::map<std::string, Asked> asked_;  // By our request's id.
+  std::unique_ptr<AsyncDaemonClient> wait_;
+  uint64_t serial_ = 0;
   bool closed_ = false;
 };
 
@@ -209,6 +251,13 @@ class Server {
   Json DetailedTaskOf(const TaskView& view) const;
   // Every subscription watching `view`'s task hears of it.
   void TaskChanged(const TaskView& view);
+  // The legacy client declared elicitation forms at initialize.
+  bool legacy_elicitation() const { return legacy_elicitation_; }
+  // Puts `task`'s questions to the client's user (legacy eras).
+  void WatchPersonQuestions(const std::string& task);
+  // Watches the session's live ask: "person" tasks again: a new `baton mcp`
+  // (a restarted client) picks up what the last one watched.
+  void WatchPersonQuestionsAgain();
 
  private:
   void HandleNotification(const Message& message);
@@ -244,6 +293,8 @@ class Server {
   // By exchange.
   std::map<std::string, std::shared_ptr<Subscription>> subscriptions_;
   std::vector<Notice> notices_;
+  bool legacy_elicitation_ = false;
+  std::shared_ptr<PersonQuestions> person_questions_;  // Made on first use.
 };
 
 }  // namespace baton::mcp

@@ -91,6 +91,10 @@ void Server::HandleInitialize(const Message& message) {
   std::string_view version = NegotiateProtocolVersion(requested);
   BATON_LOG_INFO("initialize: client asked {}, we speak {}", requested.dump(),
                  version);
+  if (const Json* capabilities = Member(message.params, "capabilities"))
+    legacy_elicitation_ = DeclaresElicitationForm(*capabilities);
+  if (legacy_elicitation_)
+    WatchPersonQuestionsAgain();
   Send(MakeResult(message.id,
                   {{"protocolVersion", version},
                    {"capabilities", {{"tools", {{"listChanged", false}}}}},
@@ -187,7 +191,9 @@ void Server::HandleToolsCall(const Message& message, const RequestMeta& meta) {
   if (meta.modern) {
     if (const Json* responses = Member(message.params, "inputResponses");
         responses && responses->is_object()) {
-      call->set_input_responses(*responses);
+      const Json* state = Member(message.params, "requestState");
+      const auto* text = state ? state->get_ptr<const std::string*>() : nullptr;
+      call->set_input_responses(*responses, text ? *text : "");
     }
   }
   calls_[call->key()] = call;

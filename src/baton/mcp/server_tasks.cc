@@ -152,7 +152,10 @@ void Server::TasksUpdate(const Message& message, const RequestMeta& meta,
           message,
           {kInternalError, "cannot reach batond: " + error.message, nullptr});
     }
-    daemon->Call(AnswerRequest{.task = task, .answers = std::move(*answers)},
+    // Named, so an answer that raced another one answers nothing else.
+    daemon->Call(AnswerRequest{.task = task,
+                               .answers = std::move(*answers),
+                               .question = question.seq},
                  [this, message, meta, task](Result<AnswerReply> answered) {
                    if (!answered) {
                      // Another answer came first: the first one wins.

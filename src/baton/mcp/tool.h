@@ -61,8 +61,24 @@ class ToolCall : public std::enable_shared_from_this<ToolCall> {
   virtual const ServerFacts& facts() const = 0;
   // What the request's `_meta` said (modern era), or a legacy request.
   virtual const RequestMeta& meta() const = 0;
-  // The inputResponses of a modern retry (multi round-trip), else null.
+  // The inputResponses of a modern retry (multi round-trip), else null,
+  // and the requestState it echoes ("" when none).
   virtual const Json& input_responses() const = 0;
+  virtual const std::string& request_state() const = 0;
+  // The client can show its user a form: it declared elicitation forms (in
+  // this request's _meta, or at initialize), so `ask: "person"` can work.
+  virtual bool CanAskPerson() const = 0;
+  // `task`, just delegated with ask: "person", has its questions put to the
+  // client's user. Legacy eras: the server sends elicitation/create as each
+  // one comes. The modern era has no server requests: a wait that reports
+  // the question answers input_required instead (InputRequired).
+  virtual void WatchPersonQuestions(const std::string& task) = 0;
+  // Ends the call with resultType "input_required" (modern era): the
+  // client asks its user and sends the same call again with
+  // inputResponses under the keys of `input_requests`, and `request_state`
+  // as it was.
+  virtual void InputRequired(Json input_requests,
+                             std::string request_state) = 0;
 
   // A typed request (ipc/messages.h) on the session's attached connection;
   // `done` gets batond's typed reply or the error (also when batond cannot

@@ -59,6 +59,12 @@ class UnreachableCall : public ToolCall {
   const ServerFacts& facts() const override { return facts_; }
   const RequestMeta& meta() const override { return meta_; }
   const Json& input_responses() const override { return input_responses_; }
+  bool CanAskPerson() const override { return false; }
+  void WatchPersonQuestions(const std::string&) override {}
+  const std::string& request_state() const override { return state_; }
+  void InputRequired(Json, std::string) override {
+    results.push_back(ToolResult::Error("input_required"));
+  }
   void DaemonWait(WaitRequest, std::string,
                   ReplyCallback<WaitRequest> done) override {
     Post([done] { done(MakeError(ErrorCode::kUnavailable, "no batond")); });
@@ -90,6 +96,7 @@ class UnreachableCall : public ToolCall {
   Json arguments_;
   RequestMeta meta_;
   Json input_responses_;
+  std::string state_;
   ServerFacts facts_{
       .session = "s", .baton_binary = "/bin/baton", .cwd = "/tmp"};
   std::vector<std::function<void()>> posted_;

@@ -52,6 +52,15 @@ void Daemon::Handle(Connection& connection, const AnswerRequest& request,
   auto task = registry_->Get(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
+  if (request.question) {
+    auto open = agents_->OpenQuestions(task->id);
+    if (open.empty() || open.front().seq != *request.question) {
+      return reply(MakeError(
+          ErrorCode::kAlreadyExists,
+          fmt::format("{}: question {} is no longer open (answered already)",
+                      task->id.ToString(), *request.question)));
+    }
+  }
   auto answered = agents_->Answer(*task, request.answers);
   if (!answered)
     return reply(std::unexpected(answered.error()));

@@ -15,7 +15,8 @@ void HandleDelegate(const ToolCallPtr& call) {
       "brief",    "agent",       "model",      "label",
       "cwd",      "resume_from", "checks",     "timeout_s",
       "queue",    "priority",    "after",      "after_any",
-      "worktree", "max_turns",   "max_tokens", "max_cost_usd"};
+      "worktree", "max_turns",   "max_tokens", "max_cost_usd",
+      "ask"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
   names.insert(names.end(), std::begin(kLimitArguments),
@@ -82,6 +83,24 @@ void HandleDelegate(const ToolCallPtr& call) {
         "{\"max_cost_usd\": 2.5}"));
   }
   request.max_cost_usd = *cost;
+  auto ask = OptionalString(args, "ask");
+  if (!ask)
+    return call->Finish(ToolResult::Error(ask.error().message));
+  if (!ask->empty() && *ask != "director" && *ask != "person") {
+    return call->Finish(ToolResult::Error(fmt::format(
+        "argument 'ask' must be \"director\" (you answer its questions, the "
+        "default) or \"person\" (your user answers them in a form); got "
+        "\"{}\"",
+        *ask)));
+  }
+  if (*ask == "person" && !call->CanAskPerson()) {
+    return call->Finish(ToolResult::Error(
+        "ask: \"person\" needs a client that can show its user a form, and "
+        "this one did not declare elicitation (form) in its capabilities; "
+        "leave 'ask' out and answer the agent's questions with task_answer "
+        "(nothing was started)"));
+  }
+  request.ask = *ask;
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {
@@ -152,6 +171,13 @@ void HandleDelegate(const ToolCallPtr& call) {
         text += "Note: " + task.spec.agent->note + "\n";
         structured["note"] = task.spec.agent->note;
       }
+    }
+    if (task.spec.agent && task.spec.agent->ask == "person" &&
+        !IsTerminal(task.status)) {
+      text +=
+          "Its questions go to your user, in a form of your client; you "
+          "need not answer them (the first answer wins).\n";
+      call->WatchPersonQuestions(id);
     }
     call->Finish({std::move(text), std::move(structured), false, reply->task});
   });
@@ -250,6 +276,13 @@ ToolDefinition DelegateToolDefinition() {
              {"description",
               "Budget: stop the agent once it cost this many US dollars "
               "(Claude Code reports a cost; the others only tokens)"}}},
+           {"ask",
+            {{"type", "string"},
+             {"enum", {"director", "person"}},
+             {"description",
+              "Who answers the agent's questions: director (you, with "
+              "task_answer; the default) or person (your user, in a form "
+              "your client shows; needs a client with elicitation)"}}},
        }},
       {"required", {"brief"}},
       {"additionalProperties", false},

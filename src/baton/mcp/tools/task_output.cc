@@ -8,7 +8,9 @@
 
 #include "baton/mcp/agent_events.h"
 #include "baton/mcp/output_text.h"
+#include "baton/mcp/task_mapping.h"
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/clock.h"
 
 namespace baton::mcp {
 namespace {
@@ -110,8 +112,14 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
         text += '\n';
     }
     text += EndEvidenceText(task);
-    if (entry.questions)
+    if (entry.questions) {
       text += PendingQuestionsText(entry.id, *entry.questions);
+      if (task.spec.agent && task.spec.agent->ask == "person") {
+        text +=
+            "(It asks your user, in a form of your client: answer only if "
+            "they cannot; the first answer wins.)\n";
+      }
+    }
   }
   if (gather->waited) {
     if (gather->timed_out) {
@@ -229,6 +237,132 @@ void ReadAllEntries(const std::shared_ptr<Gather>& gather,
       });
 }
 
+// The wait answered: reads what the ended tasks printed.
+void OnWaitEnded(const std::shared_ptr<Gather>& gather, WaitReply reply) {
+  gather->timed_out = reply.timed_out;
+  gather->already_told = reply.already_told;
+  for (const auto& brief : reply.still_running)
+    gather->still_running.push_back(brief.task.id.ToString());
+  if (reply.ended.empty()) {
+    // Timed out: the state only, nothing consumed.
+    for (auto& brief : reply.still_running) {
+      std::string id = brief.task.id.ToString();
+      gather->entries.push_back(MakeEntry(std::move(id), std::move(brief.task)));
+    }
+    return FinishGather(gather);
+  }
+  for (auto& view : reply.ended) {
+    std::string id = view.task.id.ToString();
+    Entry entry = MakeEntry(std::move(id), std::move(view.task));
+    for (auto& turn : reply.turns) {
+      if (turn.task == entry.id)
+        entry.turn_text = std::move(turn.text);
+    }
+    gather->entries.push_back(std::move(entry));
+  }
+  gather->outstanding = gather->entries.size();
+  gather->cap = std::max<uint64_t>(kOutputCap / gather->entries.size(), 2000);
+  for (size_t i = 0; i < gather->entries.size(); ++i)
+    ReadEntry(gather, i, std::nullopt);
+}
+
+// ---- Questions for the person, in the modern era (doc/mcp.md) ----------
+// A wait that reports an ask: "person" task's question answers
+// input_required with a form for it, before reading anything (nothing is
+// consumed); the client asks its user and sends the call again with the
+// answers, which are given to batond before the wait runs again. The
+// requestState keeps when the first wait began, so an end it told in the
+// meantime is news to the next one.
+
+// A question's key in a tools/call's inputRequests: "<task>/q<seq>" (one
+// call may carry several tasks' questions).
+std::string PersonFormKey(const std::string& task, int64_t seq) {
+  return fmt::format("{}/{}", task, QuestionKey(seq));
+}
+
+// The forms for the person among `ended`: each waiting ask: "person" task's
+// oldest open question (batond answers in order).
+Json PersonForms(const std::vector<TaskView>& ended) {
+  Json forms = Json::object();
+  for (const auto& view : ended) {
+    const TaskRecord& task = view.task;
+    if (task.status != TaskStatus::kWaiting || view.questions.empty() ||
+        !task.spec.agent || task.spec.agent->ask != "person") {
+      continue;
+    }
+    int64_t seq = view.questions.front().seq;
+    forms[PersonFormKey(task.id.ToString(), seq)] =
+        InputRequests(view)[QuestionKey(seq)];
+  }
+  return forms;
+}
+
+// The requestState's `news_since_ms`, or nullopt.
+std::optional<int64_t> NewsSince(const std::string& state) {
+  Json parsed = Json::parse(state, nullptr, /*allow_exceptions=*/false);
+  const Json* since = Member(parsed, "news_since_ms");
+  const auto* value =
+      since ? since->get_ptr<const Json::number_integer_t*>() : nullptr;
+  if (!value || *value < 0)
+    return std::nullopt;
+  return *value;
+}
+
+struct PersonAnswers {
+  ToolCallPtr call;
+  std::vector<std::pair<std::string, Json>> responses;  // Key, form result.
+  size_t next = 0;
+  std::function<void()> then;
+};
+
+// Gives batond the person's answers of a retry, one after the other, then
+// runs `then`. A form for a question no longer open (another answer came
+// first) is dropped; a form that is no answer (a label that is no option)
+// fails the call, saying which. Keys that are no question of ours are
+// ignored, as the spec asks.
+void AnswerNext(const std::shared_ptr<PersonAnswers>& state) {
+  if (state->next == state->responses.size())
+    return state->then();
+  const auto& [key, response] = state->responses[state->next++];
+  size_t slash = key.rfind("/q");
+  int64_t seq = -1;
+  if (slash != std::string::npos) {
+    auto number = key.substr(slash + 2);
+    if (!number.empty() &&
+        number.find_first_not_of("0123456789") == std::string::npos &&
+        number.size() < 18) {
+      seq = std::stoll(number);
+    }
+  }
+  if (seq < 0)
+    return AnswerNext(state);
+  std::string task = key.substr(0, slash);
+  state->call->Daemon(
+      GetRequest{.task = task},
+      [state, task, seq, key, response](Result<TaskReply> reply) {
+        if (!reply)
+          return AnswerNext(state);
+        const auto& questions = reply->task.questions;
+        auto question =
+            std::find_if(questions.begin(), questions.end(),
+                         [seq](const OpenQuestion& q) { return q.seq == seq; });
+        if (question == questions.end())
+          return AnswerNext(state);  // Answered already.
+        auto answers = AnswersFromElicitation(*question, response);
+        if (!answers) {
+          return state->call->Finish(ToolResult::Error(
+              fmt::format("inputResponses[\"{}\"]: {}; nothing was answered "
+                          "for it",
+                          key, answers.error().message)));
+        }
+        state->call->Daemon(
+            AnswerRequest{
+                .task = task, .answers = std::move(*answers), .question = seq},
+            // Refused: the first answer won, or the task ended.
+            [state](Result<AnswerReply>) { AnswerNext(state); });
+      });
+}
+
 void HandleTaskOutput(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   if (auto known = CheckKnownArguments(args, {"task_id", "task_ids", "wait",
@@ -304,41 +438,42 @@ void HandleTaskOutput(const ToolCallPtr& call) {
       .tasks = *ids,
       .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0)),
       .turns = *until == "turn"};
-  call->DaemonWait(
-      std::move(request), "waiting for " + what,
-      [gather](Result<WaitReply> reply) {
-        if (!reply) {
-          return gather->call->Finish(
-              ToolResult::Error(DaemonErrorText(reply.error())));
-        }
-        gather->timed_out = reply->timed_out;
-        gather->already_told = reply->already_told;
-        for (const auto& brief : reply->still_running)
-          gather->still_running.push_back(brief.task.id.ToString());
-        if (reply->ended.empty()) {
-          // Timed out: the state only, nothing consumed.
-          for (auto& brief : reply->still_running) {
-            std::string id = brief.task.id.ToString();
-            gather->entries.push_back(
-                MakeEntry(std::move(id), std::move(brief.task)));
+  // A retry after the person answered: what the first wait told since it
+  // began is news again.
+  int64_t news_since = WallMillis();
+  if (auto since = NewsSince(call->request_state())) {
+    news_since = std::min(news_since, *since);
+    request.news_since_ms = news_since;
+  }
+  auto wait = [gather, request = std::move(request), what,
+               news_since]() mutable {
+    gather->call->DaemonWait(
+        std::move(request), "waiting for " + what,
+        [gather, news_since](Result<WaitReply> reply) {
+          if (!reply) {
+            return gather->call->Finish(
+                ToolResult::Error(DaemonErrorText(reply.error())));
           }
-          return FinishGather(gather);
-        }
-        for (auto& view : reply->ended) {
-          std::string id = view.task.id.ToString();
-          Entry entry = MakeEntry(std::move(id), std::move(view.task));
-          for (auto& turn : reply->turns) {
-            if (turn.task == entry.id)
-              entry.turn_text = std::move(turn.text);
+          if (gather->call->meta().modern && gather->call->CanAskPerson()) {
+            Json forms = PersonForms(reply->ended);
+            if (!forms.empty()) {
+              return gather->call->InputRequired(
+                  std::move(forms),
+                  Json{{"news_since_ms", news_since}}.dump());
+            }
           }
-          gather->entries.push_back(std::move(entry));
-        }
-        gather->outstanding = gather->entries.size();
-        gather->cap =
-            std::max<uint64_t>(kOutputCap / gather->entries.size(), 2000);
-        for (size_t i = 0; i < gather->entries.size(); ++i)
-          ReadEntry(gather, i, std::nullopt);
-      });
+          OnWaitEnded(gather, std::move(*reply));
+        });
+  };
+  const Json& responses = call->input_responses();
+  if (!responses.is_object() || responses.empty())
+    return wait();
+  auto answers = std::make_shared<PersonAnswers>();
+  answers->call = call;
+  for (const auto& [key, response] : responses.items())
+    answers->responses.emplace_back(key, response);
+  answers->then = std::move(wait);
+  AnswerNext(answers);
 }
 
 }  // namespace

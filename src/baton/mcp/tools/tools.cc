@@ -112,6 +112,8 @@ Json TaskSummary(const TaskRecord& task) {
   };
   if (task.evidence)
     summary["evidence"] = EvidenceJson(*task.evidence);
+  if (task.spec.agent && task.spec.agent->ask == "person")
+    summary["ask"] = "person";
   return summary;
 }
 
@@ -137,6 +139,11 @@ Json TaskSummarySchema() {
            {"label", {{"type", "string"}}},
            {"command", {{"type", "string"}}},
            {"evidence", EvidenceSchema()},
+           {"ask",
+            {{"type", "string"},
+             {"description",
+              "person: its questions go to the user in a form (delegate's "
+              "ask)"}}},
            {"uncollected",
             {{"type", "boolean"},
              {"description",
