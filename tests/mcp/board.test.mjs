@@ -54,7 +54,10 @@ async function openBoard() {
     await stopDaemon(board.home);
   };
   try {
-    board.serve = await startServe(board.home, { waitMs: WAIT });
+    // Agents delegated from the page run with serve's environment: the
+    // scripted Claude Code of tests/agents comes first on its PATH.
+    const fakes = new URL('../agents/fakes', import.meta.url).pathname;
+    board.serve = await startServe(board.home, { waitMs: WAIT, env: { PATH: `${fakes}:${process.env.PATH}` } });
     board.browser = await chromium.launch({
       executablePath: CHROMIUM, timeout: WAIT,
       args: process.getuid?.() === 0 ? ['--no-sandbox'] : [],
@@ -306,6 +309,39 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     // Its interrupted turn's result still told the cost.
     assert.match(facts, /turns, \d+ tokens \(\d+ in, \d+ out\), \$0\.\d{4}/);
     assert.ok(facts.includes('max-turns 2'), facts);
+  });
+
+  test('the board: a brief delegated from the page, then resumed once it ended', async () => {
+    const { home, page } = await fresh();
+    await page.locator('#new-agent summary').click();
+    await page.getByLabel('Brief').fill('hello from the board');
+    await page.locator('#delegate-cwd').fill(home);
+    await page.locator('#delegate-agent').fill('claude');
+    await page.locator('#delegate-label').fill('from-board');
+    await page.getByRole('button', { name: 'Delegate', exact: true }).click();
+    const said = await page.locator('#message', { hasText: /Delegated to claude as agent-\d+/ }).textContent();
+    const id = said.match(/agent-\d+/)[0];
+    await until(`${id} completed`, () => status(home, id) === 'completed');
+    assert.equal(task(home, id).label, 'from-board');
+    await page.getByRole('button', { name: `Open ${id}` }).click();
+    await page.locator('#output', { hasText: 'turn 1: hello from the board' }).waitFor();
+    // Its page offers Resume (it ended), not a follow-up.
+    assert.equal(await page.locator('#send-form').isHidden(), true);
+    await page.getByLabel('Resume with').fill('and now the docs');
+    await page.getByRole('button', { name: 'Resume', exact: true }).click();
+    const resumed = await page.locator('#message', { hasText: new RegExp(`Resumed ${id} as agent-\\d+`) }).textContent();
+    const next = resumed.match(/as (agent-\d+)/)[1];
+    await until(`${next} completed`, () => status(home, next) === 'completed');
+    assert.equal(task(home, next).agent.resume_from, id);
+    assert.match(baton(home, ['output', next]), /and now the docs/);
+    // A bad brief is batond's error, said on the page; nothing starts.
+    const before = JSON.parse(baton(home, ['--json', 'ls', '--all'])).tasks.length;
+    await page.getByRole('button', { name: 'Back to all tasks' }).click();
+    await page.getByLabel('Brief').fill('   ');
+    await page.locator('#delegate-cwd').fill(home);
+    await page.getByRole('button', { name: 'Delegate', exact: true }).click();
+    await page.locator('#message', { hasText: 'empty brief' }).waitFor();
+    assert.equal(JSON.parse(baton(home, ['--json', 'ls', '--all'])).tasks.length, before);
   });
 
   test('the board: a follow-up queued, withdrawn and a steer, each in the history', async () => {

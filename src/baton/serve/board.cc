@@ -7,10 +7,12 @@
 #include <charconv>
 #include <ctime>
 #include <set>
+#include <type_traits>
 
 #include "baton/ipc/codec.h"
 #include "baton/serve/board_assets.h"
 #include "baton/serve/http_checks.h"
+#include "baton/util/environment.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
@@ -293,6 +295,7 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/answer", &Board::Action<AnswerRequest>);
   route("/board/api/send", &Board::Action<SendRequest>);
   route("/board/api/run", &Board::Action<RunRequest>);
+  route("/board/api/delegate", &Board::Action<DelegateRequest>);
 }
 
 void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
@@ -526,6 +529,13 @@ void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
   auto typed = DecodeObject<R>(parsed->value, R::kOp, true);
   if (!typed)
     return exchange->Respond(BoardError(400, typed.error()));
+  if constexpr (std::is_same_v<R, DelegateRequest>) {
+    // An agent needs an environment (its CLI's config, credentials, PATH):
+    // the page has none, so it is this server's, that of the person who
+    // started `baton serve` (doc/board.md).
+    if (!typed->base_env)
+      typed->base_env = ProcessEnvironment();
+  }
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;

@@ -155,9 +155,23 @@ void McpSession::Send(const mcp::Json& message, const std::string& key) {
                                               mcp::Member(message, "error"));
   auto it = key.empty() ? pending_.end() : pending_.find(key);
   if (it == pending_.end()) {
+    if (final || !key.empty())
+      return;  // Answers a request gone meanwhile.
     // About no request in flight: the session's stream, when open.
-    if (!final && key.empty() && stream_)
-      stream_->SendEvent(Compact(message));
+    if (stream_)
+      return stream_->SendEvent(Compact(message));
+    // A request of ours (a form for the person) must reach the client:
+    // without the session's stream, on the stream of a request in flight
+    // that takes one (a wait, most likely).
+    if (mcp::Member(message, "method") && mcp::Member(message, "id")) {
+      for (auto& [other, pending] : pending_) {
+        if (pending.events_ok && pending.http && !pending.answered)
+          return Send(message, other);
+      }
+      BATON_LOG_WARN("no stream open to send {}: the client must open the "
+                     "session's GET stream",
+                     Compact(message));
+    }
     return;
   }
   Pending& pending = it->second;

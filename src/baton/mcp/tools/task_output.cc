@@ -4,9 +4,11 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <charconv>
 #include <cmath>
 
 #include "baton/mcp/agent_events.h"
+#include "baton/mcp/json_rpc.h"
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/task_mapping.h"
 #include "baton/mcp/tools/tools.h"
@@ -301,11 +303,12 @@ Json PersonForms(const std::vector<TaskView>& ended) {
 std::optional<int64_t> NewsSince(const std::string& state) {
   Json parsed = Json::parse(state, nullptr, /*allow_exceptions=*/false);
   const Json* since = Member(parsed, "news_since_ms");
+  // A non-negative integer parses as unsigned.
   const auto* value =
-      since ? since->get_ptr<const Json::number_integer_t*>() : nullptr;
-  if (!value || *value < 0)
+      since ? since->get_ptr<const Json::number_unsigned_t*>() : nullptr;
+  if (!value || *value > static_cast<uint64_t>(INT64_MAX))
     return std::nullopt;
-  return *value;
+  return static_cast<int64_t>(*value);
 }
 
 struct PersonAnswers {
@@ -323,16 +326,17 @@ struct PersonAnswers {
 void AnswerNext(const std::shared_ptr<PersonAnswers>& state) {
   if (state->next == state->responses.size())
     return state->then();
-  const auto& [key, response] = state->responses[state->next++];
+  std::string key = state->responses[state->next].first;
+  Json response = state->responses[state->next].second;
+  ++state->next;
   size_t slash = key.rfind("/q");
   int64_t seq = -1;
   if (slash != std::string::npos) {
-    auto number = key.substr(slash + 2);
-    if (!number.empty() &&
-        number.find_first_not_of("0123456789") == std::string::npos &&
-        number.size() < 18) {
-      seq = std::stoll(number);
-    }
+    const char* first = key.data() + slash + 2;
+    const char* last = key.data() + key.size();
+    auto [end, error] = std::from_chars(first, last, seq);
+    if (error != std::errc() || end != last || first == last)
+      seq = -1;
   }
   if (seq < 0)
     return AnswerNext(state);
@@ -445,8 +449,8 @@ void HandleTaskOutput(const ToolCallPtr& call) {
     news_since = std::min(news_since, *since);
     request.news_since_ms = news_since;
   }
-  auto wait = [gather, request = std::move(request), what,
-               news_since]() mutable {
+  auto start_wait = [gather, request = std::move(request), what,
+                     news_since]() mutable {
     gather->call->DaemonWait(
         std::move(request), "waiting for " + what,
         [gather, news_since](Result<WaitReply> reply) {
@@ -467,12 +471,12 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   };
   const Json& responses = call->input_responses();
   if (!responses.is_object() || responses.empty())
-    return wait();
+    return start_wait();
   auto answers = std::make_shared<PersonAnswers>();
   answers->call = call;
   for (const auto& [key, response] : responses.items())
     answers->responses.emplace_back(key, response);
-  answers->then = std::move(wait);
+  answers->then = std::move(start_wait);
   AnswerNext(answers);
 }
 

@@ -250,6 +250,8 @@ function renderTask(task) {
   const live = !ENDED.includes(task.status);
   $("kill-form").hidden = !live;
   $("send-form").hidden = !(task.agent && live);
+  // An ended agent task's session goes on as a new task (resume_from).
+  $("resume-form").hidden = !(task.agent && !live);
   renderQuestions(task);
   renderEvidence(task);
   $("download").href = `/board/api/log?task=${encodeURIComponent(task.id)}`;
@@ -542,6 +544,23 @@ function setup() {
   });
   $("steer-button").addEventListener("click", () => {
     if ($("send-form").reportValidity()) send("steer");
+  });
+  $("delegate-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    const body = { brief: $("delegate-brief").value, cwd: $("delegate-cwd").value };
+    for (const field of ["agent", "label"]) {
+      if ($(`delegate-${field}`).value) body[field] = $(`delegate-${field}`).value;
+    }
+    const checks = $("delegate-checks").value.split(";;").map((c) => c.trim()).filter((c) => c);
+    if (checks.length) body.checks = checks;
+    act("delegate", body, (reply) => `Delegated to ${reply.task.agent.profile} as ${reply.task.id}`);
+  });
+  $("resume-form").addEventListener("submit", (event) => {
+    event.preventDefault();
+    act("delegate", { resume_from: state.task, brief: $("resume-brief").value },
+      (reply) => `Resumed ${state.task} as ${reply.task.id}`).then((reply) => {
+      if (reply) $("resume-brief").value = "";
+    });
   });
   $("run-form").addEventListener("submit", (event) => {
     event.preventDefault();
