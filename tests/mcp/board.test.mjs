@@ -136,7 +136,7 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await page.getByRole('button', { name: 'Back to all tasks' }).click();
     await page.locator('#new-task summary').click();
     await page.getByLabel('Command').fill('true');
-    await page.getByLabel('Folder').fill('relative/folder');
+    await page.getByRole('textbox', { name: 'Folder', exact: true }).fill('relative/folder');
     await page.getByRole('button', { name: 'Start' }).click();
     await page.locator('#message.error', { hasText: /cwd|absolute/ }).waitFor();
 
