@@ -69,6 +69,8 @@ try {
     await page.screenshot({ path: join(OUT, `tasks${suffix}.png`) });
     await page.getByRole('button', { name: `Open ${asker}` }).click();
     await page.locator('#questions button').first().waitFor();
+    await page.locator('#output', { hasText: /\S/ }).waitFor();
+    await page.locator('#earlier').waitFor({ state: 'hidden' });
     await page.screenshot({ path: join(OUT, `question${suffix}.png`) });
     await page.getByRole('button', { name: 'Back to all tasks' }).click();
     await page.getByRole('button', { name: `Open ${tests}` }).click();
