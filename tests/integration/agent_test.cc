@@ -68,6 +68,33 @@ TEST_F(AgentTest, QuestionAnswerAndCompletion) {
   }
 }
 
+// An answer that names its question (a form filled in for it) answers
+// only while that question is the oldest open one: a late form answers
+// nothing else.
+TEST_F(AgentTest, AnAnswerThatNamesAnotherQuestionAnswersNothing) {
+  std::string id = Delegate({"please ASK me"});
+  auto asked = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
+  ASSERT_EQ(asked.exit_code, 0) << asked.out << asked.err;
+  auto view = asked.json()["ended"][0];
+  ASSERT_EQ(view["questions"].size(), 1u) << asked.out;
+  int64_t seq = view["questions"][0]["seq"].get<int64_t>();
+  std::string other = RawRequest(
+      R"({"id":1,"op":"answer","task":")" + id + R"(","question":)" +
+      std::to_string(seq + 1) + R"(,"answers":["1"]})");
+  EXPECT_NE(other.find("already_exists"), std::string::npos) << other;
+  EXPECT_NE(other.find("is no longer open"), std::string::npos) << other;
+  auto still = Baton({"--json", "status", id}, env_);
+  EXPECT_EQ(still.json()["task"]["status"], "waiting") << still.out;
+  std::string named = RawRequest(
+      R"({"id":2,"op":"answer","task":")" + id + R"(","question":)" +
+      std::to_string(seq) + R"(,"answers":["2"]})");
+  EXPECT_NE(named.find("\"ok\":true"), std::string::npos) << named;
+  auto done = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
+  EXPECT_EQ(done.json()["ended"][0]["status"], "completed") << done.out;
+  EXPECT_NE(Baton({"output", id}, env_).out.find("[answer: Postgres]"),
+            std::string::npos);
+}
+
 TEST_F(AgentTest, ResumeContinuesTheSameSession) {
   std::string first = Delegate({"--cwd", home_, "hello"});
   // Follows the events as they come and returns at the end (no polling).
