@@ -78,16 +78,16 @@ TEST_F(AgentTest, AnAnswerThatNamesAnotherQuestionAnswersNothing) {
   auto view = asked.json()["ended"][0];
   ASSERT_EQ(view["questions"].size(), 1u) << asked.out;
   int64_t seq = view["questions"][0]["seq"].get<int64_t>();
-  std::string other = RawRequest(
-      R"({"id":1,"op":"answer","task":")" + id + R"(","question":)" +
-      std::to_string(seq + 1) + R"(,"answers":["1"]})");
+  std::string other =
+      RawRequest(R"({"id":1,"op":"answer","task":")" + id + R"(","question":)" +
+                 std::to_string(seq + 1) + R"(,"answers":["1"]})");
   EXPECT_NE(other.find("already_exists"), std::string::npos) << other;
   EXPECT_NE(other.find("is no longer open"), std::string::npos) << other;
   auto still = Baton({"--json", "status", id}, env_);
   EXPECT_EQ(still.json()["task"]["status"], "waiting") << still.out;
-  std::string named = RawRequest(
-      R"({"id":2,"op":"answer","task":")" + id + R"(","question":)" +
-      std::to_string(seq) + R"(,"answers":["2"]})");
+  std::string named =
+      RawRequest(R"({"id":2,"op":"answer","task":")" + id + R"(","question":)" +
+                 std::to_string(seq) + R"(,"answers":["2"]})");
   EXPECT_NE(named.find("\"ok\":true"), std::string::npos) << named;
   auto done = Baton({"--json", "wait", "--timeout", "20s", id}, env_);
   EXPECT_EQ(done.json()["ended"][0]["status"], "completed") << done.out;

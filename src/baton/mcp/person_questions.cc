@@ -132,9 +132,10 @@ bool PersonQuestions::OnResponse(const Message& response) {
 void PersonQuestions::Answer(const Asked& asked, const Json& result) {
   auto answers = AnswersFromElicitation(asked.question, result);
   if (!answers) {
-    BATON_LOG_WARN("{}: the form's answer to question {} is unusable ({}); "
-                   "it stays open",
-                   asked.task, asked.question.seq, answers.error().message);
+    BATON_LOG_WARN(
+        "{}: the form's answer to question {} is unusable ({}); "
+        "it stays open",
+        asked.task, asked.question.seq, answers.error().message);
     return;
   }
   Error error;
@@ -148,16 +149,16 @@ void PersonQuestions::Answer(const Asked& asked, const Json& result) {
   std::string task = asked.task;
   int64_t seq = asked.question.seq;
   daemon->Call(
-      AnswerRequest{.task = task,
-                    .answers = std::move(*answers),
-                    .question = seq},
+      AnswerRequest{
+          .task = task, .answers = std::move(*answers), .question = seq},
       [me, task, seq](Result<AnswerReply> reply) {
         if (!reply) {
           // Answered first from elsewhere (the first answer wins), or the
           // task ended.
-          BATON_LOG_INFO("{}: the person's answer to question {} came "
-                         "second: {}",
-                         task, seq, reply.error().message);
+          BATON_LOG_INFO(
+              "{}: the person's answer to question {} came "
+              "second: {}",
+              task, seq, reply.error().message);
         } else {
           BATON_LOG_INFO("{}: the person answered question {}", task, seq);
         }

@@ -221,8 +221,7 @@ void Call::Finish(ToolResult result) {
 }
 
 bool Call::CanAskPerson() const {
-  return meta_.modern ? meta_.ElicitationForm()
-                      : server_->legacy_elicitation();
+  return meta_.modern ? meta_.ElicitationForm() : server_->legacy_elicitation();
 }
 
 void Call::WatchPersonQuestions(const std::string& task) {
@@ -238,9 +237,9 @@ void Call::InputRequired(Json input_requests, std::string request_state) {
   Json result = {{"inputRequests", std::move(input_requests)}};
   if (!request_state.empty())
     result["requestState"] = std::move(request_state);
-  server_->Send(MakeResult(id_, ModernResult(std::move(result),
-                                             "input_required")),
-                exchange_);
+  server_->Send(
+      MakeResult(id_, ModernResult(std::move(result), "input_required")),
+      exchange_);
   server_->CallEnded(this);
 }
 

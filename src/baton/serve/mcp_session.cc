@@ -168,9 +168,10 @@ void McpSession::Send(const mcp::Json& message, const std::string& key) {
         if (pending.events_ok && pending.http && !pending.answered)
           return Send(message, other);
       }
-      BATON_LOG_WARN("no stream open to send {}: the client must open the "
-                     "session's GET stream",
-                     Compact(message));
+      BATON_LOG_WARN(
+          "no stream open to send {}: the client must open the "
+          "session's GET stream",
+          Compact(message));
     }
     return;
   }

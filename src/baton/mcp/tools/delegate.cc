@@ -12,11 +12,10 @@ namespace {
 void HandleDelegate(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   std::vector<std::string_view> names = {
-      "brief",    "agent",       "model",      "label",
-      "cwd",      "resume_from", "checks",     "timeout_s",
-      "queue",    "priority",    "after",      "after_any",
-      "worktree", "max_turns",   "max_tokens", "max_cost_usd",
-      "ask"};
+      "brief",        "agent",     "model",     "label",     "cwd",
+      "resume_from",  "checks",    "timeout_s", "queue",     "priority",
+      "after",        "after_any", "worktree",  "max_turns", "max_tokens",
+      "max_cost_usd", "ask"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
   names.insert(names.end(), std::begin(kLimitArguments),

@@ -249,7 +249,8 @@ void OnWaitEnded(const std::shared_ptr<Gather>& gather, WaitReply reply) {
     // Timed out: the state only, nothing consumed.
     for (auto& brief : reply.still_running) {
       std::string id = brief.task.id.ToString();
-      gather->entries.push_back(MakeEntry(std::move(id), std::move(brief.task)));
+      gather->entries.push_back(
+          MakeEntry(std::move(id), std::move(brief.task)));
     }
     return FinishGather(gather);
   }
@@ -462,8 +463,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
             Json forms = PersonForms(reply->ended);
             if (!forms.empty()) {
               return gather->call->InputRequired(
-                  std::move(forms),
-                  Json{{"news_since_ms", news_since}}.dump());
+                  std::move(forms), Json{{"news_since_ms", news_since}}.dump());
             }
           }
           OnWaitEnded(gather, std::move(*reply));
