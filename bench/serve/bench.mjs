@@ -25,10 +25,20 @@ const WAKES = Number(args.wakes ?? 5);
 const STREAMS = Number(args.streams ?? 1000);
 const IDLE_S = Number(args['idle-s'] ?? 10);
 const MODERN = '2026-07-28';
+// The wake task: bench/physical_limit.c (compiled here) appends its
+// CLOCK_MONOTONIC stamp to a file as its last act and exits; process.hrtime
+// reads the same clock.
+const HELPERS = mkdtempSync(join(tmpdir(), 'bs-helper-'));
+const PHYSICAL = join(HELPERS, 'physical_limit');
+const built = spawnSync('cc', ['-O2', '-o', PHYSICAL, new URL('../physical_limit.c', import.meta.url).pathname], { encoding: 'utf8' });
+if (built.status !== 0) throw new Error(`cannot build physical_limit: ${built.stderr}`);
+const stampTask = (file) => `sleep 0.3; exec ${PHYSICAL} stamp-span ${file}`;
+const readStamp = (file) => BigInt(readFileSync(file, 'utf8').match(/^E (\d+)$/m)[1]);
 const TASKS = 'io.modelcontextprotocol/tasks';
 
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-const wallNs = () => BigInt(Math.round((performance.timeOrigin + performance.now()) * 1e6));
+// CLOCK_MONOTONIC, in ns: the clock the task's stamp is taken with.
+const monoNs = () => process.hrtime.bigint();
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const stat = (xs) => ({ median: median(xs), min: Math.min(...xs), max: Math.max(...xs), n: xs.length });
 const fmt = (s, digits = 2) => `${s.median.toFixed(digits)} (${s.min.toFixed(digits)}–${s.max.toFixed(digits)})`;
@@ -126,7 +136,7 @@ function listen(serve, agent, taskIds, onTask) {
       let buffer = '';
       res.setEncoding('utf8');
       res.on('data', (chunk) => {
-        const at = wallNs();
+        const at = monoNs();
         buffer += chunk;
         let end;
         while ((end = buffer.indexOf('\n\n')) >= 0) {
@@ -195,15 +205,16 @@ async function oneRun() {
     const subLat = [], cliLat = [];
     for (let w = 0; w < WAKES; w++) {
       const started = await post(serve, agent, { 'MCP-Protocol-Version': MODERN, 'Mcp-Method': 'tools/call', 'Mcp-Name': 'run' },
-        { jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'run', arguments: { command: 'sleep 0.3; exec date +%s%N' }, _meta: modernMeta({ [TASKS]: {} }) } });
+        { jsonrpc: '2.0', id: id++, method: 'tools/call', params: { name: 'run', arguments: { command: stampTask(join(HELPERS, `stamp-${w}`)) }, _meta: modernMeta({ [TASKS]: {} }) } });
       const task = JSON.parse(started.body).result.taskId;
       let told;
       const done = new Promise((resolve) => { told = resolve; });
       const sub = await listen(serve, listenAgent, [task], (params, at) => { if (params.status === 'completed') told({ params, at }); });
       const waiter = spawn(BATON, ['wait', task], { env: env(home), stdio: 'ignore' });
-      const cliDone = new Promise((resolve) => waiter.once('exit', () => resolve(wallNs())));
+      const cliDone = new Promise((resolve) => waiter.once('exit', () => resolve(monoNs())));
       const [{ params, at }, cliAt] = await Promise.all([done, cliDone]);
-      const stamp = BigInt(params.result.content[0].text.match(/(\d{19})/)[1]);
+      const stamp = readStamp(join(HELPERS, `stamp-${w}`));
+      rmSync(join(HELPERS, `stamp-${w}`));
       subLat.push(Number(at - stamp) / 1e6);
       cliLat.push(Number(cliAt - stamp) / 1e6);
       sub.destroy();
@@ -242,6 +253,7 @@ async function oneRun() {
   return out;
 }
 
+process.on('exit', () => rmSync(HELPERS, { recursive: true, force: true }));
 const runs = [];
 for (let r = 0; r < RUNS; r++) {
   runs.push(await oneRun());
