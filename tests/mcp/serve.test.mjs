@@ -168,6 +168,55 @@ test('legacy era: a stream dropped mid-wait is resumed with Last-Event-ID (SDK 1
   }, {}, ['--allow-host', '127.0.0.2']);
 });
 
+test('modern era over HTTP (v2 client): a question is input_required, answered with tasks/update; tasks/cancel', T, async () => {
+  const fakes = new URL('../agents/fakes', import.meta.url).pathname;
+  await withServe(async (serve, home, track) => {
+    const transport = new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: serve.auth } });
+    const client = new Client({ name: 'baton-http-v2', version: '0.0.1' },
+      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { extensions: { [TASKS]: {} } } });
+    await client.connect(transport);
+    track(client);
+    const seen = [];
+    client.setNotificationHandler('notifications/tasks', { params: any }, (params) => { seen.push(params); });
+    const startTask = async (id, name, args) => {
+      const r = await post(serve.url, { ...serve.auth, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': name },
+        { jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args, _meta: modernMeta() } });
+      assert.equal(r.status, 200, r.body);
+      const created = JSON.parse(r.body).result;
+      assert.equal(created.resultType, 'task', r.body);
+      return created.taskId;
+    };
+    const asker = await startTask(11, 'delegate', { brief: 'please ASK me' });
+    const sleeper = await startTask(12, 'run', { command: 'sleep 300' });
+    const sub = await client.listen({ taskIds: [asker, sleeper] });
+    let deadline = Date.now() + 20_000;
+    const asking = () => seen.find((t) => t.taskId === asker && t.status === 'input_required');
+    while (!asking() && Date.now() < deadline) await sleep(20);
+    assert.ok(asking(), JSON.stringify(seen));
+    const [key] = Object.keys(asking().inputRequests);
+    assert.match(asking().inputRequests[key].params.message, /Which database\?/);
+    const ack = await client.request({ method: 'tasks/update', params: { taskId: asker, inputResponses: { [key]: { action: 'accept', content: { answer_1: 'Postgres' } } } } }, any);
+    assert.ok(ack);
+    deadline = Date.now() + 20_000;
+    const done = () => seen.find((t) => t.taskId === asker && t.status === 'completed');
+    while (!done() && Date.now() < deadline) await sleep(20);
+    assert.ok(done(), JSON.stringify(seen.map((t) => [t.taskId, t.status])));
+    assert.match(done().result.content[0].text, /\[answer: Postgres\]/);
+    // tasks/update on a task that is not waiting: a clear error.
+    let e;
+    try { await client.request({ method: 'tasks/update', params: { taskId: sleeper, inputResponses: { q1: { action: 'accept', content: {} } } } }, any); } catch (err) { e = err; }
+    assert.equal(e?.code, -32602);
+    assert.match(e.message, /not waiting for input/);
+    // tasks/cancel kills it: cancelled, told, and so says the CLI.
+    await client.request({ method: 'tasks/cancel', params: { taskId: sleeper } }, any);
+    deadline = Date.now() + 20_000;
+    while (!seen.some((t) => t.taskId === sleeper && t.status === 'cancelled') && Date.now() < deadline) await sleep(20);
+    const got = await client.request({ method: 'tasks/get', params: { taskId: sleeper } }, any);
+    assert.equal(got.status, 'cancelled');
+    await sub.close();
+  }, { PATH: `${fakes}:${process.env.PATH}` });
+});
+
 test('modern era over HTTP (v2 client): discover, tools, a task told through subscriptions/listen', T, async () => {
   await withServe(async (serve, home, track) => {
     const transport = new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: serve.auth } });
