@@ -325,6 +325,13 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.equal(task(home, id).label, 'from-board');
     await page.getByRole('button', { name: `Open ${id}` }).click();
     await page.locator('#output', { hasText: 'turn 1: hello from the board' }).waitFor();
+    // Its transcript, from its events: the brief, the tool call with its
+    // input, the text and the result, as text.
+    await page.locator('#transcript li[data-type="result"]').waitFor();
+    const transcript = await page.locator('#transcript li').allTextContents();
+    assert.equal(transcript[0], 'hello from the board');
+    assert.ok(transcript.some((line) => /Bash: echo hello-from-tool/.test(line)), transcript.join('\n'));
+    assert.ok(transcript.some((line) => /turn 1: hello from the board/.test(line)), transcript.join('\n'));
     // Its page offers Resume (it ended), not a follow-up.
     assert.equal(await page.locator('#send-form').isHidden(), true);
     await page.getByLabel('Resume with').fill('and now the docs');
@@ -371,6 +378,9 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       await page.getByRole('button', { name: 'Steer' }).click();
       await page.locator('#message', { hasText: `Sent to ${id}: steered` }).waitFor();
       await page.locator('#audit li', { hasText: 'steer by board' }).waitFor();
+      // The transcript tells each message's fate.
+      await page.locator('#transcript li[data-type="message"]', { hasText: 'withdrawn' }).waitFor();
+      assert.match(await page.locator('#transcript').textContent(), /stop and look at the logs/);
       const history = await page.locator('#audit li').allTextContents();
       assert.deepEqual(history.map((line) => line.match(/ (\w+) by (\w+)/).slice(1, 3).join(' ')),
         ['delegate cli', 'send board', 'withdraw board', 'steer board']);

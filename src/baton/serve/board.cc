@@ -10,6 +10,7 @@
 #include <type_traits>
 
 #include "baton/ipc/codec.h"
+#include "baton/ipc/event_text.h"
 #include "baton/serve/board_assets.h"
 #include "baton/serve/http_checks.h"
 #include "baton/util/environment.h"
@@ -287,6 +288,7 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/task", &Board::Task);
   route("/board/api/audit", &Board::Audit);
   route("/board/api/queued", &Board::Queued);
+  route("/board/api/transcript", &Board::Transcript);
   route("/board/api/output", &Board::Output);
   route("/board/api/output/events", &Board::OutputEvents);
   route("/board/api/log", &Board::Log);
@@ -441,6 +443,38 @@ void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
                  if (AsyncDaemonClient* daemon = DaemonFor(exchange))
                    Relay(daemon, AuditRequest{.task = id}, exchange);
                });
+}
+
+void Board::Transcript(const HttpRequest& request,
+                       const ExchangePtr& exchange) {
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  daemon->Call(
+      EventsRequest{.task = *id}, [exchange](Result<EventsReply> reply) {
+        if (!reply) {
+          return exchange->Respond(
+              BoardError(BoardStatusOf(reply.error()), reply.error()));
+        }
+        // The line is the one renderer's (ipc/event_text.h), so the page reads
+        // as the log and `baton events` do; the page adds what the events say
+        // together (a follow-up's delivery).
+        nlohmann::json events = nlohmann::json::array();
+        for (nlohmann::json event : reply->events) {
+          std::string line = TranscriptText(event);
+          while (!line.empty() && line.back() == '\n')
+            line.pop_back();
+          event["line"] = std::move(line);
+          events.push_back(std::move(event));
+        }
+        nlohmann::json body = {{"task", reply->task.task.id.ToString()},
+                               {"events", std::move(events)}};
+        exchange->Respond(BoardJson(body.dump(
+            -1, ' ', false, nlohmann::json::error_handler_t::replace)));
+      });
 }
 
 void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {

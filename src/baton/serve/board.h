@@ -77,6 +77,9 @@ class Board {
   // An agent's queued follow-ups: GET lists them, POST withdraws or
   // replaces one (an Action).
   void Queued(const HttpRequest& request, const ExchangePtr& exchange);
+  // An agent task's transcript: its events, each with the line the task's
+  // output.log has for it (doc/board.md, "Transcript").
+  void Transcript(const HttpRequest& request, const ExchangePtr& exchange);
   // board_output.cc: a task's output, read, followed and downloaded.
   void Output(const HttpRequest& request, const ExchangePtr& exchange);
   void OutputEvents(const HttpRequest& request, const ExchangePtr& exchange);

@@ -365,6 +365,32 @@ function renderQueued(queued) {
   }));
 }
 
+// An agent task's transcript, from its events: the brief, then each
+// event's line (text, tool calls with their input, questions, answers,
+// follow-ups, the result), a follow-up with its delivery as the later
+// events tell it. Text only, as the output is.
+function renderTranscript(task, events) {
+  $("transcript-view").hidden = !task.agent;
+  if (!task.agent) return;
+  const delivery = new Map();
+  for (const event of events) {
+    if (event.type === "delivered") delivery.set(event.message, "delivered");
+    if (event.type === "message_withdrawn") delivery.set(event.message, "withdrawn");
+  }
+  const items = [el("li", task.agent.brief, { class: "event event-brief", "data-type": "brief" })];
+  for (const event of events) {
+    if (!event.line || ["delivered", "usage"].includes(event.type)) continue;
+    const item = el("li", null, { class: `event event-${event.type}`, "data-type": event.type });
+    item.append(el("time", event.at ? when(event.at) : ""), " ", el("span", event.line));
+    if (event.type === "message") {
+      const state = delivery.get(event.seq) || (event.mode === "followup" ? "queued" : "sent");
+      item.append(" ", el("em", `(${state})`, { class: "delivery" }));
+    }
+    items.push(item);
+  }
+  $("transcript").replaceChildren(...items);
+}
+
 const ENDED = ["completed", "failed", "killed", "interrupted"];
 
 async function refreshTask() {
@@ -376,11 +402,14 @@ async function refreshTask() {
   // (It may end meanwhile: then it has none.)
   const queued = reply.task.agent && !ENDED.includes(reply.task.status)
     ? await api(path("queued")).then((r) => r.queued, () => []) : [];
+  const transcript = reply.task.agent
+    ? await api(path("transcript")).then((r) => r.events, () => []) : [];
   if (state.task !== id) return;
   state.view = reply.task;
   renderTask(reply.task);
   renderAudit(audit.records);
   renderQueued(queued);
+  renderTranscript(reply.task, transcript);
   followLog(reply.task);
   state.size = Math.max(state.size, reply.task.output_bytes || 0);
   await followOutput();
