@@ -44,43 +44,20 @@ void PersonQuestions::Watch(const std::string& task) {
 }
 
 void PersonQuestions::Arm() {
-  if (wait_) {
-    wait_->Close();
-    server_->Retire(std::move(wait_));
-  }
-  if (closed_ || working_.empty())
-    return;
-  auto connection = server_->OpenConnection();
-  if (!connection) {
-    BATON_LOG_ERROR("questions for the person: cannot reach batond: {}",
-                    connection.error().message);
-    return;
-  }
-  wait_ = std::move(*connection);
-  WaitRequest request;
-  request.tasks.assign(working_.begin(), working_.end());
-  request.still_running = StillRunningForm::kNone;
   auto me = shared_from_this();
-  wait_->Call(request,
-              [me](Result<WaitReply> reply) { me->OnWait(std::move(reply)); });
+  server_->Rewait(&wait_, closed_ ? std::set<std::string>() : working_,
+                  "questions for the person", [me](Result<WaitReply> reply) {
+                    me->OnWait(std::move(reply));
+                  });
 }
 
 void PersonQuestions::OnWait(Result<WaitReply> reply) {
   if (closed_)
     return;
   if (!reply) {
-    BATON_LOG_WARN("questions for the person: wait failed: {}",
-                   reply.error().message);
-    // batond went away (a restart): wait again on a new connection.
-    if (wait_) {
-      wait_->Close();
-      server_->Retire(std::move(wait_));
-    }
     auto me = shared_from_this();
-    server_->loop()->Schedule(
-        std::chrono::steady_clock::now() + std::chrono::seconds(1),
-        [me] { me->Arm(); });
-    return;
+    return server_->RewaitLater(&wait_, "questions for the person",
+                                reply.error(), [me] { me->Arm(); });
   }
   for (const auto& view : reply->ended) {
     std::string id = view.task.id.ToString();

@@ -359,6 +359,40 @@ void Server::Retire(std::unique_ptr<AsyncDaemonClient> connection) {
     retired_.push_back(std::move(connection));
 }
 
+void Server::Rewait(std::unique_ptr<AsyncDaemonClient>* slot,
+                    const std::set<std::string>& tasks, const std::string& who,
+                    std::function<void(Result<WaitReply>)> done) {
+  if (*slot) {
+    (*slot)->Close();
+    Retire(std::move(*slot));
+  }
+  if (tasks.empty())
+    return;
+  auto connection = OpenConnection();
+  if (!connection) {
+    BATON_LOG_ERROR("{}: cannot reach batond: {}", who,
+                    connection.error().message);
+    return;
+  }
+  *slot = std::move(*connection);
+  WaitRequest request;
+  request.tasks.assign(tasks.begin(), tasks.end());
+  request.still_running = StillRunningForm::kNone;
+  (*slot)->Call(request, std::move(done));
+}
+
+void Server::RewaitLater(std::unique_ptr<AsyncDaemonClient>* slot,
+                         const std::string& who, const Error& error,
+                         std::function<void()> again) {
+  BATON_LOG_WARN("{}: wait failed: {}", who, error.message);
+  if (*slot) {
+    (*slot)->Close();
+    Retire(std::move(*slot));
+  }
+  loop_->Schedule(std::chrono::steady_clock::now() + std::chrono::seconds(1),
+                  std::move(again));
+}
+
 void Server::CallEnded(Call* call) {
   auto it = calls_.find(call->key());
   if (it != calls_.end() && it->second.get() == call)

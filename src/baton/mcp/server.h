@@ -241,6 +241,19 @@ class Server {
       std::chrono::milliseconds start_timeout = kDaemonStartTimeout);
   // Destroys `connection` outside of its own callbacks.
   void Retire(std::unique_ptr<AsyncDaemonClient> connection);
+  // The standing waits of subscriptions and questions for the person:
+  // closes and retires `*slot`'s wait, then, unless `tasks` is empty, sends
+  // a new wait on them (each to end or ask) on a connection of its own,
+  // kept in `*slot`, with `done` for batond's answer. `who` names the
+  // waiter in the log.
+  void Rewait(std::unique_ptr<AsyncDaemonClient>* slot,
+              const std::set<std::string>& tasks, const std::string& who,
+              std::function<void(Result<WaitReply>)> done);
+  // The standing wait in `*slot` failed (batond went away, a restart: its
+  // tasks run on): retires it and runs `again` a second later.
+  void RewaitLater(std::unique_ptr<AsyncDaemonClient>* slot,
+                   const std::string& who, const Error& error,
+                   std::function<void()> again);
   void Send(const Json& message, const std::string& exchange) {
     transport_->Send(message, exchange);
   }

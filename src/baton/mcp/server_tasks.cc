@@ -330,43 +330,20 @@ void Subscription::Tell(const TaskView& view) {
 }
 
 void Subscription::Arm() {
-  if (wait_) {
-    wait_->Close();
-    server_->Retire(std::move(wait_));
-  }
-  if (closed_ || working_.empty())
-    return;
-  auto connection = server_->OpenConnection();
-  if (!connection) {
-    BATON_LOG_ERROR("subscription {}: cannot reach batond: {}", id_.dump(),
-                    connection.error().message);
-    return;
-  }
-  wait_ = std::move(*connection);
-  WaitRequest request;
-  request.tasks.assign(working_.begin(), working_.end());
-  request.still_running = StillRunningForm::kNone;
   auto me = shared_from_this();
-  wait_->Call(request,
-              [me](Result<WaitReply> reply) { me->OnWait(std::move(reply)); });
+  server_->Rewait(&wait_, closed_ ? std::set<std::string>() : working_,
+                  "subscription " + id_.dump(), [me](Result<WaitReply> reply) {
+                    me->OnWait(std::move(reply));
+                  });
 }
 
 void Subscription::OnWait(Result<WaitReply> reply) {
   if (closed_)
     return;
   if (!reply) {
-    BATON_LOG_WARN("subscription {}: wait failed: {}", id_.dump(),
-                   reply.error().message);
-    // batond went away (a restart): wait again on a new connection.
-    if (wait_) {
-      wait_->Close();
-      server_->Retire(std::move(wait_));
-    }
     auto me = shared_from_this();
-    server_->loop()->Schedule(
-        std::chrono::steady_clock::now() + std::chrono::seconds(1),
-        [me] { me->Arm(); });
-    return;
+    return server_->RewaitLater(&wait_, "subscription " + id_.dump(),
+                                reply.error(), [me] { me->Arm(); });
   }
   answering_ = true;
   for (const auto& view : reply->ended)
