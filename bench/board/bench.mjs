@@ -1,0 +1,132 @@
+// The board's performance (doc/board.md, "Performance"): a fresh page's
+// first render with many ended tasks, the bytes of a first load, and
+// `baton serve`'s RSS with ten boards open. Debian's Chromium through the
+// pinned playwright-core of tests/mcp (scripts/setup dev --tests installs it).
+//
+//   node bench/board/bench.mjs [--baton build/release/baton]
+//        [--ended 100000] [--runs 5]
+//
+// The ended tasks are made through batond's socket (one `run` of `true`
+// each, 64 in flight), so making them is not what is measured.
+import { spawn, spawnSync } from 'node:child_process';
+import { createInterface } from 'node:readline';
+import { createConnection } from 'node:net';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { join } from 'node:path';
+import { createRequire } from 'node:module';
+
+// playwright-core as tests/mcp pins it.
+const { chromium } = createRequire(new URL('../../tests/mcp/package.json', import.meta.url))('playwright-core');
+
+const args = process.argv.slice(2);
+const option = (name, fallback) => { const i = args.indexOf(name); return i >= 0 ? args[i + 1] : fallback; };
+const BATON = option('--baton', new URL('../../build/release/baton', import.meta.url).pathname);
+const ENDED = Number(option('--ended', 100000));
+const RUNS = Number(option('--runs', 5));
+const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
+const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
+const fmt = (xs, digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
+
+// A short home: socket paths are limited to 107 bytes.
+const home = mkdtempSync('/tmp/bb-');
+const env = { ...process.env, BATON_HOME: home };
+const baton = (argv) => spawnSync(BATON, argv, { env, encoding: 'utf8' });
+
+// `count` runs of `true` over one connection, `inFlight` at a time.
+async function makeTasks(count, inFlight = 64) {
+  baton(['daemon', 'start']);
+  const socket = createConnection(join(home, 'batond.sock'));
+  await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
+  const pending = new Map();
+  createInterface({ input: socket }).on('line', (line) => {
+    const reply = JSON.parse(line);
+    const done = pending.get(reply.id);
+    pending.delete(reply.id);
+    if (!reply.ok) throw new Error(`run refused: ${line}`);
+    done();
+  });
+  let next = 0;
+  const one = () => new Promise((resolve) => {
+    const id = ++next;
+    pending.set(id, resolve);
+    socket.write(JSON.stringify({ id, op: 'run', argv: ['true'], cwd: '/tmp' }) + '\n');
+  });
+  const workers = Array.from({ length: inFlight }, async () => {
+    while (next < count) await one();
+  });
+  await Promise.all(workers);
+  socket.end();
+  // Until all have ended.
+  for (;;) {
+    const r = JSON.parse(baton(['--json', 'ls']).stdout);
+    if (!r.tasks.some((t) => ['queued', 'running'].includes(t.status))) break;
+    await new Promise((resolve) => setTimeout(resolve, 500));
+  }
+}
+
+async function startServe() {
+  const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0'], { env, stdio: ['ignore', 'pipe', 'ignore'] });
+  const login = await new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('baton serve did not start')), 15_000);
+    createInterface({ input: child.stdout }).on('line', (line) => {
+      const m = line.match(/board at (http:\S+)/);
+      if (m) { clearTimeout(timer); resolve(m[1]); }
+    });
+  });
+  return { child, login, stop() { child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
+}
+
+const rssMiB = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/)[1]) / 1024;
+
+let serve;
+let browser;
+try {
+  let t = performance.now();
+  await makeTasks(ENDED);
+  const madeS = (performance.now() - t) / 1000;
+  serve = await startServe();
+  browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
+  const firstRender = [];
+  const transfer = [];
+  for (let r = 0; r < RUNS + 1; r++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(serve.login);  // Sets the cookie; the page loads.
+    await page.locator('#ended tr').first().waitFor({ timeout: 120_000 });
+    // A fresh load, the cookie set: from navigation to the first ended row.
+    let bytes = 0;
+    page.on('response', async (response) => {
+      const sizes = await response.request().sizes().catch(() => null);
+      if (sizes) bytes += sizes.responseBodySize + sizes.responseHeadersSize;
+    });
+    t = performance.now();
+    await page.reload();
+    await page.locator('#ended tr').first().waitFor({ timeout: 120_000 });
+    const ms = performance.now() - t;
+    await page.waitForLoadState('networkidle').catch(() => {});
+    if (r > 0) { firstRender.push(ms); transfer.push(bytes / 1024); }  // The first run warms.
+    await context.close();
+  }
+  // Ten boards open at once, each live (its event stream open).
+  const boards = [];
+  for (let i = 0; i < 10; i++) {
+    const context = await browser.newContext();
+    const page = await context.newPage();
+    await page.goto(serve.login);
+    await page.locator('#live', { hasText: /^live$/ }).waitFor({ timeout: 120_000 });
+    boards.push(context);
+  }
+  const rss10 = rssMiB(serve.child.pid);
+  for (const context of boards) await context.close();
+  console.log(`board benchmark: ${ENDED} ended tasks (made in ${madeS.toFixed(0)} s), ${RUNS} fresh loads, median (min–max)\n`);
+  console.log('| measure | value | target | met |');
+  console.log('|---|---|---|---|');
+  console.log(`| fresh load → first ended row shown, ms | ${fmt(firstRender)} | ≤ 300 | ${median(firstRender) <= 300 ? 'yes' : 'no'} |`);
+  console.log(`| bytes of a fresh load (page, files, first API answers), KiB | ${fmt(transfer)} | ≤ 300 KB | ${median(transfer) * 1024 <= 300_000 ? 'yes' : 'no'} |`);
+  console.log(`| baton serve RSS with 10 boards open, MiB | ${rss10.toFixed(1)} | ≤ 32 | ${rss10 <= 32 ? 'yes' : 'no'} |`);
+} finally {
+  await browser?.close().catch(() => {});
+  await serve?.stop();
+  baton(['daemon', 'stop', '--kill-tasks']);
+  rmSync(home, { recursive: true, force: true });
+}
