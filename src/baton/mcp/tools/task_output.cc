@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <charconv>
 #include <cmath>
+#include <set>
 
 #include "baton/mcp/agent_events.h"
 #include "baton/mcp/json_rpc.h"
@@ -325,23 +326,27 @@ struct PersonAnswers {
 // fails the call, saying which. Keys that are no question of ours are
 // ignored, as the spec asks.
 void AnswerNext(const std::shared_ptr<PersonAnswers>& state) {
-  if (state->next == state->responses.size())
-    return state->then();
-  std::string key = state->responses[state->next].first;
-  Json response = state->responses[state->next].second;
-  ++state->next;
-  size_t slash = key.rfind("/q");
+  std::string key, task;
+  Json response;
   int64_t seq = -1;
-  if (slash != std::string::npos) {
+  // Keys that are no question key are skipped here, in a loop: a retry
+  // full of them must not recurse once per key.
+  while (seq < 0) {
+    if (state->next == state->responses.size())
+      return state->then();
+    key = state->responses[state->next].first;
+    response = state->responses[state->next].second;
+    ++state->next;
+    size_t slash = key.rfind("/q");
+    if (slash == std::string::npos)
+      continue;
     const char* first = key.data() + slash + 2;
     const char* last = key.data() + key.size();
     auto [end, error] = std::from_chars(first, last, seq);
     if (error != std::errc() || end != last || first == last)
       seq = -1;
+    task = key.substr(0, slash);
   }
-  if (seq < 0)
-    return AnswerNext(state);
-  std::string task = key.substr(0, slash);
   state->call->Daemon(
       GetRequest{.task = task},
       [state, task, seq, key, response](Result<TaskReply> reply) {
@@ -474,8 +479,21 @@ void HandleTaskOutput(const ToolCallPtr& call) {
     return start_wait();
   auto answers = std::make_shared<PersonAnswers>();
   answers->call = call;
-  for (const auto& [key, response] : responses.items())
-    answers->responses.emplace_back(key, response);
+  // A form is asked for only for a task this call waits on, one at a time
+  // (its oldest question): a key of another task, or a second key of one,
+  // is no answer of ours. So a retry answers at most one question per
+  // task it names, however many keys it carries.
+  std::set<std::string> answered;
+  for (const auto& [key, response] : responses.items()) {
+    size_t slash = key.rfind("/q");
+    if (slash == std::string::npos)
+      continue;
+    std::string task = key.substr(0, slash);
+    if (std::find(ids->begin(), ids->end(), task) != ids->end() &&
+        answered.insert(task).second) {
+      answers->responses.emplace_back(key, response);
+    }
+  }
   answers->then = std::move(start_wait);
   AnswerNext(answers);
 }
