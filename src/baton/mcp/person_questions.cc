@@ -63,10 +63,19 @@ void PersonQuestions::OnWait(Result<WaitReply> reply) {
     std::string id = view.task.id.ToString();
     if (IsTerminal(view.task.status)) {
       working_.erase(id);
-    } else if (view.task.status == TaskStatus::kWaiting &&
-               !view.questions.empty()) {
+    } else if (view.task.status == TaskStatus::kWaiting) {
       working_.erase(id);
-      Ask(view);
+      if (!view.questions.empty()) {
+        Ask(view);
+      } else {
+        // Waiting, but its question was withdrawn meanwhile: waiting on it
+        // again at once would be answered at once. A second later it
+        // works again, or asks anew.
+        auto me = shared_from_this();
+        server_->loop()->Schedule(
+            std::chrono::steady_clock::now() + std::chrono::seconds(1),
+            [me, id] { me->Watch(id); });
+      }
     }
   }
   Arm();
