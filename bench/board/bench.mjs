@@ -30,7 +30,7 @@ const fmt = (xs, digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs
 // A short home: socket paths are limited to 107 bytes.
 const home = mkdtempSync('/tmp/bb-');
 const env = { ...process.env, BATON_HOME: home };
-const baton = (argv) => spawnSync(BATON, argv, { env, encoding: 'utf8' });
+const baton = (argv) => spawnSync(BATON, argv, { env, encoding: 'utf8', maxBuffer: 1 << 30 });
 
 // `count` runs of `true` over one connection, `inFlight` at a time.
 async function makeTasks(count, inFlight = 64) {
@@ -56,7 +56,9 @@ async function makeTasks(count, inFlight = 64) {
   });
   await Promise.all(workers);
   socket.end();
-  // Until all have ended.
+  // Until all have ended (the last one first: they start in order).
+  while (!['completed', 'failed'].includes(JSON.parse(baton(['--json', 'status', `shell-${count}`]).stdout).task.status))
+    await new Promise((resolve) => setTimeout(resolve, 500));
   for (;;) {
     const r = JSON.parse(baton(['--json', 'ls']).stdout);
     if (!r.tasks.some((t) => ['queued', 'running'].includes(t.status))) break;
