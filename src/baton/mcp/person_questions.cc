@@ -83,7 +83,6 @@ void PersonQuestions::OnWait(Result<WaitReply> reply) {
 
 void PersonQuestions::Ask(const TaskView& view) {
   const OpenQuestion& question = view.questions.front();
-  Json forms = InputRequests(view);
   std::string id = fmt::format("baton-ask-{}", ++serial_);
   asked_[id] = {view.task.id.ToString(), question};
   BATON_LOG_INFO("{} asks the person (question {}, request {})",
@@ -91,7 +90,7 @@ void PersonQuestions::Ask(const TaskView& view) {
   server_->Send({{"jsonrpc", "2.0"},
                  {"id", id},
                  {"method", "elicitation/create"},
-                 {"params", forms[QuestionKey(question.seq)]["params"]}},
+                 {"params", QuestionForm(view.task, question)["params"]}},
                 "");
 }
 

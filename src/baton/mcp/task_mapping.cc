@@ -105,47 +105,48 @@ std::string QuestionKey(int64_t seq) {
   return fmt::format("q{}", seq);
 }
 
+Json QuestionForm(const TaskRecord& task, const OpenQuestion& question) {
+  Json properties = Json::object();
+  std::string message = fmt::format("{} asks:", TaskName(task));
+  for (size_t i = 0; i < question.items.size(); ++i) {
+    const QuestionItem& item = question.items[i];
+    Json field = {
+        {"title",
+         item.header.empty() ? fmt::format("Question {}", i + 1) : item.header},
+        {"description", item.prompt}};
+    Json labels = Json::array();
+    for (const auto& option : item.options)
+      labels.push_back(option.label);
+    if (item.options.empty()) {
+      field["type"] = "string";
+    } else if (item.multi_select) {
+      field["type"] = "array";
+      field["items"] = {{"type", "string"}, {"enum", labels}};
+    } else {
+      field["type"] = "string";
+      field["enum"] = labels;
+    }
+    properties[ItemField(i)] = std::move(field);
+    message += "\n" + item.prompt;
+    for (size_t k = 0; k < item.options.size(); ++k) {
+      const QuestionOption& option = item.options[k];
+      message += fmt::format("\n  {}. {}", k + 1, option.label);
+      if (!option.description.empty())
+        message += " - " + option.description;
+    }
+  }
+  return {{"method", "elicitation/create"},
+          {"params",
+           {{"mode", "form"},
+            {"message", std::move(message)},
+            {"requestedSchema",
+             {{"type", "object"}, {"properties", std::move(properties)}}}}}};
+}
+
 Json InputRequests(const TaskView& view) {
   Json requests = Json::object();
-  std::string id = view.task.id.ToString();
-  for (const auto& question : view.questions) {
-    Json properties = Json::object();
-    std::string message = fmt::format("{} asks:", TaskName(view.task));
-    for (size_t i = 0; i < question.items.size(); ++i) {
-      const QuestionItem& item = question.items[i];
-      Json field = {
-          {"title", item.header.empty() ? fmt::format("Question {}", i + 1)
-                                        : item.header},
-          {"description", item.prompt}};
-      Json labels = Json::array();
-      for (const auto& option : item.options)
-        labels.push_back(option.label);
-      if (item.options.empty()) {
-        field["type"] = "string";
-      } else if (item.multi_select) {
-        field["type"] = "array";
-        field["items"] = {{"type", "string"}, {"enum", labels}};
-      } else {
-        field["type"] = "string";
-        field["enum"] = labels;
-      }
-      properties[ItemField(i)] = std::move(field);
-      message += "\n" + item.prompt;
-      for (size_t k = 0; k < item.options.size(); ++k) {
-        const QuestionOption& option = item.options[k];
-        message += fmt::format("\n  {}. {}", k + 1, option.label);
-        if (!option.description.empty())
-          message += " - " + option.description;
-      }
-    }
-    requests[QuestionKey(question.seq)] = {
-        {"method", "elicitation/create"},
-        {"params",
-         {{"mode", "form"},
-          {"message", std::move(message)},
-          {"requestedSchema",
-           {{"type", "object"}, {"properties", std::move(properties)}}}}}};
-  }
+  for (const auto& question : view.questions)
+    requests[QuestionKey(question.seq)] = QuestionForm(view.task, question);
   return requests;
 }
 

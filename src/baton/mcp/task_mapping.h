@@ -33,9 +33,14 @@ Json McpTask(const TaskRecord& task);
 // life (seq is its question event's).
 std::string QuestionKey(int64_t seq);
 
-// A waiting task's open questions as inputRequests: one elicitation form per
-// question, one field per item (`answer_1`, ...): the options as an enum of
-// labels (a list of them for a multi-select item), free text otherwise.
+// One open question of `task` as an elicitation/create request (method and
+// params): a form with one field per item (`answer_1`, ...), the options
+// as an enum of labels (a list of them for a multi-select item), free text
+// otherwise.
+Json QuestionForm(const TaskRecord& task, const OpenQuestion& question);
+
+// A waiting task's open questions as inputRequests: its QuestionForm per
+// question, under QuestionKey.
 Json InputRequests(const TaskView& view);
 
 // batond's answers (one string per item: an option number, "1,3", text or
