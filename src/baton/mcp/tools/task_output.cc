@@ -284,6 +284,28 @@ std::string PersonFormKey(const std::string& task, int64_t seq) {
   return fmt::format("{}/{}", task, QuestionKey(seq));
 }
 
+// A person's form of a retry: whose question it answers, and how.
+struct PersonAnswer {
+  std::string key;
+  std::string task;
+  int64_t seq = 0;
+  Json response;
+};
+
+// `key` read back as PersonFormKey made it, or nullopt.
+std::optional<PersonAnswer> ReadPersonFormKey(const std::string& key) {
+  size_t slash = key.rfind("/q");
+  if (slash == std::string::npos)
+    return std::nullopt;
+  PersonAnswer answer{.key = key, .task = key.substr(0, slash)};
+  const char* first = key.data() + slash + 2;
+  const char* last = key.data() + key.size();
+  auto [end, error] = std::from_chars(first, last, answer.seq);
+  if (first == last || error != std::errc() || end != last || answer.seq < 0)
+    return std::nullopt;
+  return answer;
+}
+
 // The forms for the person among `ended`: each waiting ask: "person" task's
 // oldest open question (batond answers in order).
 Json PersonForms(const std::vector<TaskView>& ended) {
@@ -294,9 +316,9 @@ Json PersonForms(const std::vector<TaskView>& ended) {
         !task.spec.agent || task.spec.agent->ask != "person") {
       continue;
     }
-    int64_t seq = view.questions.front().seq;
-    forms[PersonFormKey(task.id.ToString(), seq)] =
-        InputRequests(view)[QuestionKey(seq)];
+    const OpenQuestion& oldest = view.questions.front();
+    forms[PersonFormKey(task.id.ToString(), oldest.seq)] =
+        QuestionForm(task, oldest);
   }
   return forms;
 }
@@ -315,7 +337,7 @@ std::optional<int64_t> NewsSince(const std::string& state) {
 
 struct PersonAnswers {
   ToolCallPtr call;
-  std::vector<std::pair<std::string, Json>> responses;  // Key, form result.
+  std::vector<PersonAnswer> answers;
   size_t next = 0;
   std::function<void()> then;
 };
@@ -323,51 +345,32 @@ struct PersonAnswers {
 // Gives batond the person's answers of a retry, one after the other, then
 // runs `then`. A form for a question no longer open (another answer came
 // first) is dropped; a form that is no answer (a label that is no option)
-// fails the call, saying which. Keys that are no question of ours are
-// ignored, as the spec asks.
+// fails the call, saying which.
 void AnswerNext(const std::shared_ptr<PersonAnswers>& state) {
-  std::string key, task;
-  Json response;
-  int64_t seq = -1;
-  // Keys that are no question key are skipped here, in a loop: a retry
-  // full of them must not recurse once per key.
-  while (seq < 0) {
-    if (state->next == state->responses.size())
-      return state->then();
-    key = state->responses[state->next].first;
-    response = state->responses[state->next].second;
-    ++state->next;
-    size_t slash = key.rfind("/q");
-    if (slash == std::string::npos)
-      continue;
-    const char* first = key.data() + slash + 2;
-    const char* last = key.data() + key.size();
-    auto [end, error] = std::from_chars(first, last, seq);
-    if (error != std::errc() || end != last || first == last)
-      seq = -1;
-    task = key.substr(0, slash);
-  }
+  if (state->next == state->answers.size())
+    return state->then();
+  size_t index = state->next++;
   state->call->Daemon(
-      GetRequest{.task = task},
-      [state, task, seq, key, response](Result<TaskReply> reply) {
+      GetRequest{.task = state->answers[index].task},
+      [state, index](Result<TaskReply> reply) {
+        const PersonAnswer& answer = state->answers[index];
         if (!reply)
           return AnswerNext(state);
         const auto& questions = reply->task.questions;
         auto question =
-            std::find_if(questions.begin(), questions.end(),
-                         [seq](const OpenQuestion& q) { return q.seq == seq; });
+            std::ranges::find(questions, answer.seq, &OpenQuestion::seq);
         if (question == questions.end())
           return AnswerNext(state);  // Answered already.
-        auto answers = AnswersFromElicitation(*question, response);
+        auto answers = AnswersFromElicitation(*question, answer.response);
         if (!answers) {
-          return state->call->Finish(ToolResult::Error(
-              fmt::format("inputResponses[\"{}\"]: {}; nothing was answered "
-                          "for it",
-                          key, answers.error().message)));
+          return state->call->Finish(ToolResult::Error(fmt::format(
+              "inputResponses[\"{}\"]: {}; nothing was answered for it",
+              answer.key, answers.error().message)));
         }
         state->call->Daemon(
-            AnswerRequest{
-                .task = task, .answers = std::move(*answers), .question = seq},
+            AnswerRequest{.task = answer.task,
+                          .answers = std::move(*answers),
+                          .question = answer.seq},
             // Refused: the first answer won, or the task ended.
             [state](Result<AnswerReply>) { AnswerNext(state); });
       });
@@ -480,18 +483,16 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   auto answers = std::make_shared<PersonAnswers>();
   answers->call = call;
   // A form is asked for only for a task this call waits on, one at a time
-  // (its oldest question): a key of another task, or a second key of one,
-  // is no answer of ours. So a retry answers at most one question per
-  // task it names, however many keys it carries.
+  // (its oldest question): any other key, or a second key of one task, is
+  // no answer of ours and is ignored, as the spec asks. So a retry answers
+  // at most one question per task it names, however many keys it carries.
   std::set<std::string> answered;
   for (const auto& [key, response] : responses.items()) {
-    size_t slash = key.rfind("/q");
-    if (slash == std::string::npos)
-      continue;
-    std::string task = key.substr(0, slash);
-    if (std::find(ids->begin(), ids->end(), task) != ids->end() &&
-        answered.insert(task).second) {
-      answers->responses.emplace_back(key, response);
+    auto answer = ReadPersonFormKey(key);
+    if (answer && std::ranges::find(*ids, answer->task) != ids->end() &&
+        answered.insert(answer->task).second) {
+      answer->response = response;
+      answers->answers.push_back(std::move(*answer));
     }
   }
   answers->then = std::move(start_wait);
