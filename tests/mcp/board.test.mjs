@@ -332,6 +332,17 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.equal(transcript[0], 'hello from the board');
     assert.ok(transcript.some((line) => /Bash: echo hello-from-tool/.test(line)), transcript.join('\n'));
     assert.ok(transcript.some((line) => /turn 1: hello from the board/.test(line)), transcript.join('\n'));
+    // The page reads the events once, then only those after the last.
+    const later = await page.evaluate(async (task) => {
+      const all = (await (await fetch(`/board/api/transcript?task=${task}`)).json()).events;
+      const after = all[1].seq;
+      const rest = (await (await fetch(`/board/api/transcript?task=${task}&after=${after}`)).json()).events;
+      const bad = (await fetch(`/board/api/transcript?task=${task}&after=x`)).status;
+      return { all: all.map((e) => e.seq), rest: rest.map((e) => e.seq), after, bad };
+    }, id);
+    assert.deepEqual(later.rest, later.all.filter((seq) => seq > later.after));
+    assert.ok(later.rest.length > 0 && later.rest.length < later.all.length, JSON.stringify(later));
+    assert.equal(later.bad, 400);
     // Its page offers Resume (it ended), not a follow-up.
     assert.equal(await page.locator('#send-form').isHidden(), true);
     await page.getByLabel('Resume with').fill('and now the docs');

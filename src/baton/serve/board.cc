@@ -450,11 +450,17 @@ void Board::Transcript(const HttpRequest& request,
   auto id = TaskParam(request, exchange);
   if (!id)
     return;
+  // The page reads the events once, then only those after the last it has.
+  auto after = BoardQueryNumber(request, "after", 0);
+  if (!after)
+    return exchange->Respond(
+        BoardBadInput("after must be an event seq from 0"));
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;
   daemon->Call(
-      EventsRequest{.task = *id}, [exchange](Result<EventsReply> reply) {
+      EventsRequest{.task = *id, .after = *after},
+      [exchange](Result<EventsReply> reply) {
         if (!reply) {
           return exchange->Respond(
               BoardError(BoardStatusOf(reply.error()), reply.error()));

@@ -22,6 +22,7 @@ const state = {
   followAgain: false,
   refreshing: false,
   again: false,
+  transcript: { task: null, events: [] }, // An agent's events read so far.
 };
 
 const $ = (id) => document.getElementById(id);
@@ -369,9 +370,10 @@ function renderQueued(queued) {
 // event's line (text, tool calls with their input, questions, answers,
 // follow-ups, the result), a follow-up with its delivery as the later
 // events tell it. Text only, as the output is.
-function renderTranscript(task, events) {
+function renderTranscript(task) {
   $("transcript-view").hidden = !task.agent;
   if (!task.agent) return;
+  const events = state.transcript.events;
   const delivery = new Map();
   for (const event of events) {
     if (event.type === "delivered") delivery.set(event.message, "delivered");
@@ -400,16 +402,26 @@ async function refreshTask() {
   if (state.task !== id) return;
   // Only a live agent worker has follow-ups to wait.
   // (It may end meanwhile: then it has none.)
-  const queued = reply.task.agent && !ENDED.includes(reply.task.status)
-    ? await api(path("queued")).then((r) => r.queued, () => []) : [];
-  const transcript = reply.task.agent
-    ? await api(path("transcript")).then((r) => r.events, () => []) : [];
+  // A page keeps the transcript it has read and asks only for the events
+  // after it.
+  if (state.transcript.task !== id) state.transcript = { task: id, events: [] };
+  const known = state.transcript.events;
+  const after = known.length ? known[known.length - 1].seq : 0;
+  const [queued, added] = await Promise.all([
+    reply.task.agent && !ENDED.includes(reply.task.status)
+      ? api(path("queued")).then((r) => r.queued, () => []) : [],
+    reply.task.agent
+      ? api(`${path("transcript")}&after=${after}`).then((r) => r.events, () => []) : [],
+  ]);
   if (state.task !== id) return;
+  // Another refresh may have added some meanwhile: only what is newer.
+  const last = known.length ? known[known.length - 1].seq : 0;
+  if (state.transcript.task === id) known.push(...added.filter((e) => e.seq > last));
   state.view = reply.task;
   renderTask(reply.task);
   renderAudit(audit.records);
   renderQueued(queued);
-  renderTranscript(reply.task, transcript);
+  renderTranscript(reply.task);
   followLog(reply.task);
   state.size = Math.max(state.size, reply.task.output_bytes || 0);
   await followOutput();
