@@ -17,22 +17,12 @@ import { StreamableHTTPClientTransport as HttpV1 } from '@modelcontextprotocol/s
 import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
-import { BATON, makeHome, batonEnv, stopDaemon, sleep, call, text, connect, startServe } from './helpers.mjs';
+import { BATON, batonEnv, sleep, call, text, connect, startServe, withHome } from './helpers.mjs';
 
 const T = { timeout: 90_000 };
 const FAKES = new URL('../agents/fakes', import.meta.url).pathname;
 const agentEnv = () => ({ PATH: `${FAKES}:${process.env.PATH}` });
 
-async function withHome(body) {
-  const home = makeHome();
-  const closers = [];
-  try {
-    await body(home, (c) => { closers.push(c); return c; });
-  } finally {
-    for (const close of closers) await close().catch(() => {});
-    await stopDaemon(home);
-  }
-}
 
 // A form handler: records each elicitation/create and answers with
 // `answer(params)` (a promise of the ElicitResult).
@@ -84,7 +74,7 @@ test('legacy stdio: the question is a form for the person, and the answer reache
   await withHome(async (home, track) => {
     const form = formHandler(choose('Postgres'));
     const client = await legacyStdio(home, { elicitation: { form: {} } }, form.handler);
-    track(() => client.close());
+    track(client);
     const d = await call(client, 'delegate', { brief: 'please ASK me', ask: 'person' });
     assert.equal(d.isError, false, text(d));
     const id = d.structuredContent.task_id;
@@ -104,7 +94,7 @@ test('legacy stdio: the first answer wins; a form filled in after the director a
     const late = new Promise((resolve) => { release = resolve; });
     const form = formHandler(async () => { await late; return { action: 'accept', content: { answer_1: 'SQLite' } }; });
     const client = await legacyStdio(home, { elicitation: {} }, form.handler);
-    track(() => client.close());
+    track(client);
     const d = await call(client, 'delegate', { brief: 'please ASK me', ask: 'person' });
     const id = d.structuredContent.task_id;
     const deadline = Date.now() + 20_000;
@@ -127,7 +117,7 @@ test('legacy stdio: the first answer wins; a form filled in after the director a
 test('ask: "person" needs a client that declared elicitation; a bad value is refused; nothing starts', T, async () => {
   await withHome(async (home, track) => {
     const { client } = await connect(home, agentEnv());
-    track(() => client.close());
+    track(client);
     const r = await call(client, 'delegate', { brief: 'please ASK me', ask: 'person' });
     assert.equal(r.isError, true);
     assert.match(text(r), /did not declare elicitation/);
@@ -148,7 +138,7 @@ test('2026-07-28 stdio: task_output answers input_required, the v2 SDK fills the
       { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { elicitation: { form: {} } } });
     client.setRequestHandler('elicitation/create', form.handler);
     await client.connect(transport);
-    track(() => client.close());
+    track(client);
     // A shell task that ends while the person is asked is still reported:
     // the retry's wait counts it as news (requestState).
     const shell = await client.callTool({ name: 'run', arguments: { command: 'sleep 0.5; echo shell-done' } });
@@ -179,12 +169,12 @@ test('2026-07-28 stdio: task_output answers input_required, the v2 SDK fills the
 test('legacy HTTP (baton serve): the form goes out on the session stream and the answer is POSTed back', T, async () => {
   await withHome(async (home, track) => {
     const serve = await startServe(home, { env: agentEnv() });
-    track(() => serve.stop());
+    track({ close: () => serve.stop() });
     const form = formHandler(choose('SQLite'));
     const client = new ClientV1({ name: 'ask-person-http', version: '0.0.1' }, { capabilities: { elicitation: { form: {} } } });
     client.setRequestHandler(ElicitRequestSchema, form.handler);
     await client.connect(new HttpV1(new URL(serve.url), { requestInit: { headers: serve.auth } }));
-    track(() => client.close());
+    track(client);
     const d = await call(client, 'delegate', { brief: 'please ASK me', ask: 'person' });
     assert.equal(d.isError, false, text(d));
     const id = d.structuredContent.task_id;

@@ -45,6 +45,20 @@ export async function stopDaemon(home) {
 
 export const sleep = (ms) => new Promise((resolve) => setTimeout(resolve, ms));
 
+// Runs `body(home, track)` on a fresh home; whatever it tracks (anything
+// with a close() that returns a promise) is closed after, then the home's
+// batond is stopped and the home removed.
+export async function withHome(body) {
+  const home = makeHome();
+  const closers = [];
+  try {
+    await body(home, (c) => { closers.push(c); return c; });
+  } finally {
+    for (const c of closers) await c.close().catch(() => {});
+    await stopDaemon(home);
+  }
+}
+
 // An SDK client connected to `baton mcp` (stdio) with `home` as BATON_HOME.
 export async function connect(home, extraEnv = {}) {
   const transport = new StdioClientTransport({

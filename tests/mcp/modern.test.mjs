@@ -12,7 +12,7 @@ import { createInterface } from 'node:readline';
 import { Client } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { z } from 'zod';
-import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep } from './helpers.mjs';
+import { BATON, batonEnv, baton, sleep, withHome } from './helpers.mjs';
 
 const T = { timeout: 60_000 };
 const TASKS = 'io.modelcontextprotocol/tasks';
@@ -73,16 +73,6 @@ async function modernClient(home, env, capabilities = { extensions: { [TASKS]: {
   return client;
 }
 
-async function withHome(body) {
-  const home = makeHome();
-  const closers = [];
-  try {
-    await body(home, (c) => { closers.push(c); return c; });
-  } finally {
-    for (const c of closers) await c.close().catch(() => {});
-    await stopDaemon(home);
-  }
-}
 
 async function rpcError(promise) {
   try {

@@ -168,14 +168,20 @@ test('legacy era: a stream dropped mid-wait is resumed with Last-Event-ID (SDK 1
   }, {}, ['--allow-host', '127.0.0.2']);
 });
 
+// The v2 client over HTTP, pinned to 2026-07-28, declaring the tasks
+// extension.
+async function modernHttpClient(serve) {
+  const transport = new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: serve.auth } });
+  const client = new Client({ name: 'baton-http-v2', version: '0.0.1' },
+    { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { extensions: { [TASKS]: {} } } });
+  await client.connect(transport);
+  return client;
+}
+
 test('modern era over HTTP (v2 client): a question is input_required, answered with tasks/update; tasks/cancel', T, async () => {
   const fakes = new URL('../agents/fakes', import.meta.url).pathname;
   await withServe(async (serve, home, track) => {
-    const transport = new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: serve.auth } });
-    const client = new Client({ name: 'baton-http-v2', version: '0.0.1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { extensions: { [TASKS]: {} } } });
-    await client.connect(transport);
-    track(client);
+    const client = track(await modernHttpClient(serve));
     const seen = [];
     client.setNotificationHandler('notifications/tasks', { params: any }, (params) => { seen.push(params); });
     const startTask = async (id, name, args) => {
@@ -219,11 +225,7 @@ test('modern era over HTTP (v2 client): a question is input_required, answered w
 
 test('modern era over HTTP (v2 client): discover, tools, a task told through subscriptions/listen', T, async () => {
   await withServe(async (serve, home, track) => {
-    const transport = new StreamableHTTPClientTransport(new URL(serve.url), { requestInit: { headers: serve.auth } });
-    const client = new Client({ name: 'baton-http-v2', version: '0.0.1' },
-      { versionNegotiation: { mode: { pin: '2026-07-28' } }, capabilities: { extensions: { [TASKS]: {} } } });
-    await client.connect(transport);
-    track(client);
+    const client = track(await modernHttpClient(serve));
     assert.equal(client.getProtocolEra(), 'modern');
     assert.ok(client.getServerCapabilities().extensions[TASKS]);
     const { tools } = await client.listTools();
