@@ -4,7 +4,7 @@
 // pinned playwright-core of tests/mcp (scripts/setup dev --tests installs it).
 //
 //   node bench/board/bench.mjs [--baton build/release/baton]
-//        [--ended 100000] [--runs 5]
+//        [--ended 100000] [--runs 5] [--running 1000] [--printers 100]
 //
 // The ended tasks are made through batond's socket (one `run` of `true`
 // each, 64 in flight), so making them is not what is measured.
@@ -23,6 +23,9 @@ const option = (name, fallback) => { const i = args.indexOf(name); return i >= 0
 const BATON = option('--baton', new URL('../../build/release/baton', import.meta.url).pathname);
 const ENDED = Number(option('--ended', 100000));
 const RUNS = Number(option('--runs', 5));
+const RUNNING = Number(option('--running', 1000));
+const PRINTERS = Number(option('--printers', 100));
+const LAG_SAMPLES = 100;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const fmt = (xs, digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
@@ -32,8 +35,9 @@ const home = mkdtempSync('/tmp/bb-');
 const env = { ...process.env, BATON_HOME: home };
 const baton = (argv) => spawnSync(BATON, argv, { env, encoding: 'utf8', maxBuffer: 1 << 30 });
 
-// `count` runs of `true` over one connection, `inFlight` at a time.
-async function makeTasks(count, inFlight = 64) {
+// `count` runs of `argv` over one connection, `inFlight` at a time; resolves
+// when batond has accepted them all.
+async function runMany(count, argv, inFlight = 64) {
   baton(['daemon', 'start']);
   const socket = createConnection(join(home, 'batond.sock'));
   await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
@@ -49,13 +53,18 @@ async function makeTasks(count, inFlight = 64) {
   const one = () => new Promise((resolve) => {
     const id = ++next;
     pending.set(id, resolve);
-    socket.write(JSON.stringify({ id, op: 'run', argv: ['true'], cwd: '/tmp' }) + '\n');
+    socket.write(JSON.stringify({ id, op: 'run', argv, cwd: '/tmp' }) + '\n');
   });
   const workers = Array.from({ length: inFlight }, async () => {
     while (next < count) await one();
   });
   await Promise.all(workers);
   socket.end();
+}
+
+// `count` ended tasks: runs of `true`, until all have ended.
+async function makeTasks(count) {
+  await runMany(count, ['true']);
   // Until all have ended (the last one first: they start in order).
   while (!['completed', 'failed'].includes(JSON.parse(baton(['--json', 'status', `shell-${count}`]).stdout).task.status))
     await new Promise((resolve) => setTimeout(resolve, 500));
@@ -120,12 +129,37 @@ try {
   }
   const rss10 = rssMiB(serve.child.pid);
   for (const context of boards) await context.close();
+
+  // Output lag: RUNNING tasks run, PRINTERS of them print their wall clock
+  // (ms) every 100 ms; a board follows one printer's page. The lag is the
+  // page's clock at a sample minus the time in the last line it shows.
+  const printer = 'while :; do date +%s%3N; sleep 0.1; done';
+  const first = JSON.parse(baton(['--json', 'run', '--', 'sh', '-c', printer]).stdout).task.id;
+  for (let i = 1; i < PRINTERS; i++) baton(['run', '--', 'sh', '-c', printer]);
+  await runMany(RUNNING - PRINTERS, ['sleep', '600']);
+  const context = await browser.newContext();
+  const page = await context.newPage();
+  await page.goto(serve.login);
+  await page.goto(new URL(`/#task=${first}`, serve.login).href);
+  await page.locator('#output', { hasText: /\d{13}/ }).waitFor({ timeout: 60_000 });
+  const lags = [];
+  for (let i = 0; i < LAG_SAMPLES; i++) {
+    await new Promise((resolve) => setTimeout(resolve, 137));
+    lags.push(await page.evaluate(() => {
+      const lines = document.getElementById('output').textContent.trim().split('\n');
+      return Date.now() - Number(lines[lines.length - 1]);
+    }));
+  }
+  await context.close();
+  lags.sort((a, b) => a - b);
+  const p95 = lags[Math.floor(lags.length * 0.95)];
   console.log(`board benchmark: ${ENDED} ended tasks (made in ${madeS.toFixed(0)} s), ${RUNS} fresh loads, median (min–max)\n`);
   console.log('| measure | value | target | met |');
   console.log('|---|---|---|---|');
   console.log(`| fresh load → first ended row shown, ms | ${fmt(firstRender)} | ≤ 300 | ${median(firstRender) <= 300 ? 'yes' : 'no'} |`);
   console.log(`| bytes of a fresh load (page, files, first API answers), KiB | ${fmt(transfer)} | ≤ 300 KB | ${median(transfer) * 1024 <= 300_000 ? 'yes' : 'no'} |`);
   console.log(`| baton serve RSS with 10 boards open, MiB | ${rss10.toFixed(1)} | ≤ 32 | ${rss10 <= 32 ? 'yes' : 'no'} |`);
+  console.log(`| output lag, ${RUNNING} running, ${PRINTERS} printing every 100 ms, ms (${LAG_SAMPLES} samples; p95) | ${fmt(lags)}; p95 ${p95} | ≤ 500 | ${p95 <= 500 ? 'yes' : 'no'} |`);
 } finally {
   await browser?.close().catch(() => {});
   await serve?.stop();

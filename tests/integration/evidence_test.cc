@@ -2,6 +2,7 @@
 // files changed during the run, and the tasks that overlapped there.
 #include <cstdlib>
 #include <fstream>
+#include <iterator>
 #include <thread>
 
 #include "tests/support/baton_fixture.h"
@@ -60,6 +61,18 @@ TEST_F(EvidenceTest, GitFolderReportsChangedFilesChecksAndOverlaps) {
   EXPECT_NE(evidence["checks"][1]["tail"].get<std::string>().find("?? b.txt"),
             std::string::npos);
   EXPECT_EQ(evidence["overlapping_tasks"], nlohmann::json({other}));
+  // The diff of those files, the new one too, kept beside the output.
+  ASSERT_TRUE(evidence.contains("diff_path")) << evidence.dump();
+  std::ifstream file(evidence["diff_path"].get<std::string>());
+  std::string diff((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  for (const char* part :
+       {"--- a/a.txt\n+++ b/a.txt\n", " a\n+more\n", "--- a/gone.txt\n",
+        "-old\n", "--- /dev/null\n+++ b/b.txt\n", "+b\n"}) {
+    EXPECT_NE(diff.find(part), std::string::npos) << part << " in\n" << diff;
+  }
+  EXPECT_EQ(diff.find("out.o"), std::string::npos) << diff;
+  EXPECT_EQ(evidence["diff_truncated"], false);
 }
 
 TEST_F(EvidenceTest, PlainFolderUsesABeforeAfterScan) {
@@ -72,6 +85,7 @@ TEST_F(EvidenceTest, PlainFolderUsesABeforeAfterScan) {
   EXPECT_EQ(evidence["changed_files"], nlohmann::json({"new.txt", "sub/y"}));
   EXPECT_EQ(evidence["checks"][0]["exit_code"], 0);
   EXPECT_EQ(evidence["overlapping_tasks"], nlohmann::json::array());
+  EXPECT_FALSE(evidence.contains("diff_path"));  // Not a git folder.
 }
 
 // Checks run with the environment the task ran with (its client's, its

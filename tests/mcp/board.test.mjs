@@ -4,6 +4,7 @@
 // 0; every process is bounded in time and stopped by its pid.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -448,5 +449,66 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  test('the board: a git folder\'s diff shows in the evidence, as text', async () => {
+    const { home, page } = await fresh();
+    const folder = mkdtempSync(join(tmpdir(), 'bdiff-'));
+    try {
+      const git = (...args) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: folder });
+      writeFileSync(join(folder, 'kept.txt'), 'old line\nsame\n');
+      git('init', '-q');
+      git('add', '.');
+      git('commit', '-qm', 'init');
+      const id = run(home, "printf 'new line\\nsame\\n' > kept.txt; echo '<b>bold</b>' > added.html",
+        ['--cwd', folder, '--check', 'true']);
+      await until(`${id} ended`, () => status(home, id) === 'completed');
+      await page.getByRole('button', { name: `Open ${id}` }).click();
+      const diff = page.getByLabel('Diff');
+      await diff.locator('span.diff-add', { hasText: '+new line' }).waitFor();
+      assert.equal(await diff.locator('span.diff-del', { hasText: '-old line' }).count(), 1);
+      assert.equal(await diff.locator('span.diff-add', { hasText: '+<b>bold</b>' }).count(), 1);
+      assert.equal(await diff.locator('b').count(), 0);
+      assert.match(await diff.textContent(), /\+\+\+ b\/added\.html/);
+      // A task that kept no diff: a 404 that says why.
+      const plain = run(home, 'true');
+      await until(`${plain} ended`, () => status(home, plain) === 'completed');
+      const none = await page.evaluate(async (task) => {
+        const response = await fetch(`/board/api/diff?task=${task}`);
+        return { status: response.status, body: await response.json() };
+      }, plain);
+      assert.equal(none.status, 404);
+      assert.match(none.body.error.message, /kept no diff/);
+    } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  // Last: it adds a page of tasks to the shared history.
+  test('the board: batond pages the history, filtered, the most recent end first', async () => {
+    const { home, page } = await fresh();
+    const ids = [];
+    for (let i = 0; i < 55; i++) ids.push(run(home, 'true', ['--label', 'pages']));
+    await until('the 55 tasks ended', () => ids.every((id) => status(home, id) === 'completed'));
+    await page.getByLabel('Filter by label').selectOption('pages');
+    await page.locator('#count-ended', { hasText: '(55)' }).waitFor();
+    await page.locator('#page', { hasText: 'page 1 of 2' }).waitFor();
+    assert.equal(await page.locator('#ended tr[data-task]').count(), 50);
+    await page.getByRole('button', { name: 'Older' }).click();
+    await page.locator('#page', { hasText: 'page 2 of 2' }).waitFor();
+    const older = await page.locator('#ended tr[data-task]').evaluateAll((rows) => rows.map((r) => r.dataset.task));
+    // The five that ended first; in one millisecond, the first created.
+    const number = (id) => Number(id.split('-')[1]);
+    const byEnd = ids.map((id) => task(home, id))
+      .sort((a, b) => a.ended_at.localeCompare(b.ended_at) || number(a.id) - number(b.id))
+      .map((t) => t.id);
+    assert.deepEqual(older, byEnd.slice(0, 5).reverse());
+    // A page past the end answers the last one.
+    const last = await page.evaluate(async () => (await fetch('/board/api/tasks?label=pages&page=99')).json());
+    assert.equal(last.page, 1);
+    assert.equal(last.pages, 2);
+    assert.equal(last.ended_total, 55);
+    assert.deepEqual(last.ended.map((t) => t.id), byEnd.slice(0, 5).reverse());
+    assert.ok(last.labels.includes('pages'));
   });
 });

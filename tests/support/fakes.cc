@@ -1,6 +1,7 @@
 #include "tests/support/fakes.h"
 
 #include <algorithm>
+#include <set>
 #include <utility>
 
 namespace baton::testing {
@@ -158,6 +159,37 @@ Result<size_t> InMemoryTaskStore::CountTasks(const ListQuery& query) {
   all.limit = 0;
   auto listed = ListTasks(all);
   return listed->size();
+}
+
+Result<EndedPage> InMemoryTaskStore::PageEnded(const EndedQuery& query) {
+  EndedPage page;
+  std::set<std::string> labels;
+  std::vector<TaskRecord> matching;
+  for (auto it = order.rbegin(); it != order.rend(); ++it) {
+    const auto& task = tasks[*it];
+    if (!task.spec.owner.empty() && task.spec.owner != query.owner)
+      continue;
+    if (!task.spec.label.empty())
+      labels.insert(task.spec.label);
+    if (!IsTerminal(task.status))
+      continue;
+    if (task.ended_ms >= query.counted_since_ms)
+      ++page.ended_since[std::string(TaskStatusName(task.status))];
+    if (query.filter.Matches(task))
+      matching.push_back(task);
+  }
+  // The most recent end first; a tie, the most recent creation first.
+  std::stable_sort(matching.begin(), matching.end(),
+                   [](const TaskRecord& a, const TaskRecord& b) {
+                     return a.ended_ms > b.ended_ms;
+                   });
+  page.total = matching.size();
+  for (size_t i = query.offset;
+       i < matching.size() && page.tasks.size() < query.limit; ++i) {
+    page.tasks.push_back(std::move(matching[i]));
+  }
+  page.labels.assign(labels.begin(), labels.end());
+  return page;
 }
 
 Result<uint64_t> InMemoryTaskStore::GetCursor(const TaskId& id,

@@ -24,6 +24,7 @@ class InMemoryTaskStore : public TaskStore {
   Result<std::vector<TaskRecord>> LoadUnnoticedTasks() override;
   Result<std::vector<TaskRecord>> ListTasks(const ListQuery& query) override;
   Result<size_t> CountTasks(const ListQuery& query) override;
+  Result<EndedPage> PageEnded(const EndedQuery& query) override;
   Result<uint64_t> GetCursor(const TaskId& id,
                              const std::string& reader) override;
   Status SetCursor(const TaskId& id, const std::string& reader,

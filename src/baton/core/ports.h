@@ -16,6 +16,7 @@
 
 #include "baton/core/audit.h"
 #include "baton/core/task.h"
+#include "baton/core/task_filter.h"
 #include "baton/util/clock.h"
 #include "baton/util/result.h"
 #include "baton/util/timers.h"
@@ -30,6 +31,28 @@ struct ListQuery {
   bool include_terminal = true;
   // At most this many, most recent first; 0 = no limit.
   size_t limit = 0;
+};
+
+// A page of the ended tasks a person's view shows (the board): those of
+// `owner` and the unowned ones that `filter` lets through, the most recent
+// end first.
+struct EndedQuery {
+  std::string owner;
+  TaskFilter filter;
+  size_t offset = 0;
+  size_t limit = 50;
+  // The tasks of every status that ended at or after this time are counted,
+  // whatever the filter (the header's "ended today").
+  int64_t counted_since_ms = 0;
+};
+
+struct EndedPage {
+  std::vector<TaskRecord> tasks;
+  size_t total = 0;  // Ended tasks that match, the page's among them.
+  // Visible tasks that ended since counted_since_ms, by status name.
+  std::map<std::string, size_t> ended_since;
+  // The labels of every visible task, live or ended, sorted; "" left out.
+  std::vector<std::string> labels;
 };
 
 // A named queue (doc/scheduling.md). The default queue is stored as "".
@@ -63,6 +86,8 @@ class TaskStore {
   virtual Result<std::vector<TaskRecord>> ListTasks(const ListQuery& query) = 0;
   // How many tasks `query` would list without its limit.
   virtual Result<size_t> CountTasks(const ListQuery& query) = 0;
+  // A page of ended tasks, with what a view needs beside it (EndedPage).
+  virtual Result<EndedPage> PageEnded(const EndedQuery& query) = 0;
 
   // The consuming-read cursor of `reader` on a task; 0 when never read.
   virtual Result<uint64_t> GetCursor(const TaskId& id,

@@ -401,6 +401,9 @@ inline constexpr char kAgentEventsFile[] = "events.jsonl";
 // starts it into kTaskLimitsFile: `{"held_by": "cgroup v1: memory, pids"}`
 // (doc/limits.md).
 inline constexpr char kTaskLimitsFile[] = "limits.json";
+// The diff of a git folder's changes, kept as evidence when the task ends
+// (Evidence::diff_path).
+inline constexpr char kTaskDiffFile[] = "diff.patch";
 // What batond masked in a task's log so far (doc/redaction.md), kept in
 // kTaskRedactionsFile by batond: `{"masked": [{"kind": "github-token",
 // "count": 2}]}`.
@@ -474,6 +477,12 @@ struct Evidence {
   // Other tasks that worked in the same folder while this one ran.
   std::vector<std::string> overlapping_tasks;
   std::optional<BranchEvidence> branch;  // A worktree task's.
+  // In a git folder: the diff of the changed files against HEAD at the
+  // end; in a worktree, against its base (commits included). New files
+  // are included. Written beside the task's output; "" when there is
+  // none. Cut at a line when longer than 1 MiB (doc/tasks.md).
+  std::string diff_path;
+  bool diff_truncated = false;
 
   template <class V>
   void Fields(V& v) {
@@ -482,6 +491,8 @@ struct Evidence {
     v("checks", checks);
     v("overlapping_tasks", overlapping_tasks);
     v("branch", branch, {.omit_when_empty = true});
+    v("diff_path", diff_path, {.omit_when_empty = true});
+    v("diff_truncated", diff_truncated);
   }
 };
 

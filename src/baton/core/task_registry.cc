@@ -456,6 +456,25 @@ Result<std::vector<TaskRecord>> TaskRegistry::List(const std::string& session,
   return tasks;
 }
 
+std::vector<TaskRecord> TaskRegistry::ListLive(
+    const std::string& session) const {
+  std::vector<TaskRecord> tasks;
+  for (const auto& [id, task] : live_) {
+    if (task.spec.owner.empty() || task.spec.owner == session)
+      tasks.push_back(task);
+  }
+  std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {
+    return std::tie(a.created_ms, a.id) < std::tie(b.created_ms, b.id);
+  });
+  return tasks;
+}
+
+Result<EndedPage> TaskRegistry::PageEnded(const std::string& session,
+                                          EndedQuery query) {
+  query.owner = session;
+  return store_->PageEnded(query);
+}
+
 Result<OutputRange> TaskRegistry::Read(std::string_view id,
                                        const std::string& session,
                                        ReadMode mode, uint64_t offset) {

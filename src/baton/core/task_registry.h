@@ -180,6 +180,12 @@ class TaskRegistry : public ExecutorListener {
   Result<std::vector<TaskRecord>> List(const std::string& session, bool all,
                                        size_t* hidden);
 
+  // A person's view (the board): every visible live task, in creation
+  // order, and a page of the ended ones (EndedQuery; its owner is
+  // `session`).
+  std::vector<TaskRecord> ListLive(const std::string& session) const;
+  Result<EndedPage> PageEnded(const std::string& session, EndedQuery query);
+
   Result<OutputRange> Read(std::string_view id, const std::string& session,
                            ReadMode mode, uint64_t offset = 0);
 

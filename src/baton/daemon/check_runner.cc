@@ -101,6 +101,71 @@ std::optional<std::set<std::string>> GitDirtyPaths(
   return dirty;
 }
 
+// How much of a diff is kept: enough for a person to review an agent's
+// change, small enough to load in a page.
+constexpr size_t kMaxDiffBytes = 1 << 20;
+// A diff that lists more files than this is cut anyway.
+constexpr size_t kMaxDiffFiles = 1000;
+
+// Writes to `path` the diff of `changed` (paths in the repository at
+// `repo`) against `base`, the new files against nothing, and notes it in
+// `evidence`. No file when git sees no change, or cannot tell.
+void WriteDiff(const std::string& repo, const std::string& base,
+               const std::vector<std::string>& changed,
+               const std::vector<std::string>& env, const std::string& path,
+               Evidence& evidence) {
+  if (changed.empty())
+    return;
+  std::vector<std::string> files(
+      changed.begin(), changed.begin() + static_cast<std::ptrdiff_t>(std::min(
+                                             changed.size(), kMaxDiffFiles)));
+  // Paths as they are, never as patterns; no colour, no external tool.
+  auto git = [&](std::vector<std::string> args, bool with_files) {
+    args.insert(args.begin(), "--literal-pathspecs");
+    if (with_files) {
+      args.push_back("--");
+      args.insert(args.end(), files.begin(), files.end());
+    }
+    return RunGit(repo, args, env);
+  };
+  std::string diff;
+  auto tracked = git({"diff", "--no-color", "--no-ext-diff", base}, true);
+  if (tracked && tracked->ok())
+    diff = std::move(tracked->out);
+  // New files are in no diff against a commit until they are added; each
+  // is shown against /dev/null (exit code 1: they differ).
+  auto untracked =
+      git({"ls-files", "--others", "--exclude-standard", "-z"}, true);
+  if (untracked && untracked->ok()) {
+    const std::string& names = untracked->out;
+    for (size_t start = 0, end;
+         diff.size() <= kMaxDiffBytes &&
+         (end = names.find('\0', start)) != std::string::npos;
+         start = end + 1) {
+      auto added = git({"diff", "--no-color", "--no-ext-diff", "--no-index",
+                        "--", "/dev/null", names.substr(start, end - start)},
+                       false);
+      if (added && added->exit_code == 1)
+        diff += added->out;
+    }
+  }
+  if (diff.empty())
+    return;
+  if (diff.size() > kMaxDiffBytes || files.size() < changed.size()) {
+    evidence.diff_truncated = true;
+    if (diff.size() > kMaxDiffBytes) {
+      size_t cut = diff.rfind('\n', kMaxDiffBytes);
+      diff.resize(cut == std::string::npos ? kMaxDiffBytes : cut + 1);
+    }
+  }
+  if (auto written = WriteFileAtomic(path, diff); !written) {
+    Log(LogLevel::kWarning, "{}: the diff was not kept: {}", path,
+        written.error().message);
+    return;
+  }
+  evidence.diff_path = path;
+}
+
 }  // namespace
 
 struct CheckRunner::Run {
@@ -265,10 +330,14 @@ void CheckRunner::Complete(const TaskId& id) {
   std::optional<WorktreeFindings> worktree;
   if (HasWorktree(run.task))
     worktree = ReadWorktree(*run.task.spec.agent->worktree, run.env);
+  std::string diff_path = executor_->TaskDir(id) + "/" + kTaskDiffFile;
   if (worktree) {
     evidence.source = "worktree";
     evidence.changed_files = std::move(worktree->changed_files);
     evidence.branch = std::move(worktree->branch);
+    const Worktree& made = *run.task.spec.agent->worktree;
+    WriteDiff(made.path, made.base, evidence.changed_files, run.env, diff_path,
+              evidence);
   } else if (before.is_object()) {
     Stamps after = Scan(cwd);
     std::set<std::string> changed;
@@ -292,6 +361,10 @@ void CheckRunner::Complete(const TaskId& id) {
       }
     }
     evidence.changed_files.assign(changed.begin(), changed.end());
+    if (evidence.source == "git") {
+      WriteDiff(cwd, "HEAD", evidence.changed_files, run.env, diff_path,
+                evidence);
+    }
   } else {
     evidence.source = "none";
   }

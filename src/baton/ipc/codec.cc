@@ -442,6 +442,23 @@ Status QueueSetRequest::Validate() const {
   return {};
 }
 
+Status ListRequest::Validate() const {
+  if (!view)
+    return {};
+  if (!view->kind.empty() && !ParseTaskKind(view->kind)) {
+    return Invalid(
+        "list request: 'view.kind' must be shell or agent, or left out for "
+        "both");
+  }
+  if (!view->status.empty() && !ParseTaskStatus(view->status)) {
+    return Invalid(
+        "list request: 'view.status' must be one of queued, running, "
+        "waiting, stopping, completed, failed, killed, interrupted, or left "
+        "out for all");
+  }
+  return {};
+}
+
 Status BudgetRequest::Validate() const {
   if (clear && (max_turns || max_tokens || max_cost_usd)) {
     return Invalid(

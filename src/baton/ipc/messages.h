@@ -334,15 +334,86 @@ struct GetRequest {
   }
 };
 
+// A person's view of the tasks (the board, doc/board.md): filters, and one
+// page of the ended tasks, however long the history.
+struct ListView {
+  std::string kind;
+  std::string status;
+  std::string label;
+  std::string search;
+  int64_t ended_offset = 0;
+  int64_t ended_limit = 50;
+  int64_t ended_since_ms = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("kind", kind, {.max_bytes = kMaxNameBytes, .doc = "`shell` \\| `agent`"});
+    v("status", status,
+      {.max_bytes = kMaxNameBytes, .doc = "one status (`TaskView.status`)"});
+    v("label", label,
+      {.max_bytes = kMaxLabelBytes, .doc = "exactly this label"});
+    v("search", search,
+      {.max_bytes = kMaxLabelBytes,
+       .doc = "found, ignoring ASCII case, in the id, the label, the "
+              "command or one of its words, or the brief"});
+    v("ended_offset", ended_offset,
+      {.min = 0, .doc = "ended tasks that match, skipped"});
+    v("ended_limit", ended_limit,
+      {.min = 1, .max = 1000, .doc = "the page's size; default 50"});
+    v("ended_since_ms", ended_since_ms,
+      {.min = 0, .doc = "counts the tasks that ended since (e.g. today)"});
+  }
+};
+
+struct ListViewCounts {
+  // Every visible live task, whatever the filters.
+  int64_t running = 0;  // Running or stopping.
+  int64_t waiting = 0;
+  int64_t queued = 0;
+  // Every visible task that ended since `ended_since_ms`.
+  int64_t completed = 0;
+  int64_t failed = 0;
+  int64_t killed = 0;
+  int64_t interrupted = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("running", running, {.doc = "running or stopping"});
+    v("waiting", waiting);
+    v("queued", queued);
+    v("completed", completed, {.doc = "ended since `ended_since_ms`"});
+    v("failed", failed);
+    v("killed", killed);
+    v("interrupted", interrupted);
+  }
+};
+
+struct ListViewReply {
+  std::vector<TaskView> ended;
+  int64_t ended_total = 0;
+  ListViewCounts counts;
+  std::vector<std::string> labels;
+  template <class V>
+  void Fields(V& v) {
+    v("ended", ended,
+      {.doc = "the page of ended tasks that match, the most recent end "
+              "first"});
+    v("ended_total", ended_total, {.doc = "ended tasks that match"});
+    v("counts", counts, {.doc = "of every visible task, unfiltered"});
+    v("labels", labels, {.doc = "of every visible task, sorted"});
+  }
+};
+
 struct ListReply {
   std::vector<TaskView> tasks;
   int64_t hidden = 0;
+  std::optional<ListViewReply> view;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
       {.doc = "creation order: every live task and the 20 most recent "
-              "ended ones (all, with `all`)"});
+              "ended ones (all, with `all`); with `view`, the live tasks "
+              "that match"});
     v("hidden", hidden, {.doc = "ended tasks left out"});
+    v("view", view, {.doc = "with `view`"});
   }
 };
 struct ListRequest {
@@ -350,10 +421,15 @@ struct ListRequest {
   static constexpr std::string_view kDoc = "the session's tasks";
   using Reply = ListReply;
   bool all = false;
+  std::optional<ListView> view;
   template <class V>
   void Fields(V& v) {
     v("all", all, {.doc = "every ended task too"});
+    v("view", view,
+      {.doc = "a person's view (the board): filters, and a page of the "
+              "ended tasks instead of all of them"});
   }
+  Status Validate() const;
 };
 
 struct ReadReply {

@@ -3,10 +3,8 @@
 #include <fmt/format.h>
 
 #include <algorithm>
-#include <cctype>
 #include <charconv>
 #include <ctime>
-#include <set>
 #include <type_traits>
 
 #include "baton/ipc/codec.h"
@@ -100,106 +98,30 @@ int64_t StartOfTodayMs() {
   return static_cast<int64_t>(std::mktime(&local)) * 1000;
 }
 
-// What the list shows (doc/board.md, "Filters"): every field empty is no
-// filter.
-struct ListFilter {
-  std::string kind;
-  std::string status;
-  std::string label;
-  std::string search;  // Lower case.
-};
-
-std::string Lower(std::string_view text) {
-  std::string lower(text);
-  for (char& c : lower)
-    c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return lower;
-}
-
-// The words a search looks in: id, label, command or brief.
-bool SearchMatches(const TaskRecord& task, const std::string& search) {
-  if (search.empty())
-    return true;
-  std::string command = task.spec.shell_command.value_or("");
-  for (const auto& arg : task.spec.argv)
-    command += " " + arg;
-  // Named, not temporaries: the views below must outlive the list.
-  std::string id = task.id.ToString();
-  for (std::string_view field :
-       {std::string_view(id), std::string_view(task.spec.label),
-        std::string_view(command),
-        std::string_view(task.spec.agent ? task.spec.agent->brief : "")}) {
-    if (Lower(field).find(search) != std::string::npos)
-      return true;
-  }
-  return false;
-}
-
-bool Matches(const TaskRecord& task, const ListFilter& filter) {
-  return (filter.kind.empty() || filter.kind == TaskKindName(task.spec.kind)) &&
-         (filter.status.empty() ||
-          filter.status == TaskStatusName(task.status)) &&
-         (filter.label.empty() || filter.label == task.spec.label) &&
-         SearchMatches(task, filter.search);
-}
-
-// The header counts every task; the groups hold those `filter` lets
-// through, the ended ones a page at a time.
-BoardList Group(std::vector<TaskView> tasks, int64_t page,
-                const ListFilter& filter) {
+// The page's groups from batond's view of them (ListView): the live tasks
+// that match, oldest first, split into those that wait on a question and
+// the rest; the page of ended ones as batond cut it.
+BoardList Group(ListReply reply, int64_t page) {
   BoardList list;
-  int64_t today = StartOfTodayMs();
-  std::vector<TaskView> ended;
-  std::set<std::string> labels;
-  for (auto& view : tasks) {
-    const TaskRecord& task = view.task;
-    bool recent = task.ended_ms >= today;
-    if (!task.spec.label.empty())
-      labels.insert(task.spec.label);
-    switch (task.status) {
-      case TaskStatus::kWaiting:
-        ++list.need_input_count;
-        break;
-      case TaskStatus::kQueued:
-        ++list.queued_count;
-        break;
-      case TaskStatus::kRunning:
-      case TaskStatus::kStopping:
-        ++list.running_count;
-        break;
-      case TaskStatus::kCompleted:
-        list.completed_today += recent;
-        break;
-      case TaskStatus::kFailed:
-        list.failed_today += recent;
-        break;
-      case TaskStatus::kKilled:
-      case TaskStatus::kInterrupted:
-        list.killed_today += recent;
-        break;
-    }
-    if (!Matches(task, filter))
-      continue;
-    if (task.status == TaskStatus::kWaiting)
-      list.needs_input.push_back(std::move(view));
-    else if (!IsTerminal(task.status))
-      list.running.push_back(std::move(view));
+  ListViewReply& view = *reply.view;
+  list.running_count = view.counts.running;
+  list.need_input_count = view.counts.waiting;
+  list.queued_count = view.counts.queued;
+  list.completed_today = view.counts.completed;
+  list.failed_today = view.counts.failed;
+  list.killed_today = view.counts.killed + view.counts.interrupted;
+  for (auto& task : reply.tasks) {
+    if (task.task.status == TaskStatus::kWaiting)
+      list.needs_input.push_back(std::move(task));
     else
-      ended.push_back(std::move(view));
+      list.running.push_back(std::move(task));
   }
-  list.labels.assign(labels.begin(), labels.end());
-  std::stable_sort(ended.begin(), ended.end(),
-                   [](const auto& a, const auto& b) {
-                     return a.task.ended_ms > b.task.ended_ms;
-                   });
-  list.ended_total = static_cast<int64_t>(ended.size());
+  list.ended = std::move(view.ended);
+  list.ended_total = view.ended_total;
   list.pages = std::max<int64_t>(
       1, (list.ended_total + kEndedPageSize - 1) / kEndedPageSize);
-  list.page = std::clamp<int64_t>(page, 0, list.pages - 1);
-  auto first = std::min<int64_t>(list.page * kEndedPageSize, list.ended_total);
-  auto last = std::min<int64_t>(first + kEndedPageSize, list.ended_total);
-  list.ended.assign(std::make_move_iterator(ended.begin() + first),
-                    std::make_move_iterator(ended.begin() + last));
+  list.page = page;
+  list.labels = std::move(view.labels);
   return list;
 }
 
@@ -292,6 +214,7 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/output", &Board::Output);
   route("/board/api/output/events", &Board::OutputEvents);
   route("/board/api/log", &Board::Log);
+  route("/board/api/diff", &Board::Diff);
   route("/board/api/events", &Board::Events);
   route("/board/api/kill", &Board::Action<KillRequest>);
   route("/board/api/answer", &Board::Action<AnswerRequest>);
@@ -366,34 +289,42 @@ void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
   auto page = BoardQueryNumber(request, "page", 0);
   if (!page)
     return exchange->Respond(BoardBadInput("page must be a number from 0"));
-  ListFilter filter;
-  filter.kind = QueryValue(request.target, "kind").value_or("");
-  filter.status = QueryValue(request.target, "status").value_or("");
-  filter.label = QueryValue(request.target, "label").value_or("");
-  filter.search = Lower(QueryValue(request.target, "q").value_or(""));
-  if (!filter.kind.empty() && filter.kind != "shell" && filter.kind != "agent")
-    return exchange->Respond(BoardBadInput("kind must be shell or agent"));
-  static constexpr std::string_view kStatuses[] = {
-      "queued",    "running", "waiting", "stopping",
-      "completed", "failed",  "killed",  "interrupted"};
-  if (!filter.status.empty() &&
-      std::ranges::find(kStatuses, filter.status) == std::end(kStatuses)) {
-    return exchange->Respond(BoardBadInput(
-        "status must be one of queued, running, waiting, stopping, "
-        "completed, failed, killed, interrupted"));
-  }
+  // batond checks the filters, with the same words as for any client.
+  ListView view;
+  view.kind = QueryValue(request.target, "kind").value_or("");
+  view.status = QueryValue(request.target, "status").value_or("");
+  view.label = QueryValue(request.target, "label").value_or("");
+  view.search = QueryValue(request.target, "q").value_or("");
+  view.ended_limit = kEndedPageSize;
+  view.ended_since_ms = StartOfTodayMs();
+  ListPage(std::move(view), *page, exchange);
+}
+
+void Board::ListPage(ListView view, int64_t page, const ExchangePtr& exchange) {
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;
-  daemon->Call(ListRequest{.all = true}, [exchange, page = *page,
-                                          filter = std::move(filter)](
-                                             Result<ListReply> reply) {
+  view.ended_offset = page * kEndedPageSize;
+  ListRequest request{.view = view};
+  daemon->Call(request, [this, exchange, page, view = std::move(view)](
+                            Result<ListReply> reply) mutable {
     if (!reply) {
       return exchange->Respond(
           BoardError(BoardStatusOf(reply.error()), reply.error()));
     }
-    exchange->Respond(
-        BoardJson(EncodeObject(Group(std::move(reply->tasks), page, filter))));
+    if (!reply->view) {
+      return exchange->Respond(BoardError(
+          500, Error{ErrorCode::kIncompatible,
+                     "batond answered without the view; restart it "
+                     "(baton daemon stop) so that it is this version"}));
+    }
+    // A page past the end (the history got shorter, or a page number
+    // typed by hand): the last one instead.
+    int64_t total = reply->view->ended_total;
+    int64_t last = std::max<int64_t>(0, (total - 1) / kEndedPageSize);
+    if (page > last)
+      return ListPage(std::move(view), last, exchange);
+    exchange->Respond(BoardJson(EncodeObject(Group(std::move(*reply), page))));
   });
 }
 

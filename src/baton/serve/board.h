@@ -71,6 +71,9 @@ class Board {
  private:
   void Page(const HttpRequest& request, const ExchangePtr& exchange);
   void Tasks(const HttpRequest& request, const ExchangePtr& exchange);
+  // Answers with page `page` of `view`'s ended tasks, or with the last page
+  // when there are fewer.
+  void ListPage(ListView view, int64_t page, const ExchangePtr& exchange);
   void Task(const HttpRequest& request, const ExchangePtr& exchange);
   // A task's records in the audit trail (doc/audit.md).
   void Audit(const HttpRequest& request, const ExchangePtr& exchange);
@@ -84,6 +87,8 @@ class Board {
   void Output(const HttpRequest& request, const ExchangePtr& exchange);
   void OutputEvents(const HttpRequest& request, const ExchangePtr& exchange);
   void Log(const HttpRequest& request, const ExchangePtr& exchange);
+  // The diff a task in a git folder left (Evidence::diff_path), as text.
+  void Diff(const HttpRequest& request, const ExchangePtr& exchange);
   void Events(const HttpRequest& request, const ExchangePtr& exchange);
   // POST: the body is the ipc request R itself, checked field by field as
   // batond would; batond's reply (or error) is the answer.

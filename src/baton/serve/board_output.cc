@@ -16,6 +16,7 @@
 #include "baton/mcp/output_text.h"
 #include "baton/serve/board.h"
 #include "baton/serve/http_checks.h"
+#include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
@@ -286,6 +287,40 @@ void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
                       {"X-Content-Type-Options", "nosniff"}});
                  SendLogPiece(fd, exchange);
                });
+}
+
+void Board::Diff(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  daemon->Call(GetRequest{.task = *id}, [exchange](Result<TaskReply> reply) {
+    if (!reply) {
+      return exchange->Respond(
+          BoardError(BoardStatusOf(reply.error()), reply.error()));
+    }
+    const auto& evidence = reply->task.task.evidence;
+    if (!evidence || evidence->diff_path.empty()) {
+      return exchange->Respond(BoardError(
+          404, Error{ErrorCode::kNotFound,
+                     fmt::format("{} kept no diff: it had no checks, its "
+                                 "folder is not a git repository, or it "
+                                 "changed nothing there",
+                                 reply->task.task.id.ToString())}));
+    }
+    // At most 1 MiB (batond cuts it): read whole.
+    auto diff = ReadFile(evidence->diff_path);
+    if (!diff)
+      return exchange->Respond(BoardError(500, diff.error()));
+    HttpResponse response;
+    response.headers = {{"Content-Type", "text/plain; charset=utf-8"},
+                        {"Cache-Control", "no-store"},
+                        {"X-Content-Type-Options", "nosniff"}};
+    response.body = std::move(*diff);
+    exchange->Respond(std::move(response));
+  });
 }
 
 }  // namespace baton::serve

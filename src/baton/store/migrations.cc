@@ -108,9 +108,21 @@ CREATE TABLE audit (
 CREATE INDEX audit_by_task ON audit (task, seq);
 )sql";
 
+// Schema 7: pages of ended tasks for a person's view (the board;
+// doc/schema.md, "Pages of ended tasks"). tasks_ended is in the order of a
+// page, the most recent end first, and holds status and owner, so that a
+// page without filters, its total and the counts of the day read no table
+// row but the page's. tasks_labels lists a session's labels without reading
+// its history.
+constexpr std::string_view kSchema7 = R"sql(
+CREATE INDEX tasks_ended ON tasks (ended_ms, status, owner)
+  WHERE status IN ('completed', 'failed', 'killed', 'interrupted');
+CREATE INDEX tasks_labels ON tasks (owner, label);
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kSchema1}, {2, kSchema2}, {3, kSchema3},
-    {4, kSchema4}, {5, kSchema5}, {6, kSchema6},
+    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4},
+    {5, kSchema5}, {6, kSchema6}, {7, kSchema7},
 };
 
 }  // namespace

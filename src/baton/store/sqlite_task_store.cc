@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <nlohmann/json.hpp>
+#include <set>
+#include <tuple>
 
 #include "baton/core/task_extra.h"
 #include "baton/store/migrations.h"
@@ -452,6 +454,136 @@ Result<size_t> SqliteTaskStore::CountTasks(const ListQuery& query) {
       ++count;
   }
   return count;
+}
+
+namespace {
+
+// The visible ended tasks that `filter` (bound as ?5 to ?8) lets through,
+// the pending ones left out (?2), in tasks_ended: the SQL twin of
+// TaskFilter::Matches and IsVisible. Each filter left empty is true for
+// every row, so one text serves every query.
+constexpr std::string_view kEndedMatching =
+    "FROM tasks INDEXED BY tasks_ended "
+    "WHERE status IN ('completed', 'failed', 'killed', 'interrupted') "
+    "AND owner IN (?1, '') "
+    "AND seq NOT IN (SELECT value FROM json_each(?2)) "
+    "AND (?5 = '' OR kind = ?5) AND (?6 = '' OR status = ?6) "
+    "AND (?7 = '' OR label = ?7) "
+    "AND (?8 = '' OR instr(lower(id), ?8) OR instr(lower(label), ?8) "
+    "OR instr(lower(coalesce(shell_command, '')), ?8) "
+    "OR EXISTS (SELECT 1 FROM json_each(argv) WHERE instr(lower(value), ?8)) "
+    "OR instr(lower(coalesce(json_extract(extra, '$.agent.brief'), '')), ?8))";
+
+// The order of tasks_ended, descending; seq last makes it total.
+bool EndsLater(int64_t a_seq, const TaskRecord& a, int64_t b_seq,
+               const TaskRecord& b) {
+  auto key = [](int64_t seq, const TaskRecord& t) {
+    return std::make_tuple(t.ended_ms, TaskStatusName(t.status),
+                           std::string_view(t.spec.owner), seq);
+  };
+  return key(b_seq, b) < key(a_seq, a);
+}
+
+}  // namespace
+
+Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
+  EndedPage page;
+  const TaskFilter& filter = query.filter;
+  auto bind_filter = [&](Statement& s) {
+    s.BindText(1, query.owner);
+    s.BindText(2, PendingSeqsJson());
+    s.BindText(5, filter.kind);
+    s.BindText(6, filter.status);
+    s.BindText(7, filter.label);
+    s.BindText(8, filter.search);
+  };
+  // Pending tasks are merged from memory. They are few (one loop
+  // iteration's writes), so with any of them on the page the page is read
+  // from the start and cut after the merge; else SQLite skips to it.
+  std::vector<Row> pending;
+  ListQuery visible{.owner = query.owner};
+  for (const auto& [id, row] : pending_tasks_) {
+    const TaskRecord& task = row.record;
+    if (!IsTerminal(task.status) || !IsVisible(task, visible))
+      continue;
+    if (task.ended_ms >= query.counted_since_ms)
+      ++page.ended_since[std::string(TaskStatusName(task.status))];
+    if (filter.Matches(task))
+      pending.push_back(row);
+  }
+  size_t skip = pending.empty() ? query.offset : 0;
+  auto rows = QueryRows(
+      fmt::format("SELECT {} {} ORDER BY ended_ms DESC, status DESC, "
+                  "owner DESC, seq DESC LIMIT ?3 OFFSET ?4",
+                  kTaskColumns, kEndedMatching),
+      [&](Statement& s) {
+        bind_filter(s);
+        s.BindInt(3, static_cast<int64_t>(query.offset - skip + query.limit));
+        s.BindInt(4, static_cast<int64_t>(skip));
+      });
+  if (!rows)
+    return std::unexpected(std::move(rows.error()));
+  if (!pending.empty()) {
+    rows->insert(rows->end(), pending.begin(), pending.end());
+    std::sort(rows->begin(), rows->end(), [](const Row& a, const Row& b) {
+      return EndsLater(a.seq, a.record, b.seq, b.record);
+    });
+    rows->erase(rows->begin(),
+                rows->begin() + std::min(query.offset, rows->size()));
+    if (rows->size() > query.limit)
+      rows->resize(query.limit);
+  }
+  page.tasks.reserve(rows->size());
+  for (Row& row : *rows)
+    page.tasks.push_back(std::move(row.record));
+
+  auto counted = ForEachRow(
+      fmt::format("SELECT count(*) {}", kEndedMatching), bind_filter,
+      [&](const Statement& s) -> Status {
+        page.total = static_cast<size_t>(s.ColumnInt(0)) + pending.size();
+        return {};
+      },
+      "counting ended tasks");
+  if (!counted)
+    return std::unexpected(std::move(counted.error()));
+  counted = ForEachRow(
+      "SELECT status, count(*) FROM tasks INDEXED BY tasks_ended "
+      "WHERE status IN ('completed', 'failed', 'killed', 'interrupted') "
+      "AND ended_ms >= ?3 AND owner IN (?1, '') "
+      "AND seq NOT IN (SELECT value FROM json_each(?2)) GROUP BY status",
+      [&](Statement& s) {
+        s.BindText(1, query.owner);
+        s.BindText(2, PendingSeqsJson());
+        s.BindInt(3, query.counted_since_ms);
+      },
+      [&](const Statement& s) -> Status {
+        page.ended_since[s.ColumnText(0)] +=
+            static_cast<size_t>(s.ColumnInt(1));
+        return {};
+      },
+      "counting the tasks that ended today");
+  if (!counted)
+    return std::unexpected(std::move(counted.error()));
+  // A task's label never changes: the stored labels and the pending ones
+  // together are every label.
+  std::set<std::string> labels;
+  counted = ForEachRow(
+      "SELECT DISTINCT label FROM tasks INDEXED BY tasks_labels "
+      "WHERE owner IN (?1, '') AND label <> ''",
+      [&](Statement& s) { s.BindText(1, query.owner); },
+      [&](const Statement& s) -> Status {
+        labels.insert(s.ColumnText(0));
+        return {};
+      },
+      "listing labels");
+  if (!counted)
+    return std::unexpected(std::move(counted.error()));
+  for (const auto& [id, row] : pending_tasks_) {
+    if (!row.record.spec.label.empty() && IsVisible(row.record, visible))
+      labels.insert(row.record.spec.label);
+  }
+  page.labels.assign(labels.begin(), labels.end());
+  return page;
 }
 
 Result<uint64_t> SqliteTaskStore::GetCursor(const TaskId& id,

@@ -40,6 +40,7 @@ class SqliteTaskStore : public TaskStore {
   Result<std::vector<TaskRecord>> LoadUnnoticedTasks() override;
   Result<std::vector<TaskRecord>> ListTasks(const ListQuery& query) override;
   Result<size_t> CountTasks(const ListQuery& query) override;
+  Result<EndedPage> PageEnded(const EndedQuery& query) override;
   Result<uint64_t> GetCursor(const TaskId& id,
                              const std::string& reader) override;
   // Fails with kNotFound when the task does not exist: the cursor row

@@ -177,7 +177,8 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
                      "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
                      "name)"),
             "audit audit_by_task counters cursors queues session_budgets "
-            "sessions tasks tasks_by_owner tasks_live tasks_unnoticed");
+            "sessions tasks tasks_by_owner tasks_ended tasks_labels "
+            "tasks_live tasks_unnoticed");
 }
 
 // The database keeps tasks' environments, secrets among them: only its
@@ -322,6 +323,124 @@ TEST_F(SqliteTaskStoreTest, ListsVisibleTasksNewestFirst) {
   store.reset();
   store = OpenStore();
   check("reopened");
+}
+
+// A person's view (the board): a page of ended tasks, the most recent end
+// first, filtered in SQL as TaskFilter::Matches filters in memory, with the
+// day's counts and every label; the same whether the tasks are pending,
+// flushed, or some of each.
+TEST_F(SqliteTaskStoreTest, PagesEndedTasksByTheirEndWithFiltersAndCounts) {
+  auto store = OpenStore();
+  auto ended = [](TaskKind kind, int64_t number, std::string owner,
+                  TaskStatus status, int64_t ended_ms) {
+    TaskRecord task = MakeTask(kind, number, std::move(owner), status);
+    task.ended_ms = ended_ms;
+    return task;
+  };
+  TaskRecord t1 = ended(TaskKind::kShell, 1, "a", TaskStatus::kCompleted, 5000);
+  t1.spec.label = "build";
+  TaskRecord t2 = ended(TaskKind::kShell, 2, "", TaskStatus::kFailed, 7000);
+  t2.spec.shell_command = "make Test";
+  TaskRecord t3 = ended(TaskKind::kAgent, 3, "", TaskStatus::kCompleted, 6000);
+  t3.spec.shell_command.reset();
+  t3.spec.agent = AgentSpec{.adapter = "claude", .brief = "Fix the LOGIN bug"};
+  t3.spec.label = "fix";
+  TaskRecord t4 = ended(TaskKind::kShell, 4, "b", TaskStatus::kKilled, 8000);
+  t4.spec.label = "secret";
+  TaskRecord t5 = ended(TaskKind::kShell, 5, "", TaskStatus::kRunning, 0);
+  t5.spec.label = "deploy";
+  // Ends in the same millisecond as shell-2: the status name decides.
+  TaskRecord t6 =
+      ended(TaskKind::kShell, 6, "a", TaskStatus::kInterrupted, 7000);
+  TaskRecord t7 = ended(TaskKind::kShell, 7, "", TaskStatus::kCompleted, 9000);
+  t7.spec.shell_command.reset();
+  t7.spec.argv = {"echo", "Needle"};
+  for (const auto& task : {t1, t2, t3, t4, t5, t6, t7})
+    ASSERT_TRUE(store->PutTask(task));
+
+  auto page = [&](TaskFilter filter, size_t offset = 0, size_t limit = 50) {
+    auto got = store->PageEnded({.owner = "a",
+                                 .filter = std::move(filter),
+                                 .offset = offset,
+                                 .limit = limit,
+                                 .counted_since_ms = 6500});
+    EXPECT_TRUE(got) << got.error().message;
+    return got ? *got : EndedPage{};
+  };
+  auto check = [&](const char* when) {
+    SCOPED_TRACE(when);
+    EndedPage all = page({});
+    EXPECT_EQ(Ids(all.tasks),
+              (std::vector<std::string>{"shell-7", "shell-6", "shell-2",
+                                        "agent-3", "shell-1"}));
+    EXPECT_EQ(all.total, 5u);
+    EXPECT_EQ(all.ended_since,
+              (std::map<std::string, size_t>{
+                  {"completed", 1}, {"failed", 1}, {"interrupted", 1}}));
+    EXPECT_EQ(all.labels, (std::vector<std::string>{"build", "deploy", "fix"}));
+    EndedPage second = page({}, 1, 2);
+    EXPECT_EQ(Ids(second.tasks),
+              (std::vector<std::string>{"shell-6", "shell-2"}));
+    EXPECT_EQ(second.total, 5u);
+    EXPECT_TRUE(page({}, 5).tasks.empty());
+    EXPECT_EQ(Ids(page({.kind = "agent"}).tasks),
+              (std::vector<std::string>{"agent-3"}));
+    EXPECT_EQ(Ids(page({.status = "failed"}).tasks),
+              (std::vector<std::string>{"shell-2"}));
+    EXPECT_EQ(Ids(page({.label = "build"}).tasks),
+              (std::vector<std::string>{"shell-1"}));
+    EXPECT_EQ(page({.label = "secret"}).total, 0u);
+    for (const auto& [search, id] :
+         std::vector<std::pair<std::string, std::string>>{
+             {"needle", "shell-7"},
+             {"login", "agent-3"},
+             {"make t", "shell-2"},
+             {"shell-6", "shell-6"}}) {
+      EndedPage found = page({.search = search});
+      EXPECT_EQ(Ids(found.tasks), std::vector<std::string>{id}) << search;
+      EXPECT_EQ(found.total, 1u) << search;
+      // The same rule in memory, for live and pending tasks.
+      TaskFilter filter{.search = search};
+      EXPECT_TRUE(filter.Matches(*store->GetTask(*TaskId::Parse(id)).value()))
+          << search;
+    }
+    // Without a session: the unowned tasks only.
+    auto unowned = store->PageEnded({.owner = ""});
+    ASSERT_TRUE(unowned);
+    EXPECT_EQ(Ids(unowned->tasks),
+              (std::vector<std::string>{"shell-7", "shell-2", "agent-3"}));
+    EXPECT_EQ(unowned->labels, (std::vector<std::string>{"deploy", "fix"}));
+  };
+  check("pending");
+  ASSERT_TRUE(store->Flush());
+  check("flushed");
+
+  // Some pending, some flushed: a pending end lands in its place on every
+  // page, and counts once.
+  TaskRecord t8 = ended(TaskKind::kShell, 8, "", TaskStatus::kCompleted, 6500);
+  t8.spec.label = "late";
+  ASSERT_TRUE(store->PutTask(t8));
+  t5.status = TaskStatus::kFailed;  // The running one ends, pending.
+  t5.ended_ms = 9500;
+  ASSERT_TRUE(store->PutTask(t5));
+  for (const char* when : {"mixed", "flushed again"}) {
+    SCOPED_TRACE(when);
+    EndedPage all = page({});
+    EXPECT_EQ(Ids(all.tasks), (std::vector<std::string>{
+                                  "shell-5", "shell-7", "shell-6", "shell-2",
+                                  "shell-8", "agent-3", "shell-1"}));
+    EXPECT_EQ(all.total, 7u);
+    EXPECT_EQ(Ids(page({}, 3, 2).tasks),
+              (std::vector<std::string>{"shell-2", "shell-8"}));
+    EXPECT_EQ(all.ended_since,
+              (std::map<std::string, size_t>{
+                  {"completed", 2}, {"failed", 2}, {"interrupted", 1}}));
+    EXPECT_EQ(all.labels,
+              (std::vector<std::string>{"build", "deploy", "fix", "late"}));
+    EXPECT_EQ(Ids(page({.status = "failed"}).tasks),
+              (std::vector<std::string>{"shell-5", "shell-2"}));
+    ASSERT_TRUE(store->Flush());
+  }
 }
 
 TEST_F(SqliteTaskStoreTest, ReadsOverlayPendingWritesOnFlushedRows) {
@@ -589,6 +708,32 @@ TEST_F(SqliteTaskStoreTest, ASchema4DatabaseGainsSessionBudgets) {
   EXPECT_TRUE(store->LoadSessionBudgets()->empty());
   ASSERT_TRUE(store->PutSessionBudget("s", {.max_turns = 1}));
   ASSERT_TRUE(store->Flush());
+}
+
+// A schema-6 history gains the indexes of pages of ended tasks, and pages
+// at once.
+TEST_F(SqliteTaskStoreTest, ASchema6DatabaseGainsTheEndedTasksIndexes) {
+  {
+    auto store = OpenStore();
+    for (int64_t n = 1; n <= 3; ++n) {
+      TaskRecord task =
+          MakeTask(TaskKind::kShell, n, "", TaskStatus::kCompleted);
+      task.ended_ms = 100 * n;
+      ASSERT_TRUE(store->PutTask(task));
+    }
+    ASSERT_TRUE(store->Flush());
+  }
+  RawExec(path_,
+          "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
+          "PRAGMA user_version = 6;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  auto page = store->PageEnded({.owner = "", .limit = 2});
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(Ids(page->tasks), (std::vector<std::string>{"shell-3", "shell-2"}));
+  EXPECT_EQ(page->total, 3u);
 }
 
 AuditRecord AuditOf(std::string action, std::string task, int64_t at_ms) {
@@ -895,14 +1040,23 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
   start = Clock::now();
   auto count = store->CountTasks({.owner = "session-3"});
   double count_ms = ms_since(start);
+  // The board's first load: a page of the unowned history, its total, the
+  // day's counts and the labels.
+  start = Clock::now();
+  auto page = store->PageEnded({.owner = "", .limit = 50});
+  double page_ms = ms_since(start);
   EXPECT_EQ(live->size(), 100u);
   EXPECT_GT(unnoticed->size(), 100u);
   EXPECT_GT(*count, 9000u);
+  ASSERT_TRUE(page);
+  EXPECT_EQ(page->tasks.size(), 50u);
+  EXPECT_GT(page->total, 9000u);
 
   std::printf(
       "  100k tasks: open %.2f ms, get avg %.3f ms, list(20) max %.3f ms, "
-      "live %.2f ms, unnoticed %.2f ms, count %.2f ms\n",
-      open_ms, get_avg_ms, list_max_ms, live_ms, unnoticed_ms, count_ms);
+      "live %.2f ms, unnoticed %.2f ms, count %.2f ms, ended page %.2f ms\n",
+      open_ms, get_avg_ms, list_max_ms, live_ms, unnoticed_ms, count_ms,
+      page_ms);
   EXPECT_LT(open_ms, 1000);
   EXPECT_LT(get_avg_ms, 10);
   EXPECT_LT(list_max_ms, 50);
@@ -912,6 +1066,7 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
   // suite running beside it, 13 ms was seen. A scan of the 100,000 rows
   // takes several times that: 50 ms still tells one from the other.
   EXPECT_LT(count_ms, 50);
+  EXPECT_LT(page_ms, 100);
 }
 
 }  // namespace

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "baton/core/task_filter.h"
 #include "baton/daemon/daemon.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/duration.h"
@@ -76,8 +77,69 @@ void Daemon::Handle(Connection&, const GetRequest& request, Session session,
   reply(TaskReply{std::move(view)});
 }
 
+// A person's view (ListView): the live tasks that match, and a page of the
+// ended ones that batond's store reads by itself, so that a board's load
+// costs the same with a history of a hundred tasks or of a hundred thousand.
+namespace {
+
+template <class AsView>
+Result<ListReply> ViewOf(TaskRegistry& registry, const ListView& view,
+                         const std::string& session, const AsView& as_view) {
+  TaskFilter filter{.kind = view.kind,
+                    .status = view.status,
+                    .label = view.label,
+                    .search = AsciiLower(view.search)};
+  ListReply list;
+  ListViewReply& reply = list.view.emplace();
+  for (auto& task : registry.ListLive(session)) {
+    switch (task.status) {
+      case TaskStatus::kWaiting:
+        ++reply.counts.waiting;
+        break;
+      case TaskStatus::kQueued:
+        ++reply.counts.queued;
+        break;
+      default:
+        ++reply.counts.running;
+        break;
+    }
+    if (filter.Matches(task))
+      list.tasks.push_back(as_view(std::move(task)));
+  }
+  auto page = registry.PageEnded(
+      session, EndedQuery{.filter = std::move(filter),
+                          .offset = static_cast<size_t>(view.ended_offset),
+                          .limit = static_cast<size_t>(view.ended_limit),
+                          .counted_since_ms = view.ended_since_ms});
+  if (!page)
+    return std::unexpected(page.error());
+  for (auto& task : page->tasks)
+    reply.ended.push_back(as_view(std::move(task)));
+  reply.ended_total = static_cast<int64_t>(page->total);
+  auto since = [&](std::string_view status) {
+    auto it = page->ended_since.find(std::string(status));
+    return it == page->ended_since.end() ? 0 : static_cast<int64_t>(it->second);
+  };
+  reply.counts.completed = since("completed");
+  reply.counts.failed = since("failed");
+  reply.counts.killed = since("killed");
+  reply.counts.interrupted = since("interrupted");
+  reply.labels = std::move(page->labels);
+  return list;
+}
+
+}  // namespace
+
 void Daemon::Handle(Connection&, const ListRequest& request, Session session,
                     Reply reply) {
+  if (request.view) {
+    auto list =
+        ViewOf(*registry_, *request.view, session,
+               [this](TaskRecord task) { return View(std::move(task)); });
+    if (!list)
+      return reply(std::unexpected(list.error()));
+    return reply(std::move(*list));
+  }
   size_t hidden = 0;
   auto tasks = registry_->List(session, request.all, &hidden);
   if (!tasks)

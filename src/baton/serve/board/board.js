@@ -266,6 +266,7 @@ function renderEvidence(task) {
   const checks = $("checks");
   const changed = $("changed-files");
   const overlapping = $("overlapping");
+  renderDiff(task);
   if (!evidence) {
     checks.replaceChildren();
     changed.replaceChildren();
@@ -290,6 +291,34 @@ function renderEvidence(task) {
     return item;
   }));
   $("overlapping-title").hidden = evidence.overlapping_tasks.length === 0;
+}
+
+// A git folder's diff (the evidence's diff_path): read once per task, as
+// text, each line coloured by what it is.
+let diffOf = null;
+async function renderDiff(task) {
+  const evidence = task.evidence;
+  const pre = $("diff");
+  const has = Boolean(evidence && evidence.diff_path);
+  $("diff-title").hidden = pre.hidden = !has;
+  if (!has) {
+    diffOf = null;
+    pre.replaceChildren();
+    return;
+  }
+  $("diff-title").textContent = evidence.diff_truncated ? "Diff (cut at 1 MiB)" : "Diff";
+  if (diffOf === task.id) return;
+  diffOf = task.id;
+  const response = await fetch(`/board/api/diff?task=${encodeURIComponent(task.id)}`);
+  const text = response.ok ? await response.text() : `The diff could not be read (${response.status}).`;
+  if (diffOf !== task.id) return;  // Another task was opened meanwhile.
+  const kind = (line) =>
+    line.startsWith("diff ") || line.startsWith("+++") || line.startsWith("---") ? "diff-file"
+      : line.startsWith("@@") ? "diff-hunk"
+        : line.startsWith("+") ? "diff-add"
+          : line.startsWith("-") ? "diff-del" : "";
+  pre.replaceChildren(...text.replace(/\n$/, "").split("\n")
+    .map((line) => el("span", `${line}\n`, { class: kind(line) })));
 }
 
 function renderQuestions(task) {
