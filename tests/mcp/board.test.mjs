@@ -239,7 +239,7 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       return { status: response.status, body: await response.json() };
     });
     assert.equal(refused.status, 400);
-    assert.match(refused.body.error.message, /kind must be shell or agent/);
+    assert.match(refused.body.error.message, /'kind' must be shell or agent/);
   });
 
   test('the board: ANSI colours render, as text', async () => {

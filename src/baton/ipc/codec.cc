@@ -443,18 +443,23 @@ Status QueueSetRequest::Validate() const {
 }
 
 Status ListRequest::Validate() const {
-  if (!view)
+  if (!view) {
+    if (!filter.IsDefault()) {
+      return Invalid(
+          "list request: 'kind', 'status', 'label', 'search' and 'ended_*' "
+          "shape a view: give 'view': true with them");
+    }
     return {};
-  if (!view->kind.empty() && !ParseTaskKind(view->kind)) {
-    return Invalid(
-        "list request: 'view.kind' must be shell or agent, or left out for "
-        "both");
   }
-  if (!view->status.empty() && !ParseTaskStatus(view->status)) {
+  if (!filter.kind.empty() && !ParseTaskKind(filter.kind)) {
     return Invalid(
-        "list request: 'view.status' must be one of queued, running, "
-        "waiting, stopping, completed, failed, killed, interrupted, or left "
-        "out for all");
+        "list request: 'kind' must be shell or agent, or left out for both");
+  }
+  if (!filter.status.empty() && !ParseTaskStatus(filter.status)) {
+    return Invalid(
+        "list request: 'status' must be one of queued, running, waiting, "
+        "stopping, completed, failed, killed, interrupted, or left out for "
+        "all");
   }
   return {};
 }

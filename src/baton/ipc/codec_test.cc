@@ -99,6 +99,34 @@ TEST(CodecTest, ARequestLineDecodesToItsType) {
   EXPECT_EQ(kill->reason, "r");
 }
 
+// A view's filters are checked where they are decoded, and only go with
+// `view`: a filter that would be ignored is refused instead.
+TEST(CodecTest, AListViewsFiltersAreCheckedAndNeedTheView) {
+  auto refused = [](const std::string& line) {
+    auto decoded = DecodeRequestLine(line);
+    return decoded ? std::string("accepted") : decoded.error().error.message;
+  };
+  EXPECT_NE(refused(R"({"id":1,"op":"list","view":true,"kind":"robot"})")
+                .find("'kind' must be shell or agent"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"id":1,"op":"list","view":true,"status":"done"})")
+                .find("'status' must be one of queued"),
+            std::string::npos);
+  EXPECT_NE(refused(R"({"id":1,"op":"list","status":"failed"})")
+                .find("give 'view': true"),
+            std::string::npos);
+  auto decoded = DecodeRequestLine(
+      R"({"id":1,"op":"list","view":true,"status":"failed","search":"Make",)"
+      R"("ended_offset":50,"ended_limit":10})");
+  ASSERT_TRUE(decoded) << decoded.error().error.message;
+  const auto& list = std::get<ListRequest>(decoded->request);
+  EXPECT_TRUE(list.view);
+  EXPECT_EQ(list.filter.status, "failed");
+  EXPECT_EQ(list.filter.search, "Make");
+  EXPECT_EQ(list.filter.ended_offset, 50);
+  EXPECT_EQ(list.filter.ended_limit, 10);
+}
+
 TEST(CodecTest, EveryValidSampleDecodes) {
   for (const auto& sample : testing::ValidRequests()) {
     auto decoded = DecodeRequestLine(sample.line);

@@ -335,7 +335,7 @@ struct GetRequest {
 };
 
 // A person's view of the tasks (the board, doc/board.md): filters, and one
-// page of the ended tasks, however long the history.
+// page of the ended tasks, however long the history. Flat in `list`.
 struct ListView {
   std::string kind;
   std::string status;
@@ -344,23 +344,33 @@ struct ListView {
   int64_t ended_offset = 0;
   int64_t ended_limit = 50;
   int64_t ended_since_ms = 0;
+  bool IsDefault() const {
+    return kind.empty() && status.empty() && label.empty() && search.empty() &&
+           ended_offset == 0 && ended_limit == 50 && ended_since_ms == 0;
+  }
   template <class V>
   void Fields(V& v) {
-    v("kind", kind, {.max_bytes = kMaxNameBytes, .doc = "`shell` \\| `agent`"});
+    v("kind", kind,
+      {.max_bytes = kMaxNameBytes, .doc = "with `view`: `shell` \\| `agent`"});
     v("status", status,
-      {.max_bytes = kMaxNameBytes, .doc = "one status (`TaskView.status`)"});
+      {.max_bytes = kMaxNameBytes,
+       .doc = "with `view`: one status (`queued`, ..., `interrupted`)"});
     v("label", label,
-      {.max_bytes = kMaxLabelBytes, .doc = "exactly this label"});
+      {.max_bytes = kMaxLabelBytes, .doc = "with `view`: exactly this label"});
     v("search", search,
       {.max_bytes = kMaxLabelBytes,
-       .doc = "found, ignoring ASCII case, in the id, the label, the "
-              "command or one of its words, or the brief"});
+       .doc = "with `view`: found, ignoring ASCII case, in the id, the "
+              "label, the command or one of its words, or the brief"});
     v("ended_offset", ended_offset,
-      {.min = 0, .doc = "ended tasks that match, skipped"});
+      {.min = 0, .doc = "with `view`: ended tasks that match, skipped"});
     v("ended_limit", ended_limit,
-      {.min = 1, .max = 1000, .doc = "the page's size; default 50"});
+      {.min = 1,
+       .max = 1000,
+       .doc = "with `view`: the page's size; default 50"});
     v("ended_since_ms", ended_since_ms,
-      {.min = 0, .doc = "counts the tasks that ended since (e.g. today)"});
+      {.min = 0,
+       .doc = "with `view`: `counts` counts the tasks that ended since this "
+              "wall time (e.g. today's midnight)"});
   }
 };
 
@@ -386,26 +396,14 @@ struct ListViewCounts {
   }
 };
 
-struct ListViewReply {
-  std::vector<TaskView> ended;
-  int64_t ended_total = 0;
-  ListViewCounts counts;
-  std::vector<std::string> labels;
-  template <class V>
-  void Fields(V& v) {
-    v("ended", ended,
-      {.doc = "the page of ended tasks that match, the most recent end "
-              "first"});
-    v("ended_total", ended_total, {.doc = "ended tasks that match"});
-    v("counts", counts, {.doc = "of every visible task, unfiltered"});
-    v("labels", labels, {.doc = "of every visible task, sorted"});
-  }
-};
-
 struct ListReply {
   std::vector<TaskView> tasks;
   int64_t hidden = 0;
-  std::optional<ListViewReply> view;
+  // With `view`:
+  std::vector<TaskView> ended;
+  int64_t ended_total = 0;
+  std::optional<ListViewCounts> counts;
+  std::vector<std::string> labels;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
@@ -413,7 +411,21 @@ struct ListReply {
               "ended ones (all, with `all`); with `view`, the live tasks "
               "that match"});
     v("hidden", hidden, {.doc = "ended tasks left out"});
-    v("view", view, {.doc = "with `view`"});
+    v("ended", ended,
+      {.omit_when_empty = true,
+       .doc = "with `view`: the page of ended tasks that match, the most "
+              "recent end first"});
+    v("ended_total", ended_total,
+      {.omit_when_empty = true, .doc = "with `view`: ended tasks that match"});
+    v("counts", counts,
+      {.omit_when_empty = true,
+       .doc = "with `view`, of every visible task, unfiltered: `running` "
+              "(or stopping), `waiting`, `queued`, and those that ended "
+              "since `ended_since_ms`: `completed`, `failed`, `killed`, "
+              "`interrupted`"});
+    v("labels", labels,
+      {.omit_when_empty = true,
+       .doc = "with `view`: the labels of every visible task, sorted"});
   }
 };
 struct ListRequest {
@@ -421,13 +433,16 @@ struct ListRequest {
   static constexpr std::string_view kDoc = "the session's tasks";
   using Reply = ListReply;
   bool all = false;
-  std::optional<ListView> view;
+  bool view = false;
+  ListView filter;
   template <class V>
   void Fields(V& v) {
     v("all", all, {.doc = "every ended task too"});
     v("view", view,
-      {.doc = "a person's view (the board): filters, and a page of the "
-              "ended tasks instead of all of them"});
+      {.doc = "a person's view (the board, doc/board.md): the live tasks "
+              "and one page of the ended ones that the filters below let "
+              "through, with counts and labels"});
+    filter.Fields(v);
   }
   Status Validate() const;
 };

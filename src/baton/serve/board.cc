@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <charconv>
 #include <ctime>
+#include <limits>
 #include <type_traits>
 
 #include "baton/ipc/codec.h"
@@ -103,25 +104,25 @@ int64_t StartOfTodayMs() {
 // the rest; the page of ended ones as batond cut it.
 BoardList Group(ListReply reply, int64_t page) {
   BoardList list;
-  ListViewReply& view = *reply.view;
-  list.running_count = view.counts.running;
-  list.need_input_count = view.counts.waiting;
-  list.queued_count = view.counts.queued;
-  list.completed_today = view.counts.completed;
-  list.failed_today = view.counts.failed;
-  list.killed_today = view.counts.killed + view.counts.interrupted;
+  const ListViewCounts& counts = *reply.counts;
+  list.running_count = counts.running;
+  list.need_input_count = counts.waiting;
+  list.queued_count = counts.queued;
+  list.completed_today = counts.completed;
+  list.failed_today = counts.failed;
+  list.killed_today = counts.killed + counts.interrupted;
   for (auto& task : reply.tasks) {
     if (task.task.status == TaskStatus::kWaiting)
       list.needs_input.push_back(std::move(task));
     else
       list.running.push_back(std::move(task));
   }
-  list.ended = std::move(view.ended);
-  list.ended_total = view.ended_total;
+  list.ended = std::move(reply.ended);
+  list.ended_total = reply.ended_total;
   list.pages = std::max<int64_t>(
       1, (list.ended_total + kEndedPageSize - 1) / kEndedPageSize);
   list.page = page;
-  list.labels = std::move(view.labels);
+  list.labels = std::move(reply.labels);
   return list;
 }
 
@@ -297,7 +298,11 @@ void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
   view.search = QueryValue(request.target, "q").value_or("");
   view.ended_limit = kEndedPageSize;
   view.ended_since_ms = StartOfTodayMs();
-  ListPage(std::move(view), *page, exchange);
+  // Past the last page is the last page (ListPage); no offset overflows.
+  ListPage(std::move(view),
+           std::min<int64_t>(
+               *page, std::numeric_limits<int64_t>::max() / kEndedPageSize),
+           exchange);
 }
 
 void Board::ListPage(ListView view, int64_t page, const ExchangePtr& exchange) {
@@ -305,14 +310,14 @@ void Board::ListPage(ListView view, int64_t page, const ExchangePtr& exchange) {
   if (!daemon)
     return;
   view.ended_offset = page * kEndedPageSize;
-  ListRequest request{.view = view};
+  ListRequest request{.view = true, .filter = view};
   daemon->Call(request, [this, exchange, page, view = std::move(view)](
                             Result<ListReply> reply) mutable {
     if (!reply) {
       return exchange->Respond(
           BoardError(BoardStatusOf(reply.error()), reply.error()));
     }
-    if (!reply->view) {
+    if (!reply->counts) {
       return exchange->Respond(BoardError(
           500, Error{ErrorCode::kIncompatible,
                      "batond answered without the view; restart it "
@@ -320,7 +325,7 @@ void Board::ListPage(ListView view, int64_t page, const ExchangePtr& exchange) {
     }
     // A page past the end (the history got shorter, or a page number
     // typed by hand): the last one instead.
-    int64_t total = reply->view->ended_total;
+    int64_t total = reply->ended_total;
     int64_t last = std::max<int64_t>(0, (total - 1) / kEndedPageSize);
     if (page > last)
       return ListPage(std::move(view), last, exchange);

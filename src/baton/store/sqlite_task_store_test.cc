@@ -635,6 +635,7 @@ TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
   // As schema 2 left it: no queues table, version 2.
   RawExec(path_,
           "DROP TABLE queues; DROP TABLE session_budgets; DROP TABLE audit; "
+          "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
           "PRAGMA user_version = 2;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -699,6 +700,7 @@ TEST_F(SqliteTaskStoreTest, ASchema4DatabaseGainsSessionBudgets) {
   }
   RawExec(path_,
           "DROP TABLE session_budgets; DROP TABLE audit; "
+          "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
           "PRAGMA user_version = 4;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

@@ -90,17 +90,17 @@ Result<ListReply> ViewOf(TaskRegistry& registry, const ListView& view,
                     .label = view.label,
                     .search = AsciiLower(view.search)};
   ListReply list;
-  ListViewReply& reply = list.view.emplace();
+  ListViewCounts& counts = list.counts.emplace();
   for (auto& task : registry.ListLive(session)) {
     switch (task.status) {
       case TaskStatus::kWaiting:
-        ++reply.counts.waiting;
+        ++counts.waiting;
         break;
       case TaskStatus::kQueued:
-        ++reply.counts.queued;
+        ++counts.queued;
         break;
       default:
-        ++reply.counts.running;
+        ++counts.running;
         break;
     }
     if (filter.Matches(task))
@@ -114,17 +114,17 @@ Result<ListReply> ViewOf(TaskRegistry& registry, const ListView& view,
   if (!page)
     return std::unexpected(page.error());
   for (auto& task : page->tasks)
-    reply.ended.push_back(as_view(std::move(task)));
-  reply.ended_total = static_cast<int64_t>(page->total);
+    list.ended.push_back(as_view(std::move(task)));
+  list.ended_total = static_cast<int64_t>(page->total);
   auto since = [&](std::string_view status) {
     auto it = page->ended_since.find(std::string(status));
     return it == page->ended_since.end() ? 0 : static_cast<int64_t>(it->second);
   };
-  reply.counts.completed = since("completed");
-  reply.counts.failed = since("failed");
-  reply.counts.killed = since("killed");
-  reply.counts.interrupted = since("interrupted");
-  reply.labels = std::move(page->labels);
+  counts.completed = since("completed");
+  counts.failed = since("failed");
+  counts.killed = since("killed");
+  counts.interrupted = since("interrupted");
+  list.labels = std::move(page->labels);
   return list;
 }
 
@@ -134,7 +134,7 @@ void Daemon::Handle(Connection&, const ListRequest& request, Session session,
                     Reply reply) {
   if (request.view) {
     auto list =
-        ViewOf(*registry_, *request.view, session,
+        ViewOf(*registry_, request.filter, session,
                [this](TaskRecord task) { return View(std::move(task)); });
     if (!list)
       return reply(std::unexpected(list.error()));
