@@ -133,9 +133,12 @@ try {
   // Output lag: RUNNING tasks run, PRINTERS of them print their wall clock
   // (ms) every 100 ms; a board follows one printer's page. The lag is the
   // page's clock at a sample minus the time in the last line it shows.
-  const printer = 'while :; do date +%s%3N; sleep 0.1; done';
-  const first = JSON.parse(baton(['--json', 'run', '--', 'sh', '-c', printer]).stdout).task.id;
-  for (let i = 1; i < PRINTERS; i++) baton(['run', '--', 'sh', '-c', printer]);
+  // One process a printer, no fork a line: a shell loop of `date` and
+  // `sleep` would start 2,000 processes a second, which saturates a small
+  // machine by itself.
+  const printer = ['perl', '-MTime::HiRes=time,sleep', '-e', '$| = 1; while (1) { printf "%d\\n", time() * 1000; sleep 0.1 }'];
+  const first = JSON.parse(baton(['--json', 'run', '--', ...printer]).stdout).task.id;
+  for (let i = 1; i < PRINTERS; i++) baton(['run', '--', ...printer]);
   await runMany(RUNNING - PRINTERS, ['sleep', '600']);
   const context = await browser.newContext();
   const page = await context.newPage();

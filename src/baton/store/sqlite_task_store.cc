@@ -458,21 +458,33 @@ Result<size_t> SqliteTaskStore::CountTasks(const ListQuery& query) {
 
 namespace {
 
-// The visible ended tasks that `filter` (bound as ?5 to ?8) lets through,
-// the pending ones left out (?2), in tasks_ended: the SQL twin of
-// TaskFilter::Matches and IsVisible. Each filter left empty is true for
-// every row, so one text serves every query.
-constexpr std::string_view kEndedMatching =
-    "FROM tasks INDEXED BY tasks_ended "
-    "WHERE status IN ('completed', 'failed', 'killed', 'interrupted') "
-    "AND owner IN (?1, '') "
-    "AND seq NOT IN (SELECT value FROM json_each(?2)) "
-    "AND (?5 = '' OR kind = ?5) AND (?6 = '' OR status = ?6) "
-    "AND (?7 = '' OR label = ?7) "
-    "AND (?8 = '' OR instr(lower(id), ?8) OR instr(lower(label), ?8) "
-    "OR instr(lower(coalesce(shell_command, '')), ?8) "
-    "OR EXISTS (SELECT 1 FROM json_each(argv) WHERE instr(lower(value), ?8)) "
-    "OR instr(lower(coalesce(json_extract(extra, '$.agent.brief'), '')), ?8))";
+// The visible ended tasks that `filter` lets through, the pending ones
+// left out (?2), in tasks_ended: the SQL twin of TaskFilter::Matches and
+// IsVisible. Only the filters that are set are in the text (bound as ?5 to
+// ?8), so that without any the query reads the index alone.
+std::string EndedMatching(const TaskFilter& filter) {
+  std::string sql =
+      "FROM tasks INDEXED BY tasks_ended "
+      "WHERE status IN ('completed', 'failed', 'killed', 'interrupted') "
+      "AND owner IN (?1, '') "
+      "AND seq NOT IN (SELECT value FROM json_each(?2))";
+  if (!filter.kind.empty())
+    sql += " AND kind = ?5";
+  if (!filter.status.empty())
+    sql += " AND status = ?6";
+  if (!filter.label.empty())
+    sql += " AND label = ?7";
+  if (!filter.search.empty()) {
+    sql +=
+        " AND (instr(lower(id), ?8) OR instr(lower(label), ?8) "
+        "OR instr(lower(coalesce(shell_command, '')), ?8) "
+        "OR EXISTS (SELECT 1 FROM json_each(argv) "
+        "WHERE instr(lower(value), ?8)) "
+        "OR instr(lower(coalesce(json_extract(extra, '$.agent.brief'), '')), "
+        "?8))";
+  }
+  return sql;
+}
 
 // The order of tasks_ended, descending; seq last makes it total.
 bool EndsLater(int64_t a_seq, const TaskRecord& a, int64_t b_seq,
@@ -489,13 +501,18 @@ bool EndsLater(int64_t a_seq, const TaskRecord& a, int64_t b_seq,
 Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
   EndedPage page;
   const TaskFilter& filter = query.filter;
+  const std::string matching = EndedMatching(filter);
   auto bind_filter = [&](Statement& s) {
     s.BindText(1, query.owner);
     s.BindText(2, PendingSeqsJson());
-    s.BindText(5, filter.kind);
-    s.BindText(6, filter.status);
-    s.BindText(7, filter.label);
-    s.BindText(8, filter.search);
+    const std::pair<int, const std::string*> filters[] = {{5, &filter.kind},
+                                                          {6, &filter.status},
+                                                          {7, &filter.label},
+                                                          {8, &filter.search}};
+    for (const auto& [index, value] : filters) {
+      if (!value->empty())
+        s.BindText(index, *value);
+    }
   };
   // Pending tasks are merged from memory. They are few (one loop
   // iteration's writes), so with any of them on the page the page is read
@@ -515,7 +532,7 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
   auto rows = QueryRows(
       fmt::format("SELECT {} {} ORDER BY ended_ms DESC, status DESC, "
                   "owner DESC, seq DESC LIMIT ?3 OFFSET ?4",
-                  kTaskColumns, kEndedMatching),
+                  kTaskColumns, matching),
       [&](Statement& s) {
         bind_filter(s);
         s.BindInt(3, static_cast<int64_t>(query.offset - skip + query.limit));
@@ -538,7 +555,7 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
     page.tasks.push_back(std::move(row.record));
 
   auto counted = ForEachRow(
-      fmt::format("SELECT count(*) {}", kEndedMatching), bind_filter,
+      fmt::format("SELECT count(*) {}", matching), bind_filter,
       [&](const Statement& s) -> Status {
         page.total = static_cast<size_t>(s.ColumnInt(0)) + pending.size();
         return {};
