@@ -106,6 +106,8 @@ std::optional<std::set<std::string>> GitDirtyPaths(
 constexpr size_t kMaxDiffBytes = 1 << 20;
 // A diff that lists more files than this is cut anyway.
 constexpr size_t kMaxDiffFiles = 1000;
+// New files each take a git process of their own.
+constexpr size_t kMaxNewFileDiffs = 50;
 
 // Writes to `path` the diff of `changed` (paths in the repository at
 // `repo`) against `base`, the new files against nothing, and notes it in
@@ -133,25 +135,32 @@ void WriteDiff(const std::string& repo, const std::string& base,
   if (tracked && tracked->ok())
     diff = std::move(tracked->out);
   // New files are in no diff against a commit until they are added; each
-  // is shown against /dev/null (exit code 1: they differ).
+  // is shown against /dev/null (exit code 1: they differ), one git each,
+  // on batond's loop: at most kMaxNewFileDiffs of them.
+  bool cut = false;
   auto untracked =
       git({"ls-files", "--others", "--exclude-standard", "-z"}, true);
   if (untracked && untracked->ok()) {
     const std::string& names = untracked->out;
+    size_t shown = 0;
     for (size_t start = 0, end;
-         diff.size() <= kMaxDiffBytes &&
          (end = names.find('\0', start)) != std::string::npos;
          start = end + 1) {
+      if (diff.size() > kMaxDiffBytes || shown == kMaxNewFileDiffs) {
+        cut = true;
+        break;
+      }
       auto added = git({"diff", "--no-color", "--no-ext-diff", "--no-index",
                         "--", "/dev/null", names.substr(start, end - start)},
                        false);
+      ++shown;
       if (added && added->exit_code == 1)
         diff += added->out;
     }
   }
   if (diff.empty())
     return;
-  if (diff.size() > kMaxDiffBytes || files.size() < changed.size()) {
+  if (cut || diff.size() > kMaxDiffBytes || files.size() < changed.size()) {
     evidence.diff_truncated = true;
     if (diff.size() > kMaxDiffBytes) {
       size_t cut = diff.rfind('\n', kMaxDiffBytes);
