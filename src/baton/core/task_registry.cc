@@ -418,12 +418,7 @@ Result<TaskRecord> TaskRegistry::Get(std::string_view id,
 
 Result<std::vector<TaskRecord>> TaskRegistry::List(const std::string& session,
                                                    bool all, size_t* hidden) {
-  std::vector<TaskRecord> tasks;
-  for (const auto& [id, task] : live_) {
-    if (task.spec.owner.empty() || task.spec.owner == session) {
-      tasks.push_back(task);
-    }
-  }
+  std::vector<TaskRecord> tasks = ListLive(session);
   ListQuery query;
   query.owner = session;
   query.include_live = false;

@@ -502,9 +502,11 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
   EndedPage page;
   const TaskFilter& filter = query.filter;
   const std::string matching = EndedMatching(filter);
+  // The same pending set for the page, its total and the counts.
+  const std::string pending_seqs = PendingSeqsJson();
   auto bind_filter = [&](Statement& s) {
     s.BindText(1, query.owner);
-    s.BindText(2, PendingSeqsJson());
+    s.BindText(2, pending_seqs);
     const std::pair<int, const std::string*> filters[] = {{5, &filter.kind},
                                                           {6, &filter.status},
                                                           {7, &filter.label},
@@ -570,7 +572,7 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
       "AND seq NOT IN (SELECT value FROM json_each(?2)) GROUP BY status",
       [&](Statement& s) {
         s.BindText(1, query.owner);
-        s.BindText(2, PendingSeqsJson());
+        s.BindText(2, pending_seqs);
         s.BindInt(3, query.counted_since_ms);
       },
       [&](const Statement& s) -> Status {
