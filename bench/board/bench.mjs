@@ -98,9 +98,21 @@ try {
   serve = await startServe();
   browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
   const firstRender = [];
+  const roundTrip = [];
   const transfer = [];
   for (let r = 0; r < RUNS + 1; r++) {
     const context = await browser.newContext();
+    // The page's own clock (0 = the navigation's start) at the frame that
+    // paints the first ended row: requestAnimationFrame runs just before
+    // that frame is drawn.
+    await context.addInitScript(() => {
+      const observer = new MutationObserver(() => {
+        if (!document.querySelector('#ended tr')) return;
+        observer.disconnect();
+        requestAnimationFrame(() => { window.__firstRowPaint = performance.now(); });
+      });
+      observer.observe(document, { childList: true, subtree: true });
+    });
     const page = await context.newPage();
     await page.goto(serve.login);  // Sets the cookie; the page loads.
     await page.locator('#ended tr').first().waitFor({ timeout: 120_000 });
@@ -114,8 +126,14 @@ try {
     await page.reload();
     await page.locator('#ended tr').first().waitFor({ timeout: 120_000 });
     const ms = performance.now() - t;
+    await page.waitForFunction(() => window.__firstRowPaint !== undefined);
+    const painted = await page.evaluate(() => window.__firstRowPaint);
     await page.waitForLoadState('networkidle').catch(() => {});
-    if (r > 0) { firstRender.push(ms); transfer.push(bytes / 1024); }  // The first run warms.
+    if (r > 0) {  // The first run warms.
+      firstRender.push(painted);
+      roundTrip.push(ms);
+      transfer.push(bytes / 1024);
+    }
     await context.close();
   }
   // Ten boards open at once, each live (its event stream open).
@@ -159,7 +177,8 @@ try {
   console.log(`board benchmark: ${ENDED} ended tasks (made in ${madeS.toFixed(0)} s), ${RUNS} fresh loads, median (min–max)\n`);
   console.log('| measure | value | target | met |');
   console.log('|---|---|---|---|');
-  console.log(`| fresh load → first ended row shown, ms | ${fmt(firstRender)} | ≤ 300 | ${median(firstRender) <= 300 ? 'yes' : 'no'} |`);
+  console.log(`| fresh load → the frame that paints the first ended row, ms (the page's clock) | ${fmt(firstRender)} | ≤ 300 | ${median(firstRender) <= 300 ? 'yes' : 'no'} |`);
+  console.log(`| the same, as Playwright sees it (reload() → the row found), ms | ${fmt(roundTrip)} | – | – |`);
   console.log(`| bytes of a fresh load (page, files, first API answers), KiB | ${fmt(transfer)} | ≤ 300 KB | ${median(transfer) * 1024 <= 300_000 ? 'yes' : 'no'} |`);
   console.log(`| baton serve RSS with 10 boards open, MiB | ${rss10.toFixed(1)} | ≤ 32 | ${rss10 <= 32 ? 'yes' : 'no'} |`);
   console.log(`| output lag, ${RUNNING} running, ${PRINTERS} printing every 100 ms, ms (${LAG_SAMPLES} samples; p95) | ${fmt(lags)}; p95 ${p95} | ≤ 500 | ${p95 <= 500 ? 'yes' : 'no'} |`);

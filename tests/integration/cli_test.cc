@@ -8,6 +8,7 @@
 
 #include <chrono>
 #include <fstream>
+#include <set>
 #include <thread>
 
 #include "tests/support/baton_fixture.h"
@@ -244,6 +245,46 @@ TEST_F(CliTest, OtherSessionsTasksAreInvisibleAndUntouchable) {
   }
   EXPECT_EQ(Status(id, alice)["status"], "running");
   EXPECT_EQ(Baton({"--json", "ls"}, alice).json()["tasks"].size(), 2u);
+}
+
+// Session "*" is a person's (doc/protocol.md, "A person's session"): it
+// sees and reads every session's tasks, what it starts is unowned, and the
+// owner is still told of an end the person looked at.
+TEST_F(CliTest, APersonsSessionSeesEveryTaskAndLeavesTheNoticeToItsOwner) {
+  std::map<std::string, std::string> alice = {{"BATON_SESSION", "alice"}};
+  std::map<std::string, std::string> person = {{"BATON_SESSION", "*"}};
+  std::string hers = Run("echo hers", {}, alice);
+  std::string bobs = Run("sleep 30", {}, {{"BATON_SESSION", "bob"}});
+  ASSERT_EQ(Baton({"wait", hers}, person).exit_code, 0);
+  EXPECT_EQ(Baton({"output", hers}, person).out, "hers\n");
+  EXPECT_EQ(Status(hers, person)["status"], "completed");
+  std::string started = Run("true", {}, person);
+  EXPECT_TRUE(Status(started, person)["owner"].is_null());
+  auto listed = Baton({"--json", "ls"}, person).json();
+  std::set<std::string> ids;
+  for (const auto& task : listed["tasks"])
+    ids.insert(task["id"].get<std::string>());
+  EXPECT_EQ(ids, (std::set<std::string>{hers, bobs, started}));
+  // Bob's task is the person's to stop; bob is told of it.
+  EXPECT_EQ(Baton({"kill", "--reason", "from the board", bobs}, person)
+                .exit_code,
+            0);
+  Baton({"wait", bobs}, person);
+  auto bobs_notices = Baton({"notices"}, {{"BATON_SESSION", "bob"}});
+  EXPECT_NE(bobs_notices.out.find(bobs + " killed"), std::string::npos)
+      << bobs_notices.out;
+  // Alice was not told of her task's end yet: the person's looks were not
+  // hers.
+  auto hers_notices = Baton({"notices"}, alice);
+  EXPECT_NE(hers_notices.out.find(hers + " completed"), std::string::npos)
+      << hers_notices.out;
+  // A person's session holds no lease and no budget.
+  auto budget = Baton({"budget"}, person);
+  EXPECT_EQ(budget.exit_code, 1);
+  EXPECT_NE(budget.err.find("is a person's"), std::string::npos) << budget.err;
+  std::string attached =
+      RawRequest(R"({"id":1,"op":"attach","session":"*"})");
+  EXPECT_NE(attached.find("cannot attach"), std::string::npos) << attached;
 }
 
 TEST_F(CliTest, NoticeOfAnUnseenEndIsDeliveredOnce) {

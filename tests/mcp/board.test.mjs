@@ -242,6 +242,31 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.match(refused.body.error.message, /'kind' must be shell or agent/);
   });
 
+  test('the board: every session\'s tasks, by session, and their owner still told', async () => {
+    const { home, page } = await fresh();
+    const director = { BATON_SESSION: 'director' };
+    const reply = JSON.parse(baton(home, ['--json', 'run', '--', 'sh', '-c', 'echo directed'], director));
+    const theirs = (reply.task ?? reply).id;
+    const mine = run(home, 'echo unowned-one');
+    const row = (id) => page.locator(`tr[data-task="${id}"]`);
+    await page.locator(`#ended tr[data-task="${theirs}"]`).waitFor();
+    await page.locator(`#ended tr[data-task="${mine}"]`).waitFor();
+    const sessions = page.getByLabel('Filter by session');
+    await sessions.selectOption('owner:director');
+    await row(mine).waitFor({ state: 'detached' });
+    assert.equal(await row(theirs).count(), 1);
+    await sessions.selectOption('unowned');
+    await row(theirs).waitFor({ state: 'detached' });
+    assert.equal(await row(mine).count(), 1);
+    await sessions.selectOption('');
+    // Its page shows the owner and the output; a look from the board is
+    // not the director's: it is still told of the end.
+    await page.getByRole('button', { name: `Open ${theirs}` }).click();
+    await page.locator('#output', { hasText: 'directed' }).waitFor();
+    assert.match(await page.locator('#task-view').textContent(), /Owner\s*director/);
+    assert.match(baton(home, ['notices'], director), new RegExp(`${theirs} completed`));
+  });
+
   test('the board: ANSI colours render, as text', async () => {
     const { home, page } = await fresh();
     let dialogs = 0;

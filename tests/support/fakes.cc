@@ -4,6 +4,8 @@
 #include <set>
 #include <utility>
 
+#include "baton/core/sessions.h"
+
 namespace baton::testing {
 
 void InMemoryTaskStore::StartWrite() {
@@ -143,7 +145,7 @@ Result<std::vector<TaskRecord>> InMemoryTaskStore::ListTasks(
   std::vector<TaskRecord> out;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const auto& task = tasks[*it];
-    bool visible = task.spec.owner.empty() || task.spec.owner == query.owner;
+    bool visible = SeesOwner(query.owner, task.spec.owner);
     bool terminal = IsTerminal(task.status);
     if (!visible || (terminal ? !query.include_terminal : !query.include_live))
       continue;
@@ -164,13 +166,16 @@ Result<size_t> InMemoryTaskStore::CountTasks(const ListQuery& query) {
 Result<EndedPage> InMemoryTaskStore::PageEnded(const EndedQuery& query) {
   EndedPage page;
   std::set<std::string> labels;
+  std::set<std::string> owners;
   std::vector<TaskRecord> matching;
   for (auto it = order.rbegin(); it != order.rend(); ++it) {
     const auto& task = tasks[*it];
-    if (!task.spec.owner.empty() && task.spec.owner != query.owner)
+    if (!SeesOwner(query.owner, task.spec.owner))
       continue;
     if (!task.spec.label.empty())
       labels.insert(task.spec.label);
+    if (!task.spec.owner.empty())
+      owners.insert(task.spec.owner);
     if (!IsTerminal(task.status))
       continue;
     if (task.ended_ms >= query.counted_since_ms)
@@ -189,6 +194,7 @@ Result<EndedPage> InMemoryTaskStore::PageEnded(const EndedQuery& query) {
     page.tasks.push_back(std::move(matching[i]));
   }
   page.labels.assign(labels.begin(), labels.end());
+  page.owners.assign(owners.begin(), owners.end());
   return page;
 }
 

@@ -37,7 +37,7 @@ struct ListQuery {
 // `owner` and the unowned ones that `filter` lets through, the most recent
 // end first.
 struct EndedQuery {
-  std::string owner;
+  std::string owner;  // The caller's session (core/sessions.h).
   TaskFilter filter;
   size_t offset = 0;
   size_t limit = 50;
@@ -53,6 +53,9 @@ struct EndedPage {
   std::map<std::string, size_t> ended_since;
   // The labels of every visible task, live or ended, sorted; "" left out.
   std::vector<std::string> labels;
+  // The sessions that own a visible task, live or ended, sorted; "" (the
+  // unowned) left out.
+  std::vector<std::string> owners;
 };
 
 // A named queue (doc/scheduling.md). The default queue is stored as "".

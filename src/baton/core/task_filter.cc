@@ -35,7 +35,8 @@ bool SearchMatches(const TaskRecord& task, const std::string& search) {
 }  // namespace
 
 bool TaskFilter::Matches(const TaskRecord& task) const {
-  return (kind.empty() || kind == TaskKindName(task.spec.kind)) &&
+  return (!owner || *owner == task.spec.owner) &&
+         (kind.empty() || kind == TaskKindName(task.spec.kind)) &&
          (status.empty() || status == TaskStatusName(task.status)) &&
          (label.empty() || label == task.spec.label) &&
          SearchMatches(task, search);

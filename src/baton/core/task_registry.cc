@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <utility>
 
+#include "baton/core/sessions.h"
 #include "baton/util/log.h"
 
 namespace baton {
@@ -330,7 +331,7 @@ void TaskRegistry::Finish(TaskRecord task) {
   if (recent_ended_.size() > kRecentEnded)
     recent_ended_.pop_front();
   for (auto& [session, count] : terminal_counts_) {
-    if (task.spec.owner.empty() || task.spec.owner == session)
+    if (SeesOwner(session, task.spec.owner))
       ++count;
   }
   if (!task.spec.owner.empty() && !task.end_seen && !task.notice_delivered) {
@@ -366,7 +367,7 @@ Result<TaskRecord> TaskRegistry::Resolve(std::string_view id_text,
 Status TaskRegistry::CheckOwner(const TaskRecord& task,
                                 std::string_view id_text,
                                 const std::string& session) {
-  if (!task.spec.owner.empty() && task.spec.owner != session) {
+  if (!SeesOwner(session, task.spec.owner)) {
     return MakeError(
         ErrorCode::kPermissionDenied,
         fmt::format("task {} belongs to another session; use the session "
@@ -455,7 +456,7 @@ std::vector<TaskRecord> TaskRegistry::ListLive(
     const std::string& session) const {
   std::vector<TaskRecord> tasks;
   for (const auto& [id, task] : live_) {
-    if (task.spec.owner.empty() || task.spec.owner == session)
+    if (SeesOwner(session, task.spec.owner))
       tasks.push_back(task);
   }
   std::sort(tasks.begin(), tasks.end(), [](const auto& a, const auto& b) {

@@ -4,6 +4,7 @@
 
 #include <cerrno>
 
+#include "baton/core/sessions.h"
 #include "tests/support/fakes.h"
 
 namespace baton {
@@ -229,6 +230,43 @@ TEST_F(TaskRegistryTest, OtherSessionsTasksAreInvisibleAndRefused) {
   EXPECT_EQ(unknown.error().code, ErrorCode::kNotFound);
   EXPECT_EQ(registry_->Get("nonsense", "").error().code,
             ErrorCode::kInvalidArgument);
+}
+
+// A person's session (core/sessions.h) sees and acts on every session's
+// tasks, and nothing it does is the owner's: the owner is still told of
+// the end it looked at, and of the kill it sent.
+TEST_F(TaskRegistryTest, APersonSeesEverySessionsTasksAndTellsNoOwner) {
+  const std::string person(kPersonSession);
+  std::string looked = StartRunning("alice");
+  std::string killed = StartRunning("bob");
+  std::string shared = StartRunning("");
+  size_t hidden;
+  auto all = registry_->List(person, true, &hidden);
+  ASSERT_TRUE(all);
+  std::vector<std::string> ids;
+  for (const auto& task : *all)
+    ids.push_back(task.id.ToString());
+  EXPECT_EQ(ids, (std::vector<std::string>{looked, killed, shared}));
+  EXPECT_EQ(registry_->ListLive(person).size(), 3u);
+
+  executor_.Exit(Id(looked), 0);
+  Commit();
+  auto task = registry_->Get(looked, person);
+  ASSERT_TRUE(task) << task.error().message;
+  EXPECT_EQ(task->status, TaskStatus::kCompleted);
+  EXPECT_TRUE(registry_->Read(looked, person, ReadMode::kAll));
+  ASSERT_TRUE(registry_->Kill(killed, person, "from the board", std::nullopt));
+  Commit();
+  executor_.Exit(Id(killed), 143, ExitCause::kKilled);
+  Commit();
+  EXPECT_TRUE(registry_->TakeNotices(person).empty());
+  auto alices = registry_->TakeNotices("alice");
+  ASSERT_EQ(alices.size(), 1u);
+  EXPECT_EQ(alices[0].id.ToString(), looked);
+  auto bobs = registry_->TakeNotices("bob");
+  ASSERT_EQ(bobs.size(), 1u);
+  EXPECT_EQ(bobs[0].status, TaskStatus::kKilled);
+  EXPECT_EQ(bobs[0].kill_reason, "from the board");
 }
 
 TEST_F(TaskRegistryTest, WaitAnyReturnsAtTheFirstEndWithTheRestRunning) {

@@ -446,10 +446,15 @@ Status ListRequest::Validate() const {
   if (!view) {
     if (!filter.IsDefault()) {
       return Invalid(
-          "list request: 'kind', 'status', 'label', 'search' and 'ended_*' "
-          "shape a view: give 'view': true with them");
+          "list request: 'owner', 'unowned', 'kind', 'status', 'label', "
+          "'search' and 'ended_*' shape a view: give 'view': true with them");
     }
     return {};
+  }
+  if (!filter.owner.empty() && filter.unowned) {
+    return Invalid(
+        "list request: 'owner' names a session and 'unowned' asks for no "
+        "session's tasks; give one of them");
   }
   if (!filter.kind.empty() && !ParseTaskKind(filter.kind)) {
     return Invalid(

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "baton/core/audit.h"
+#include "baton/core/sessions.h"  // A request's `session`, "*" a person's.
 #include "baton/core/task.h"
 #include "baton/ipc/wire_types.h"
 #include "baton/util/json_fields.h"
@@ -337,6 +338,8 @@ struct GetRequest {
 // A person's view of the tasks (the board, doc/board.md): filters, and one
 // page of the ended tasks, however long the history. Flat in `list`.
 struct ListView {
+  std::string owner;
+  bool unowned = false;
   std::string kind;
   std::string status;
   std::string label;
@@ -345,11 +348,17 @@ struct ListView {
   int64_t ended_limit = 50;
   int64_t ended_since_ms = 0;
   bool IsDefault() const {
-    return kind.empty() && status.empty() && label.empty() && search.empty() &&
-           ended_offset == 0 && ended_limit == 50 && ended_since_ms == 0;
+    return owner.empty() && !unowned && kind.empty() && status.empty() &&
+           label.empty() && search.empty() && ended_offset == 0 &&
+           ended_limit == 50 && ended_since_ms == 0;
   }
   template <class V>
   void Fields(V& v) {
+    v("owner", owner,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "with `view`: only this session's tasks (`owners` lists "
+              "them)"});
+    v("unowned", unowned, {.doc = "with `view`: only unowned tasks"});
     v("kind", kind,
       {.max_bytes = kMaxNameBytes, .doc = "with `view`: `shell` \\| `agent`"});
     v("status", status,
@@ -404,6 +413,7 @@ struct ListReply {
   int64_t ended_total = 0;
   std::optional<ListViewCounts> counts;
   std::vector<std::string> labels;
+  std::vector<std::string> owners;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
@@ -426,6 +436,10 @@ struct ListReply {
     v("labels", labels,
       {.omit_when_empty = true,
        .doc = "with `view`: the labels of every visible task, sorted"});
+    v("owners", owners,
+      {.omit_when_empty = true,
+       .doc = "with `view`: the sessions that own a visible task, sorted "
+              "(every session's, for session `*`)"});
   }
 };
 struct ListRequest {

@@ -39,6 +39,7 @@ struct BoardList {
   int64_t page = 0;
   int64_t pages = 1;
   std::vector<std::string> labels;  // Of every task, for the filter.
+  std::vector<std::string> owners;  // Sessions that own a task, likewise.
   template <class V>
   void Fields(V& v) {
     v("running_count", running_count);
@@ -54,6 +55,7 @@ struct BoardList {
     v("page", page);
     v("pages", pages);
     v("labels", labels);
+    v("owners", owners);
   }
 };
 
@@ -123,6 +125,7 @@ BoardList Group(ListReply reply, int64_t page) {
       1, (list.ended_total + kEndedPageSize - 1) / kEndedPageSize);
   list.page = page;
   list.labels = std::move(reply.labels);
+  list.owners = std::move(reply.owners);
   return list;
 }
 
@@ -269,7 +272,9 @@ AsyncDaemonClient* Board::Daemon(Error* error) {
   DaemonClient::Options client;
   client.paths = options_.paths;
   client.autostart = options_.autostart;
-  // No session: the board sees the unowned tasks, the CLI's by default.
+  // A person's session (core/sessions.h): the board sees every session's
+  // tasks, and what it looks at stays news to their owners.
+  client.session = std::string(kPersonSession);
   auto opened = AsyncDaemonClient::Open(loop_, client, [](Notice) {});
   if (!opened) {
     *error = opened.error();
@@ -292,6 +297,8 @@ void Board::Tasks(const HttpRequest& request, const ExchangePtr& exchange) {
     return exchange->Respond(BoardBadInput("page must be a number from 0"));
   // batond checks the filters, with the same words as for any client.
   ListView view;
+  view.owner = QueryValue(request.target, "owner").value_or("");
+  view.unowned = QueryValue(request.target, "unowned").value_or("") == "1";
   view.kind = QueryValue(request.target, "kind").value_or("");
   view.status = QueryValue(request.target, "status").value_or("");
   view.label = QueryValue(request.target, "label").value_or("");

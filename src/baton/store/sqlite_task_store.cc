@@ -3,10 +3,12 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
 #include <tuple>
 
+#include "baton/core/sessions.h"
 #include "baton/core/task_extra.h"
 #include "baton/store/migrations.h"
 #include "baton/util/json_fields.h"
@@ -190,9 +192,8 @@ Result<std::pair<int64_t, TaskRecord>> ReadRow(const Statement& s,
 }
 
 bool IsVisible(const TaskRecord& task, const ListQuery& query) {
-  if (!task.spec.owner.empty() && task.spec.owner != query.owner) {
+  if (!SeesOwner(query.owner, task.spec.owner))
     return false;
-  }
   return IsTerminal(task.status) ? query.include_terminal : query.include_live;
 }
 
@@ -408,14 +409,22 @@ Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(
   // merges and stops after the limit ("owner IN (?1, '')" would sort every
   // visible task first). The second branch is empty for an unowned query.
   // Live tasks are few, so a live-only list walks tasks_live rather than a
-  // session's whole history.
-  std::string sql = fmt::format(
-      "SELECT {0} FROM tasks {1} WHERE owner = ?1{2} AND {3} "
-      "UNION ALL "
-      "SELECT {0} FROM tasks {1} WHERE owner = '' AND ?1 <> ''{2} AND {3} "
-      "ORDER BY seq DESC LIMIT ?3",
-      kTaskColumns, query.include_terminal ? "" : "INDEXED BY tasks_live",
-      StatusFilter(query), kNotPending);
+  // session's whole history. A person's session sees every owner: one walk.
+  std::string sql =
+      IsPersonSession(query.owner)
+          ? fmt::format("SELECT {0} FROM tasks {1} WHERE ?1 <> ''{2} AND {3} "
+                        "ORDER BY seq DESC LIMIT ?3",
+                        kTaskColumns,
+                        query.include_terminal ? "" : "INDEXED BY tasks_live",
+                        StatusFilter(query), kNotPending)
+          : fmt::format(
+                "SELECT {0} FROM tasks {1} WHERE owner = ?1{2} AND {3} "
+                "UNION ALL "
+                "SELECT {0} FROM tasks {1} WHERE owner = '' AND ?1 <> ''{2} "
+                "AND {3} ORDER BY seq DESC LIMIT ?3",
+                kTaskColumns,
+                query.include_terminal ? "" : "INDEXED BY tasks_live",
+                StatusFilter(query), kNotPending);
   auto rows = QueryRows(sql, [&](Statement& s) {
     s.BindText(1, query.owner);
     s.BindText(2, PendingSeqsJson());
@@ -432,8 +441,9 @@ Result<size_t> SqliteTaskStore::CountTasks(const ListQuery& query) {
     return 0;
   // tasks_by_owner holds owner, seq and status: counting reads no table row.
   std::string sql = fmt::format(
-      "SELECT count(*) FROM tasks {} WHERE owner IN (?1, ''){} AND {}",
+      "SELECT count(*) FROM tasks {} WHERE {}{} AND {}",
       query.include_terminal ? "" : "INDEXED BY tasks_live",
+      IsPersonSession(query.owner) ? "?1 <> ''" : "owner IN (?1, '')",
       StatusFilter(query), kNotPending);
   size_t count = 0;
   auto counted = ForEachRow(
@@ -458,16 +468,19 @@ Result<size_t> SqliteTaskStore::CountTasks(const ListQuery& query) {
 
 namespace {
 
-// The visible ended tasks that `filter` lets through, the pending ones
-// left out (?2), in tasks_ended: the SQL twin of TaskFilter::Matches and
-// IsVisible. Only the filters that are set are in the text (bound as ?5 to
-// ?8), so that without any the query reads the index alone.
-std::string EndedMatching(const TaskFilter& filter) {
+// The ended tasks of the owners ?1 (a JSON list: those the caller sees,
+// narrowed by the filter's owner) that `filter` lets through, the pending
+// ones left out (?2, when `pending` says there are any), in tasks_ended:
+// the SQL twin of TaskFilter::Matches and IsVisible. Only the filters that
+// are set are in the text (bound as ?5 to ?8), so that without any the
+// query reads the index alone.
+std::string EndedMatching(const TaskFilter& filter, bool pending) {
   std::string sql =
       "FROM tasks INDEXED BY tasks_ended "
       "WHERE status IN ('completed', 'failed', 'killed', 'interrupted') "
-      "AND owner IN (?1, '') "
-      "AND seq NOT IN (SELECT value FROM json_each(?2))";
+      "AND owner IN (SELECT value FROM json_each(?1))";
+  if (pending)
+    sql += " AND seq NOT IN (SELECT value FROM json_each(?2))";
   if (!filter.kind.empty())
     sql += " AND kind = ?5";
   if (!filter.status.empty())
@@ -486,6 +499,20 @@ std::string EndedMatching(const TaskFilter& filter) {
   return sql;
 }
 
+// How many ended tasks of the owners ?1 have status ?6 and ended at or
+// after ?3, pending ones left out as above: a range of tasks_ended_by_owner
+// per owner, counted without reading a row.
+std::string EndedCounting(bool pending) {
+  std::string sql =
+      "SELECT count(*) FROM tasks INDEXED BY tasks_ended_by_owner "
+      "WHERE owner IN (SELECT value FROM json_each(?1)) "
+      "AND status IN ('completed', 'failed', 'killed', 'interrupted') "
+      "AND status = ?6 AND ended_ms >= ?3";
+  if (pending)
+    sql += " AND seq NOT IN (SELECT value FROM json_each(?2))";
+  return sql;
+}
+
 // The order of tasks_ended, descending; seq last makes it total.
 bool EndsLater(int64_t a_seq, const TaskRecord& a, int64_t b_seq,
                const TaskRecord& b) {
@@ -498,15 +525,71 @@ bool EndsLater(int64_t a_seq, const TaskRecord& a, int64_t b_seq,
 
 }  // namespace
 
+Result<std::vector<std::string>> SqliteTaskStore::VisibleOwners(
+    const std::string& session) {
+  std::set<std::string> owners;
+  for (const auto& [id, row] : pending_tasks_) {
+    const std::string& owner = row.record.spec.owner;
+    if (!owner.empty() && SeesOwner(session, owner))
+      owners.insert(owner);
+  }
+  // One seek in tasks_by_owner per session, to the next owner after the
+  // last, rather than a walk of the history. A client's session sees one:
+  // its own, if it has a task.
+  const bool person = IsPersonSession(session);
+  std::string after;
+  for (;;) {
+    if (!person && (session.empty() || !after.empty()))
+      break;
+    std::optional<std::string> next;
+    auto found = ForEachRow(
+        person ? "SELECT owner FROM tasks INDEXED BY tasks_by_owner "
+                 "WHERE owner > ?1 ORDER BY owner LIMIT 1"
+               : "SELECT owner FROM tasks INDEXED BY tasks_by_owner "
+                 "WHERE owner = ?1 LIMIT 1",
+        [&](Statement& s) { s.BindText(1, person ? after : session); },
+        [&](const Statement& s) -> Status {
+          next = s.ColumnText(0);
+          return {};
+        },
+        "listing sessions");
+    if (!found)
+      return std::unexpected(std::move(found.error()));
+    if (!next)
+      break;
+    owners.insert(*next);
+    after = std::move(*next);
+  }
+  return std::vector<std::string>(owners.begin(), owners.end());
+}
+
 Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
   EndedPage page;
   const TaskFilter& filter = query.filter;
-  const std::string matching = EndedMatching(filter);
-  // The same pending set for the page, its total and the counts.
-  const std::string pending_seqs = PendingSeqsJson();
+  // The same pending set for the page, its total and the counts; without
+  // any (the usual case), no row is tested against it.
+  const bool has_pending = !pending_tasks_.empty();
+  const std::string pending_seqs = has_pending ? PendingSeqsJson() : "";
+  const std::string matching = EndedMatching(filter, has_pending);
+  // The sessions whose tasks the caller sees ("" too), and those the
+  // filter lets through.
+  auto owners = VisibleOwners(query.owner);
+  if (!owners)
+    return std::unexpected(std::move(owners.error()));
+  page.owners = *owners;
+  nlohmann::json visible_owners(*owners);
+  visible_owners.push_back("");
+  nlohmann::json filtered_owners = nlohmann::json::array();
+  if (!filter.owner)
+    filtered_owners = visible_owners;
+  else if (SeesOwner(query.owner, *filter.owner))
+    filtered_owners.push_back(*filter.owner);
+  const std::string visible_json = ToJson(visible_owners);
+  const std::string filtered_json = ToJson(filtered_owners);
   auto bind_filter = [&](Statement& s) {
-    s.BindText(1, query.owner);
-    s.BindText(2, pending_seqs);
+    s.BindText(1, filtered_json);
+    if (has_pending)
+      s.BindText(2, pending_seqs);
     const std::pair<int, const std::string*> filters[] = {{5, &filter.kind},
                                                           {6, &filter.status},
                                                           {7, &filter.label},
@@ -556,40 +639,67 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
   for (Row& row : *rows)
     page.tasks.push_back(std::move(row.record));
 
-  auto counted = ForEachRow(
-      fmt::format("SELECT count(*) {}", matching), bind_filter,
-      [&](const Statement& s) -> Status {
-        page.total = static_cast<size_t>(s.ColumnInt(0)) + pending.size();
-        return {};
-      },
-      "counting ended tasks");
-  if (!counted)
-    return std::unexpected(std::move(counted.error()));
-  counted = ForEachRow(
-      "SELECT status, count(*) FROM tasks INDEXED BY tasks_ended "
-      "WHERE status IN ('completed', 'failed', 'killed', 'interrupted') "
-      "AND ended_ms >= ?3 AND owner IN (?1, '') "
-      "AND seq NOT IN (SELECT value FROM json_each(?2)) GROUP BY status",
-      [&](Statement& s) {
-        s.BindText(1, query.owner);
-        s.BindText(2, pending_seqs);
-        s.BindInt(3, query.counted_since_ms);
-      },
-      [&](const Statement& s) -> Status {
-        page.ended_since[s.ColumnText(0)] +=
-            static_cast<size_t>(s.ColumnInt(1));
-        return {};
-      },
-      "counting the tasks that ended today");
-  if (!counted)
-    return std::unexpected(std::move(counted.error()));
+  // The counts of the day, per status; without kind, label or search, the
+  // total is the sum of the same counts over every end.
+  const bool narrowed =
+      !filter.kind.empty() || !filter.label.empty() || !filter.search.empty();
+  const std::string counting = EndedCounting(has_pending);
+  page.total = pending.size();
+  for (TaskStatus status : {TaskStatus::kCompleted, TaskStatus::kFailed,
+                            TaskStatus::kKilled, TaskStatus::kInterrupted}) {
+    const std::string name(TaskStatusName(status));
+    auto count_since = [&](const std::string& owners_json,
+                           int64_t since_ms) -> Result<size_t> {
+      size_t count = 0;
+      auto counted = ForEachRow(
+          counting,
+          [&](Statement& s) {
+            s.BindText(1, owners_json);
+            if (has_pending)
+              s.BindText(2, pending_seqs);
+            s.BindInt(3, since_ms);
+            s.BindText(6, name);
+          },
+          [&](const Statement& s) -> Status {
+            count = static_cast<size_t>(s.ColumnInt(0));
+            return {};
+          },
+          "counting ended tasks");
+      if (!counted)
+        return std::unexpected(std::move(counted.error()));
+      return count;
+    };
+    auto since = count_since(visible_json, query.counted_since_ms);
+    if (!since)
+      return std::unexpected(std::move(since.error()));
+    if (*since > 0)
+      page.ended_since[name] += *since;
+    if (narrowed || (!filter.status.empty() && filter.status != name))
+      continue;
+    auto ever =
+        count_since(filtered_json, std::numeric_limits<int64_t>::min());
+    if (!ever)
+      return std::unexpected(std::move(ever.error()));
+    page.total += *ever;
+  }
+  if (narrowed) {
+    auto counted = ForEachRow(
+        fmt::format("SELECT count(*) {}", matching), bind_filter,
+        [&](const Statement& s) -> Status {
+          page.total += static_cast<size_t>(s.ColumnInt(0));
+          return {};
+        },
+        "counting ended tasks");
+    if (!counted)
+      return std::unexpected(std::move(counted.error()));
+  }
   // A task's label never changes: the stored labels and the pending ones
   // together are every label.
   std::set<std::string> labels;
-  counted = ForEachRow(
+  auto counted = ForEachRow(
       "SELECT DISTINCT label FROM tasks INDEXED BY tasks_labels "
-      "WHERE owner IN (?1, '') AND label <> ''",
-      [&](Statement& s) { s.BindText(1, query.owner); },
+      "WHERE owner IN (SELECT value FROM json_each(?1)) AND label > ''",
+      [&](Statement& s) { s.BindText(1, visible_json); },
       [&](const Statement& s) -> Status {
         labels.insert(s.ColumnText(0));
         return {};

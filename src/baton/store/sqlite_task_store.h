@@ -96,6 +96,9 @@ class SqliteTaskStore : public TaskStore {
   // The seqs of pending tasks as a JSON array, for
   // "seq NOT IN (SELECT value FROM json_each(?))".
   std::string PendingSeqsJson() const;
+  // The sessions that own a task `session` sees (core/sessions.h), stored
+  // or pending, sorted; "" left out.
+  Result<std::vector<std::string>> VisibleOwners(const std::string& session);
   // The seq of a flushed task, nullopt if there is none.
   Result<std::optional<int64_t>> StoredSeq(const TaskId& id);
   Status WritePending();

@@ -14,6 +14,7 @@
 #include <filesystem>
 #include <random>
 
+#include "baton/core/sessions.h"
 #include "baton/core/task_extra.h"
 #include "baton/store/migrations.h"
 #include "baton/util/file_util.h"
@@ -177,7 +178,7 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
                      "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
                      "name)"),
             "audit audit_by_task counters cursors queues session_budgets "
-            "sessions tasks tasks_by_owner tasks_ended tasks_labels "
+            "sessions tasks tasks_by_owner tasks_ended tasks_ended_by_owner tasks_labels "
             "tasks_live tasks_unnoticed");
 }
 
@@ -410,6 +411,47 @@ TEST_F(SqliteTaskStoreTest, PagesEndedTasksByTheirEndWithFiltersAndCounts) {
     EXPECT_EQ(Ids(unowned->tasks),
               (std::vector<std::string>{"shell-7", "shell-2", "agent-3"}));
     EXPECT_EQ(unowned->labels, (std::vector<std::string>{"deploy", "fix"}));
+    EXPECT_TRUE(unowned->owners.empty());
+    // The owner filter, within what the session sees: a's own, the
+    // unowned (""), and nothing of b's.
+    EXPECT_EQ(all.owners, std::vector<std::string>{"a"});
+    EndedPage own = page({.owner = "a"});
+    EXPECT_EQ(Ids(own.tasks), (std::vector<std::string>{"shell-6", "shell-1"}));
+    EXPECT_EQ(own.total, 2u);
+    EXPECT_EQ(own.ended_since, all.ended_since);  // Counts are unfiltered.
+    EXPECT_EQ(Ids(page({.owner = ""}).tasks),
+              (std::vector<std::string>{"shell-7", "shell-2", "agent-3"}));
+    EXPECT_EQ(page({.owner = "b"}).total, 0u);
+    EXPECT_EQ(page({.owner = "a", .status = "interrupted"}).total, 1u);
+    EXPECT_EQ(page({.owner = "", .label = "fix"}).total, 1u);
+    // A person's session sees every session's tasks, and every session.
+    auto person = store->PageEnded({.owner = std::string(kPersonSession),
+                                    .counted_since_ms = 6500});
+    ASSERT_TRUE(person) << person.error().message;
+    EXPECT_EQ(Ids(person->tasks),
+              (std::vector<std::string>{"shell-7", "shell-4", "shell-6",
+                                        "shell-2", "agent-3", "shell-1"}));
+    EXPECT_EQ(person->total, 6u);
+    EXPECT_EQ(person->ended_since,
+              (std::map<std::string, size_t>{{"completed", 1},
+                                             {"failed", 1},
+                                             {"interrupted", 1},
+                                             {"killed", 1}}));
+    EXPECT_EQ(person->labels,
+              (std::vector<std::string>{"build", "deploy", "fix", "secret"}));
+    EXPECT_EQ(person->owners, (std::vector<std::string>{"a", "b"}));
+    auto of_b = store->PageEnded({.owner = std::string(kPersonSession),
+                                  .filter = {.owner = "b"}});
+    ASSERT_TRUE(of_b);
+    EXPECT_EQ(Ids(of_b->tasks), std::vector<std::string>{"shell-4"});
+    EXPECT_EQ(of_b->total, 1u);
+    // And its plain list: every task, newest first, and their count.
+    auto listed = store->ListTasks({.owner = std::string(kPersonSession)});
+    ASSERT_TRUE(listed);
+    EXPECT_EQ(Ids(*listed), (std::vector<std::string>{
+                                "shell-7", "shell-6", "shell-5", "shell-4",
+                                "agent-3", "shell-2", "shell-1"}));
+    EXPECT_EQ(*store->CountTasks({.owner = std::string(kPersonSession)}), 7u);
   };
   check("pending");
   ASSERT_TRUE(store->Flush());
@@ -636,6 +678,7 @@ TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
   RawExec(path_,
           "DROP TABLE queues; DROP TABLE session_budgets; DROP TABLE audit; "
           "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
+          "DROP INDEX tasks_ended_by_owner; "
           "PRAGMA user_version = 2;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -701,6 +744,7 @@ TEST_F(SqliteTaskStoreTest, ASchema4DatabaseGainsSessionBudgets) {
   RawExec(path_,
           "DROP TABLE session_budgets; DROP TABLE audit; "
           "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
+          "DROP INDEX tasks_ended_by_owner; "
           "PRAGMA user_version = 4;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
@@ -710,6 +754,35 @@ TEST_F(SqliteTaskStoreTest, ASchema4DatabaseGainsSessionBudgets) {
   EXPECT_TRUE(store->LoadSessionBudgets()->empty());
   ASSERT_TRUE(store->PutSessionBudget("s", {.max_turns = 1}));
   ASSERT_TRUE(store->Flush());
+}
+
+// A schema-7 history gains the index its counts are ranges of, and counts
+// by it at once.
+TEST_F(SqliteTaskStoreTest, ASchema7DatabaseGainsTheEndedByOwnerIndex) {
+  {
+    auto store = OpenStore();
+    for (int64_t n = 1; n <= 3; ++n) {
+      TaskRecord task = MakeTask(TaskKind::kShell, n, n == 3 ? "a" : "",
+                                 TaskStatus::kCompleted);
+      task.ended_ms = 100 * n;
+      ASSERT_TRUE(store->PutTask(task));
+    }
+    ASSERT_TRUE(store->Flush());
+  }
+  RawExec(path_, "DROP INDEX tasks_ended_by_owner; PRAGMA user_version = 7;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  EXPECT_EQ(RawQuery(path_,
+                     "SELECT count(*) FROM sqlite_schema "
+                     "WHERE name = 'tasks_ended_by_owner'"),
+            "1");
+  auto page = store->PageEnded({.owner = "a", .counted_since_ms = 200});
+  ASSERT_TRUE(page) << page.error().message;
+  EXPECT_EQ(page->total, 3u);
+  EXPECT_EQ(page->ended_since,
+            (std::map<std::string, size_t>{{"completed", 2}}));
 }
 
 // A schema-6 history gains the indexes of pages of ended tasks, and pages
@@ -727,6 +800,7 @@ TEST_F(SqliteTaskStoreTest, ASchema6DatabaseGainsTheEndedTasksIndexes) {
   }
   RawExec(path_,
           "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
+          "DROP INDEX tasks_ended_by_owner; "
           "PRAGMA user_version = 6;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);

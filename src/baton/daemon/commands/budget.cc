@@ -3,6 +3,7 @@
 // The registry keeps it; a change is committed with its batch, before the
 // reply, and the session's workers that the new budget leaves spent are
 // stopped at once.
+#include "baton/core/sessions.h"
 #include "baton/daemon/daemon.h"
 #include "baton/ipc/task_text.h"
 
@@ -10,6 +11,12 @@ namespace baton {
 
 void Daemon::Handle(Connection& connection, const BudgetRequest& request,
                     Session session, Reply reply) {
+  if (IsPersonSession(session)) {
+    return reply(MakeError(
+        ErrorCode::kInvalidArgument,
+        "session \"*\" is a person's and owns no agent task, so it has no "
+        "budget; give the session whose budget you mean (--session NAME)"));
+  }
   bool change = request.clear || request.max_turns || request.max_tokens ||
                 request.max_cost_usd;
   auto view = change ? registry_->ChangeSessionBudget(

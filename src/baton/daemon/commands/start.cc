@@ -6,6 +6,7 @@
 #include <cmath>
 
 #include "baton/core/model_spec.h"
+#include "baton/core/sessions.h"
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/commands/client_env.h"
 #include "baton/daemon/daemon.h"
@@ -87,7 +88,8 @@ template <class R>
 TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   TaskSpec spec;
   spec.kind = kind;
-  spec.owner = request.unowned ? "" : session;
+  // A person's session owns nothing it starts (core/sessions.h).
+  spec.owner = request.unowned || IsPersonSession(session) ? "" : session;
   spec.label = request.label;
   spec.cwd = request.cwd;
   spec.base_env = ClientEnvironment(request.base_env);

@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <unistd.h>
 
+#include "baton/core/sessions.h"
 #include "baton/core/task_filter.h"
 #include "baton/daemon/daemon.h"
 #include "baton/util/detached_process.h"
@@ -85,7 +86,13 @@ namespace {
 template <class AsView>
 Result<ListReply> ViewOf(TaskRegistry& registry, const ListView& view,
                          const std::string& session, const AsView& as_view) {
-  TaskFilter filter{.kind = view.kind,
+  std::optional<std::string> owner;
+  if (view.unowned)
+    owner = "";
+  else if (!view.owner.empty())
+    owner = view.owner;
+  TaskFilter filter{.owner = std::move(owner),
+                    .kind = view.kind,
                     .status = view.status,
                     .label = view.label,
                     .search = AsciiLower(view.search)};
@@ -125,6 +132,7 @@ Result<ListReply> ViewOf(TaskRegistry& registry, const ListView& view,
   counts.killed = since("killed");
   counts.interrupted = since("interrupted");
   list.labels = std::move(page->labels);
+  list.owners = std::move(page->owners);
   return list;
 }
 
@@ -202,6 +210,13 @@ void Daemon::Handle(Connection& connection, const AttachRequest&,
   if (session.empty()) {
     return reply(MakeError(ErrorCode::kInvalidArgument,
                            "attach needs a session name (BATON_SESSION)"));
+  }
+  if (IsPersonSession(session)) {
+    return reply(MakeError(
+        ErrorCode::kInvalidArgument,
+        "session \"*\" is a person's (it sees every session's tasks) and "
+        "cannot attach: a lease would stop no task of its own; use a name "
+        "of your own (BATON_SESSION)"));
   }
   if (!connection.attached_session.empty() &&
       connection.attached_session != session) {

@@ -120,9 +120,14 @@ function fill(table, tasks) {
   table.replaceChildren(...tasks.map(row));
 }
 
-// The list's query: its page and the filters set.
+// The list's query: its page and the filters set. The session filter's
+// values are "unowned" and "owner:NAME", so no session's name is taken for
+// the choice of none.
 function listQuery() {
   const query = new URLSearchParams({ page: state.page });
+  const session = $("filter-session").value;
+  if (session === "unowned") query.set("unowned", "1");
+  else if (session.startsWith("owner:")) query.set("owner", session.slice("owner:".length));
   const filters = { kind: "filter-kind", status: "filter-status", label: "filter-label", q: "filter-search" };
   for (const [name, id] of Object.entries(filters)) {
     if ($(id).value) query.set(name, $(id).value);
@@ -130,16 +135,21 @@ function listQuery() {
   return query;
 }
 
-// The label filter offers every label there is (and keeps the one chosen).
-function fillLabels(labels) {
-  const select = $("filter-label");
+// A filter's select offers every name there is (and keeps the one chosen):
+// its fixed options first ("all", ...), then an option per name, valued
+// `prefix` + name.
+function fillChoices(select, names, prefix = "") {
   const chosen = select.value;
   // Unchanged: left alone (a list the user has open stays open).
-  if (select.dataset.labels === JSON.stringify(labels)) return;
-  select.dataset.labels = JSON.stringify(labels);
-  const names = labels.includes(chosen) || !chosen ? labels : [...labels, chosen];
-  select.replaceChildren(el("option", "all", { value: "" }),
-    ...names.map((label) => el("option", label, { value: label })));
+  if (select.dataset.names === JSON.stringify(names)) return;
+  select.dataset.names = JSON.stringify(names);
+  if (!select.dataset.fixed) select.dataset.fixed = select.querySelectorAll("option").length;
+  const fixed = [...select.querySelectorAll("option")].slice(0, Number(select.dataset.fixed));
+  const values = names.map((name) => prefix + name);
+  const kept = fixed.some((option) => option.value === chosen) || values.includes(chosen);
+  const options = names.map((name) => el("option", name, { value: prefix + name }));
+  if (!kept) options.push(el("option", chosen.slice(prefix.length), { value: chosen }));
+  select.replaceChildren(...fixed, ...options);
   select.value = chosen;
 }
 
@@ -152,7 +162,8 @@ async function refreshList() {
   fill($("needs-input"), list.needs_input);
   fill($("running"), list.running);
   fill($("ended"), list.ended);
-  fillLabels(list.labels || []);
+  fillChoices($("filter-label"), list.labels || []);
+  fillChoices($("filter-session"), list.owners || [], "owner:");
   $("count-needs").textContent = `(${list.needs_input.length})`;
   $("count-running").textContent = `(${list.running.length})`;
   $("count-ended").textContent = `(${list.ended_total})`;
@@ -591,7 +602,7 @@ function setup() {
   $("newer").addEventListener("click", () => { state.page -= 1; refresh(); });
   $("older").addEventListener("click", () => { state.page += 1; refresh(); });
   $("earlier").addEventListener("click", loadEarlier);
-  for (const id of ["filter-kind", "filter-status", "filter-label", "filter-search"]) {
+  for (const id of ["filter-session", "filter-kind", "filter-status", "filter-label", "filter-search"]) {
     $(id).addEventListener("input", () => { state.page = 0; refresh(); });
   }
   $("filters").addEventListener("submit", (event) => event.preventDefault());
