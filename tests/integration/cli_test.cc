@@ -266,9 +266,8 @@ TEST_F(CliTest, APersonsSessionSeesEveryTaskAndLeavesTheNoticeToItsOwner) {
     ids.insert(task["id"].get<std::string>());
   EXPECT_EQ(ids, (std::set<std::string>{hers, bobs, started}));
   // Bob's task is the person's to stop; bob is told of it.
-  EXPECT_EQ(Baton({"kill", "--reason", "from the board", bobs}, person)
-                .exit_code,
-            0);
+  EXPECT_EQ(
+      Baton({"kill", "--reason", "from the board", bobs}, person).exit_code, 0);
   Baton({"wait", bobs}, person);
   auto bobs_notices = Baton({"notices"}, {{"BATON_SESSION", "bob"}});
   EXPECT_NE(bobs_notices.out.find(bobs + " killed"), std::string::npos)
@@ -282,8 +281,7 @@ TEST_F(CliTest, APersonsSessionSeesEveryTaskAndLeavesTheNoticeToItsOwner) {
   auto budget = Baton({"budget"}, person);
   EXPECT_EQ(budget.exit_code, 1);
   EXPECT_NE(budget.err.find("is a person's"), std::string::npos) << budget.err;
-  std::string attached =
-      RawRequest(R"({"id":1,"op":"attach","session":"*"})");
+  std::string attached = RawRequest(R"({"id":1,"op":"attach","session":"*"})");
   EXPECT_NE(attached.find("cannot attach"), std::string::npos) << attached;
 }
 

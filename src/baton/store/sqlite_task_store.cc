@@ -412,11 +412,12 @@ Result<std::vector<TaskRecord>> SqliteTaskStore::ListTasks(
   // session's whole history. A person's session sees every owner: one walk.
   std::string sql =
       IsPersonSession(query.owner)
-          ? fmt::format("SELECT {0} FROM tasks {1} WHERE ?1 <> ''{2} AND {3} "
-                        "ORDER BY seq DESC LIMIT ?3",
-                        kTaskColumns,
-                        query.include_terminal ? "" : "INDEXED BY tasks_live",
-                        StatusFilter(query), kNotPending)
+          ? fmt::format(
+                "SELECT {0} FROM tasks {1} WHERE ?1 <> ''{2} AND {3} "
+                "ORDER BY seq DESC LIMIT ?3",
+                kTaskColumns,
+                query.include_terminal ? "" : "INDEXED BY tasks_live",
+                StatusFilter(query), kNotPending)
           : fmt::format(
                 "SELECT {0} FROM tasks {1} WHERE owner = ?1{2} AND {3} "
                 "UNION ALL "
@@ -676,8 +677,7 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
       page.ended_since[name] += *since;
     if (narrowed || (!filter.status.empty() && filter.status != name))
       continue;
-    auto ever =
-        count_since(filtered_json, std::numeric_limits<int64_t>::min());
+    auto ever = count_since(filtered_json, std::numeric_limits<int64_t>::min());
     if (!ever)
       return std::unexpected(std::move(ever.error()));
     page.total += *ever;

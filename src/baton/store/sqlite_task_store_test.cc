@@ -178,7 +178,8 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
                      "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
                      "name)"),
             "audit audit_by_task counters cursors queues session_budgets "
-            "sessions tasks tasks_by_owner tasks_ended tasks_ended_by_owner tasks_labels "
+            "sessions tasks tasks_by_owner tasks_ended tasks_ended_by_owner "
+            "tasks_labels "
             "tasks_live tasks_unnoticed");
 }
 
@@ -425,8 +426,8 @@ TEST_F(SqliteTaskStoreTest, PagesEndedTasksByTheirEndWithFiltersAndCounts) {
     EXPECT_EQ(page({.owner = "a", .status = "interrupted"}).total, 1u);
     EXPECT_EQ(page({.owner = "", .label = "fix"}).total, 1u);
     // A person's session sees every session's tasks, and every session.
-    auto person = store->PageEnded({.owner = std::string(kPersonSession),
-                                    .counted_since_ms = 6500});
+    auto person = store->PageEnded(
+        {.owner = std::string(kPersonSession), .counted_since_ms = 6500});
     ASSERT_TRUE(person) << person.error().message;
     EXPECT_EQ(Ids(person->tasks),
               (std::vector<std::string>{"shell-7", "shell-4", "shell-6",
@@ -440,8 +441,8 @@ TEST_F(SqliteTaskStoreTest, PagesEndedTasksByTheirEndWithFiltersAndCounts) {
     EXPECT_EQ(person->labels,
               (std::vector<std::string>{"build", "deploy", "fix", "secret"}));
     EXPECT_EQ(person->owners, (std::vector<std::string>{"a", "b"}));
-    auto of_b = store->PageEnded({.owner = std::string(kPersonSession),
-                                  .filter = {.owner = "b"}});
+    auto of_b = store->PageEnded(
+        {.owner = std::string(kPersonSession), .filter = {.owner = "b"}});
     ASSERT_TRUE(of_b);
     EXPECT_EQ(Ids(of_b->tasks), std::vector<std::string>{"shell-4"});
     EXPECT_EQ(of_b->total, 1u);

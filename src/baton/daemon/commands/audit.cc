@@ -1,6 +1,7 @@
 // The audit trail's side of batond (doc/audit.md): who a request came
 // from, for the records the other handlers write, and the `audit` request
 // that reads them.
+#include "baton/core/sessions.h"
 #include "baton/daemon/daemon.h"
 
 namespace baton {
@@ -8,10 +9,11 @@ namespace baton {
 AuditRecord Daemon::AuditOf(const Connection& connection, Session session,
                             std::string action, std::string task) {
   // `baton serve` holds both MCP over HTTP, whose every client has a
-  // session, and the board, which has none (doc/board.md).
+  // session of its own, and the board, whose session is a person's, "*"
+  // (doc/board.md).
   std::string client = connection.client;
   if (client == "serve")
-    client = session.empty() ? "board" : "mcp-http";
+    client = IsPersonSession(session) ? "board" : "mcp-http";
   return AuditRecord{.action = std::move(action),
                      .task = std::move(task),
                      .session = session,

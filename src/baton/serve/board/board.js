@@ -382,7 +382,9 @@ function renderOutput() {
 function renderAudit(records) {
   $("audit").replaceChildren(...records.map((record) => {
     let who = record.client || "a client";
-    if (record.session) who += `, session ${record.session}`;
+    // "*" is a person's session, the board's own (doc/protocol.md): the
+    // client already says it.
+    if (record.session && record.session !== "*") who += `, session ${record.session}`;
     const item = el("li", null, { class: "audit-record" });
     item.append(el("time", when(new Date(record.at_ms).toISOString())), " ",
       el("strong", record.action), ` by ${who} (pid ${record.pid})`);
