@@ -1,6 +1,7 @@
 // The board's performance (doc/board.md, "Performance"): a fresh page's
-// first render with many ended tasks, the bytes of a first load, and
-// `baton serve`'s RSS with ten boards open. Debian's Chromium through the
+// first render with many ended tasks, the bytes of a first load, how soon
+// an open board shows a new task and an end, `baton serve`'s RSS with ten
+// boards open, and the output lag of a page that follows a printer. Debian's Chromium through the
 // pinned playwright-core of tests/mcp (scripts/setup dev --tests installs it).
 //
 //   node bench/board/bench.mjs [--baton build/release/baton]
@@ -11,7 +12,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
 import { createConnection } from 'node:net';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, readFileSync, rmSync } from 'node:fs';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
 
@@ -26,6 +27,7 @@ const RUNS = Number(option('--runs', 5));
 const RUNNING = Number(option('--running', 1000));
 const PRINTERS = Number(option('--printers', 100));
 const LAG_SAMPLES = 100;
+const LIVE_SAMPLES = 20;
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 const median = (xs) => { const s = [...xs].sort((a, b) => a - b); const m = s.length >> 1; return s.length % 2 ? s[m] : (s[m - 1] + s[m]) / 2; };
 const fmt = (xs, digits = 0) => `${median(xs).toFixed(digits)} (${Math.min(...xs).toFixed(digits)}–${Math.max(...xs).toFixed(digits)})`;
@@ -35,31 +37,45 @@ const home = mkdtempSync('/tmp/bb-');
 const env = { ...process.env, BATON_HOME: home };
 const baton = (argv) => spawnSync(BATON, argv, { env, encoding: 'utf8', maxBuffer: 1 << 30 });
 
-// `count` runs of `argv` over one connection, `inFlight` at a time; resolves
-// when batond has accepted them all.
-async function runMany(count, argv, inFlight = 64) {
-  baton(['daemon', 'start']);
+// One connection to batond's socket: `call(request)` resolves to its
+// reply, and rejects with batond's error.
+async function connect() {
   const socket = createConnection(join(home, 'batond.sock'));
   await new Promise((resolve, reject) => { socket.once('connect', resolve); socket.once('error', reject); });
   const pending = new Map();
+  let next = 0;
   createInterface({ input: socket }).on('line', (line) => {
     const reply = JSON.parse(line);
     const done = pending.get(reply.id);
     pending.delete(reply.id);
-    if (!reply.ok) throw new Error(`run refused: ${line}`);
-    done();
+    done?.(reply);
   });
-  let next = 0;
-  const one = () => new Promise((resolve) => {
-    const id = ++next;
-    pending.set(id, resolve);
-    socket.write(JSON.stringify({ id, op: 'run', argv, cwd: '/tmp' }) + '\n');
-  });
+  return {
+    call(request) {
+      return new Promise((resolve, reject) => {
+        const id = ++next;
+        pending.set(id, (reply) => (reply.ok ? resolve(reply) : reject(new Error(`${request.op} refused: ${JSON.stringify(reply)}`))));
+        socket.write(JSON.stringify({ id, ...request }) + '\n');
+      });
+    },
+    end() { socket.end(); },
+  };
+}
+
+// `count` runs of `argv` over one connection, `inFlight` at a time; resolves
+// when batond has accepted them all.
+async function runMany(count, argv, inFlight = 64) {
+  baton(['daemon', 'start']);
+  const client = await connect();
+  let sent = 0;
   const workers = Array.from({ length: inFlight }, async () => {
-    while (next < count) await one();
+    while (sent < count) {
+      sent++;
+      await client.call({ op: 'run', argv, cwd: '/tmp' });
+    }
   });
   await Promise.all(workers);
-  socket.end();
+  client.end();
 }
 
 // `count` ended tasks: runs of `true`, until all have ended.
@@ -148,6 +164,49 @@ try {
   const rss10 = rssMiB(serve.child.pid);
   for (const context of boards) await context.close();
 
+  // Live updates: a board open on the list; a task started over batond's
+  // socket, then ended, LIVE_SAMPLES times. Each task waits on a FIFO of
+  // its own, so that its end is the moment this process closes the FIFO.
+  // Times are wall clock, this process's and the page's (one machine):
+  // from just before the `run` is sent to the row in the page, and from
+  // the FIFO's close to the row in the ended group.
+  const live = await browser.newContext();
+  const livePage = await live.newPage();
+  await livePage.goto(serve.login);
+  await livePage.locator('#live', { hasText: /^live$/ }).waitFor({ timeout: 120_000 });
+  const appeared = [];
+  const endShown = [];
+  const fifos = mkdtempSync('/tmp/bb-fifo-');
+  const client = await connect();
+  for (let i = 0; i < LIVE_SAMPLES; i++) {
+    const fifo = join(fifos, `f${i}`);
+    spawnSync('mkfifo', [fifo]);
+    // The page notes when a row of `id` shows in `group`.
+    const watchRow = (id, group) => livePage.evaluate(([id, group]) => new Promise((resolve) => {
+      const seen = () => document.querySelector(`#${group} tr[data-task="${id}"]`);
+      if (seen()) return resolve(Date.now());
+      const observer = new MutationObserver(() => {
+        if (seen()) { observer.disconnect(); resolve(Date.now()); }
+      });
+      observer.observe(document.getElementById(group), { childList: true, subtree: true });
+    }), [id, group]);
+    const sent = Date.now();
+    const reply = await client.call({ op: 'run', argv: ['cat', fifo], cwd: '/tmp' });
+    const id = reply.result.task.id;
+    appeared.push(await watchRow(id, 'running') - sent);
+    const ended = watchRow(id, 'ended');
+    // Opening for writing unblocks cat; closing gives it its end of file.
+    const closed = await new Promise((resolve) => {
+      const fd = openSync(fifo, 'w');
+      closeSync(fd);
+      resolve(Date.now());
+    });
+    endShown.push(await ended - closed);
+  }
+  client.end();
+  rmSync(fifos, { recursive: true, force: true });
+  await live.close();
+
   // Output lag: RUNNING tasks run, PRINTERS of them print their wall clock
   // (ms) every 100 ms; a board follows one printer's page. The lag is the
   // page's clock at a sample minus the time in the last line it shows.
@@ -179,6 +238,8 @@ try {
   console.log('|---|---|---|---|');
   console.log(`| fresh load → the frame that paints the first ended row, ms (the page's clock) | ${fmt(firstRender)} | ≤ 300 | ${median(firstRender) <= 300 ? 'yes' : 'no'} |`);
   console.log(`| the same, as Playwright sees it (reload() → the row found), ms | ${fmt(roundTrip)} | – | – |`);
+  console.log(`| a task started over the socket → its row on an open board, ms (${LIVE_SAMPLES} samples; max) | ${fmt(appeared)}; max ${Math.max(...appeared)} | ≤ 250 | ${Math.max(...appeared) <= 250 ? 'yes' : 'no'} |`);
+  console.log(`| its end → its row among the ended, ms (${LIVE_SAMPLES} samples; max) | ${fmt(endShown)}; max ${Math.max(...endShown)} | ≤ 250 | ${Math.max(...endShown) <= 250 ? 'yes' : 'no'} |`);
   console.log(`| bytes of a fresh load (page, files, first API answers), KiB | ${fmt(transfer)} | ≤ 300 KB | ${median(transfer) * 1024 <= 300_000 ? 'yes' : 'no'} |`);
   console.log(`| baton serve RSS with 10 boards open, MiB | ${rss10.toFixed(1)} | ≤ 32 | ${rss10 <= 32 ? 'yes' : 'no'} |`);
   console.log(`| output lag, ${RUNNING} running, ${PRINTERS} printing every 100 ms, ms (${LAG_SAMPLES} samples; p95) | ${fmt(lags)}; p95 ${p95} | ≤ 500 | ${p95 <= 500 ? 'yes' : 'no'} |`);
