@@ -534,32 +534,47 @@ Result<std::vector<std::string>> SqliteTaskStore::VisibleOwners(
     if (!owner.empty() && SeesOwner(session, owner))
       owners.insert(owner);
   }
-  // One seek in tasks_by_owner per session, to the next owner after the
-  // last, rather than a walk of the history. A client's session sees one:
-  // its own, if it has a task.
-  const bool person = IsPersonSession(session);
-  std::string after;
-  for (;;) {
-    if (!person && (session.empty() || !after.empty()))
-      break;
-    std::optional<std::string> next;
+  // The first owner in tasks_by_owner that `condition` (on ?1 = `bound`)
+  // lets through, if any: one seek.
+  auto first_owner =
+      [&](std::string_view condition,
+          const std::string& bound) -> Result<std::optional<std::string>> {
+    std::optional<std::string> owner;
     auto found = ForEachRow(
-        person ? "SELECT owner FROM tasks INDEXED BY tasks_by_owner "
-                 "WHERE owner > ?1 ORDER BY owner LIMIT 1"
-               : "SELECT owner FROM tasks INDEXED BY tasks_by_owner "
-                 "WHERE owner = ?1 LIMIT 1",
-        [&](Statement& s) { s.BindText(1, person ? after : session); },
+        fmt::format("SELECT owner FROM tasks INDEXED BY tasks_by_owner "
+                    "WHERE {} ORDER BY owner LIMIT 1",
+                    condition),
+        [&](Statement& s) { s.BindText(1, bound); },
         [&](const Statement& s) -> Status {
-          next = s.ColumnText(0);
+          owner = s.ColumnText(0);
           return {};
         },
         "listing sessions");
     if (!found)
       return std::unexpected(std::move(found.error()));
+    return owner;
+  };
+  if (!IsPersonSession(session)) {
+    // A client's session sees one session's tasks: its own, if it has any.
+    if (!session.empty()) {
+      auto own = first_owner("owner = ?1", session);
+      if (!own)
+        return std::unexpected(std::move(own.error()));
+      if (*own)
+        owners.insert(std::move(**own));
+    }
+    return std::vector<std::string>(owners.begin(), owners.end());
+  }
+  // A person sees every session: one seek per session, to the next owner
+  // after the last, rather than a walk of the history.
+  for (std::string after;;) {
+    auto next = first_owner("owner > ?1", after);
     if (!next)
+      return std::unexpected(std::move(next.error()));
+    if (!*next)
       break;
-    owners.insert(*next);
-    after = std::move(*next);
+    after = std::move(**next);
+    owners.insert(after);
   }
   return std::vector<std::string>(owners.begin(), owners.end());
 }
@@ -646,38 +661,40 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
       !filter.kind.empty() || !filter.label.empty() || !filter.search.empty();
   const std::string counting = EndedCounting(has_pending);
   page.total = pending.size();
+  auto count_since = [&](const std::string& owners_json,
+                         const std::string& name,
+                         int64_t since_ms) -> Result<size_t> {
+    size_t count = 0;
+    auto counted = ForEachRow(
+        counting,
+        [&](Statement& s) {
+          s.BindText(1, owners_json);
+          if (has_pending)
+            s.BindText(2, pending_seqs);
+          s.BindInt(3, since_ms);
+          s.BindText(6, name);
+        },
+        [&](const Statement& s) -> Status {
+          count = static_cast<size_t>(s.ColumnInt(0));
+          return {};
+        },
+        "counting ended tasks");
+    if (!counted)
+      return std::unexpected(std::move(counted.error()));
+    return count;
+  };
   for (TaskStatus status : {TaskStatus::kCompleted, TaskStatus::kFailed,
                             TaskStatus::kKilled, TaskStatus::kInterrupted}) {
     const std::string name(TaskStatusName(status));
-    auto count_since = [&](const std::string& owners_json,
-                           int64_t since_ms) -> Result<size_t> {
-      size_t count = 0;
-      auto counted = ForEachRow(
-          counting,
-          [&](Statement& s) {
-            s.BindText(1, owners_json);
-            if (has_pending)
-              s.BindText(2, pending_seqs);
-            s.BindInt(3, since_ms);
-            s.BindText(6, name);
-          },
-          [&](const Statement& s) -> Status {
-            count = static_cast<size_t>(s.ColumnInt(0));
-            return {};
-          },
-          "counting ended tasks");
-      if (!counted)
-        return std::unexpected(std::move(counted.error()));
-      return count;
-    };
-    auto since = count_since(visible_json, query.counted_since_ms);
+    auto since = count_since(visible_json, name, query.counted_since_ms);
     if (!since)
       return std::unexpected(std::move(since.error()));
     if (*since > 0)
       page.ended_since[name] += *since;
     if (narrowed || (!filter.status.empty() && filter.status != name))
       continue;
-    auto ever = count_since(filtered_json, std::numeric_limits<int64_t>::min());
+    auto ever =
+        count_since(filtered_json, name, std::numeric_limits<int64_t>::min());
     if (!ever)
       return std::unexpected(std::move(ever.error()));
     page.total += *ever;
