@@ -132,7 +132,7 @@ Error SpawnError(const ChildSpec& spec, std::string_view call, int err) {
   return Error{ErrorCode::kSpawnFailed, std::move(message), err};
 }
 
-// What a forked child reports before it dies: the step that failed and its
+// What the child reports before it dies: the step that failed and its
 // errno. Nothing arrives when the exec succeeded (the pipe is close-on-exec).
 struct ChildFailure {
   int step = 0;  // A ChildStep; kJoin + i for the i-th cgroup.
@@ -142,16 +142,22 @@ enum ChildStep { kExec, kSetsid, kChdir, kStdio, kCloseRange, kRlimit, kJoin };
 constexpr const char* kChildSteps[] = {"",     "setsid",      "chdir",
                                        "dup2", "close_range", "setrlimit"};
 
-// The rest of a forked child, up to its exec. It is a copy of a threaded
-// process: only async-signal-safe calls from here on, on what the parent
-// prepared.
-[[noreturn]] void RunForkedChild(const ChildSpec& spec, char* const* argv,
-                                 char* const* envp, int report) {
+// The rest of a vforked child, up to its exec. It runs in the caller's
+// memory, on the caller's stack below the caller's frame, while the
+// calling thread waits and the others run on: only async-signal-safe calls
+// on what the parent prepared, no allocation, no return, and nothing
+// written that the parent reads but the report pipe. (Under TSan, vfork is
+// a fork; the same code is right for both.)
+[[noreturn]] void RunVforkedChild(const ChildSpec& spec, char* const* argv,
+                                  char* const* envp, int report) {
   auto die = [report](int step) {
     ChildFailure failure{step, errno};
     (void)!::write(report, &failure, sizeof failure);
     ::_exit(127);
   };
+  // Its own copy of the dispositions (vfork shares memory, not them): back
+  // to the defaults before the parent's full mask is lifted, so that no
+  // handler of the parent's ever runs in here.
   struct sigaction default_action {};
   default_action.sa_handler = SIG_DFL;
   for (int sig = 1; sig < NSIG; ++sig)
@@ -201,22 +207,40 @@ constexpr const char* kChildSteps[] = {"",     "setsid",      "chdir",
   ::_exit(127);  // die() does; the lambda cannot say so.
 }
 
-// SpawnChild by fork, for what posix_spawn cannot set up.
-Result<pid_t> ForkChild(const ChildSpec& spec) {
+// The vfork alone in its frame: nothing the parent keeps lives across it
+// (-Wclobbered), and the child never returns into it.
+[[gnu::noinline]] pid_t Vfork(const ChildSpec& spec, char* const* argv,
+                              char* const* envp, int report) {
+  pid_t pid = ::vfork();
+  if (pid == 0)
+    RunVforkedChild(spec, argv, envp, report);
+  return pid;
+}
+
+// SpawnChild by vfork, for what posix_spawn cannot set up. vfork, as
+// posix_spawn's own clone(CLONE_VM | CLONE_VFORK): no copy of the
+// caller's page tables, which a fork of the supervisor cost 0.4-0.6 ms of
+// a limited task's start (doc/benchmarks-limits.md).
+Result<pid_t> VforkChild(const ChildSpec& spec) {
   std::vector<char*> argv = CStringArray(spec.argv);
   std::vector<char*> envp = CStringArray(spec.env);
   int pipe_fds[2];
   if (::pipe2(pipe_fds, O_CLOEXEC) != 0)
     return std::unexpected(SpawnError(spec, "pipe2", errno));
   UniqueFd read_end(pipe_fds[0]), write_end(pipe_fds[1]);
-  pid_t pid = ::fork();
-  if (pid == 0) {
-    RunForkedChild(spec, argv.data(), envp.data(), write_end.get());
-  }
-  int fork_error = errno;
+  // No signal is taken between the vfork and the child's own mask: a
+  // handler of ours would run in the child, on our memory.
+  sigset_t all, before;
+  sigfillset(&all);
+  ::pthread_sigmask(SIG_SETMASK, &all, &before);
+  pid_t pid = Vfork(spec, argv.data(), envp.data(), write_end.get());
+  int vfork_error = errno;
+  ::pthread_sigmask(SIG_SETMASK, &before, nullptr);
   write_end.reset();
   if (pid < 0)
-    return std::unexpected(SpawnError(spec, "fork", fork_error));
+    return std::unexpected(SpawnError(spec, "vfork", vfork_error));
+  // The child has exec'd or died by now (vfork waits for either), so this
+  // read does not block; it also holds under TSan, where vfork is a fork.
   ChildFailure failure;
   ssize_t got;
   do {
@@ -246,7 +270,7 @@ Result<pid_t> SpawnChild(const ChildSpec& spec) {
                      "spawn: the program, argv and folder must not be empty");
   }
   if (!spec.join_cgroups.empty() || !spec.rlimits.empty())
-    return ForkChild(spec);
+    return VforkChild(spec);
   auto fail = [&](const char* call, int err) {
     return std::unexpected(SpawnError(spec, call ? call : "", err));
   };

@@ -34,7 +34,7 @@ struct ChildSpec {
   // Set up in the child before it execs, so that nothing it starts escapes
   // them (doc/limits.md): the cgroup.procs files it moves itself into, and
   // the rlimits it sets (resource, limit). posix_spawn can do neither, so
-  // either makes SpawnChild fork.
+  // either makes SpawnChild vfork.
   std::vector<std::string> join_cgroups;
   std::vector<std::pair<int, rlim_t>> rlimits;
 };
@@ -52,7 +52,7 @@ struct ChildSpec {
 // failed, as `spawn "<argv[0]>": <strerror>` (the exec's and the chdir's
 // failures read the same: check the folder first to tell them apart), or
 // `spawn "<argv[0]>": <set-up call>: <strerror>` for a failed set-up
-// (`join cgroup <file>` and `setrlimit` among them). Forking
+// (`join cgroup <file>` and `setrlimit` among them). The vfork path
 // needs Linux 5.11 (close_range's CLOEXEC flag). Thread-safe.
 Result<pid_t> SpawnChild(const ChildSpec& spec);
 

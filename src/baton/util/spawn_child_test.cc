@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <climits>
 #include <string>
+#include <thread>
+#include <vector>
 
 #include "baton/util/unique_fd.h"
 
@@ -158,23 +160,23 @@ TEST(SpawnChild, FailuresSayWhatFailedAndWhy) {
   EXPECT_EQ(SpawnChild(empty).error().code, ErrorCode::kInvalidArgument);
 }
 
-// With rlimits or cgroups to join, SpawnChild forks instead of posix_spawn:
-// the child must start just the same.
-ChildSpec Forked(ChildSpec spec) {
+// With rlimits or cgroups to join, SpawnChild vforks instead of
+// posix_spawn: the child must start just the same.
+ChildSpec Limited(ChildSpec spec) {
   spec.rlimits.emplace_back(RLIMIT_CORE, 0);
   return spec;
 }
 
-TEST(SpawnChild, AForkedChildStartsAsASpawnedOneDoes) {
-  ChildSpec env = Forked(Command("/usr/bin/env", {"env"}));
+TEST(SpawnChild, ALimitedChildStartsAsASpawnedOneDoes) {
+  ChildSpec env = Limited(Command("/usr/bin/env", {"env"}));
   env.env = {"A=1"};
   EXPECT_EQ(RunToEnd(env).out, "A=1\n");
-  ChildSpec pwd = Forked(Command("/bin/pwd", {"pwd"}));
+  ChildSpec pwd = Limited(Command("/bin/pwd", {"pwd"}));
   pwd.cwd = "/usr";
   EXPECT_EQ(RunToEnd(pwd).out, "/usr\n");
   UniqueFd leaky(::open("/dev/null", O_RDONLY));
   ASSERT_TRUE(leaky);
-  EXPECT_EQ(RunToEnd(Forked(Command("/bin/ls", {"ls", "/proc/self/fd"}))).out,
+  EXPECT_EQ(RunToEnd(Limited(Command("/bin/ls", {"ls", "/proc/self/fd"}))).out,
             "0\n1\n2\n3\n");
   // Its own session; no signal of ours blocked or ignored.
   sigset_t block, old_mask;
@@ -182,7 +184,13 @@ TEST(SpawnChild, AForkedChildStartsAsASpawnedOneDoes) {
   sigaddset(&block, SIGTERM);
   ASSERT_EQ(::pthread_sigmask(SIG_BLOCK, &block, &old_mask), 0);
   auto old_pipe = ::signal(SIGPIPE, SIG_IGN);
-  Ran ran = RunToEnd(Forked(Command("/bin/cat", {"cat", "/proc/self/status"})));
+  Ran ran =
+      RunToEnd(Limited(Command("/bin/cat", {"cat", "/proc/self/status"})));
+  // The vfork blocked every signal of ours around it, and no longer.
+  sigset_t after;
+  ASSERT_EQ(::pthread_sigmask(SIG_SETMASK, nullptr, &after), 0);
+  for (int sig = 1; sig < NSIG; ++sig)
+    EXPECT_EQ(sigismember(&after, sig), sig == SIGTERM ? 1 : 0) << sig;
   ::signal(SIGPIPE, old_pipe);
   ::pthread_sigmask(SIG_SETMASK, &old_mask, nullptr);
   EXPECT_EQ(SignalBits(ran.out, "SigBlk"), 0u) << ran.out;
@@ -190,7 +198,7 @@ TEST(SpawnChild, AForkedChildStartsAsASpawnedOneDoes) {
   int fds[2];
   ASSERT_EQ(::pipe2(fds, O_CLOEXEC), 0);
   UniqueFd read_end(fds[0]), write_end(fds[1]);
-  ChildSpec reader = Forked(Command("/bin/sh", {"sh", "-c", "read x"}));
+  ChildSpec reader = Limited(Command("/bin/sh", {"sh", "-c", "read x"}));
   reader.stdin_fd = read_end.get();
   auto pid = SpawnChild(reader);
   ASSERT_TRUE(pid) << pid.error().message;
@@ -201,14 +209,14 @@ TEST(SpawnChild, AForkedChildStartsAsASpawnedOneDoes) {
   ASSERT_EQ(::waitpid(*pid, &status, 0), *pid);
 }
 
-TEST(SpawnChild, AForkedChildHasItsRlimits) {
+TEST(SpawnChild, ALimitedChildHasItsRlimits) {
   ChildSpec spec = Command("/bin/sh", {"sh", "-c", "ulimit -n; ulimit -v"});
   spec.rlimits = {{RLIMIT_NOFILE, 64}, {RLIMIT_AS, 512ull << 20}};
   EXPECT_EQ(RunToEnd(spec).out, "64\n524288\n");
 }
 
-TEST(SpawnChild, AForkedChildsFailuresSayWhatFailed) {
-  auto missing = SpawnChild(Forked(Command("/nonexistent/tool", {"tool"})));
+TEST(SpawnChild, ALimitedChildsFailuresSayWhatFailed) {
+  auto missing = SpawnChild(Limited(Command("/nonexistent/tool", {"tool"})));
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().sys_errno, ENOENT);
   EXPECT_EQ(missing.error().message,
@@ -220,12 +228,38 @@ TEST(SpawnChild, AForkedChildsFailuresSayWhatFailed) {
   EXPECT_EQ(refused.error().message,
             "spawn \"true\": join cgroup /nonexistent/baton/cgroup.procs: No "
             "such file or directory");
-  ChildSpec nofolder = Forked(Command("/bin/true", {"true"}));
+  ChildSpec nofolder = Limited(Command("/bin/true", {"true"}));
   nofolder.cwd = "/nonexistent";
   auto no_cwd = SpawnChild(nofolder);
   ASSERT_FALSE(no_cwd);
   EXPECT_EQ(no_cwd.error().message,
             "spawn \"true\": chdir: No such file or directory");
+}
+
+// The supervisor starts tasks on several threads at once: each vforked
+// child runs on its own thread's stack and reports to its own pipe.
+TEST(SpawnChild, LimitedChildrenStartFromSeveralThreadsAtOnce) {
+  constexpr int kThreads = 4;
+  constexpr int kEach = 25;
+  std::vector<std::string> failures[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([t, &failures] {
+      for (int i = 0; i < kEach; ++i) {
+        std::string word = std::to_string(t * kEach + i);
+        Ran ran = RunToEnd(Limited(Command("/bin/echo", {"echo", word})));
+        if (ran.out != word + "\n" || ran.status != 0)
+          failures[t].push_back(word + ": \"" + ran.out + "\"");
+      }
+      auto missing = SpawnChild(Limited(Command("/nonexistent", {"x"})));
+      if (missing || missing.error().sys_errno != ENOENT)
+        failures[t].push_back("a missing program did not fail with ENOENT");
+    });
+  }
+  for (std::thread& thread : threads)
+    thread.join();
+  for (int t = 0; t < kThreads; ++t)
+    EXPECT_TRUE(failures[t].empty()) << failures[t].front();
 }
 
 }  // namespace
