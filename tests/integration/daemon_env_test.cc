@@ -12,21 +12,30 @@ namespace {
 
 using std::chrono::seconds;
 
-// The environment a process was exec'd with, as the kernel keeps it.
-std::string InitialEnv(int pid, const std::string& name) {
+// GLIBC_TUNABLES as a process was exec'd with it. glibc ends each value it
+// reads with a NUL in that original string, so its settings are joined
+// back: the pieces after it that are settings.
+std::string InitialTunables(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/environ",
                    std::ios::binary);
   std::string all(std::istreambuf_iterator<char>(in), {});
-  std::string prefix = name + "=";
-  for (size_t at = 0; at < all.size();) {
+  const std::string prefix = "GLIBC_TUNABLES=";
+  size_t at = all.find(prefix);
+  if (at == std::string::npos || (at > 0 && all[at - 1] != '\0'))
+    return "unset";
+  at += prefix.size();
+  std::string joined;
+  for (bool first = true; at < all.size(); first = false) {
     size_t end = all.find('\0', at);
     if (end == std::string::npos)
       end = all.size();
-    if (all.compare(at, prefix.size(), prefix) == 0)
-      return all.substr(at + prefix.size(), end - at - prefix.size());
+    std::string piece = all.substr(at, end - at);
+    if (!first && !piece.starts_with("glibc."))
+      break;
+    joined += (first ? "" : ":") + piece;
     at = end + 1;
   }
-  return "unset";
+  return joined;
 }
 
 class DaemonEnvTest : public BatonTest {
@@ -71,8 +80,8 @@ TEST_F(DaemonEnvTest, BatondRunsTunedAndTasksSeeTheUsersTunables) {
   // Ours first, so the user's own settings win. (glibc may drop from the
   // process's copy the settings it does not keep, so only ours is checked
   // there; the task shows that the user's value went through.)
-  EXPECT_TRUE(InitialEnv(daemon_pid, "GLIBC_TUNABLES")
-                  .starts_with(kDaemonMallocTunables));
+  EXPECT_TRUE(InitialTunables(daemon_pid).starts_with(kDaemonMallocTunables))
+      << InitialTunables(daemon_pid);
   EXPECT_EQ(TaskSees(user), user + "|unset");
 }
 
@@ -88,7 +97,7 @@ TEST_F(DaemonEnvTest, ARawClientsTaskGetsACleanEnvironmentNotBatonds) {
 TEST_F(DaemonEnvTest, WithoutTheUsersTunablesTasksSeeNone) {
   ASSERT_EQ(Baton({"daemon", "start"}, {{"GLIBC_TUNABLES", ""}}).exit_code, 0);
   auto [daemon_pid, supervisor_pid] = DaemonPids();
-  EXPECT_EQ(InitialEnv(daemon_pid, "GLIBC_TUNABLES"), kDaemonMallocTunables);
+  EXPECT_EQ(InitialTunables(daemon_pid), kDaemonMallocTunables);
   EXPECT_EQ(TaskSees(""), "|unset");
 }
 

@@ -6,14 +6,21 @@
 
 namespace baton {
 
-// The tunables batond runs with: glibc's per-thread cache of freed small
-// chunks holds up to 65,535 per size instead of 7. Freeing a request of
-// a thousand ids frees thousands of small chunks; beyond the cache, glibc
-// merges and sorts them at the next larger allocation, which is the one
-// answering the wait (0.2 ms on this machine). Cached chunks are reused
-// as they are.
+// The tunables batond runs with:
+// - glibc's per-thread cache of freed small chunks holds up to 65,535 per
+//   size instead of 7. Freeing a request of a thousand ids frees thousands
+//   of small chunks; beyond the cache, glibc merges and sorts them at the
+//   next larger allocation, which is the one answering the wait (0.2 ms on
+//   this machine). Cached chunks are reused as they are.
+// - The heap is given back to the kernel only past 8 MiB free at its top,
+//   and only requests of 2 MiB or more get their own mapping. With glibc's
+//   defaults (a threshold that starts at 128 KiB and moves), a queue's
+//   dispatch grew the heap by about 170 KiB three times and trimmed it back
+//   each time: fresh pages, faulted in one by one, 1.5 ms of a 4.6 ms
+//   dispatch gap (doc/scheduling.md, "Performance").
 inline constexpr char kDaemonMallocTunables[] =
-    "glibc.malloc.tcache_count=65535";
+    "glibc.malloc.tcache_count=65535:glibc.malloc.trim_threshold=8388608:"
+    "glibc.malloc.mmap_threshold=2097152";
 
 // Call first thing in batond's main. In a process started without the
 // tunables, adds them to GLIBC_TUNABLES (before the user's own, which win)

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -20,12 +21,20 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));
   if (!fd)
     return std::unexpected(ErrnoError("open " + path, errno));
+  // Read no more than the log holds now: a piece's buffer is filled as it
+  // is sized, and most passes (every task's last, at its end) find little
+  // or nothing new. What is written meanwhile is the next pass's.
+  struct stat st {};
+  if (::fstat(fd.get(), &st) != 0)
+    return std::unexpected(ErrnoError("stat " + path, errno));
+  const uint64_t end = std::min(
+      limits.end, static_cast<uint64_t>(std::max<off_t>(st.st_size, 0)));
   RedactPass pass{.settled = from, .readable = from};
   std::string text;
   uint64_t scanned = 0;
   for (;;) {
     // Up to `end`: what lies past it is not output (a capped log's hole).
-    uint64_t left = limits.end > pass.settled ? limits.end - pass.settled : 0;
+    uint64_t left = end > pass.settled ? end - pass.settled : 0;
     size_t want = static_cast<size_t>(std::min<uint64_t>(limits.piece, left));
     text.resize(want);
     ssize_t got =
