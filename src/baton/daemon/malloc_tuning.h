@@ -14,10 +14,11 @@ namespace baton {
 //   this machine). Cached chunks are reused as they are.
 // - The heap is given back to the kernel only past 8 MiB free at its top,
 //   and only requests of 2 MiB or more get their own mapping. With glibc's
-//   defaults (a threshold that starts at 128 KiB and moves), a queue's
-//   dispatch grew the heap by about 170 KiB three times and trimmed it back
-//   each time: fresh pages, faulted in one by one, 1.5 ms of a 4.6 ms
-//   dispatch gap (doc/scheduling.md, "Performance").
+//   defaults (a threshold that starts at 128 KiB and moves up only after a
+//   large block was freed), a queue's dispatch grew the heap by about
+//   170 KiB three times and trimmed it back each time, fresh pages faulted
+//   in one by one: the dispatch gap went from 3.65 to 7.0 ms once no large
+//   block kept the thresholds up (doc/scheduling.md, "Performance").
 inline constexpr char kDaemonMallocTunables[] =
     "glibc.malloc.tcache_count=65535:glibc.malloc.trim_threshold=8388608:"
     "glibc.malloc.mmap_threshold=2097152";
