@@ -1,8 +1,9 @@
 // The board's performance (doc/board.md, "Performance"): a fresh page's
 // first render with many ended tasks, the bytes of a first load, how soon
 // an open board shows a new task and an end, `baton serve`'s RSS with ten
-// boards open, and the output lag of a page that follows a printer. Debian's Chromium through the
-// pinned playwright-core of tests/mcp (scripts/setup dev --tests installs it).
+// boards open, and the output lag of a page that follows a printer.
+// Debian's Chromium through the pinned playwright-core of tests/mcp
+// (scripts/setup dev --tests installs it).
 //
 //   node bench/board/bench.mjs [--baton build/release/baton]
 //        [--ended 100000] [--runs 5] [--running 1000] [--printers 100]
@@ -178,29 +179,26 @@ try {
   const endShown = [];
   const fifos = mkdtempSync('/tmp/bb-fifo-');
   const client = await connect();
+  // The page's clock when a row of `id` shows in `group`.
+  const watchRow = (id, group) => livePage.evaluate(([id, group]) => new Promise((resolve) => {
+    const seen = () => document.querySelector(`#${group} tr[data-task="${id}"]`);
+    if (seen()) return resolve(Date.now());
+    const observer = new MutationObserver(() => {
+      if (seen()) { observer.disconnect(); resolve(Date.now()); }
+    });
+    observer.observe(document.getElementById(group), { childList: true, subtree: true });
+  }), [id, group]);
   for (let i = 0; i < LIVE_SAMPLES; i++) {
     const fifo = join(fifos, `f${i}`);
     spawnSync('mkfifo', [fifo]);
-    // The page notes when a row of `id` shows in `group`.
-    const watchRow = (id, group) => livePage.evaluate(([id, group]) => new Promise((resolve) => {
-      const seen = () => document.querySelector(`#${group} tr[data-task="${id}"]`);
-      if (seen()) return resolve(Date.now());
-      const observer = new MutationObserver(() => {
-        if (seen()) { observer.disconnect(); resolve(Date.now()); }
-      });
-      observer.observe(document.getElementById(group), { childList: true, subtree: true });
-    }), [id, group]);
     const sent = Date.now();
     const reply = await client.call({ op: 'run', argv: ['cat', fifo], cwd: '/tmp' });
     const id = reply.result.task.id;
     appeared.push(await watchRow(id, 'running') - sent);
     const ended = watchRow(id, 'ended');
     // Opening for writing unblocks cat; closing gives it its end of file.
-    const closed = await new Promise((resolve) => {
-      const fd = openSync(fifo, 'w');
-      closeSync(fd);
-      resolve(Date.now());
-    });
+    closeSync(openSync(fifo, 'w'));
+    const closed = Date.now();
     endShown.push(await ended - closed);
   }
   client.end();

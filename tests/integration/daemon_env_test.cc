@@ -3,8 +3,11 @@
 #include <fstream>
 #include <iterator>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "baton/daemon/malloc_tuning.h"
+#include "baton/util/split.h"
 #include "tests/support/baton_fixture.h"
 
 namespace baton::testing {
@@ -12,30 +15,27 @@ namespace {
 
 using std::chrono::seconds;
 
-// GLIBC_TUNABLES as a process was exec'd with it. glibc ends each value it
-// reads with a NUL in that original string, so its settings are joined
-// back: the pieces after it that are settings.
+// GLIBC_TUNABLES as a process was exec'd with it, as the kernel keeps
+// it. glibc ends each value it reads with a NUL in that original string,
+// so the entries after it that are settings are joined back.
 std::string InitialTunables(int pid) {
   std::ifstream in("/proc/" + std::to_string(pid) + "/environ",
                    std::ios::binary);
   std::string all(std::istreambuf_iterator<char>(in), {});
+  std::vector<std::string_view> entries = Split(all, '\0');
   const std::string prefix = "GLIBC_TUNABLES=";
-  size_t at = all.find(prefix);
-  if (at == std::string::npos || (at > 0 && all[at - 1] != '\0'))
-    return "unset";
-  at += prefix.size();
-  std::string joined;
-  for (bool first = true; at < all.size(); first = false) {
-    size_t end = all.find('\0', at);
-    if (end == std::string::npos)
-      end = all.size();
-    std::string piece = all.substr(at, end - at);
-    if (!first && !piece.starts_with("glibc."))
-      break;
-    joined += (first ? "" : ":") + piece;
-    at = end + 1;
+  for (size_t i = 0; i < entries.size(); ++i) {
+    if (!entries[i].starts_with(prefix))
+      continue;
+    std::string joined(entries[i].substr(prefix.size()));
+    for (size_t j = i + 1;
+         j < entries.size() && entries[j].starts_with("glibc."); ++j) {
+      joined += ":";
+      joined += entries[j];
+    }
+    return joined;
   }
-  return joined;
+  return "unset";
 }
 
 class DaemonEnvTest : public BatonTest {

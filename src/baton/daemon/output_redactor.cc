@@ -27,8 +27,7 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
   struct stat st {};
   if (::fstat(fd.get(), &st) != 0)
     return std::unexpected(ErrnoError("stat " + path, errno));
-  const uint64_t end = std::min(
-      limits.end, static_cast<uint64_t>(std::max<off_t>(st.st_size, 0)));
+  const uint64_t end = std::min(limits.end, static_cast<uint64_t>(st.st_size));
   RedactPass pass{.settled = from, .readable = from};
   std::string text;
   uint64_t scanned = 0;

@@ -446,20 +446,16 @@ Result<size_t> SqliteTaskStore::CountTasks(const ListQuery& query) {
       query.include_terminal ? "" : "INDEXED BY tasks_live",
       IsPersonSession(query.owner) ? "?1 <> ''" : "owner IN (?1, '')",
       StatusFilter(query), kNotPending);
-  size_t count = 0;
-  auto counted = ForEachRow(
+  auto counted = CountRows(
       sql,
       [&](Statement& s) {
         s.BindText(1, query.owner);
         s.BindText(2, PendingSeqsJson());
       },
-      [&](const Statement& s) -> Status {
-        count = static_cast<size_t>(s.ColumnInt(0));
-        return {};
-      },
       "counting tasks");
   if (!counted)
     return std::unexpected(std::move(counted.error()));
+  size_t count = *counted;
   for (const auto& [id, pending] : pending_tasks_) {
     if (IsVisible(pending.record, query))
       ++count;
@@ -662,10 +658,8 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
   const std::string counting = EndedCounting(has_pending);
   page.total = pending.size();
   auto count_since = [&](const std::string& owners_json,
-                         const std::string& name,
-                         int64_t since_ms) -> Result<size_t> {
-    size_t count = 0;
-    auto counted = ForEachRow(
+                         const std::string& name, int64_t since_ms) {
+    return CountRows(
         counting,
         [&](Statement& s) {
           s.BindText(1, owners_json);
@@ -674,14 +668,7 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
           s.BindInt(3, since_ms);
           s.BindText(6, name);
         },
-        [&](const Statement& s) -> Status {
-          count = static_cast<size_t>(s.ColumnInt(0));
-          return {};
-        },
         "counting ended tasks");
-    if (!counted)
-      return std::unexpected(std::move(counted.error()));
-    return count;
   };
   for (TaskStatus status : {TaskStatus::kCompleted, TaskStatus::kFailed,
                             TaskStatus::kKilled, TaskStatus::kInterrupted}) {
@@ -700,15 +687,11 @@ Result<EndedPage> SqliteTaskStore::PageEnded(const EndedQuery& query) {
     page.total += *ever;
   }
   if (narrowed) {
-    auto counted = ForEachRow(
-        fmt::format("SELECT count(*) {}", matching), bind_filter,
-        [&](const Statement& s) -> Status {
-          page.total += static_cast<size_t>(s.ColumnInt(0));
-          return {};
-        },
-        "counting ended tasks");
+    auto counted = CountRows(fmt::format("SELECT count(*) {}", matching),
+                             bind_filter, "counting ended tasks");
     if (!counted)
       return std::unexpected(std::move(counted.error()));
+    page.total += *counted;
   }
   // A task's label never changes: the stored labels and the pending ones
   // together are every label.
@@ -1062,6 +1045,22 @@ Status SqliteTaskStore::ForEachRow(const std::string& sql, const Binder& bind,
     if (auto done = read(**stmt); !done)
       return done;
   }
+}
+
+Result<size_t> SqliteTaskStore::CountRows(const std::string& sql,
+                                          const Binder& bind,
+                                          std::string_view doing) {
+  size_t count = 0;
+  auto read = ForEachRow(
+      sql, bind,
+      [&](const Statement& s) -> Status {
+        count = static_cast<size_t>(s.ColumnInt(0));
+        return {};
+      },
+      doing);
+  if (!read)
+    return std::unexpected(std::move(read.error()));
+  return count;
 }
 
 Result<std::vector<SqliteTaskStore::Row>> SqliteTaskStore::QueryRows(

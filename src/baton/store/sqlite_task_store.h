@@ -85,6 +85,9 @@ class SqliteTaskStore : public TaskStore {
   // by Describe(error, doing).
   Status ForEachRow(const std::string& sql, const Binder& bind,
                     const RowReader& read, std::string_view doing);
+  // The one number a `SELECT count(*) ...` gives.
+  Result<size_t> CountRows(const std::string& sql, const Binder& bind,
+                           std::string_view doing);
   // The task rows of `sql`, which selects kTaskColumns.
   Result<std::vector<Row>> QueryRows(const std::string& sql,
                                      const Binder& bind);
