@@ -1,6 +1,8 @@
-# Sanitizer builds (presets asan-ubsan and ci: "address,undefined"; tsan:
-# "thread"; doc/sanitizers.md). BATON_SANITIZE is the -fsanitize= list,
-# empty for a plain build.
+# Sanitizer builds (preset asan-ubsan: "address,undefined" with g++; ci:
+# the same with clang and libFuzzer's coverage, "fuzzer-no-link", so that one
+# build serves the suite and the fuzz targets; tsan: "thread";
+# doc/sanitizers.md). BATON_SANITIZE is the -fsanitize= list, empty for a
+# plain build.
 set(BATON_SANITIZE "" CACHE STRING
     "Sanitizers to build with (-fsanitize= list): address,undefined or thread")
 set(BATON_SANITIZE_DEBUG_INFO "-g1" CACHE STRING
@@ -23,7 +25,7 @@ if(BATON_SANITIZE)
   # below fails the run when any report is there.
   set(BATON_SANITIZER_LOG_DIR ${CMAKE_BINARY_DIR}/sanitizer-reports)
   file(MAKE_DIRECTORY ${BATON_SANITIZER_LOG_DIR})
-  if(BATON_SANITIZE MATCHES "address" AND NOT BATON_SANITIZE MATCHES "fuzzer")
+  if(BATON_SANITIZE MATCHES "address")
     # Not a position-independent executable: an ASan+UBSan baton has 1.7
     # million relative relocations (instrumented globals, UBSan's check
     # records), which the loader applied at every start of every CLI
@@ -75,4 +77,45 @@ function(baton_sanitizer_test_binary target)
     target_compile_definitions(${target} PRIVATE
       BATON_SANITIZER_LOG_DIR="${BATON_SANITIZER_LOG_DIR}")
   endif()
+endfunction()
+
+# Test code (the test binaries, tests/support) compiles at -O0 in every
+# build: its speed does not matter, and the optimizer was most of its
+# compile time (at -O1 under ASan, request_cases.cc took 18 s, at -O0 5 s;
+# doc/testing.md). The code under test keeps its build's level.
+function(baton_test_code target)
+  target_compile_options(${target} PRIVATE -O0)
+endfunction()
+
+# In the fuzzing build (BATON_FUZZ, preset ci), the libraries the fuzz
+# targets run, and what they use, keep -O1: libFuzzer's executions per
+# second. The others (the CLI, batond's parts, serve, ...) compile at -O0,
+# which took the sanitizer build from 1,161 s of compile time to NNN s;
+# the suite's time is in starting processes under the sanitizers' runtime,
+# not in baton's code (doc/testing.md). A fuzz target names its libraries
+# (baton_fuzz_target's DEPS), so a new one keeps its code fast by itself.
+function(baton_optimize_for_fuzzing)
+  if(NOT BATON_FUZZ OR NOT BATON_SANITIZE)
+    return()
+  endif()
+  get_property(pending GLOBAL PROPERTY BATON_FUZZED_LIBRARIES)
+  set(fuzzed)
+  while(pending)
+    list(POP_FRONT pending lib)
+    if(lib IN_LIST fuzzed OR NOT TARGET ${lib})
+      continue()
+    endif()
+    list(APPEND fuzzed ${lib})
+    get_target_property(uses ${lib} BATON_USES)
+    if(uses)
+      list(APPEND pending ${uses})
+    endif()
+  endwhile()
+  get_property(libraries GLOBAL PROPERTY BATON_LIBRARIES)
+  foreach(lib IN LISTS libraries)
+    if(NOT lib IN_LIST fuzzed)
+      target_compile_options(${lib} PRIVATE -O0)
+    endif()
+  endforeach()
+  message(STATUS "Fuzzed libraries, at -O1: ${fuzzed}")
 endfunction()

@@ -20,10 +20,6 @@ class AcpAgentTest : public FakeAgentTest {
   }
 };
 
-bool Has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 TEST_F(AcpAgentTest, ToolTextAndCompletion) {
   std::string id = Delegate({"--agent", "fakeacp", "TOOL run it"});
   auto task = WaitEnd(id);

@@ -17,10 +17,6 @@ using std::chrono::milliseconds;
 
 class CodexAgentTest : public FakeAgentTest {};
 
-bool Has(const std::string& text, const std::string& part) {
-  return text.find(part) != std::string::npos;
-}
-
 TEST_F(CodexAgentTest, ApprovalAnsweredByNumberThenCompleted) {
   std::string id = Delegate({"--agent", "codex", "TOOL run it"});
   auto asked = Baton({"--json", "wait", "--timeout", "20s", id}, env_);

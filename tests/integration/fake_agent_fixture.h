@@ -30,6 +30,11 @@ inline bool PutFakeAgentsOnPath(std::map<std::string, std::string>& env) {
   return true;
 }
 
+// Whether `text` holds `part`.
+inline bool Has(const std::string& text, const std::string& part) {
+  return text.find(part) != std::string::npos;
+}
+
 class FakeAgentTest : public BatonTest {
  protected:
   void SetUp() override {

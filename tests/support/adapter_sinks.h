@@ -4,9 +4,13 @@
 #ifndef BATON_TESTS_SUPPORT_ADAPTER_SINKS_H_
 #define BATON_TESTS_SUPPORT_ADAPTER_SINKS_H_
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include <gtest/gtest.h>
 
 #include "baton/agent/adapter.h"
 
@@ -43,6 +47,29 @@ inline std::vector<Json> OfType(const RecordingSink& sink,
       out.push_back(event);
   }
   return out;
+}
+
+// The transcripts of the real agent CLIs (tests/agents/transcripts).
+inline std::filesystem::path TranscriptDir() {
+  return std::filesystem::path(BATON_SOURCE_DIR) / "tests/agents/transcripts";
+}
+
+// What `adapter`, begun with `spec` in "/w", makes of every line of the
+// transcript `name` (TranscriptDir()/NAME.jsonl), recorded by another
+// client whose request ids are plain integers.
+inline RecordingSink ReplayTranscript(AgentAdapter& adapter,
+                                      const std::string& name,
+                                      const AgentSpec& spec = {}) {
+  RecordingSink sink;
+  adapter.Begin(spec, "/w", sink);
+  std::ifstream in(TranscriptDir() / (name + ".jsonl"));
+  EXPECT_TRUE(in.good()) << name;
+  std::string line;
+  while (std::getline(in, line)) {
+    if (!line.empty())
+      adapter.OnLine(line, sink);
+  }
+  return sink;
 }
 
 }  // namespace baton::testing

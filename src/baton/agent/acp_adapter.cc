@@ -13,7 +13,7 @@ namespace baton {
 namespace {
 
 // For responses to ids we did not make: the method, guessed from the result.
-std::string MethodOfResult(const Json& result) {
+std::string MethodOfAcpResult(const Json& result) {
   if (!result.is_object())
     return "";
   if (result.contains("agentCapabilities") ||
@@ -27,7 +27,7 @@ std::string MethodOfResult(const Json& result) {
   return "";
 }
 
-std::string ErrorText(const Json& error) {
+std::string AcpErrorText(const Json& error) {
   std::string message = StringAt(error, "message");
   if (message.empty())
     return error.dump();
@@ -162,14 +162,14 @@ void AcpAdapter::OnResponse(const Json& message, AdapterSink& sink) {
   std::string method = MethodOfId(message["id"]);
   const Json& result = MemberAt(message, "result");
   if (method.empty()) {
-    method = MethodOfResult(result);
+    method = MethodOfAcpResult(result);
     if (load_phase_ == LoadPhase::kLoading &&
         (method.empty() || method == "session/new")) {
       method = "session/load";  // Its result may be null, {} or like new's.
     }
   }
   if (message.contains("error")) {
-    std::string error = ErrorText(message["error"]);
+    std::string error = AcpErrorText(message["error"]);
     if (method == "session/prompt") {
       FlushText(sink);
       WithdrawAsked("the prompt failed", sink);

@@ -15,7 +15,7 @@ using testing::OfType;
 using testing::RecordingSink;
 
 // A response to the request the adapter wrote last, echoing its id.
-std::string Reply(const RecordingSink& sink, Json result) {
+std::string AcpResponse(const RecordingSink& sink, Json result) {
   return Json{{"jsonrpc", "2.0"},
               {"id", sink.lines.back()["id"]},
               {"result", std::move(result)}}
@@ -26,7 +26,7 @@ std::string Reply(const RecordingSink& sink, Json result) {
 // tests/agents/transcripts/gemini-acp-*.jsonl), shortened where fields carry
 // nothing the adapter reads.
 constexpr const char* kSessionId = "519565db-27bf-4505-aeed-b085b3bcc44b";
-constexpr const char* kInitResult =
+constexpr const char* kAcpInitResult =
     R"j({"protocolVersion":1,"authMethods":[{"id":"oauth-personal","name":"Log in with Google"},{"id":"gemini-api-key","name":"Gemini API key"}],"agentInfo":{"name":"gemini-cli","title":"Gemini CLI","version":"0.61.0"},"agentCapabilities":{"loadSession":true,"promptCapabilities":{"image":true,"audio":true,"embeddedContext":true},"mcpCapabilities":{"http":true,"sse":true}}})j";
 constexpr const char* kNewResult =
     R"j({"sessionId":"519565db-27bf-4505-aeed-b085b3bcc44b","modes":{"availableModes":[{"id":"default","name":"Default"},{"id":"yolo","name":"YOLO"}],"currentModeId":"default"},"models":{"currentModelId":"auto"}})j";
@@ -42,7 +42,7 @@ constexpr const char* kChunkFinal =
     R"j({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"519565db-27bf-4505-aeed-b085b3bcc44b","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"mock final answer"}}}})j";
 constexpr const char* kEndTurn =
     R"j({"stopReason":"end_turn","_meta":{"quota":{"token_count":{"input_tokens":400,"output_tokens":40},"model_usage":[{"model":"gemini-3.8-flash","token_count":{"input_tokens":200,"output_tokens":20}}]}}})j";
-constexpr const char* kPermission =
+constexpr const char* kAcpPermission =
     R"j({"jsonrpc":"2.0","id":0,"method":"session/request_permission","params":{"sessionId":"519565db-27bf-4505-aeed-b085b3bcc44b","options":[{"optionId":"proceed_always","name":"Allow for this session","kind":"allow_always"},{"optionId":"proceed_once","name":"Allow","kind":"allow_once"},{"optionId":"cancel","name":"Reject","kind":"reject_once"}],"toolCall":{"toolCallId":"write_file__write_file_1795962922361_0","status":"pending","title":"Writing to out.txt","content":[{"type":"diff","path":"/w/out.txt","oldText":"","newText":"hi\n","_meta":{"kind":"add"}}],"locations":[{"path":"/w/out.txt"}],"kind":"edit"}}})j";
 constexpr const char* kWriteDone =
     R"j({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"519565db-27bf-4505-aeed-b085b3bcc44b","update":{"sessionUpdate":"tool_call_update","toolCallId":"write_file__write_file_1795962922361_0","status":"completed","title":"Writing to out.txt","locations":[{"path":"/w/out.txt"}],"kind":"edit"}}})j";
@@ -57,8 +57,8 @@ void StartPrompt(AcpAdapter& adapter, RecordingSink& sink,
   AgentSpec spec;
   spec.brief = brief;
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
-  adapter.OnLine(Reply(sink, Json::parse(kNewResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kAcpInitResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kNewResult)), sink);
   adapter.OnLine(kCommands, sink);
 }
 
@@ -93,13 +93,13 @@ TEST(AcpAdapter, HandshakeCreatesASessionThenPromptsTheBrief) {
       "clientCapabilities":{"fs":{"readTextFile":false,"writeTextFile":false},
                             "terminal":false}})"));
 
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kAcpInitResult)), sink);
   ASSERT_EQ(sink.lines.size(), 2u);
   EXPECT_EQ(sink.lines[1]["method"], "session/new");
   EXPECT_EQ(sink.lines[1]["params"],
             Json::parse(R"({"cwd":"/w","mcpServers":[]})"));
 
-  adapter.OnLine(Reply(sink, Json::parse(kNewResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kNewResult)), sink);
   ASSERT_EQ(sink.events.size(), 1u);
   EXPECT_EQ(sink.events[0],
             (Json{{"type", "session"}, {"session_id", kSessionId}}));
@@ -122,7 +122,7 @@ TEST(AcpAdapter, NormalizesATurnAndCoalescesChunks) {
   adapter.OnLine(
       R"j({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":" (done)"}}}})j",
       sink);
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   ASSERT_EQ(sink.events.size(), 5u);
   EXPECT_EQ(sink.events[0]["type"], "session");
   EXPECT_EQ(sink.events[1], Json::parse(R"({"type":"text",
@@ -153,7 +153,7 @@ TEST(AcpAdapter, StopReasonsOtherThanEndTurnFail) {
     AcpAdapter adapter;
     RecordingSink sink;
     StartPrompt(adapter, sink);
-    adapter.OnLine(Reply(sink, {{"stopReason", stop}}), sink);
+    adapter.OnLine(AcpResponse(sink, {{"stopReason", stop}}), sink);
     ASSERT_TRUE(adapter.verdict());
     EXPECT_EQ(adapter.verdict()->first, TaskStatus::kFailed);
     EXPECT_EQ(adapter.verdict()->second, detail);
@@ -183,7 +183,7 @@ TEST(AcpAdapter, PermissionRequestIsAQuestionWithTheAgentsOptions) {
   adapter.OnLine(
       R"j({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"s","update":{"sessionUpdate":"agent_message_chunk","content":{"type":"text","text":"I will write out.txt."}}}})j",
       sink);
-  adapter.OnLine(kPermission, sink);
+  adapter.OnLine(kAcpPermission, sink);
   // The text before the question is out first.
   ASSERT_EQ(sink.events.size(), 3u);
   EXPECT_EQ(sink.events[1]["text"], "I will write out.txt.");
@@ -216,7 +216,7 @@ TEST(AcpAdapter, PermissionRequestIsAQuestionWithTheAgentsOptions) {
   // The asked-about tool first shows up as its final update.
   adapter.OnLine(kWriteDone, sink);
   adapter.OnLine(kChunkFinal, sink);
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   EXPECT_EQ(OfType(sink, "tool").at(0),
             Json::parse(R"({"type":"tool","name":"edit",
                             "input":"Writing to out.txt"})"));
@@ -263,7 +263,7 @@ TEST(AcpAdapter, NoSteeringButFollowUpsAreNewPrompts) {
   auto steer = adapter.Send("faster", SendMode::kSteer, sink);
   ASSERT_FALSE(steer);
   EXPECT_EQ(steer.error().code, ErrorCode::kInvalidArgument);
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   ASSERT_TRUE(adapter.Send("and the docs", SendMode::kFollowup, sink));
   EXPECT_FALSE(adapter.verdict());
   EXPECT_EQ(sink.lines.back()["method"], "session/prompt");
@@ -271,7 +271,7 @@ TEST(AcpAdapter, NoSteeringButFollowUpsAreNewPrompts) {
             Json::parse(R"({"sessionId":"519565db-27bf-4505-aeed-b085b3bcc44b",
                 "prompt":[{"type":"text","text":"and the docs"}]})"));
   adapter.OnLine(kChunkFinal, sink);
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   EXPECT_EQ(sink.turns_ended, 2);
   EXPECT_EQ(OfType(sink, "result").back()["text"], "mock final answer");
 }
@@ -280,7 +280,7 @@ TEST(AcpAdapter, InterruptCancelsAndWithdrawsPendingPermissions) {
   AcpAdapter adapter;
   RecordingSink sink;
   StartPrompt(adapter, sink);
-  adapter.OnLine(kPermission, sink);
+  adapter.OnLine(kAcpPermission, sink);
   adapter.Interrupt(sink);
   ASSERT_GE(sink.lines.size(), 2u);
   EXPECT_EQ(sink.lines[sink.lines.size() - 2],
@@ -288,7 +288,7 @@ TEST(AcpAdapter, InterruptCancelsAndWithdrawsPendingPermissions) {
                 "params":{"sessionId":"519565db-27bf-4505-aeed-b085b3bcc44b"}})"));
   EXPECT_EQ(sink.lines.back(), Json::parse(R"({"jsonrpc":"2.0","id":0,
       "result":{"outcome":{"outcome":"cancelled"}}})"));
-  adapter.OnLine(Reply(sink, {{"stopReason", "cancelled"}}), sink);
+  adapter.OnLine(AcpResponse(sink, {{"stopReason", "cancelled"}}), sink);
   EXPECT_EQ(adapter.verdict()->second, "cancelled");
   size_t written = sink.lines.size();
   adapter.Interrupt(sink);  // Between turns: nothing to cancel.
@@ -313,13 +313,13 @@ TEST(AcpAdapter, ResumeLoadsTheSessionAndSkipsItsReplayedHistory) {
   spec.brief = "SCEN_TEXT again";
   spec.resume_session = "06e09676";
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kAcpInitResult)), sink);
   EXPECT_EQ(sink.lines.back()["method"], "session/load");
   EXPECT_EQ(sink.lines.back()["params"],
             Json::parse(R"({"sessionId":"06e09676","cwd":"/w",
                             "mcpServers":[]})"));
   adapter.OnLine(kReplayUser, sink);  // Before the response: history.
-  adapter.OnLine(Reply(sink, Json::parse(R"({"modes":{}})")), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(R"({"modes":{}})")), sink);
   EXPECT_EQ(sink.events.at(0),
             (Json{{"type", "session"}, {"session_id", "06e09676"}}));
   EXPECT_EQ(sink.lines.back()["method"], "session/prompt");
@@ -330,7 +330,7 @@ TEST(AcpAdapter, ResumeLoadsTheSessionAndSkipsItsReplayedHistory) {
         kCommands, kNewAnswer}) {
     adapter.OnLine(line, sink);
   }
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   ASSERT_EQ(sink.events.size(), 3u) << sink.events.back().dump();
   EXPECT_EQ(sink.events[1]["text"],
             "mock final answer [history: 1 earlier prompts]");
@@ -346,13 +346,13 @@ TEST(AcpAdapter, ResumeWithoutReplayShowsTheNewTurnAtOnce) {
   AgentSpec spec;
   spec.resume_session = "06e09676";
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kAcpInitResult)), sink);
   adapter.OnLine(kReplayUser, sink);
   adapter.OnLine(kReplayTool, sink);
-  adapter.OnLine(Reply(sink, nullptr), sink);
+  adapter.OnLine(AcpResponse(sink, nullptr), sink);
   adapter.OnLine(kToolCall, sink);
   adapter.OnLine(kNewAnswer, sink);
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   auto tools = OfType(sink, "tool");
   ASSERT_EQ(tools.size(), 1u);
   EXPECT_EQ(tools[0]["input"], "echo hello-from-tool");
@@ -366,8 +366,8 @@ TEST(AcpAdapter, ALateReplayEndsAtTheEchoOfOurPrompt) {
   spec.brief = "SCEN_TEXT again";
   spec.resume_session = "06e09676";
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
-  adapter.OnLine(Reply(sink, Json::object()), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kAcpInitResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::object()), sink);
   const std::string echo =
       R"j({"jsonrpc":"2.0","method":"session/update","params":{"sessionId":"06e09676","update":{"sessionUpdate":"user_message_chunk","content":{"type":"text","text":"SCEN_TEXT again"}}}})j";
   for (const std::string& line :
@@ -375,7 +375,7 @@ TEST(AcpAdapter, ALateReplayEndsAtTheEchoOfOurPrompt) {
         std::string(kNewAnswer)}) {
     adapter.OnLine(line, sink);
   }
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   auto texts = OfType(sink, "text");
   ASSERT_EQ(texts.size(), 1u);
   EXPECT_EQ(texts[0]["text"], "mock final answer [history: 1 earlier prompts]");
@@ -383,11 +383,11 @@ TEST(AcpAdapter, ALateReplayEndsAtTheEchoOfOurPrompt) {
   AcpAdapter echoing;
   RecordingSink sink2;
   echoing.Begin(spec, "/w", sink2);
-  echoing.OnLine(Reply(sink2, Json::parse(kInitResult)), sink2);
-  echoing.OnLine(Reply(sink2, Json::object()), sink2);
+  echoing.OnLine(AcpResponse(sink2, Json::parse(kAcpInitResult)), sink2);
+  echoing.OnLine(AcpResponse(sink2, Json::object()), sink2);
   echoing.OnLine(echo, sink2);
   echoing.OnLine(kNewAnswer, sink2);
-  echoing.OnLine(Reply(sink2, Json::parse(kEndTurn)), sink2);
+  echoing.OnLine(AcpResponse(sink2, Json::parse(kEndTurn)), sink2);
   EXPECT_EQ(OfType(sink2, "text").size(), 1u);
 }
 
@@ -397,7 +397,7 @@ TEST(AcpAdapter, ResumeFailsWhenTheAgentCannotLoadSessions) {
   AgentSpec spec;
   spec.resume_session = "ses_dd8c";
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(R"({"protocolVersion":1,
+  adapter.OnLine(AcpResponse(sink, Json::parse(R"({"protocolVersion":1,
           "agentCapabilities":{"loadSession":false}})")),
                  sink);
   EXPECT_EQ(sink.lines.size(), 1u);  // No session/load, no session/new.
@@ -413,7 +413,7 @@ TEST(AcpAdapter, ASessionErrorFailsTheTask) {
   AcpAdapter adapter;
   RecordingSink sink;
   adapter.Begin({}, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kAcpInitResult)), sink);
   adapter.OnLine(
       Json{
           {"jsonrpc", "2.0"},
@@ -460,10 +460,10 @@ TEST(AcpAdapter, AReplayedAdapterAnswersAndCancelsTheSameProcess) {
     live.OnLine(line, sink);
   };
   live.Begin(spec, "/w", sink);
-  feed(Reply(sink, Json::parse(kInitResult)));
-  feed(Reply(sink, Json::parse(kNewResult)));
+  feed(AcpResponse(sink, Json::parse(kAcpInitResult)));
+  feed(AcpResponse(sink, Json::parse(kNewResult)));
   feed(kCommands);
-  feed(kPermission);
+  feed(kAcpPermission);
   Json question = OfType(sink, "question").at(0);
   std::string old_prompt_id = sink.lines.back()["id"];
 
@@ -497,12 +497,6 @@ TEST(AcpAdapter, AReplayedAdapterAnswersAndCancelsTheSameProcess) {
   EXPECT_NE(after.lines.back()["id"], old_prompt_id);
 }
 
-// Every line of the real transcripts (tests/agents/transcripts), recorded
-// by another client whose request ids are plain integers.
-std::filesystem::path TranscriptDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../../.." /
-         "tests/agents/transcripts";
-}
 
 TEST(AcpAdapter, TranscriptsOfGeminiCli) {
   struct Case {
@@ -523,7 +517,7 @@ TEST(AcpAdapter, TranscriptsOfGeminiCli) {
   };
   int seen = 0;
   for (const Case& c : cases) {
-    std::ifstream in(TranscriptDir() / (std::string(c.name) + ".jsonl"));
+    std::ifstream in(testing::TranscriptDir() / (std::string(c.name) + ".jsonl"));
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
       if (!line.empty())
@@ -571,7 +565,7 @@ TEST(AcpAdapter, TranscriptsOfGeminiCli) {
     EXPECT_EQ(sink.turns_ended, 1);
   }
   if (seen == 0)
-    GTEST_SKIP() << "no gemini transcripts in " << TranscriptDir();
+    GTEST_SKIP() << "no gemini transcripts in " << testing::TranscriptDir();
 }
 
 // Usage (doc/agents.md, "Budgets") from prompt results: Gemini's
@@ -580,12 +574,12 @@ TEST(AcpAdapter, UsageOfPromptResultsAddsUp) {
   AcpAdapter adapter;
   RecordingSink sink;
   StartPrompt(adapter, sink);
-  adapter.OnLine(Reply(sink, Json::parse(kEndTurn)), sink);
+  adapter.OnLine(AcpResponse(sink, Json::parse(kEndTurn)), sink);
   ASSERT_EQ(sink.usages.size(), 1u);
   EXPECT_EQ(sink.usages[0], Json::parse(R"({"type":"usage","input_tokens":400,
                             "output_tokens":40,"turns":1})"));
   ASSERT_TRUE(adapter.Send("again", SendMode::kFollowup, sink));
-  adapter.OnLine(Reply(sink, Json::parse(R"({"stopReason":"end_turn","usage":{
+  adapter.OnLine(AcpResponse(sink, Json::parse(R"({"stopReason":"end_turn","usage":{
           "inputTokens":120,"outputTokens":15,"cachedReadTokens":30,
           "cachedWriteTokens":5,"totalTokens":170}})")),
                  sink);

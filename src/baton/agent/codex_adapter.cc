@@ -19,7 +19,7 @@ Json TextInput(std::string_view text) {
 
 // For responses to ids we did not make (another client's transcript, or a
 // future codex that rewrites ids): the method, guessed from the result.
-std::string MethodOfResult(const Json& result) {
+std::string MethodOfCodexResult(const Json& result) {
   if (!result.is_object())
     return "";
   if (result.contains("userAgent"))
@@ -33,7 +33,7 @@ std::string MethodOfResult(const Json& result) {
   return "";
 }
 
-std::string ErrorText(const Json& error) {
+std::string CodexErrorText(const Json& error) {
   std::string message = StringAt(error, "message");
   return message.empty() ? error.dump() : message;
 }
@@ -189,9 +189,9 @@ void CodexAdapter::OnResponse(const Json& message, AdapterSink& sink) {
   std::string method = MethodOfId(message["id"]);
   const Json& result = MemberAt(message, "result");
   if (method.empty())
-    method = MethodOfResult(result);
+    method = MethodOfCodexResult(result);
   if (message.contains("error")) {
-    std::string error = ErrorText(message["error"]);
+    std::string error = CodexErrorText(message["error"]);
     if (method == "turn/start") {
       sink.Emit({{"type", "error"}, {"message", error}});
       sink.Emit(
@@ -335,7 +335,7 @@ void CodexAdapter::OnNotification(const Json& message, AdapterSink& sink) {
       }
     }
   } else if (method == "error") {
-    std::string error = ErrorText(ObjectAt(params, "error"));
+    std::string error = CodexErrorText(ObjectAt(params, "error"));
     if (BoolAt(params, "willRetry"))
       error += " (codex will retry)";
     sink.Emit({{"type", "error"}, {"message", error}});
@@ -381,7 +381,7 @@ void CodexAdapter::OnTurnCompleted(const Json& turn, AdapterSink& sink) {
   if (status == "interrupted") {
     detail = "interrupted";
   } else if (!ok) {
-    detail = ErrorText(ObjectAt(turn, "error"));
+    detail = CodexErrorText(ObjectAt(turn, "error"));
     if (detail == "{}")
       detail = status.empty() ? "turn failed" : status;
   }

@@ -23,7 +23,7 @@ std::string Joined(const std::vector<std::string>& argv) {
 }
 
 // A response to the request the adapter wrote last, echoing its id.
-std::string Reply(const RecordingSink& sink, Json result) {
+std::string CodexResponse(const RecordingSink& sink, Json result) {
   return Json{{"id", sink.lines.back()["id"]}, {"result", std::move(result)}}
       .dump();
 }
@@ -33,7 +33,7 @@ std::string Reply(const RecordingSink& sink, Json result) {
 // carry nothing the adapter reads.
 constexpr const char* kThreadId = "01a227bb-2da7-7990-a93a-75835d23708a";
 constexpr const char* kTurnId = "01a227bb-2dc6-7633-9487-55234245e4fe";
-constexpr const char* kInitResult =
+constexpr const char* kCodexInitResult =
     R"j({"userAgent":"baton/0.171.0 (Debian 12.0.0; x86_64) dumb (baton; 0.1.0)","codexHome":"/h/.codex","platformFamily":"unix","platformOs":"linux"})j";
 constexpr const char* kThreadResult =
     R"j({"thread":{"id":"01a227bb-2da7-7990-a93a-75835d23708a","sessionId":"01a227bb-2da7-7990-a93a-75835d23708a","model":"gpt-5.5","status":{"type":"idle"}}})j";
@@ -79,11 +79,11 @@ constexpr const char* kUserInput =
 void StartTurn(CodexAdapter& adapter, RecordingSink& sink,
                const AgentSpec& spec = {}) {
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kCodexInitResult)), sink);
   adapter.OnLine(kConfigWarning, sink);
-  adapter.OnLine(Reply(sink, Json::parse(kThreadResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kThreadResult)), sink);
   adapter.OnLine(kThreadStarted, sink);
-  adapter.OnLine(Reply(sink, Json::parse(kTurnResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kTurnResult)), sink);
   adapter.OnLine(kTurnStarted, sink);
 }
 
@@ -126,7 +126,7 @@ TEST(CodexAdapter, HandshakeStartsAThreadThenTheBrief) {
   EXPECT_EQ(init["params"]["clientInfo"]["name"], "baton");
   EXPECT_EQ(init["params"]["capabilities"]["experimentalApi"], true);
 
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kCodexInitResult)), sink);
   ASSERT_EQ(sink.lines.size(), 3u);
   EXPECT_EQ(sink.lines[1], Json::parse(R"({"method":"initialized"})"));
   EXPECT_EQ(sink.lines[2]["method"], "thread/start");
@@ -134,7 +134,7 @@ TEST(CodexAdapter, HandshakeStartsAThreadThenTheBrief) {
             Json::parse(R"({"cwd":"/w","approvalPolicy":"on-request",
                             "sandbox":"workspace-write"})"));
 
-  adapter.OnLine(Reply(sink, Json::parse(kThreadResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kThreadResult)), sink);
   ASSERT_EQ(sink.events.size(), 1u);
   EXPECT_EQ(sink.events[0], Json::parse(R"({"type":"session",
       "session_id":"01a227bb-2da7-7990-a93a-75835d23708a"})"));
@@ -158,11 +158,11 @@ TEST(CodexAdapter, ResumeIsThreadResumeInTheOriginalCwd) {
   spec.brief = "SCEN_TEXT again";
   spec.resume_session = kThreadId;
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kCodexInitResult)), sink);
   EXPECT_EQ(sink.lines.back()["method"], "thread/resume");
   EXPECT_EQ(sink.lines.back()["params"]["threadId"], kThreadId);
   EXPECT_EQ(sink.lines.back()["params"]["cwd"], "/w");
-  adapter.OnLine(Reply(sink, Json::parse(kThreadResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kThreadResult)), sink);
   EXPECT_EQ(sink.events.at(0)["session_id"], kThreadId);
   EXPECT_EQ(sink.lines.back()["method"], "turn/start");
   EXPECT_EQ(sink.lines.back()["params"]["input"][0]["text"], "SCEN_TEXT again");
@@ -174,7 +174,7 @@ TEST(CodexAdapter, AFailedResumeFailsTheTaskAtOnce) {
   AgentSpec spec;
   spec.resume_session = "no-such-thread";
   adapter.Begin(spec, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kCodexInitResult)), sink);
   adapter.OnLine(
       Json{{"id", sink.lines.back()["id"]},
            {"error",
@@ -345,8 +345,8 @@ TEST(CodexAdapter, SteerBeforeTheTurnIdIsKnownWaitsForIt) {
   CodexAdapter adapter;
   RecordingSink sink;
   adapter.Begin({}, "/w", sink);
-  adapter.OnLine(Reply(sink, Json::parse(kInitResult)), sink);
-  adapter.OnLine(Reply(sink, Json::parse(kThreadResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kCodexInitResult)), sink);
+  adapter.OnLine(CodexResponse(sink, Json::parse(kThreadResult)), sink);
   size_t written = sink.lines.size();
   ASSERT_TRUE(adapter.Send("early", SendMode::kSteer, sink));
   EXPECT_EQ(sink.lines.size(), written);
@@ -378,7 +378,7 @@ TEST(CodexAdapter, InterruptIsTurnInterrupt) {
   EXPECT_EQ(sink.lines.back()["params"],
             Json::parse(R"({"threadId":"01a227bb-2da7-7990-a93a-75835d23708a",
                             "turnId":"01a227bb-2dc6-7633-9487-55234245e4fe"})"));
-  adapter.OnLine(Reply(sink, Json::object()), sink);  // {} is tolerated.
+  adapter.OnLine(CodexResponse(sink, Json::object()), sink);  // {} is tolerated.
   adapter.OnLine(kTurnInterrupted, sink);
   size_t written = sink.lines.size();
   adapter.Interrupt(sink);  // Between turns: nothing to interrupt.
@@ -427,9 +427,9 @@ TEST(CodexAdapter, AReplayedAdapterAnswersStopsAndSteersTheSameProcess) {
     live.OnLine(line, sink);
   };
   live.Begin(spec, "/w", sink);
-  feed(Reply(sink, Json::parse(kInitResult)));
-  feed(Reply(sink, Json::parse(kThreadResult)));
-  feed(Reply(sink, Json::parse(kTurnResult)));
+  feed(CodexResponse(sink, Json::parse(kCodexInitResult)));
+  feed(CodexResponse(sink, Json::parse(kThreadResult)));
+  feed(CodexResponse(sink, Json::parse(kTurnResult)));
   feed(kTurnStarted);
   feed(kCommandStarted);
   feed(kCommandApproval);
@@ -460,28 +460,13 @@ TEST(CodexAdapter, AReplayedAdapterAnswersStopsAndSteersTheSameProcess) {
   EXPECT_EQ(after.turns_ended, 1);
 }
 
-// Every line of the real transcripts (tests/agents/transcripts), recorded
-// by another client whose request ids are plain integers.
-std::filesystem::path TranscriptDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../../.." /
-         "tests/agents/transcripts";
-}
-
-RecordingSink Replay(const std::string& name, AgentSpec spec = {}) {
-  RecordingSink sink;
+RecordingSink ReplayCodexApp(const std::string& name, AgentSpec spec = {}) {
   CodexAdapter adapter;
-  adapter.Begin(spec, "/w", sink);
-  std::ifstream in(TranscriptDir() / (name + ".jsonl"));
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty())
-      adapter.OnLine(line, sink);
-  }
-  return sink;
+  return testing::ReplayTranscript(adapter, name, spec);
 }
 
 bool HaveTranscript(const std::string& name) {
-  return std::filesystem::exists(TranscriptDir() / (name + ".jsonl"));
+  return std::filesystem::exists(testing::TranscriptDir() / (name + ".jsonl"));
 }
 
 TEST(CodexAdapter, TranscriptsOfTheRealCli) {
@@ -509,7 +494,7 @@ TEST(CodexAdapter, TranscriptsOfTheRealCli) {
       continue;
     ++seen;
     SCOPED_TRACE(c.name);
-    RecordingSink sink = Replay(c.name);
+    RecordingSink sink = ReplayCodexApp(c.name);
     auto sessions = OfType(sink, "session");
     ASSERT_EQ(sessions.size(), 1u);
     auto results = OfType(sink, "result");
@@ -542,7 +527,7 @@ TEST(CodexAdapter, TranscriptsOfTheRealCli) {
         << (errors.empty() ? "" : errors[0].dump());
   }
   if (seen == 0)
-    GTEST_SKIP() << "no codex transcripts in " << TranscriptDir();
+    GTEST_SKIP() << "no codex transcripts in " << testing::TranscriptDir();
 }
 
 // Usage (doc/agents.md, "Budgets"): the thread's totals as codex sends

@@ -13,24 +13,10 @@ namespace {
 using testing::OfType;
 using testing::RecordingSink;
 
-std::filesystem::path TranscriptDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../../.." /
-         "tests/agents/transcripts";
-}
-
 // Feeds a transcript of the real `codex exec --json` (0.171.0).
-RecordingSink Replay(const std::string& name) {
-  RecordingSink sink;
+RecordingSink ReplayCodexExec(const std::string& name) {
   CodexExecAdapter adapter;
-  adapter.Begin({}, "/w", sink);
-  std::ifstream in(TranscriptDir() / (name + ".jsonl"));
-  EXPECT_TRUE(in.good()) << name;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty())
-      adapter.OnLine(line, sink);
-  }
-  return sink;
+  return testing::ReplayTranscript(adapter, name);
 }
 
 TEST(CodexExecAdapter, ArgvPutsTheBriefOnStdinAndResumesByThread) {
@@ -57,7 +43,7 @@ TEST(CodexExecAdapter, ArgvPutsTheBriefOnStdinAndResumesByThread) {
 }
 
 TEST(CodexExecAdapter, ToolTurnOfTheRealCli) {
-  RecordingSink sink = Replay("codex-exec-tool");
+  RecordingSink sink = ReplayCodexExec("codex-exec-tool");
   auto sessions = OfType(sink, "session");
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0]["session_id"], "01a227bb-2900-7782-a19b-07ef0faba203");
@@ -78,7 +64,7 @@ TEST(CodexExecAdapter, ToolTurnOfTheRealCli) {
 }
 
 TEST(CodexExecAdapter, ResumeOfTheRealCliKeepsTheThread) {
-  RecordingSink sink = Replay("codex-exec-resume");
+  RecordingSink sink = ReplayCodexExec("codex-exec-resume");
   auto sessions = OfType(sink, "session");
   ASSERT_EQ(sessions.size(), 1u);
   EXPECT_EQ(sessions[0]["session_id"], "01a227bb-2900-7782-a19b-07ef0faba203");
@@ -92,7 +78,7 @@ TEST(CodexExecAdapter, FailureOfTheRealCliReadsTheApiMessage) {
   CodexExecAdapter adapter;
   RecordingSink sink;
   adapter.Begin({}, "/w", sink);
-  std::ifstream in(TranscriptDir() / "codex-exec-fail.jsonl");
+  std::ifstream in(testing::TranscriptDir() / "codex-exec-fail.jsonl");
   std::string line;
   while (std::getline(in, line))
     adapter.OnLine(line, sink);
@@ -159,7 +145,7 @@ TEST(CodexExecAdapter, MessagesAndAnswersAreRefusedClearly) {
 
 // Usage (doc/agents.md, "Budgets") from the real CLI's turn.completed.
 TEST(CodexExecAdapter, UsageOfTheRealCliTurn) {
-  RecordingSink sink = Replay("codex-exec-tool");
+  RecordingSink sink = ReplayCodexExec("codex-exec-tool");
   ASSERT_EQ(sink.usages.size(), 1u);
   EXPECT_EQ(sink.usages[0], Json::parse(R"({"type":"usage","input_tokens":800,
                             "output_tokens":80,"turns":1})"));

@@ -17,23 +17,6 @@ namespace {
 using testing::OfType;
 using testing::RecordingSink;
 
-std::filesystem::path TranscriptDir() {
-  return std::filesystem::path(__FILE__).parent_path() / "../../.." /
-         "tests/agents/transcripts";
-}
-
-RecordingSink Replay(AgentAdapter& adapter, const std::string& name) {
-  RecordingSink sink;
-  adapter.Begin({}, "/w", sink);
-  std::ifstream in(TranscriptDir() / (name + ".jsonl"));
-  EXPECT_TRUE(in.good()) << name;
-  std::string line;
-  while (std::getline(in, line)) {
-    if (!line.empty())
-      adapter.OnLine(line, sink);
-  }
-  return sink;
-}
 
 // The index of the first event of `type` (events.size() when none).
 size_t IndexOf(const RecordingSink& sink, std::string_view type) {
@@ -46,7 +29,7 @@ size_t IndexOf(const RecordingSink& sink, std::string_view type) {
 
 TEST(QuestionWithdrawn, ClaudeCancelsItsOwnRequest) {
   ClaudeAdapter adapter;
-  RecordingSink sink = Replay(adapter, "claude-interrupt-asking");
+  RecordingSink sink = testing::ReplayTranscript(adapter, "claude-interrupt-asking");
   auto questions = OfType(sink, "question");
   ASSERT_EQ(questions.size(), 1u);
   auto withdrawn = OfType(sink, "question_withdrawn");
@@ -58,7 +41,7 @@ TEST(QuestionWithdrawn, ClaudeCancelsItsOwnRequest) {
 
 TEST(QuestionWithdrawn, ClaudeAnsweredQuestionIsNotWithdrawn) {
   ClaudeAdapter adapter;
-  RecordingSink sink = Replay(adapter, "claude-ask");
+  RecordingSink sink = testing::ReplayTranscript(adapter, "claude-ask");
   EXPECT_EQ(OfType(sink, "question").size(), 1u);
   EXPECT_TRUE(OfType(sink, "question_withdrawn").empty());
   // A cancel without an id, or of something else, says nothing wrong.
@@ -68,7 +51,7 @@ TEST(QuestionWithdrawn, ClaudeAnsweredQuestionIsNotWithdrawn) {
 
 TEST(QuestionWithdrawn, CodexInterruptWhileAnApprovalIsPending) {
   CodexAdapter adapter;
-  RecordingSink sink = Replay(adapter, "codex-app-interrupt-asking");
+  RecordingSink sink = testing::ReplayTranscript(adapter, "codex-app-interrupt-asking");
   auto questions = OfType(sink, "question");
   ASSERT_EQ(questions.size(), 1u);
   // turn/completed comes before serverRequest/resolved: one withdrawal, at
@@ -86,7 +69,7 @@ TEST(QuestionWithdrawn, CodexResolvedRequestIsReportedWithItsId) {
   // stream alone), so it reports it; the runtime ignores a withdrawal of
   // a question that is no longer open.
   CodexAdapter adapter;
-  RecordingSink sink = Replay(adapter, "codex-app-tool");
+  RecordingSink sink = testing::ReplayTranscript(adapter, "codex-app-tool");
   auto withdrawn = OfType(sink, "question_withdrawn");
   ASSERT_EQ(withdrawn.size(), 1u);
   EXPECT_EQ(withdrawn[0]["ref"], 0);
@@ -118,7 +101,7 @@ TEST(QuestionWithdrawn, CodexStringRequestIds) {
 
 TEST(QuestionWithdrawn, AcpCancelWhileAPermissionIsPending) {
   AcpAdapter adapter;
-  RecordingSink sink = Replay(adapter, "gemini-acp-cancel-asking");
+  RecordingSink sink = testing::ReplayTranscript(adapter, "gemini-acp-cancel-asking");
   auto questions = OfType(sink, "question");
   ASSERT_EQ(questions.size(), 1u);
   auto withdrawn = OfType(sink, "question_withdrawn");
@@ -131,7 +114,7 @@ TEST(QuestionWithdrawn, AcpCancelWhileAPermissionIsPending) {
 TEST(QuestionWithdrawn, AcpGrantedPermissionIsNotWithdrawn) {
   // gemini-acp-write: granted, then the tool call completed.
   AcpAdapter adapter;
-  RecordingSink sink = Replay(adapter, "gemini-acp-write");
+  RecordingSink sink = testing::ReplayTranscript(adapter, "gemini-acp-write");
   EXPECT_EQ(OfType(sink, "question").size(), 1u);
   EXPECT_TRUE(OfType(sink, "question_withdrawn").empty());
 }

@@ -83,22 +83,22 @@ class ScheduleTest : public ::testing::Test {
   std::unique_ptr<TaskRegistry> registry_;
 };
 
-using Ids = std::vector<std::string>;
+using IdList = std::vector<std::string>;
 
 TEST_F(ScheduleTest, AQueueRunsAtMostItsLimitAndStartsTheNextWhenOneEnds) {
   AddQueue("build", 2);
   Commit();
-  Ids ids;
+  IdList ids;
   for (int i = 0; i < 4; ++i)
     ids.push_back(MustStart({.queue = "build"}));
   Commit();
-  EXPECT_EQ(Started(), (Ids{ids[0], ids[1]}));
+  EXPECT_EQ(Started(), (IdList{ids[0], ids[1]}));
   EXPECT_EQ(Get(ids[2]).status, TaskStatus::kQueued);
   EXPECT_EQ(Get(ids[2]).detail, "queue build: 2 of 2 running");
   EXPECT_TRUE(Get(ids[2]).held);
   End(ids[0], 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{ids[0], ids[1], ids[2]}));
+  EXPECT_EQ(Started(), (IdList{ids[0], ids[1], ids[2]}));
   EXPECT_EQ(Get(ids[2]).detail, "");
   EXPECT_FALSE(store_.flushed.at(*TaskId::Parse(ids[2])).held);
   End(ids[1], 1);  // A failure frees its slot too.
@@ -111,12 +111,12 @@ TEST_F(ScheduleTest, TheDefaultQueueIsNamedDefaultAndCanBeLimited) {
   std::string plain = MustStart({});
   std::string named = MustStart({.queue = "default"});
   Commit();
-  EXPECT_EQ(Started(), (Ids{plain}));
+  EXPECT_EQ(Started(), (IdList{plain}));
   EXPECT_EQ(Get(named).detail, "queue default: 1 of 1 running");
   EXPECT_EQ(Get(named).spec.schedule.queue, "");  // Stored as "".
   End(plain, 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{plain, named}));
+  EXPECT_EQ(Started(), (IdList{plain, named}));
 }
 
 TEST_F(ScheduleTest, AQueuesLimitsHoldItsTasksThatGiveNone) {
@@ -142,12 +142,12 @@ TEST_F(ScheduleTest, HigherPriorityStartsFirstThenTheOlder) {
   std::string high = MustStart({.queue = "one", .priority = 5});
   std::string high2 = MustStart({.queue = "one", .priority = 5});
   Commit();
-  EXPECT_EQ(Started(), (Ids{first}));
+  EXPECT_EQ(Started(), (IdList{first}));
   for (const std::string& id : {first, high, high2}) {
     End(id, 0);
     Commit();
   }
-  EXPECT_EQ(Started(), (Ids{first, high, high2, low}));
+  EXPECT_EQ(Started(), (IdList{first, high, high2, low}));
 }
 
 TEST_F(ScheduleTest, AfterStartsOnceAllCompleted) {
@@ -155,15 +155,15 @@ TEST_F(ScheduleTest, AfterStartsOnceAllCompleted) {
   std::string b = MustStart({});
   std::string c = MustStart({.after = {a, b}});
   Commit();
-  EXPECT_EQ(Started(), (Ids{a, b}));
+  EXPECT_EQ(Started(), (IdList{a, b}));
   EXPECT_EQ(Get(c).detail, "after " + a + ", " + b);
   End(a, 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{a, b}));
+  EXPECT_EQ(Started(), (IdList{a, b}));
   End(b, 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{a, b, c}));
-  EXPECT_EQ(Get(c).spec.schedule.after, (Ids{a, b}));  // Kept for people.
+  EXPECT_EQ(Started(), (IdList{a, b, c}));
+  EXPECT_EQ(Get(c).spec.schedule.after, (IdList{a, b}));  // Kept for people.
 }
 
 TEST_F(ScheduleTest, AFailedDependencyFailsTheTaskWithoutRunningIt) {
@@ -178,7 +178,7 @@ TEST_F(ScheduleTest, AFailedDependencyFailsTheTaskWithoutRunningIt) {
   // The chain goes down in the same commit: c waited for b.
   EXPECT_EQ(Get(c).status, TaskStatus::kFailed);
   EXPECT_EQ(Get(c).detail, "dependency " + b + " failed");
-  EXPECT_EQ(Started(), (Ids{a}));
+  EXPECT_EQ(Started(), (IdList{a}));
   // A dependency that had failed already at submit fails it too.
   std::string d = MustStart({.after = {a}});
   Commit();
@@ -193,7 +193,7 @@ TEST_F(ScheduleTest, AfterAnyStartsAtTheFirstEndHoweverItEnded) {
   EXPECT_EQ(Get(c).detail, "after any of " + a + ", " + b);
   End(b, 1);
   Commit();
-  EXPECT_EQ(Started(), (Ids{a, b, c}));
+  EXPECT_EQ(Started(), (IdList{a, b, c}));
 }
 
 TEST_F(ScheduleTest, UnknownQueuesAndTasksAreRefusedAndNothingIsStored) {
@@ -231,12 +231,12 @@ TEST_F(ScheduleTest, APausedQueueStartsNothingUntilResumed) {
   EXPECT_EQ(Get(a).detail, "queue q: paused");
   ASSERT_TRUE(registry_->ChangeQueue({.name = "q", .paused = false}));
   Commit();
-  EXPECT_EQ(Started(), (Ids{a}));
+  EXPECT_EQ(Started(), (IdList{a}));
 }
 
 TEST_F(ScheduleTest, RaisingALimitStartsMoreAtOnce) {
   AddQueue("q", 1);
-  Ids ids;
+  IdList ids;
   for (int i = 0; i < 3; ++i)
     ids.push_back(MustStart({.queue = "q"}));
   Commit();
@@ -259,12 +259,12 @@ TEST_F(ScheduleTest, HeldTasksSurviveARestartWithTheirEnvironment) {
   ASSERT_EQ(executor_.adopted.size(), 1u);
   EXPECT_EQ(executor_.adopted[0].id.ToString(), a);
   Commit();
-  EXPECT_EQ(Started(), (Ids{a}));  // Still only one at a time.
+  EXPECT_EQ(Started(), (IdList{a}));  // Still only one at a time.
   End(a, 0);
   Commit();
-  ASSERT_EQ(Started(), (Ids{a, *b}));
+  ASSERT_EQ(Started(), (IdList{a, *b}));
   EXPECT_EQ(executor_.started.back().spec.base_env,
-            (Ids{"SECRETISH=1", "PATH=/x"}));
+            (IdList{"SECRETISH=1", "PATH=/x"}));
   // Once started, the environment is no longer stored.
   EXPECT_TRUE(store_.flushed.at(*TaskId::Parse(*b)).spec.base_env.empty());
 }
@@ -283,7 +283,7 @@ TEST_F(ScheduleTest, KillingAHeldTaskEndsItAndFailsItsDependents) {
   EXPECT_EQ(Get(c).detail, "dependency " + b + " was killed");
   End(a, 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{a}));  // b never runs.
+  EXPECT_EQ(Started(), (IdList{a}));  // b never runs.
 }
 
 TEST_F(ScheduleTest, AFailedCommitTakesBackAHeldTaskAndItsPlace) {
@@ -300,7 +300,7 @@ TEST_F(ScheduleTest, AFailedCommitTakesBackAHeldTaskAndItsPlace) {
   Commit();
   End(a, 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{a, c}));
+  EXPECT_EQ(Started(), (IdList{a, c}));
   auto queues = registry_->Queues();
   ASSERT_EQ(queues.size(), 2u);
   EXPECT_EQ(queues[1].record.name, "q");
@@ -360,7 +360,7 @@ TEST_F(ScheduleTest, AFailedAttemptIsRecordedAndTheTaskRunsAgainAfterItsDelay) {
   EXPECT_EQ(Started().size(), 1u);
   time_.Advance(std::chrono::milliseconds(1));
   Commit();
-  ASSERT_EQ(Started(), (Ids{id, id}));
+  ASSERT_EQ(Started(), (IdList{id, id}));
   EXPECT_EQ(RunName(executor_.started.back()), id + ".2");
   EXPECT_EQ(Get(id).detail, "attempt 2 of 3");
   // The second retry waits twice as long.
@@ -433,13 +433,13 @@ TEST_F(ScheduleTest, ARetryGivesUpItsSlotAndQueuesAgain) {
   End(flaky, 1);
   Commit();
   // Its slot went to the next one while it waits.
-  EXPECT_EQ(Started(), (Ids{flaky, next}));
+  EXPECT_EQ(Started(), (IdList{flaky, next}));
   time_.Advance(std::chrono::seconds(1));
   Commit();
   EXPECT_EQ(Get(flaky).detail, "queue one: 1 of 1 running");
   End(next, 0);
   Commit();
-  EXPECT_EQ(Started(), (Ids{flaky, next, flaky}));
+  EXPECT_EQ(Started(), (IdList{flaky, next, flaky}));
 }
 
 TEST_F(ScheduleTest, ARetrySurvivesARestartWithItsEnvironment) {
@@ -447,7 +447,7 @@ TEST_F(ScheduleTest, ARetrySurvivesARestartWithItsEnvironment) {
   Commit();
   // The environment stays stored while a retry may need it.
   EXPECT_EQ(store_.flushed.at(*TaskId::Parse(id)).spec.base_env,
-            (Ids{"PATH=/x"}));
+            (IdList{"PATH=/x"}));
   executor_.Spawn(*TaskId::Parse(id));
   End(id, 1);
   Commit();
@@ -461,7 +461,7 @@ TEST_F(ScheduleTest, ARetrySurvivesARestartWithItsEnvironment) {
   time_.Advance(std::chrono::milliseconds(1));
   Commit();
   ASSERT_EQ(Started().size(), 2u);
-  EXPECT_EQ(executor_.started.back().spec.base_env, (Ids{"PATH=/x"}));
+  EXPECT_EQ(executor_.started.back().spec.base_env, (IdList{"PATH=/x"}));
   EXPECT_EQ(executor_.started.back().attempts.size(), 1u);
 }
 

@@ -146,7 +146,7 @@ void CommandRunner::Run(std::vector<std::string> argv,
   for (auto [fd, text] :
        {std::pair(&c->out, &c->out_text), std::pair(&c->err, &c->err_text)}) {
     bool watched = static_cast<bool>(
-        loop_->AddFd(fd->get(), EPOLLIN, [this, c, fd, text](uint32_t) {
+        loop_->AddFd(fd->get(), EPOLLIN, [this, fd, text](uint32_t) {
           if (Command::Drain(fd->get(), *text))
             return;
           loop_->RemoveFd(fd->get());

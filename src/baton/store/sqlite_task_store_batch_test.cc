@@ -28,10 +28,10 @@ TaskRecord MakeTask(int64_t number, TaskStatus status) {
   return task;
 }
 
-class SqliteTaskStoreBatchTest : public testing::Test {
+class SqliteTaskStoreBatchTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = testing::TempDir() + "baton_batch_XXXXXX";
+    std::string tmpl = ::testing::TempDir() + "baton_batch_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
     path_ = dir_ + "/baton.db";

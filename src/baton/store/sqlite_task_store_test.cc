@@ -141,10 +141,10 @@ std::string RawQuery(const std::string& path, const std::string& sql) {
   return out;
 }
 
-class SqliteTaskStoreTest : public testing::Test {
+class SqliteTaskStoreTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    std::string tmpl = testing::TempDir() + "baton_store_XXXXXX";
+    std::string tmpl = ::testing::TempDir() + "baton_store_XXXXXX";
     ASSERT_NE(mkdtemp(tmpl.data()), nullptr);
     dir_ = tmpl;
     path_ = dir_ + "/baton.db";
