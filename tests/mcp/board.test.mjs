@@ -4,13 +4,13 @@
 // 0; every process is bounded in time and stopped by its pid.
 import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
-import { execFileSync } from 'node:child_process';
+import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
-import { baton, makeHome, startServe, stopDaemon } from './helpers.mjs';
+import { BATON, baton, batonEnv, makeHome, startServe, stopDaemon } from './helpers.mjs';
 
 const CHROMIUM = process.env.CHROMIUM ?? '/usr/bin/chromium';
 // Generous: under ASan+UBSan everything starts slowly. Waits end as soon as
@@ -42,6 +42,13 @@ async function until(what, check) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
+}
+
+// Until each of `ids` has ended, as batond tells it (`baton wait --all`:
+// no polling), within WAIT. The caller then asserts how each ended.
+function waitEnded(home, ids) {
+  spawnSync(BATON, ['wait', '--all', '--timeout', `${Math.ceil(WAIT / 1000)}s`, ...ids],
+    { env: batonEnv(home), timeout: WAIT + 10_000, stdio: 'ignore' });
 }
 
 // A board to test against: its own home, batond, `baton serve` and
@@ -123,7 +130,8 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await page.getByLabel('Reason').fill('not needed');
     await page.getByRole('button', { name: 'Kill' }).click();
     await page.locator('#message', { hasText: `Kill sent to ${sleeper}` }).waitFor();
-    await until(`${sleeper} killed`, () => status(home, sleeper) === 'killed');
+    waitEnded(home, [sleeper]);
+    assert.equal(status(home, sleeper), 'killed');
     await page.locator('#task-title', { hasText: 'killed' }).waitFor();
     await page.locator('#task-facts', { hasText: 'not needed' }).waitFor();
     // Its history, from the audit trail: started from the CLI, killed here.
@@ -273,7 +281,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     const dismiss = (dialog) => { dialogs += 1; dialog.dismiss(); };
     page.on('dialog', dismiss);
     const id = run(home, String.raw`printf '\033[31mred\033[0m <script>x</script> \033[1;38;5;28mgreen\033[0m\033]0;title\007\033[2Kend\n'`);
-    await until(`${id} ended`, () => status(home, id) === 'completed');
+    waitEnded(home, [id]);
+    assert.equal(status(home, id), 'completed');
     await page.getByRole('button', { name: `Open ${id}` }).click();
     const red = page.locator('#output span.ansi-fg-1');
     await red.waitFor();
@@ -292,7 +301,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     const { home, serve, page } = await fresh();
     // More than one piece (64 KiB) of the download, not all of it text.
     const id = run(home, 'head -c 150000 /dev/urandom; echo; seq 1 20000');
-    await until(`${id} ended`, () => status(home, id) === 'completed');
+    waitEnded(home, [id]);
+    assert.equal(status(home, id), 'completed');
     const file = readFileSync(task(home, id).output_path);
     assert.ok(file.length > 200_000);
     await page.getByRole('button', { name: `Open ${id}` }).click();
@@ -326,7 +336,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     const reply = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', home,
       '--max-turns', '2', 'LOOP on'], { PATH: `${fakes}:${process.env.PATH}` }));
     const id = (reply.task ?? reply).id;
-    await until(`${id} killed`, () => status(home, id) === 'killed');
+    waitEnded(home, [id]);
+    assert.equal(status(home, id), 'killed');
     await page.getByRole('button', { name: `Open ${id}` }).click();
     await page.locator('#task-facts', { hasText: 'budget: max-turns 2 reached' }).waitFor();
     const usage = task(home, id).usage;
@@ -347,7 +358,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     await page.getByRole('button', { name: 'Delegate', exact: true }).click();
     const said = await page.locator('#message', { hasText: /Delegated to claude as agent-\d+/ }).textContent();
     const id = said.match(/agent-\d+/)[0];
-    await until(`${id} completed`, () => status(home, id) === 'completed');
+    waitEnded(home, [id]);
+    assert.equal(status(home, id), 'completed');
     assert.equal(task(home, id).label, 'from-board');
     await page.getByRole('button', { name: `Open ${id}` }).click();
     await page.locator('#output', { hasText: 'turn 1: hello from the board' }).waitFor();
@@ -375,7 +387,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     await page.getByRole('button', { name: 'Resume', exact: true }).click();
     const resumed = await page.locator('#message', { hasText: new RegExp(`Resumed ${id} as agent-\\d+`) }).textContent();
     const next = resumed.match(/as (agent-\d+)/)[1];
-    await until(`${next} completed`, () => status(home, next) === 'completed');
+    waitEnded(home, [next]);
+    assert.equal(status(home, next), 'completed');
     assert.equal(task(home, next).agent.resume_from, id);
     assert.match(baton(home, ['output', next]), /and now the docs/);
     // A bad brief is batond's error, said on the page; nothing starts.
@@ -447,7 +460,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     // A made-up token of AWS's shape, passed in the environment.
     const key = 'AKIA' + 'Z'.repeat(16);
     const id = run(home, 'echo "key=$KEY done"', ['--env', `KEY=${key}`]);
-    await until(`${id} ended`, () => status(home, id) === 'completed');
+    waitEnded(home, [id]);
+    assert.equal(status(home, id), 'completed');
     await page.getByRole('button', { name: `Open ${id}` }).click();
     await page.locator('#output', { hasText: 'done' }).waitFor();
     assert.equal(await page.locator('#output').textContent(), 'key=[redacted: aws-key]* done\n');
@@ -487,7 +501,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       git('commit', '-qm', 'init');
       const id = run(home, "printf 'new line\\nsame\\n' > kept.txt; echo '<b>bold</b>' > added.html",
         ['--cwd', folder, '--check', 'true']);
-      await until(`${id} ended`, () => status(home, id) === 'completed');
+      waitEnded(home, [id]);
+      assert.equal(status(home, id), 'completed');
       await page.getByRole('button', { name: `Open ${id}` }).click();
       const diff = page.getByLabel('Diff');
       await diff.locator('span.diff-add', { hasText: '+new line' }).waitFor();
@@ -497,7 +512,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       assert.match(await diff.textContent(), /\+\+\+ b\/added\.html/);
       // A task that kept no diff: a 404 that says why.
       const plain = run(home, 'true');
-      await until(`${plain} ended`, () => status(home, plain) === 'completed');
+      waitEnded(home, [plain]);
+      assert.equal(status(home, plain), 'completed');
       const none = await page.evaluate(async (task) => {
         const response = await fetch(`/board/api/diff?task=${task}`);
         return { status: response.status, body: await response.json() };
@@ -514,7 +530,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     const { home, page } = await fresh();
     const ids = [];
     for (let i = 0; i < 55; i++) ids.push(run(home, 'true', ['--label', 'pages']));
-    await until('the 55 tasks ended', () => ids.every((id) => status(home, id) === 'completed'));
+    waitEnded(home, ids);
+    for (const id of ids) assert.equal(status(home, id), 'completed');
     await page.getByLabel('Filter by label').selectOption('pages');
     await page.locator('#count-ended', { hasText: '(55)' }).waitFor();
     await page.locator('#page', { hasText: 'page 1 of 2' }).waitFor();

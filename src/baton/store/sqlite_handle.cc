@@ -128,6 +128,13 @@ Result<bool> Statement::Step() {
   return std::unexpected(SqliteError(db, rc, ""));
 }
 
+QueryWork Statement::TakeWork() {
+  return {.steps = sqlite3_stmt_status(stmt_.get(), SQLITE_STMTSTATUS_VM_STEP,
+                                       /*resetFlg=*/1),
+          .scan_steps = sqlite3_stmt_status(
+              stmt_.get(), SQLITE_STMTSTATUS_FULLSCAN_STEP, /*resetFlg=*/1)};
+}
+
 Status Statement::Run() {
   for (;;) {
     auto row = Step();

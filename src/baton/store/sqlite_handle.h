@@ -36,6 +36,20 @@ using StatementPtr = std::unique_ptr<sqlite3_stmt, SqliteFinalizer>;
 // symlinks resolved) and to give the remedy.
 Error SqliteError(sqlite3* db, int rc, std::string_view context);
 
+// How much work queries did, whatever the machine's speed: the steps of
+// SQLite's virtual machine, and how many of them stepped through a table in
+// a full scan (no index narrowed it).
+struct QueryWork {
+  int64_t steps = 0;
+  int64_t scan_steps = 0;
+
+  QueryWork& operator+=(const QueryWork& other) {
+    steps += other.steps;
+    scan_steps += other.scan_steps;
+    return *this;
+  }
+};
+
 // One prepared statement. Bind errors (out of range, too big) are remembered
 // and reported by the next Step(), so call sites bind without checking.
 class Statement {
@@ -54,6 +68,8 @@ class Statement {
   [[nodiscard]] Status Run();
   // Makes the statement ready for its next use and drops its bindings.
   void Reset();
+  // The work SQLite did for this statement since the last call.
+  QueryWork TakeWork();
 
   // Columns are 0-based, as in SQLite.
   bool ColumnIsNull(int column) const;

@@ -1038,12 +1038,16 @@ Status SqliteTaskStore::ForEachRow(const std::string& sql, const Binder& bind,
   bind(**stmt);
   for (;;) {
     auto more = (*stmt)->Step();
+    if (!more || !*more)
+      read_work_ += (*stmt)->TakeWork();
     if (!more)
       return std::unexpected(Describe(std::move(more.error()), doing));
     if (!*more)
       return {};
-    if (auto done = read(**stmt); !done)
+    if (auto done = read(**stmt); !done) {
+      read_work_ += (*stmt)->TakeWork();
       return done;
+    }
   }
 }
 

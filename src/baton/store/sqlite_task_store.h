@@ -68,6 +68,11 @@ class SqliteTaskStore : public TaskStore {
   void RevertSessionBudget(const std::string& session) override;
   void RevertAudit(uint64_t key) override { pending_audit_.erase(key); }
 
+  // The work of every read so far, independent of the machine's speed and
+  // load: a read that scans the table instead of an index shows here on
+  // any machine.
+  QueryWork read_work() const { return read_work_; }
+
  private:
   // A task row: its creation-order key and the record.
   struct Row {
@@ -121,6 +126,7 @@ class SqliteTaskStore : public TaskStore {
   Error Describe(Error error, std::string_view doing) const;
 
   Db db_;
+  QueryWork read_work_;
   // In-memory id counters (last number handed out per kind) and the next
   // seq; both always ahead of the database.
   std::map<TaskKind, int64_t> last_numbers_;
