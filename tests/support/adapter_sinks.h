@@ -4,13 +4,13 @@
 #ifndef BATON_TESTS_SUPPORT_ADAPTER_SINKS_H_
 #define BATON_TESTS_SUPPORT_ADAPTER_SINKS_H_
 
+#include <gtest/gtest.h>
+
 #include <filesystem>
 #include <fstream>
 #include <string>
 #include <string_view>
 #include <vector>
-
-#include <gtest/gtest.h>
 
 #include "baton/agent/adapter.h"
 

@@ -497,7 +497,6 @@ TEST(AcpAdapter, AReplayedAdapterAnswersAndCancelsTheSameProcess) {
   EXPECT_NE(after.lines.back()["id"], old_prompt_id);
 }
 
-
 TEST(AcpAdapter, TranscriptsOfGeminiCli) {
   struct Case {
     const char* name;
@@ -517,7 +516,8 @@ TEST(AcpAdapter, TranscriptsOfGeminiCli) {
   };
   int seen = 0;
   for (const Case& c : cases) {
-    std::ifstream in(testing::TranscriptDir() / (std::string(c.name) + ".jsonl"));
+    std::ifstream in(testing::TranscriptDir() /
+                     (std::string(c.name) + ".jsonl"));
     std::vector<std::string> lines;
     for (std::string line; std::getline(in, line);) {
       if (!line.empty())
@@ -579,10 +579,11 @@ TEST(AcpAdapter, UsageOfPromptResultsAddsUp) {
   EXPECT_EQ(sink.usages[0], Json::parse(R"({"type":"usage","input_tokens":400,
                             "output_tokens":40,"turns":1})"));
   ASSERT_TRUE(adapter.Send("again", SendMode::kFollowup, sink));
-  adapter.OnLine(AcpResponse(sink, Json::parse(R"({"stopReason":"end_turn","usage":{
+  adapter.OnLine(
+      AcpResponse(sink, Json::parse(R"({"stopReason":"end_turn","usage":{
           "inputTokens":120,"outputTokens":15,"cachedReadTokens":30,
           "cachedWriteTokens":5,"totalTokens":170}})")),
-                 sink);
+      sink);
   ASSERT_EQ(sink.usages.size(), 2u);
   EXPECT_EQ(sink.usages[1], Json::parse(R"({"type":"usage","input_tokens":555,
                             "output_tokens":55,"turns":2})"));

@@ -378,7 +378,8 @@ TEST(CodexAdapter, InterruptIsTurnInterrupt) {
   EXPECT_EQ(sink.lines.back()["params"],
             Json::parse(R"({"threadId":"01a227bb-2da7-7990-a93a-75835d23708a",
                             "turnId":"01a227bb-2dc6-7633-9487-55234245e4fe"})"));
-  adapter.OnLine(CodexResponse(sink, Json::object()), sink);  // {} is tolerated.
+  adapter.OnLine(CodexResponse(sink, Json::object()),
+                 sink);  // {} is tolerated.
   adapter.OnLine(kTurnInterrupted, sink);
   size_t written = sink.lines.size();
   adapter.Interrupt(sink);  // Between turns: nothing to interrupt.

@@ -17,7 +17,6 @@ namespace {
 using testing::OfType;
 using testing::RecordingSink;
 
-
 // The index of the first event of `type` (events.size() when none).
 size_t IndexOf(const RecordingSink& sink, std::string_view type) {
   for (size_t i = 0; i < sink.events.size(); ++i) {
@@ -29,7 +28,8 @@ size_t IndexOf(const RecordingSink& sink, std::string_view type) {
 
 TEST(QuestionWithdrawn, ClaudeCancelsItsOwnRequest) {
   ClaudeAdapter adapter;
-  RecordingSink sink = testing::ReplayTranscript(adapter, "claude-interrupt-asking");
+  RecordingSink sink =
+      testing::ReplayTranscript(adapter, "claude-interrupt-asking");
   auto questions = OfType(sink, "question");
   ASSERT_EQ(questions.size(), 1u);
   auto withdrawn = OfType(sink, "question_withdrawn");
@@ -51,7 +51,8 @@ TEST(QuestionWithdrawn, ClaudeAnsweredQuestionIsNotWithdrawn) {
 
 TEST(QuestionWithdrawn, CodexInterruptWhileAnApprovalIsPending) {
   CodexAdapter adapter;
-  RecordingSink sink = testing::ReplayTranscript(adapter, "codex-app-interrupt-asking");
+  RecordingSink sink =
+      testing::ReplayTranscript(adapter, "codex-app-interrupt-asking");
   auto questions = OfType(sink, "question");
   ASSERT_EQ(questions.size(), 1u);
   // turn/completed comes before serverRequest/resolved: one withdrawal, at
@@ -101,7 +102,8 @@ TEST(QuestionWithdrawn, CodexStringRequestIds) {
 
 TEST(QuestionWithdrawn, AcpCancelWhileAPermissionIsPending) {
   AcpAdapter adapter;
-  RecordingSink sink = testing::ReplayTranscript(adapter, "gemini-acp-cancel-asking");
+  RecordingSink sink =
+      testing::ReplayTranscript(adapter, "gemini-acp-cancel-asking");
   auto questions = OfType(sink, "question");
   ASSERT_EQ(questions.size(), 1u);
   auto withdrawn = OfType(sink, "question_withdrawn");

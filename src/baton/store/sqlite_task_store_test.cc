@@ -1125,16 +1125,17 @@ TEST_F(SqliteTaskStoreTest, StaysFastWithHundredThousandTasks) {
   Result<std::vector<TaskRecord>> live;
   QueryWork live_work = measure("live", [&] { live = store->LoadLiveTasks(); });
   Result<std::vector<TaskRecord>> unnoticed;
-  QueryWork unnoticed_work = measure(
-      "unnoticed", [&] { unnoticed = store->LoadUnnoticedTasks(); });
+  QueryWork unnoticed_work =
+      measure("unnoticed", [&] { unnoticed = store->LoadUnnoticedTasks(); });
   Result<size_t> count;
   QueryWork count_work = measure(
       "count", [&] { count = store->CountTasks({.owner = "session-3"}); });
   // The board's first load: a page of the history, its total, the day's
   // counts and the labels.
   decltype(store->PageEnded({})) page;
-  QueryWork page_work = measure(
-      "ended page", [&] { page = store->PageEnded({.owner = "", .limit = 50}); });
+  QueryWork page_work = measure("ended page", [&] {
+    page = store->PageEnded({.owner = "", .limit = 50});
+  });
   std::printf("  100k tasks:%s\n", times.c_str());
 
   // Full scans only of the partial indexes, which hold just what the read
