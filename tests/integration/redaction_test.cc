@@ -144,6 +144,35 @@ TEST_F(RedactionTest, NoRedactKeepsTheOutputAsPrinted) {
             std::string::npos);
 }
 
+// A check's output is masked like the task's (issue 35, finding 3): in
+// status, wait and --json, and in check-N.log on disk. The key is put
+// together by the shell, so no command line holds it whole.
+TEST_F(RedactionTest, ACheckOutputIsMaskedInEveryViewAndOnDisk) {
+  std::string check = "A=AKIA; B=IOSFODNN7EXAMPLE; printf '%s%s\\n' $A $B";
+  std::string id = Run("true", {"--check", check});
+  auto waited = Baton({"wait", "--timeout", "20s", id});
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  auto task = Status(id);
+  std::string views = waited.out + Baton({"status", id}).out + task.dump() +
+                      Baton({"--json", "ls", "--all"}).out;
+  EXPECT_EQ(views.find(kAws), std::string::npos) << views;
+  EXPECT_NE(views.find("[redacted: aws-key]"), std::string::npos) << views;
+  std::string log =
+      ReadFile(std::filesystem::path(task["output_path"].get<std::string>())
+                   .parent_path() /
+               "check-1.log")
+          .value_or("<no check log>");
+  EXPECT_EQ(log, Marker("aws-key", kAws.size()) + "\n");
+}
+
+// With --no-redact, the check's output is kept as printed too.
+TEST_F(RedactionTest, NoRedactKeepsACheckOutputAsPrinted) {
+  std::string id = Run("true", {"--no-redact", "--check",
+                                "cat " + Text("secrets", kAws + "\n")});
+  EXPECT_EQ(Baton({"wait", "--timeout", "20s", id}).exit_code, 0);
+  EXPECT_NE(Status(id).dump().find(kAws), std::string::npos);
+}
+
 TEST_F(RedactionTest, ACrashOfBatondMidTaskKeepsTheMaskAndTheCount) {
   std::string one = home_ + "/one", go = home_ + "/go", two = home_ + "/two";
   std::string first = Text("first", "a " + kAws + "\n");

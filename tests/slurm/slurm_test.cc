@@ -233,6 +233,37 @@ TEST_F(SlurmTest, ABatondRestartLosesNothing) {
   EXPECT_EQ(c["slurm_job"]["job_id"], Status(across)["slurm_job"]["job_id"]);
 }
 
+// Jobs that end, run and wait while batond is down, together (issue 35,
+// finding 0). The new batond used to serve nothing: its adoption walked the
+// map of jobs while a job whose end it found left that map, and it spun. It
+// must answer at once, learn the end, and keep the others.
+TEST_F(SlurmTest, ARestartAdoptsJobsThatEndedRunAndWaitTogether) {
+  std::string running = RunOnSlurm("sleep 300");
+  std::string ending = RunOnSlurm("sleep 4; exit 4");
+  std::string held = RunOnSlurm("echo never", {"--sbatch-arg=--hold"});
+  for (const std::string& id : {running, ending}) {
+    StatusUntil(
+        id, [](const nlohmann::json& t) { return t["status"] == "running"; });
+  }
+  StatusUntil(held, [](const nlohmann::json& t) {
+    return t.contains("slurm_job") && t["slurm_job"]["state"] == "PENDING";
+  });
+  KillDaemonHard();
+  std::this_thread::sleep_for(seconds(7));  // `ending` ends while none runs.
+  // The first call starts a batond, which must be ready within its start's
+  // own deadline (the CLI gives up on a batond that does not answer).
+  auto listed = Baton({"ls"}, {}, seconds(30));
+  ASSERT_EQ(listed.exit_code, 0) << listed.err;
+  nlohmann::json ended = WaitEnd(ending);
+  EXPECT_EQ(ended["status"], "failed") << ended.dump();
+  EXPECT_EQ(ended["exit_code"], 4);
+  EXPECT_EQ(Status(running)["status"], "running");
+  EXPECT_EQ(Status(held)["status"], "queued");
+  EXPECT_EQ(Baton({"kill", running, held}).exit_code, 0);
+  EXPECT_EQ(WaitEnd(running)["status"], "killed");
+  EXPECT_EQ(WaitEnd(held)["status"], "killed");
+}
+
 TEST_F(SlurmTest, AnUnreachableControllerEndsNothingWrongly) {
   std::string id = RunOnSlurm("sleep 25; exit 4");
   StatusUntil(id,

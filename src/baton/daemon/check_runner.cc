@@ -13,6 +13,7 @@
 #include <optional>
 #include <set>
 
+#include "baton/daemon/output_redactor.h"
 #include "baton/daemon/worktrees.h"
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
@@ -317,6 +318,12 @@ void CheckRunner::RunNext(const TaskId& id) {
               result.exit_code = WIFEXITED(status)     ? WEXITSTATUS(status)
                                  : WIFSIGNALED(status) ? 128 + WTERMSIG(status)
                                                        : -1;
+              // A check's output is shown and kept like the task's own:
+              // masked first (doc/redaction.md).
+              if (run.task.spec.redact) {
+                if (auto masked = RedactLog(log, 0, /*at_end=*/true); !masked)
+                  BATON_LOG_WARN("redaction: {}", masked.error().message);
+              }
               result.tail = Tail(ReadFile(log).value_or(""));
               run.evidence.checks.push_back(std::move(result));
               RunNext(id);

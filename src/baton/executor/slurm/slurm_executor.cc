@@ -483,12 +483,22 @@ void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
       LookUp(job);
     }
   }
-  for (auto& [id, job] : jobs_) {
-    if (job.phase == Phase::kSubmitted)
-      CheckFiles(job);
-  }
+  // A job that ended while batond was down is reported, and leaves jobs_,
+  // inside CheckFiles: walk a copy of the ids, not the map.
+  CheckEachJobsFiles();
   Flush();
   SchedulePoll(milliseconds(0));
+}
+
+void SlurmExecutor::CheckEachJobsFiles() {
+  std::vector<std::string> ids;
+  ids.reserve(jobs_.size());
+  for (const auto& [id, job] : jobs_)
+    ids.push_back(id);
+  for (const std::string& id : ids) {
+    if (Job* job = Find(id))
+      CheckFiles(*job);
+  }
 }
 
 void SlurmExecutor::LookUp(Job& job) {
@@ -667,13 +677,7 @@ void SlurmExecutor::SchedulePoll(milliseconds after) {
     file_timer_ = loop_->Schedule(
         std::chrono::steady_clock::now() + options_.file_poll, [this] {
           file_timer_ = 0;
-          std::vector<std::string> ids;
-          for (const auto& [id, job] : jobs_)
-            ids.push_back(id);
-          for (const std::string& id : ids) {
-            if (Job* job = Find(id))
-              CheckFiles(*job);
-          }
+          CheckEachJobsFiles();
           if (!jobs_.empty() && !poll_timer_)
             SchedulePoll(interval_);
         });

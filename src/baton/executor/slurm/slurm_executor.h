@@ -141,8 +141,11 @@ class SlurmExecutor : public Executor {
   void LookUp(Job& job);
   // Cancels the jobs of `ids` that Slurm has.
   void SendKills(const std::vector<std::string>& ids);
-  // Looks at the job's files: its start, its end.
+  // Looks at the job's files: its start, its end. An end found is reported
+  // and the job leaves jobs_.
   void CheckFiles(Job& job);
+  // CheckFiles for every job, safe against those that leave jobs_.
+  void CheckEachJobsFiles();
   void TellRunning(Job& job, int64_t started_ms, const std::string& node);
   // Ends the job as timed out `left` from now (baton's own --timeout).
   void ArmTimeout(Job& job, std::chrono::milliseconds left);
