@@ -81,6 +81,34 @@ TEST_F(CliTest, EnvCwdAndLabelReachTheTask) {
   EXPECT_EQ(task["env"]["MODE"], "fast");
 }
 
+// Terminal escapes from a task reach no terminal (issue 35, finding 8): a
+// label with them is refused at batond's edge; a command, a kill reason or
+// an audit line that holds them is shown with them written out.
+TEST_F(CliTest, ControlCharactersAreRefusedInLabelsAndWrittenOutInViews) {
+  const std::string title = "\x1b]0;PWNED\a\x1b[2J\x1b[31mred";
+  auto refused = Baton({"run", "--label", title, "--", "true"});
+  EXPECT_EQ(refused.exit_code, 1);
+  EXPECT_NE(refused.err.find("label has a control character (\\e) at byte 0"),
+            std::string::npos)
+      << refused.err;
+  EXPECT_EQ(Baton({"--json", "ls", "--all"}).json()["tasks"].size(), 0u);
+  refused = Baton({"run", "--label", "two\nlines", "--", "true"});
+  EXPECT_EQ(refused.exit_code, 1) << refused.err;
+
+  std::string id = Run("sleep 30; echo '" + title + "'");
+  auto killed = Baton({"kill", "--reason", "stop\n" + title, id});
+  EXPECT_EQ(killed.exit_code, 0) << killed.err;
+  Baton({"wait", id});
+  std::string shown = Baton({"ls", "--all"}).out + Baton({"status", id}).out +
+                      Baton({"audit"}).out;
+  EXPECT_EQ(shown.find('\x1b'), std::string::npos) << shown;
+  EXPECT_EQ(shown.find('\a'), std::string::npos) << shown;
+  EXPECT_NE(shown.find("\\e]0;PWNED\\x07\\e[2J"), std::string::npos) << shown;
+  // JSON keeps the text as it was, escaped by JSON itself.
+  EXPECT_EQ(Baton({"--json", "status", id}).out.find('\x1b'),
+            std::string::npos);
+}
+
 TEST_F(CliTest, WaitAnyReturnsTheFirstToEndAndReportsTheRest) {
   std::string slow = Run("sleep 20");
   std::string fast = Run("sleep 0.3; exit 4");

@@ -143,6 +143,17 @@ TEST_F(HardLimitsTest, BadLimitsAreRefusedAndNothingStarts) {
   EXPECT_EQ(tiny.exit_code, 1);
   EXPECT_NE(tiny.err.find("below 1M"), std::string::npos) << tiny.err;
   EXPECT_NE(Baton({"run", "--cpus", "0", "--", "true"}).exit_code, 0);
+  // NaN passed any range check and set no limit (issue 35, finding 9).
+  for (const char* nan : {"nan", "-nan", "inf"}) {
+    std::string flag = std::string("--cpus=") + nan;
+    auto run = Baton({"run", flag, "--", "true"});
+    EXPECT_EQ(run.exit_code, 2) << nan;
+    EXPECT_NE(run.err.find("is not a number from 0.01 to 65536"),
+              std::string::npos)
+        << run.err;
+    auto queue = Baton({"queue", "set", "q", flag});
+    EXPECT_EQ(queue.exit_code, 2) << nan << queue.err;
+  }
   auto slurm_pids =
       Baton({"run", "--on", "slurm", "--pids", "5", "--", "true"});
   EXPECT_EQ(slurm_pids.exit_code, 1);

@@ -8,12 +8,14 @@
 
 #include "baton/ipc/task_text.h"
 #include "baton/util/clock.h"
+#include "baton/util/terminal_text.h"
 
 namespace baton {
 namespace {
 
-std::string Shorten(std::string text, size_t max) {
-  std::replace(text.begin(), text.end(), '\n', ' ');
+// One cell of a table: control characters written out, then cut.
+std::string Shorten(std::string_view raw, size_t max) {
+  std::string text = TerminalSafe(raw);
   if (text.size() <= max)
     return text;
   size_t cut = max - 3;
@@ -74,9 +76,9 @@ std::string TaskSummaryLine(const TaskView& view) {
   std::string line =
       fmt::format("{} {}", task.id.ToString(), TaskStatusName(task.status));
   if (!task.detail.empty())
-    line += fmt::format(" ({})", task.detail);
+    line += fmt::format(" ({})", TerminalSafe(task.detail));
   if (!task.spec.label.empty())
-    line += fmt::format(" — {}", task.spec.label);
+    line += fmt::format(" — {}", TerminalSafe(task.spec.label));
   return line;
 }
 
@@ -98,11 +100,10 @@ std::string TaskTable(const std::vector<TaskView>& tasks) {
       row.status += " *";
       any_uncollected = true;
     }
-    row.what = task.spec.label;
-    if (row.what.empty())
-      row.what =
-          task.spec.agent ? task.spec.agent->brief : CommandText(task.spec);
-    row.what = Shorten(row.what, 40);
+    row.what = Shorten(!task.spec.label.empty() ? task.spec.label
+                       : task.spec.agent        ? task.spec.agent->brief
+                                                : CommandText(task.spec),
+                       40);
     row.model = "-";
     if (task.spec.agent) {
       row.model = task.spec.agent->model.empty()
@@ -148,9 +149,10 @@ std::string TaskTable(const std::vector<TaskView>& tasks) {
 std::string TaskDetails(const TaskView& view) {
   const TaskRecord& task = view.task;
   std::string out = TaskSummaryLine(view) + "\n";
+  // Every field is one line, whatever it holds.
   auto field = [&](const char* name, const std::string& value) {
     if (!value.empty())
-      out += fmt::format("  {:<9} {}\n", name, value);
+      out += fmt::format("  {:<9} {}\n", name, TerminalSafe(value));
   };
   field("command:", CommandText(task.spec));
   field("label:", task.spec.label);
@@ -245,13 +247,15 @@ std::string QuestionsText(const TaskView& view) {
   for (const OpenQuestion& question : view.questions) {
     out += fmt::format("  question {}:\n", question.seq);
     for (const QuestionItem& item : question.items) {
-      out += fmt::format("    {}{}\n", item.prompt,
+      out += fmt::format("    {}{}\n", TerminalSafe(item.prompt),
                          item.multi_select ? " (several: 1,3)" : "");
       for (size_t i = 0; i < item.options.size(); ++i) {
         const QuestionOption& option = item.options[i];
-        out += fmt::format(
-            "      [{}] {}{}\n", i + 1, option.label,
-            option.description.empty() ? "" : " — " + option.description);
+        out +=
+            fmt::format("      [{}] {}{}\n", i + 1, TerminalSafe(option.label),
+                        option.description.empty()
+                            ? ""
+                            : " — " + TerminalSafe(option.description));
       }
     }
   }

@@ -99,7 +99,7 @@ void AddLimitFlags(CLI::App& command, LimitFlags& flags) {
       .add_option("--cpus", flags.cpus,
                   "CPU time it may use, in CPUs (e.g. 1.5); on Slurm, whole "
                   "CPUs (sbatch --cpus-per-task)")
-      ->check(CLI::Range(0.01, 65536.0));
+      ->check(DecimalNumber(0.01, 65536));
   command
       .add_option("--pids", flags.pids,
                   "Processes and threads it may have at once")

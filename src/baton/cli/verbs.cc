@@ -23,6 +23,24 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
       fmt::format("INT in [{} - {}]", min, max), "WholeNumber");
 }
 
+CLI::Validator DecimalNumber(double min, double max) {
+  return CLI::Validator(
+      [min, max](std::string& text) -> std::string {
+        double value = 0;
+        auto [end, ec] =
+            std::from_chars(text.data(), text.data() + text.size(), value);
+        // NaN compares false with everything: without isfinite it passed
+        // any range and set no limit.
+        if (ec != std::errc() || end != text.data() + text.size() ||
+            !std::isfinite(value) || value < min || value > max) {
+          return fmt::format("'{}' is not a number from {} to {}", text, min,
+                             max);
+        }
+        return "";
+      },
+      fmt::format("NUMBER in [{} - {}]", min, max), "DecimalNumber");
+}
+
 CLI::Validator PositiveAmount(double max) {
   return CLI::Validator(
       [max](std::string& text) -> std::string {

@@ -27,9 +27,11 @@ struct Verb {
 
 // Checks on a number flag's text, before CLI11 converts it (its own
 // conversion clamps an overflow to the type's limit): a whole number from
-// `min` to `max`, or a decimal number above 0 and at most `max`. The error
-// names the text as typed.
+// `min` to `max`, a decimal number from `min` to `max` (never NaN nor
+// infinite), or a decimal number above 0 and at most `max`. The error names
+// the text as typed.
 CLI::Validator WholeNumber(int64_t min, int64_t max);
+CLI::Validator DecimalNumber(double min, double max);
 CLI::Validator PositiveAmount(double max);
 
 // Every verb, in --help's order.

@@ -7,6 +7,7 @@
 
 #include "baton/core/sessions.h"
 #include "baton/util/log.h"
+#include "baton/util/terminal_text.h"
 
 namespace baton {
 namespace {
@@ -140,6 +141,14 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
   if (spec.label.size() > kMaxLabel) {
     return invalid(fmt::format("label is {} bytes long; keep it under {}",
                                spec.label.size(), kMaxLabel));
+  }
+  // A label is shown on terminals and pages: one line of plain text.
+  if (size_t at = FindControlCharacter(spec.label); at != std::string::npos) {
+    return invalid(fmt::format(
+        "label has a control character ({}) at byte {}; a label is one line "
+        "of plain text, e.g. --label 'build docs'",
+        TerminalSafe(spec.label.substr(at, spec.label[at] == '\xc2' ? 2 : 1)),
+        at));
   }
   if (spec.timeout && spec.timeout->count() <= 0) {
     return invalid("timeout must be positive, e.g. --timeout 30s");

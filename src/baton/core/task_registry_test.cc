@@ -107,6 +107,12 @@ TEST_F(TaskRegistryTest, BadSpecIsRefusedBeforeAnythingIsStoredOrSpawned) {
   TaskSpec empty_argv;
   empty_argv.cwd = "/";
   bad.push_back(empty_argv);
+  // Labels that would set a terminal's title, clear it, or forge a line.
+  for (const char* label :
+       {"\x1b]0;PWNED\a\x1b[2J\x1b[31mred", "two\nlines", "csi \xc2\x9b"}) {
+    bad.push_back(Shell("ls"));
+    bad.back().label = label;
+  }
   for (auto& spec : bad) {
     std::optional<Result<TaskRecord>> result;
     registry_->Start(spec, [&](Result<TaskRecord> r) { result = r; });

@@ -6,6 +6,7 @@
 #include <chrono>
 
 #include "baton/util/duration.h"
+#include "baton/util/terminal_text.h"
 
 namespace baton {
 namespace {
@@ -23,7 +24,8 @@ std::string IndentLines(std::string_view text, std::string_view prefix) {
     size_t nl = text.find('\n', start);
     if (nl == std::string::npos)
       nl = text.size();
-    out += fmt::format("{}{}\n", prefix, text.substr(start, nl - start));
+    out += fmt::format("{}{}\n", prefix,
+                       TerminalSafe(text.substr(start, nl - start)));
     start = nl + 1;
   }
   return out;
@@ -98,8 +100,8 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
                          size_t tail_lines) {
   std::string out;
   for (const CheckResult& check : evidence.checks) {
-    out += fmt::format("{}check `{}`: exit code {}\n", indent, check.command,
-                       check.exit_code);
+    out += fmt::format("{}check `{}`: exit code {}\n", indent,
+                       TerminalSafe(check.command), check.exit_code);
     // A failed check's last lines say why; a passed one's (a few) what it
     // checked ("25 tests passed").
     size_t lines = check.exit_code == 0
@@ -113,7 +115,7 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
   const auto& files = evidence.changed_files;
   std::string paths;
   for (size_t i = 0; i < files.size() && i < kShownChangedFiles; ++i)
-    paths += (i ? ", " : "") + files[i];
+    paths += (i ? ", " : "") + TerminalSafe(files[i]);
   if (files.size() > kShownChangedFiles)
     paths += ", ...";
   out += fmt::format("{}changed files: {}{}\n", indent, files.size(),
@@ -133,7 +135,7 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
     }
     for (size_t i = branch.commits.size() - shown; i < branch.commits.size();
          ++i) {
-      out += fmt::format("{}  {}\n", indent, branch.commits[i]);
+      out += fmt::format("{}  {}\n", indent, TerminalSafe(branch.commits[i]));
     }
     if (tail_lines > 0)
       out += IndentLines(LastLinesOf(branch.diff_stat, tail_lines),
@@ -154,15 +156,18 @@ std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
   std::string out;
   for (const OpenQuestion& question : questions) {
     for (const QuestionItem& item : question.items) {
-      out +=
-          fmt::format("{}{}{}{}\n", indent,
-                      item.header.empty() ? "" : "[" + item.header + "] ",
-                      item.prompt, item.multi_select ? " (several: 1,3)" : "");
+      out += fmt::format(
+          "{}{}{}{}\n", indent,
+          item.header.empty() ? "" : "[" + TerminalSafe(item.header) + "] ",
+          TerminalSafe(item.prompt),
+          item.multi_select ? " (several: 1,3)" : "");
       for (size_t i = 0; i < item.options.size(); ++i) {
         const QuestionOption& option = item.options[i];
-        out += fmt::format(
-            "{}  {}. {}{}\n", indent, i + 1, option.label,
-            option.description.empty() ? "" : " — " + option.description);
+        out += fmt::format("{}  {}. {}{}\n", indent, i + 1,
+                           TerminalSafe(option.label),
+                           option.description.empty()
+                               ? ""
+                               : " — " + TerminalSafe(option.description));
       }
     }
   }

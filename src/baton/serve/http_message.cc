@@ -24,6 +24,13 @@ const std::string* HttpRequest::Header(std::string_view name) const {
   return nullptr;
 }
 
+size_t HttpRequest::HeaderCount(std::string_view name) const {
+  size_t count = 0;
+  for (const auto& [key, value] : headers)
+    count += HeaderNameIs(key, name) ? 1 : 0;
+  return count;
+}
+
 std::string_view HttpRequest::path() const {
   std::string_view path = target;
   return path.substr(0, path.find('?'));

@@ -25,6 +25,8 @@ struct HttpRequest {
 
   // The first value of header `name`, or nullptr when absent.
   const std::string* Header(std::string_view name) const;
+  // How many times the header `name` came.
+  size_t HeaderCount(std::string_view name) const;
   // The target without its query.
   std::string_view path() const;
   // Its Content-Type is application/json (parameters such as charset

@@ -51,12 +51,20 @@ std::string Serialize(Message& message, bool header_only) {
   return out;
 }
 
+// Every answer is read as the type it says it is: a browser must not
+// guess HTML or a script from a JSON reply or a task's output.
+template <class Message>
+void NoSniffing(Message& message) {
+  message.set("X-Content-Type-Options", "nosniff");
+}
+
 std::string ResponseBytes(const HttpResponse& response, bool keep_alive) {
   http::response<http::string_body> message;
   message.version(11);
   message.result(static_cast<unsigned>(response.status));
   for (const auto& [name, value] : response.headers)
     message.set(name, value);
+  NoSniffing(message);
   message.body() = response.body;
   message.keep_alive(keep_alive);
   message.prepare_payload();
@@ -75,6 +83,7 @@ std::string StreamHeadBytes(const HeaderList& headers, bool events) {
   }
   for (const auto& [name, value] : headers)
     message.set(name, value);
+  NoSniffing(message);
   message.keep_alive(true);
   message.chunked(true);
   return Serialize(message, true);
@@ -551,6 +560,12 @@ void HttpServer::OnAccept() {
 
 void HttpServer::Dispatch(const HttpRequest& request,
                           const ExchangePtr& exchange) {
+  // RFC 9112, 3.2: a request with more than one Host is answered 400, not
+  // judged by whichever of them a check happens to read.
+  if (request.HeaderCount("Host") > 1) {
+    return exchange->Respond(
+        ErrorResponse(400, "Bad Request: more than one Host header; send one"));
+  }
   if (gate_) {
     if (auto refused = gate_(request))
       return exchange->Respond(std::move(*refused));

@@ -115,6 +115,26 @@ TEST_F(HttpServerTest, UnknownPathIs404WithAJsonRpcBody) {
   EXPECT_NE(reply.find("Not found: /nope"), std::string::npos) << reply;
 }
 
+// Issue 35, finding 9: two Host headers are refused whatever they say, and
+// every answer tells the browser not to sniff its type.
+TEST_F(HttpServerTest, TwoHostHeadersAre400AndEveryAnswerSaysNoSniff) {
+  UniqueFd client = Connect();
+  Send(client, "GET /echo HTTP/1.1\r\nHost: x\r\nHost: evil.example\r\n\r\n");
+  std::string reply = ReadUntil(client, "}");
+  EXPECT_NE(reply.find("HTTP/1.1 400"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("more than one Host header"), std::string::npos)
+      << reply;
+  Send(client, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n");
+  reply = ReadUntil(client, "}");
+  EXPECT_NE(reply.find("X-Content-Type-Options: nosniff"), std::string::npos)
+      << reply;
+  Send(client, "GET /echo HTTP/1.1\r\nHost: x\r\n\r\n");
+  reply = ReadUntil(client, "GET ");
+  EXPECT_NE(reply.find("200 OK"), std::string::npos) << reply;
+  EXPECT_NE(reply.find("X-Content-Type-Options: nosniff"), std::string::npos)
+      << reply;
+}
+
 TEST_F(HttpServerTest, TheGateAnswersFirst) {
   server_->SetGate(
       [](const HttpRequest& request) -> std::optional<HttpResponse> {

@@ -9,6 +9,7 @@
 #include "baton/cli/verbs.h"
 #include "baton/util/clock.h"
 #include "baton/util/duration.h"
+#include "baton/util/terminal_text.h"
 
 namespace baton {
 namespace {
@@ -68,14 +69,16 @@ std::string RecordLine(const AuditRecord& record) {
   std::string who = record.client.empty() ? "a client" : record.client;
   if (!record.session.empty())
     who += ", session " + record.session;
+  // What a client sent (its session's name, a reason, a label in the
+  // detail) is shown with its control characters written out.
   who += fmt::format(" (uid {}, pid {})", record.uid, record.pid);
-  std::string line =
-      fmt::format("{}  {:<13} {:<10} {}", LocalDateTime(record.at_ms),
-                  record.action, record.task.empty() ? "-" : record.task, who);
+  std::string line = fmt::format(
+      "{}  {:<13} {:<10} {}", LocalDateTime(record.at_ms), record.action,
+      record.task.empty() ? "-" : record.task, TerminalSafe(who));
   if (!record.detail.empty())
-    line += ": " + record.detail;
+    line += ": " + TerminalSafe(record.detail);
   if (!record.reason.empty())
-    line += "; why: " + record.reason;
+    line += "; why: " + TerminalSafe(record.reason);
   return line + "\n";
 }
 

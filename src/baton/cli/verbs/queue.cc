@@ -42,7 +42,7 @@ void AddQueueLimitFlags(CLI::App* command, QueueLimitFlags& flags) {
       ->add_option("--cpus", flags.cpus,
                    "CPU share of each of its tasks that gives none (e.g. "
                    "1.5; 0: none)")
-      ->check(CLI::Range(0.0, 65536.0));
+      ->check(DecimalNumber(0, 65536));
   command
       ->add_option("--pids", flags.pids,
                    "Processes limit of each of its tasks that gives none "
