@@ -46,7 +46,7 @@ class DiskFullTest : public BatonTest {
     std::map<std::string, std::string> env = {
         {"LD_PRELOAD", BATON_FAULT_INJECT_LIB},
         {"BATON_FAULT_CONTROL", control_},
-        {"BATON_FAULT_PATH", "*/baton.db*"},
+        {"BATON_FAULT_PATH", FaultPath()},
         {"BATON_FAULT_ERRNO", "ENOSPC"},
         {"BATON_FAULT_LOG", faults_},
         {"ASAN_OPTIONS", "verify_asan_link_order=0"}};
@@ -58,6 +58,8 @@ class DiskFullTest : public BatonTest {
     BatonTest::TearDown();
   }
 
+  // The files whose writes fail while the window is open.
+  virtual std::string FaultPath() const { return "*/baton.db*"; }
   void OpenWindow() { std::ofstream{control_}; }
   void CloseWindow() { ::unlink(control_.c_str()); }
   std::string Log() { return ReadFile(home_ + "/batond.log").value_or(""); }
@@ -129,6 +131,62 @@ TEST_F(DiskFullTest, AnEndWhileTheDiskIsFullIsToldAndSurvivesACrash) {
   auto task = Status(id);
   EXPECT_EQ(task["status"], "failed");
   EXPECT_EQ(task["detail"], "exit code: 7");
+}
+
+// The whole disk full, not only the database: the supervisor cannot write
+// the exit record either when batond dies (issue 35, finding 2).
+class WholeDiskFullTest : public DiskFullTest {
+ protected:
+  std::string FaultPath() const override { return "*"; }
+};
+
+TEST_F(WholeDiskFullTest,
+       AnEndKeptThroughABatondDeathWhileNothingCanBeWritten) {
+  std::string gate = home_ + "/gate";
+  std::string id =
+      Run("while [ ! -e " + gate + " ]; do sleep 0.01; done; exit 4");
+  ASSERT_EQ(WaitStarted(id)["status"], "running");
+  OpenWindow();
+  std::ofstream{gate};
+  auto waited = Baton({"--json", "wait", id}, {}, seconds(20));
+  ASSERT_FALSE(waited.timed_out);
+  // batond dies before it could commit the end, and the supervisor cannot
+  // write the record to the task's folder: it keeps it until it can, or
+  // until a batond takes it.
+  KillDaemonHard();
+  std::this_thread::sleep_for(milliseconds(1500));  // A retry fails too.
+  auto supervisor_log = ReadFile(home_ + "/supervisor.log").value_or("");
+  EXPECT_EQ(supervisor_log.find("wrote 1 exit records batond had not"),
+            std::string::npos)
+      << "a failed write was counted as written";
+  CloseWindow();
+  auto task = Status(id);
+  EXPECT_EQ(task["status"], "failed") << task.dump();
+  EXPECT_EQ(task["exit_code"], 4) << task.dump();
+}
+
+// The same, with a batond that comes back while the disk is still full:
+// its supervisor hands it the record it holds.
+TEST_F(WholeDiskFullTest, ABatondThatComesBackWhileTheDiskIsFullIsToldTheEnd) {
+  std::string gate = home_ + "/gate";
+  std::string id =
+      Run("while [ ! -e " + gate + " ]; do sleep 0.01; done; exit 4");
+  ASSERT_EQ(WaitStarted(id)["status"], "running");
+  OpenWindow();
+  std::ofstream{gate};
+  ASSERT_FALSE(Baton({"wait", id}, {}, seconds(20)).timed_out);
+  KillDaemonHard();
+  // Reads are served by the new batond though it cannot commit.
+  auto waited = Baton({"--json", "wait", id}, {}, seconds(30));
+  ASSERT_FALSE(waited.timed_out);
+  EXPECT_EQ(waited.json()["ended"][0]["detail"], "exit code: 4")
+      << waited.out << waited.err;
+  CloseWindow();
+  std::this_thread::sleep_for(milliseconds(1500));  // Its commit is retried.
+  KillDaemonHard();
+  auto task = Status(id);
+  EXPECT_EQ(task["status"], "failed") << task.dump();
+  EXPECT_EQ(task["exit_code"], 4) << task.dump();
 }
 
 TEST_F(DiskFullTest, AnEndIsCommittedOnceSpaceIsBackAndTheLogSaysItOnce) {

@@ -80,8 +80,10 @@ int Supervisor::Run(UniqueFd ready, UniqueFd lock, Journal journal,
       WriteUnackedExits();
       BATON_LOG_INFO("batond disconnected; {} tasks live", tasks_.size());
     }
+    // Idle, it stays while it holds exit records no file has yet.
     if (tasks_.empty() && escalations_.empty() && starting_.empty() &&
-        (stop_requested_ || (!client_ && idle_exit_armed_))) {
+        (stop_requested_ ||
+         (!client_ && idle_exit_armed_ && unwritten_exits_.empty()))) {
       break;
     }
     if (auto ran = loop_.RunOnce(std::chrono::hours(1)); !ran) {
@@ -91,6 +93,8 @@ int Supervisor::Run(UniqueFd ready, UniqueFd lock, Journal journal,
     }
   }
   WriteUnackedExits();
+  for (const auto& [task, exit] : unwritten_exits_)
+    BATON_LOG_ERROR("{}: exit record lost at exit: {}", task, exit.record);
   limits_.RemoveFolders();
   // We still hold the lock, so the socket file is ours to remove.
   loop_.RemoveFd(listen_fd_.get());
@@ -225,8 +229,16 @@ void Supervisor::MaybeAnswerHello() {
   hello.pid = ::getpid();
   for (const auto& [id, task] : tasks_)
     hello.live.push_back({id, task.pid, task.record.started_ms});
+  // Ended tasks whose records no file holds yet (the disk was full): listed
+  // as live, then their records follow, as for a task that ends now.
+  for (const auto& [id, exit] : unwritten_exits_)
+    hello.live.push_back({id, exit.pid, exit.started_ms});
   hello.unknown_ends = unknown_ends_;
   Send(EncodeMessage(hello));
+  for (auto& [id, exit] : std::exchange(unwritten_exits_, {})) {
+    Send(exit.record);
+    unacked_exits_[id] = std::move(exit);
+  }
 }
 
 void Supervisor::Spawn(SpawnRequest request) {

@@ -28,6 +28,16 @@
 
 namespace baton {
 
+// A task's exit record on its way to batond: the file it goes to when no
+// batond takes it, the record (an exited message), and what a hello lists
+// of a task whose end is still to be told.
+struct PendingExit {
+  std::string file;
+  std::string record;
+  int64_t pid = 0;
+  int64_t started_ms = 0;
+};
+
 class Supervisor {
  public:
   explicit Supervisor(const StatePaths& paths) : paths_(paths) {}
@@ -107,8 +117,10 @@ class Supervisor {
   // Writes the exit records batond has not acknowledged to their files: it
   // went away, so the files are now their only record.
   void WriteUnackedExits();
-  static void WriteExitFile(const std::string& task, const std::string& file,
-                            const std::string& record);
+  // Writes `exit` to its file; on failure (a full disk) keeps it in
+  // unwritten_exits_ and tries again every second (doc/supervisor.md).
+  void WriteExitFile(const std::string& task, PendingExit exit);
+  void RetryUnwrittenExits();
   // At start-up: takes over the tasks a dead supervisor's journal names.
   void AdoptOrphans(JournalState state);
   void AdoptOrphan(const JournalTask& record);
@@ -153,8 +165,13 @@ class Supervisor {
   // What holds tasks to their limits (doc/limits.md); probed at start-up.
   LimitHolder limits_;
   // Exit records sent to batond and not yet acknowledged (it acknowledges
-  // once it has committed the task's end): task -> {exit file, record}.
-  std::map<std::string, std::pair<std::string, std::string>> unacked_exits_;
+  // once it has committed the task's end), by task.
+  std::map<std::string, PendingExit> unacked_exits_;
+  // Exit records neither acknowledged nor written (the disk was full), by
+  // task: held here until a write succeeds or a batond takes them (its
+  // hello lists them as live, and their records follow).
+  std::map<std::string, PendingExit> unwritten_exits_;
+  TimerId unwritten_timer_ = 0;
   // Environments batond defined on this connection (EnvRequest), by id.
   static constexpr size_t kMaxEnvironments = 256;
   std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>>

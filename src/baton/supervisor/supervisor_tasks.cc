@@ -254,12 +254,14 @@ void Supervisor::Finish(TaskMap::iterator it) {
   // it acknowledges that, we keep it too, and write the exit file only if
   // batond goes away first. A batond that is away finds the file: it is
   // written before the task leaves the live set (and so the hello list).
+  PendingExit exit{task.record.exit_file, record, task.pid,
+                   task.record.started_ms};
   if (client_said_hello_ && client_ && !client_->closed()) {
     Send(record);
     client_->Flush();
-    unacked_exits_[task.id] = {task.record.exit_file, record};
+    unacked_exits_[task.id] = std::move(exit);
   } else {
-    WriteExitFile(task.id, task.record.exit_file, record);
+    WriteExitFile(task.id, std::move(exit));
   }
   if (journal_)
     journal_->Ended(task.id);
@@ -284,21 +286,47 @@ void Supervisor::Finish(TaskMap::iterator it) {
   CompactJournalIfLarge();
 }
 
-void Supervisor::WriteExitFile(const std::string& task, const std::string& file,
-                               const std::string& record) {
-  if (auto written = WriteFileAtomic(file, record); !written) {
-    BATON_LOG_ERROR("{}: exit record lost: {}", task, written.error().message);
+void Supervisor::WriteExitFile(const std::string& task, PendingExit exit) {
+  auto written = WriteFileAtomic(exit.file, exit.record);
+  if (written) {
+    unwritten_exits_.erase(task);
+    return;
+  }
+  // Never dropped: the record stays here until it is written or a batond
+  // takes it, and meanwhile the supervisor does not exit.
+  if (!unwritten_exits_.contains(task)) {
+    BATON_LOG_ERROR("{}: exit record not written, kept and retried: {}", task,
+                    written.error().message);
+  }
+  unwritten_exits_[task] = std::move(exit);
+  if (!unwritten_timer_) {
+    unwritten_timer_ = loop_.Schedule(
+        std::chrono::steady_clock::now() + std::chrono::seconds(1), [this] {
+          unwritten_timer_ = 0;
+          RetryUnwrittenExits();
+        });
   }
 }
 
+void Supervisor::RetryUnwrittenExits() {
+  auto pending = unwritten_exits_;
+  for (auto& [task, exit] : pending)
+    WriteExitFile(task, std::move(exit));
+  if (unwritten_exits_.empty() && !pending.empty())
+    BATON_LOG_INFO("wrote {} exit records kept since a failed write",
+                   pending.size());
+}
+
 void Supervisor::WriteUnackedExits() {
-  for (const auto& [task, file_and_record] : unacked_exits_)
-    WriteExitFile(task, file_and_record.first, file_and_record.second);
-  if (!unacked_exits_.empty()) {
-    BATON_LOG_INFO("wrote {} exit records batond had not acknowledged",
-                   unacked_exits_.size());
+  size_t written = 0;
+  for (auto& [task, exit] : std::exchange(unacked_exits_, {})) {
+    WriteExitFile(task, std::move(exit));
+    written += unwritten_exits_.contains(task) ? 0 : 1;
   }
-  unacked_exits_.clear();
+  if (written > 0) {
+    BATON_LOG_INFO("wrote {} exit records batond had not acknowledged",
+                   written);
+  }
 }
 
 bool Supervisor::HasOrphans() const {
