@@ -173,6 +173,34 @@ TEST_F(RedactionTest, NoRedactKeepsACheckOutputAsPrinted) {
   EXPECT_NE(Status(id).dump().find(kAws), std::string::npos);
 }
 
+// Secrets outside output (issue 35, finding 4): on a command line, in a
+// label, an environment value whatever its name, a kill reason. No view
+// shows them (ls, status, their --json, the audit trail); the task runs
+// with the real values.
+TEST_F(RedactionTest, SecretsInCommandsLabelsEnvAndReasonsAreShownMasked) {
+  std::string got = home_ + "/got";
+  std::string id =
+      Run("printenv PLAIN > " + got + "; sleep 30 # Bearer " + kGitHub,
+          {"--label", "deploy " + kSlack, "--env", "PLAIN=" + kAws, "--env",
+           "DB_PASS=" + kOpenAi});
+  ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(got); }));
+  EXPECT_EQ(ReadFile(got).value_or(""), kAws + "\n");
+  auto killed = Baton({"kill", "--reason", "leaked " + kOpenAi, id});
+  EXPECT_EQ(killed.exit_code, 0) << killed.err;
+  Baton({"wait", "--timeout", "20s", id});
+  std::string shown =
+      Baton({"ls", "--all"}).out + Baton({"--json", "ls", "--all"}).out +
+      Baton({"status", id}).out + Baton({"--json", "status", id}).out +
+      Baton({"audit"}).out + Baton({"--json", "audit"}).out;
+  for (const std::string& secret : {kGitHub, kAws, kOpenAi, kSlack})
+    EXPECT_EQ(shown.find(secret), std::string::npos) << secret << "\n" << shown;
+  EXPECT_NE(shown.find("Bearer [redacted: github-token]"), std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("\"PLAIN\":\"[redacted: aws-key]*\""), std::string::npos)
+      << shown;
+  EXPECT_NE(shown.find("\"DB_PASS\":\"***\""), std::string::npos) << shown;
+}
+
 TEST_F(RedactionTest, ACrashOfBatondMidTaskKeepsTheMaskAndTheCount) {
   std::string one = home_ + "/one", go = home_ + "/go", two = home_ + "/two";
   std::string first = Text("first", "a " + kAws + "\n");

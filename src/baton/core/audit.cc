@@ -2,9 +2,14 @@
 
 #include <algorithm>
 
+#include "baton/util/secret_shapes.h"
+
 namespace baton {
 
-std::string AuditDetail(std::string_view text) {
+std::string AuditDetail(std::string_view raw) {
+  // The trail keeps no secret a command or a reason carried.
+  const std::string masked = MaskSecrets(raw);
+  std::string_view text = masked;
   std::string out;
   out.reserve(std::min(text.size(), kMaxAuditDetailBytes + 3));
   for (char c : text) {

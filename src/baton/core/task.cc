@@ -186,10 +186,15 @@ bool LooksSecret(std::string_view name) {
   std::string upper(name);
   for (char& c : upper)
     c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  // PASS: DB_PASS, PASSPHRASE, SMTP_PASSWD as well as PASSWORD. AUTH:
+  // BASIC_AUTH, AUTH_HEADER, but not GIT_AUTHOR_NAME.
   for (std::string_view word :
-       {"KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL"}) {
-    if (upper.find(word) != std::string::npos)
-      return true;
+       {"KEY", "TOKEN", "SECRET", "PASS", "CREDENTIAL", "PRIVATE", "AUTH"}) {
+    for (size_t at = upper.find(word); at != std::string::npos;
+         at = upper.find(word, at + 1)) {
+      if (word != "AUTH" || upper.compare(at, 6, "AUTHOR") != 0)
+        return true;
+    }
   }
   return false;
 }

@@ -597,8 +597,9 @@ std::optional<int> SignalFromName(std::string_view name);
 std::string CommandText(const TaskSpec& spec);
 
 // Whether an environment variable's name looks like it holds a secret
-// (*KEY*, *TOKEN*, *SECRET*, *PASSWORD*, *CREDENTIAL*, case-insensitive):
-// listings show its value as "***" (doc/security.md).
+// (*KEY*, *TOKEN*, *SECRET*, *PASS*, *CREDENTIAL*, *PRIVATE*, *AUTH* but
+// not *AUTHOR*, case-insensitive): listings show its value as "***"
+// (doc/security.md).
 bool LooksSecret(std::string_view name);
 
 // The status and detail that `exit` means for `task` (doc/tasks.md):

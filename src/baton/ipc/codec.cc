@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "baton/util/clock.h"
+#include "baton/util/secret_shapes.h"
 #include "baton/util/version.h"
 
 namespace baton {
@@ -91,27 +92,50 @@ Status CheckAbsolute(const std::string& path, std::string_view field) {
 // ---- the task object
 // ---------------------------------------------------------
 
+// What a client sees of a task carries no secret of a well-known shape,
+// wherever it was written: the command, its argv, the label, the detail and
+// the kill reason, environment values (those whose name looks secret are
+// "***" whole), an agent's brief, the checks, an agent's questions
+// (doc/security.md, "Secrets in listings"). The task runs with what was given.
+namespace {
+
+void MaskQuestions(std::vector<OpenQuestion>& questions) {
+  for (OpenQuestion& question : questions) {
+    for (QuestionItem& item : question.items) {
+      item.header = MaskSecrets(item.header);
+      item.prompt = MaskSecrets(item.prompt);
+      for (QuestionOption& option : item.options) {
+        option.label = MaskSecrets(option.label);
+        option.description = MaskSecrets(option.description);
+      }
+    }
+  }
+}
+
+}  // namespace
+
 TaskWire ToWire(const TaskView& view) {
   const TaskRecord& task = view.task;
   TaskWire wire;
   wire.id = task.id.ToString();
   wire.kind = TaskKindName(task.id.kind);
   wire.status = TaskStatusName(task.status);
-  wire.detail = task.detail;
+  wire.detail = MaskSecrets(task.detail);
   if (task.exit_code)
     wire.exit_code = *task.exit_code;
   if (task.signal)
     wire.signal = SignalName(*task.signal);
-  wire.label = task.spec.label;
-  wire.command = CommandText(task.spec);
-  if (!task.spec.shell_command)
+  wire.label = MaskSecrets(task.spec.label);
+  wire.command = MaskSecrets(CommandText(task.spec));
+  if (!task.spec.shell_command) {
     wire.argv = task.spec.argv;
+    for (std::string& arg : *wire.argv)
+      arg = MaskSecrets(arg);
+  }
   wire.cwd = task.spec.cwd;
   wire.env = task.spec.env_overrides;
-  for (auto& [name, value] : wire.env) {
-    if (LooksSecret(name))
-      value = "***";
-  }
+  for (auto& [name, value] : wire.env)
+    value = LooksSecret(name) ? "***" : MaskSecrets(value);
   wire.owner = TextOrNull(task.spec.owner);
   if (task.pid)
     wire.pid = task.pid;
@@ -122,15 +146,24 @@ TaskWire ToWire(const TaskView& view) {
   wire.ended_at = TimeOrNull(task.ended_ms);
   if (task.started_ms && task.ended_ms)
     wire.duration_ms = task.ended_ms - task.started_ms;
-  wire.kill_reason = TextOrNull(task.kill_reason);
+  wire.kill_reason = TextOrNull(MaskSecrets(task.kill_reason));
   wire.output_path = task.output_path;
   if (view.output_bytes)
     wire.output_bytes = static_cast<int64_t>(*view.output_bytes);
   wire.agent = task.spec.agent;
+  if (wire.agent)
+    wire.agent->brief = MaskSecrets(wire.agent->brief);
   wire.agent_session = task.agent_session;
   wire.checks = task.spec.checks;
+  for (std::string& check : wire.checks)
+    check = MaskSecrets(check);
   wire.evidence = task.evidence;
+  if (wire.evidence) {
+    for (CheckResult& check : wire.evidence->checks)
+      check.command = MaskSecrets(check.command);
+  }
   wire.questions = view.questions;
+  MaskQuestions(wire.questions);
   if (!task.spec.schedule.IsDefault())
     wire.schedule = task.spec.schedule;
   if (!task.spec.agent)
@@ -277,12 +310,12 @@ void EncodeValue(std::string& out, const TaskBrief& value) {
   encoder("id", task.id.ToString());
   encoder("kind", TaskKindName(task.id.kind));
   encoder("status", TaskStatusName(task.status));
-  encoder("detail", task.detail);
+  encoder("detail", MaskSecrets(task.detail));
   encoder("exit_code", task.exit_code);
   encoder("signal",
           task.signal ? std::optional(SignalName(*task.signal)) : std::nullopt);
-  encoder("label", task.spec.label);
-  encoder("command", CommandText(task.spec));
+  encoder("label", MaskSecrets(task.spec.label));
+  encoder("command", MaskSecrets(CommandText(task.spec)));
   encoder.Finish();
 }
 

@@ -74,6 +74,14 @@ TEST(CodecTest, SecretLookingVariablesAreMaskedInTheTaskObject) {
   EXPECT_NE(text.find("\"MODE\":\"fast\""), std::string::npos);
 }
 
+TEST(CodecTest, NamesThatLookSecretIncludePassAndAuthButNotAuthor) {
+  for (const char* name : {"DB_PASS", "PASSPHRASE", "smtp_passwd", "BASIC_AUTH",
+                           "AUTH_HEADER", "SSH_PRIVATE", "API_KEY"})
+    EXPECT_TRUE(LooksSecret(name)) << name;
+  for (const char* name : {"GIT_AUTHOR_NAME", "MODE", "PATH", "PWD", "HOME"})
+    EXPECT_FALSE(LooksSecret(name)) << name;
+}
+
 TEST(CodecTest, TheBriefFormHasTheFirstFieldsOfTheFullOne) {
   TaskRecord task = FullTask();
   std::string brief_text, full_text;

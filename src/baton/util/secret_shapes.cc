@@ -262,4 +262,15 @@ std::string SecretMarker(std::string_view kind, size_t length) {
   return marker;
 }
 
+std::string MaskSecrets(std::string_view text) {
+  std::vector<SecretMatch> found = FindSecrets(text, /*at_end=*/true);
+  if (found.empty())
+    return std::string(text);
+  std::string out(text);
+  for (const SecretMatch& match : found)
+    out.replace(match.offset, match.length,
+                SecretMarker(match.kind, match.length));
+  return out;
+}
+
 }  // namespace baton

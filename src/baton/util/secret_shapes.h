@@ -41,6 +41,11 @@ std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
 // `*`, whichever fits.
 std::string SecretMarker(std::string_view kind, size_t length);
 
+// `text` with every secret found in it (whole: nothing more comes) replaced
+// by its marker. For what baton shows besides output: commands, labels,
+// reasons, environment values, questions (doc/redaction.md).
+std::string MaskSecrets(std::string_view text);
+
 }  // namespace baton
 
 #endif  // BATON_UTIL_SECRET_SHAPES_H_

@@ -123,5 +123,15 @@ TEST(SecretShapesTest, OnlyARealCandidateIsHeldBack) {
   EXPECT_EQ(end.open, 6u);
 }
 
+TEST(SecretShapesTest, MaskSecretsReplacesEachWholeMatchInACopy) {
+  std::string token = "ghp_" + std::string(36, 'Z');
+  std::string line = "curl -H 'Authorization: Bearer " + token + "' x";
+  std::string masked = MaskSecrets(line);
+  EXPECT_EQ(masked.size(), line.size());
+  EXPECT_EQ(masked.find(token), std::string::npos);
+  EXPECT_NE(masked.find("Bearer [redacted: github-token]"), std::string::npos);
+  EXPECT_EQ(MaskSecrets("nothing here"), "nothing here");
+}
+
 }  // namespace
 }  // namespace baton
