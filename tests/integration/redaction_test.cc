@@ -179,10 +179,10 @@ TEST_F(RedactionTest, NoRedactKeepsACheckOutputAsPrinted) {
 // with the real values.
 TEST_F(RedactionTest, SecretsInCommandsLabelsEnvAndReasonsAreShownMasked) {
   std::string got = home_ + "/got";
-  std::string id =
-      Run("printenv PLAIN > " + got + "; sleep 30 # Bearer " + kGitHub,
-          {"--label", "deploy " + kSlack, "--env", "PLAIN=" + kAws, "--env",
-           "DB_PASS=" + kOpenAi});
+  std::string id = Run("printenv PLAIN > " + got + ".tmp; mv " + got + ".tmp " +
+                           got + "; sleep 30 # Bearer " + kGitHub,
+                       {"--label", "deploy " + kSlack, "--env", "PLAIN=" + kAws,
+                        "--env", "DB_PASS=" + kOpenAi});
   ASSERT_TRUE(WaitFor([&] { return std::filesystem::exists(got); }));
   EXPECT_EQ(ReadFile(got).value_or(""), kAws + "\n");
   auto killed = Baton({"kill", "--reason", "leaked " + kOpenAi, id});
