@@ -472,6 +472,25 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.equal(downloaded, 'key=[redacted: aws-key]* done\n');
   });
 
+  test('the board: the download of a live log stops where redaction has decided', async () => {
+    const { home, page } = await fresh();
+    // A token still being printed: the log ends inside it, so the redactor
+    // cannot tell yet and has not masked it (issue 35, finding 5).
+    const token = 'ghp_' + 'Z'.repeat(36);
+    const id = run(home, `printf 'start ${token}'; exec sleep 60`);
+    await until(`${id} printed`, () => baton(home, ['output', id]).startsWith('start'));
+    const downloaded = await page.evaluate(async (href) => (await fetch(href)).text(),
+      `/board/api/log?task=${id}`);
+    assert.ok(downloaded.startsWith('start'), downloaded);
+    assert.ok(!downloaded.includes('ghp_'), `the download showed ${downloaded}`);
+    baton(home, ['kill', '--grace', '100ms', id]);
+    waitEnded(home, [id]);
+    // At its end the token is decided, masked, and downloaded as such.
+    const ended = await page.evaluate(async (href) => (await fetch(href)).text(),
+      `/board/api/log?task=${id}`);
+    assert.equal(ended, 'start [redacted: github-token]' + '*'.repeat(16));
+  });
+
   test('the board: a failed check\'s evidence shows on the task\'s page', async () => {
     const { home, page } = await fresh();
     const folder = mkdtempSync(join(tmpdir(), 'bcheck-'));
