@@ -58,6 +58,18 @@ void NoSniffing(Message& message) {
   message.set("X-Content-Type-Options", "nosniff");
 }
 
+// A request's method, target and headers, without its body.
+HttpRequest HeadOf(const http::request<http::string_body>& message) {
+  HttpRequest request;
+  request.method = std::string(message.method_string());
+  request.target = std::string(message.target());
+  for (const auto& field : message) {
+    request.headers.emplace_back(std::string(field.name_string()),
+                                 std::string(field.value()));
+  }
+  return request;
+}
+
 std::string ResponseBytes(const HttpResponse& response, bool keep_alive) {
   http::response<http::string_body> message;
   message.version(11);
@@ -184,7 +196,11 @@ class HttpConnection {
   std::string out_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool continue_sent_ = false;
-  ExchangePtr exchange_;  // The request being answered, or null.
+  ExchangePtr exchange_;
+  // The request being parsed went through HttpServer::Screen, and the
+  // answer that refused it, if one did.
+  bool screened_ = false;
+  std::optional<HttpResponse> refused_;  // The request being answered, or null.
   bool parsing_ = false;
   bool closing_ = false;   // Close once `out_` is written.
   bool draining_ = false;  // Half-closed: waits for the client's end.
@@ -240,11 +256,28 @@ void HttpConnection::ParseBuffered() {
       parser_->body_limit(static_cast<uint64_t>(limits.max_body_bytes));
       parser_->eager(true);
       continue_sent_ = false;
+      screened_ = false;
     }
     error_code error;
     size_t used =
         parser_->put(boost::asio::buffer(in_.data(), in_.size()), error);
     in_.erase(0, used);
+    // Judged on its head, before its body is waited for or kept: a client
+    // without the token cannot make serve hold megabytes for it.
+    if ((!error || error == http::error::need_more) &&
+        parser_->is_header_done() && !screened_) {
+      screened_ = true;
+      refused_ = server_->Screen(HeadOf(parser_->get()));
+      if (refused_ && !parser_->is_done()) {
+        // Its body is still to come: not read, answered, and closed.
+        Write(ResponseBytes(*refused_, false));
+        refused_.reset();
+        closing_ = true;
+        in_.clear();
+        Flush();
+        break;
+      }
+    }
     if (error == http::error::need_more) {
       if (parser_->is_header_done() && !continue_sent_) {
         continue_sent_ = true;
@@ -281,13 +314,7 @@ void HttpConnection::ParseBuffered() {
 
 void HttpConnection::OnRequest() {
   auto& message = parser_->get();
-  HttpRequest request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
-  for (const auto& field : message) {
-    request.headers.emplace_back(std::string(field.name_string()),
-                                 std::string(field.value()));
-  }
+  HttpRequest request = HeadOf(message);
   request.body = std::move(message.body());
   bool keep_alive = parser_->keep_alive();
   parser_.reset();
@@ -295,6 +322,13 @@ void HttpConnection::OnRequest() {
   exchange_ = ExchangePtr(new HttpExchange(this, keep_alive));
   // Held here: the handler may drop its own reference at once.
   ExchangePtr exchange = exchange_;
+  if (refused_) {
+    // Refused on its head, and whole already: answered, the connection
+    // kept.
+    HttpResponse refused = std::move(*refused_);
+    refused_.reset();
+    return exchange->Respond(std::move(refused));
+  }
   server_->Dispatch(request, exchange);
 }
 
@@ -558,18 +592,19 @@ void HttpServer::OnAccept() {
   }
 }
 
-void HttpServer::Dispatch(const HttpRequest& request,
-                          const ExchangePtr& exchange) {
+std::optional<HttpResponse> HttpServer::Screen(const HttpRequest& head) const {
   // RFC 9112, 3.2: a request with more than one Host is answered 400, not
   // judged by whichever of them a check happens to read.
-  if (request.HeaderCount("Host") > 1) {
-    return exchange->Respond(
-        ErrorResponse(400, "Bad Request: more than one Host header; send one"));
-  }
-  if (gate_) {
-    if (auto refused = gate_(request))
-      return exchange->Respond(std::move(*refused));
-  }
+  if (head.HeaderCount("Host") > 1)
+    return ErrorResponse(400,
+                         "Bad Request: more than one Host header; send one");
+  if (gate_)
+    return gate_(head);
+  return std::nullopt;
+}
+
+void HttpServer::Dispatch(const HttpRequest& request,
+                          const ExchangePtr& exchange) {
   auto route = routes_.find(std::string(request.path()));
   if (route == routes_.end()) {
     return exchange->Respond(ErrorResponse(

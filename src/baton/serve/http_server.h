@@ -113,6 +113,11 @@ class HttpServer {
   // For HttpConnection.
   EventLoop* loop() { return loop_; }
   const HttpLimits& limits() const { return limits_; }
+  // The answer to a request refused on its head alone (two Host headers,
+  // the gate: Host, Origin, the token), before its body is read; nullopt
+  // lets it on.
+  std::optional<HttpResponse> Screen(const HttpRequest& head) const;
+  // A screened request, body and all, to its route.
   void Dispatch(const HttpRequest& request, const ExchangePtr& exchange);
   // Destroys `connection` once the loop is out of its callbacks.
   void Closed(HttpConnection* connection);

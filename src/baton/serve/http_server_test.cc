@@ -135,6 +135,32 @@ TEST_F(HttpServerTest, TwoHostHeadersAre400AndEveryAnswerSaysNoSniff) {
       << reply;
 }
 
+// Issue 35, finding 6: a request the gate refuses is answered on its head,
+// before its body is read or kept, and the connection closed.
+TEST_F(HttpServerTest, TheGateRefusesBeforeTheBodyIsRead) {
+  server_->SetGate(
+      [](const HttpRequest& request) -> std::optional<HttpResponse> {
+        if (!request.Header("Authorization"))
+          return ErrorResponse(401, "Unauthorized");
+        return std::nullopt;
+      });
+  UniqueFd client = Connect();
+  // A body announced and never sent: the answer does not wait for it.
+  Send(client,
+       "POST /echo HTTP/1.1\r\nHost: x\r\nContent-Length: 1000\r\n\r\n");
+  bool closed = false;
+  std::string reply = ReadUntil(client, "\n\n-", &closed);
+  EXPECT_NE(reply.find("HTTP/1.1 401"), std::string::npos) << reply;
+  EXPECT_TRUE(closed);
+  // With the token, the same request waits for its body and is served.
+  UniqueFd allowed = Connect();
+  Send(allowed,
+       "POST /echo HTTP/1.1\r\nHost: x\r\nAuthorization: y\r\n"
+       "Content-Length: 3\r\n\r\n");
+  Send(allowed, "abc");
+  EXPECT_NE(ReadUntil(allowed, "POST abc").find("200 OK"), std::string::npos);
+}
+
 TEST_F(HttpServerTest, TheGateAnswersFirst) {
   server_->SetGate(
       [](const HttpRequest& request) -> std::optional<HttpResponse> {
