@@ -19,6 +19,15 @@ namespace {
 // expects (or two seconds passed).
 class HttpServerTest : public ::testing::Test {
  protected:
+  // A gate that lets only requests with an Authorization header on.
+  void RequireAuthorization() {
+    server_->SetGate(
+        [](const HttpRequest& request) -> std::optional<HttpResponse> {
+          if (!request.Header("Authorization"))
+            return ErrorResponse(401, "Unauthorized");
+          return std::nullopt;
+        });
+  }
   void SetUp() override {
     limits_.max_body_bytes = 1024;
     limits_.max_header_bytes = 1024;
@@ -138,12 +147,7 @@ TEST_F(HttpServerTest, TwoHostHeadersAre400AndEveryAnswerSaysNoSniff) {
 // Issue 35, finding 6: a request the gate refuses is answered on its head,
 // before its body is read or kept, and the connection closed.
 TEST_F(HttpServerTest, TheGateRefusesBeforeTheBodyIsRead) {
-  server_->SetGate(
-      [](const HttpRequest& request) -> std::optional<HttpResponse> {
-        if (!request.Header("Authorization"))
-          return ErrorResponse(401, "Unauthorized");
-        return std::nullopt;
-      });
+  RequireAuthorization();
   UniqueFd client = Connect();
   // A body announced and never sent: the answer does not wait for it.
   Send(client,
@@ -162,12 +166,7 @@ TEST_F(HttpServerTest, TheGateRefusesBeforeTheBodyIsRead) {
 }
 
 TEST_F(HttpServerTest, TheGateAnswersFirst) {
-  server_->SetGate(
-      [](const HttpRequest& request) -> std::optional<HttpResponse> {
-        if (!request.Header("Authorization"))
-          return ErrorResponse(401, "Unauthorized");
-        return std::nullopt;
-      });
+  RequireAuthorization();
   UniqueFd client = Connect();
   Send(client, "GET /nope HTTP/1.1\r\nHost: x\r\n\r\n");
   EXPECT_NE(ReadUntil(client, "}").find("HTTP/1.1 401"), std::string::npos);
