@@ -26,7 +26,7 @@ using std::chrono::milliseconds;
 using std::chrono::seconds;
 using ::testing::HasSubstr;
 
-size_t CountOf(const std::string& text, const std::string& what) {
+size_t Occurrences(const std::string& text, const std::string& what) {
   size_t count = 0;
   for (size_t at = text.find(what); at != std::string::npos;
        at = text.find(what, at + 1)) {
@@ -200,8 +200,8 @@ TEST_F(DiskFullTest, AnEndIsCommittedOnceSpaceIsBackAndTheLogSaysItOnce) {
   CloseWindow();
   std::this_thread::sleep_for(milliseconds(1500));
   std::string log = Log();
-  EXPECT_EQ(CountOf(log, "cannot save state"), 1u) << log;
-  EXPECT_EQ(CountOf(log, "state saved again"), 1u) << log;
+  EXPECT_EQ(Occurrences(log, "cannot save state"), 1u) << log;
+  EXPECT_EQ(Occurrences(log, "state saved again"), 1u) << log;
 
   // Only the database has the end now: without batond and the supervisor
   // a restart must still find it.

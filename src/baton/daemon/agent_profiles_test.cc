@@ -13,7 +13,7 @@ namespace {
 using std::chrono::milliseconds;
 using std::chrono::minutes;
 
-AgentConfig Parse(const std::string& text) {
+AgentConfig ParseProfiles(const std::string& text) {
   auto config = ParseAgentConfig(text, "/cfg/config.toml");
   EXPECT_TRUE(config.has_value()) << config.error().message;
   return config.value_or(AgentConfig{});
@@ -51,7 +51,7 @@ TEST(AgentProfiles, HowACliTakesTheModel) {
   EXPECT_EQ(dsh->model_args.style, ModelArgStyle::kSpec);
   EXPECT_EQ(BuiltinAgentConfig().Find("gemini")->model_args.style,
             ModelArgStyle::kModel);
-  AgentConfig config = Parse(R"(
+  AgentConfig config = ParseProfiles(R"(
 [agents.split]
 adapter = "command"
 command = ["split-agent"]
@@ -73,7 +73,7 @@ model_arg = "model"
 }
 
 TEST(AgentProfiles, ANewProfileAndAnOverride) {
-  AgentConfig config = Parse(R"(
+  AgentConfig config = ParseProfiles(R"(
 [defaults]
 agent = "reviewer"
 agent_timeout = "1h"
@@ -121,7 +121,7 @@ model = "anthropic/claude-opus-4-1"
 }
 
 TEST(AgentProfiles, TheSlurmExecutorsDefaults) {
-  AgentConfig config = Parse(R"(
+  AgentConfig config = ParseProfiles(R"(
 [executors.slurm]
 partition = "batch"
 account = "proj42"
@@ -139,7 +139,7 @@ shared_dir = "/shared/baton"
 }
 
 TEST(AgentProfiles, CommandDefaultsToTheAdaptersBuiltinAndTakesAString) {
-  AgentConfig config = Parse(R"(
+  AgentConfig config = ParseProfiles(R"(
 [agents.quick]
 adapter = "codex"
 [agents.mine]
@@ -154,7 +154,8 @@ env = {}
             std::vector<std::string>{"/opt/agent/bin/agent"});
   EXPECT_TRUE(config.Find("empty-env")->env.empty());
   // An empty file is the built-ins.
-  EXPECT_EQ(Parse("").profiles.size(), BuiltinAgentConfig().profiles.size());
+  EXPECT_EQ(ParseProfiles("").profiles.size(),
+            BuiltinAgentConfig().profiles.size());
 }
 
 TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {

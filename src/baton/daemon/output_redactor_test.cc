@@ -10,8 +10,8 @@
 namespace baton {
 namespace {
 
-const std::string kGitHub = "ghp_" + std::string(36, 'Z');
-const std::string kAws = "AKIAIOSFODNN7EXAMPLE";
+const std::string kGitHubToken = "ghp_" + std::string(36, 'Z');
+const std::string kAwsKey = "AKIAIOSFODNN7EXAMPLE";
 
 void Append(const std::string& path, const std::string& text) {
   std::ofstream(path, std::ios::app) << text;
@@ -21,7 +21,7 @@ void Append(const std::string& path, const std::string& text) {
 std::string LinesWithKeys(int count) {
   std::string text;
   for (int i = 0; i < count; ++i)
-    text += "line " + std::to_string(i) + " " + kAws + "\n";
+    text += "line " + std::to_string(i) + " " + kAwsKey + "\n";
   return text;
 }
 
@@ -29,17 +29,17 @@ TEST(OutputRedactorTest,
      MasksInPlaceKeepingTheSizeAndGoesOnFromWhereItSettled) {
   testing::TempDir dir;
   std::string log = dir.path() + "/output.log";
-  Append(log, "clone with " + kGitHub + "\nthen " + kAws.substr(0, 10));
+  Append(log, "clone with " + kGitHubToken + "\nthen " + kAwsKey.substr(0, 10));
   auto first = RedactLog(log, 0, /*at_end=*/false);
   ASSERT_TRUE(first) << first.error().message;
   EXPECT_EQ(first->masked, (RedactionCounts{{"github-token", 1}}));
   // The half-printed key is held back from readers, not masked yet.
   std::string text = *ReadFile(log);
   EXPECT_EQ(first->readable, text.find("AKIA"));
-  EXPECT_EQ(text.find(kGitHub), std::string::npos);
-  EXPECT_EQ(text.size(), 11 + kGitHub.size() + 6 + 10);
+  EXPECT_EQ(text.find(kGitHubToken), std::string::npos);
+  EXPECT_EQ(text.size(), 11 + kGitHubToken.size() + 6 + 10);
 
-  Append(log, kAws.substr(10) + " done\n");
+  Append(log, kAwsKey.substr(10) + " done\n");
   auto second = RedactLog(log, first->settled, /*at_end=*/true);
   ASSERT_TRUE(second) << second.error().message;
   EXPECT_EQ(second->masked, (RedactionCounts{{"aws-key", 1}}));

@@ -7,7 +7,7 @@
 namespace baton {
 namespace {
 
-TaskRecord FullTask() {
+TaskRecord TaskWithEveryField() {
   TaskRecord task;
   task.id = TaskId{TaskKind::kShell, 42};
   task.spec.label = "tab\there \"quoted\" back\\slash \x01 ünïcødé";
@@ -42,7 +42,7 @@ TaskView RoundTrip(const TaskView& view) {
 }
 
 TEST(CodecTest, ATaskComesBackAsItWent) {
-  TaskView full{FullTask(), 77, {}};
+  TaskView full{TaskWithEveryField(), 77, {}};
   full.questions.push_back(
       {7, {{"Which?", "", {{"red", ""}, {"blue", "the sky"}}, false}}});
   TaskRecord plain;
@@ -65,7 +65,7 @@ TEST(CodecTest, ATaskComesBackAsItWent) {
 }
 
 TEST(CodecTest, SecretLookingVariablesAreMaskedInTheTaskObject) {
-  TaskRecord task = FullTask();
+  TaskRecord task = TaskWithEveryField();
   task.spec.env_overrides = {{"GITHUB_TOKEN", "ghp_x"}, {"MODE", "fast"}};
   std::string text;
   EncodeValue(text, TaskView{task, {}, {}});
@@ -83,7 +83,7 @@ TEST(CodecTest, NamesThatLookSecretIncludePassAndAuthButNotAuthor) {
 }
 
 TEST(CodecTest, TheBriefFormHasTheFirstFieldsOfTheFullOne) {
-  TaskRecord task = FullTask();
+  TaskRecord task = TaskWithEveryField();
   std::string brief_text, full_text;
   EncodeValue(brief_text, TaskBrief{task, false});
   EncodeValue(full_text, TaskView{task, {}, {}});
@@ -257,7 +257,7 @@ TEST(CodecTest, DeepNestingIsRefusedWithoutRecursion) {
 }
 
 TEST(CodecTest, AReplyLineComesBackWithItsNotices) {
-  TaskRecord task = FullTask();
+  TaskRecord task = TaskWithEveryField();
   std::string notices;
   EncodeValue(notices, std::vector<Notice>{{{task, 5, {}}, "shell-42 killed"}});
   std::string line = EncodeReplyLine(
@@ -281,7 +281,7 @@ TEST(CodecTest, AReplyLineComesBackWithItsNotices) {
 }
 
 TEST(CodecTest, AWaitReplyListsWhatStillRunsInTheFormAskedFor) {
-  TaskRecord task = FullTask();
+  TaskRecord task = TaskWithEveryField();
   WaitReply counted{.still_running_count = 3};
   EXPECT_EQ(EncodeObject(counted),
             R"({"ended":[],"still_running_count":3,"timed_out":false})");

@@ -7,7 +7,7 @@ namespace {
 
 using Json = nlohmann::json;
 
-Json Question() {
+Json QuestionEvent() {
   return {{"type", "question"},
           {"seq", 4},
           {"items",
@@ -34,7 +34,7 @@ TEST(EventText, OneLinePerEventForTheCli) {
             "  12 result    ok: turn ended — Done");
   EXPECT_EQ(EventLine({{"type", "result"}, {"seq", 3}, {"detail", "x"}}),
             "   3 result    failed: x");
-  EXPECT_EQ(EventLine(Question()),
+  EXPECT_EQ(EventLine(QuestionEvent()),
             "   4 question  Which database? [1] SQLite [2] Postgres");
   EXPECT_EQ(EventLine({{"type", "question_withdrawn"},
                        {"seq", 5},
@@ -53,7 +53,7 @@ TEST(EventText, OneLinePerEventForTheCli) {
 TEST(EventText, TheTranscriptOfEachType) {
   EXPECT_EQ(TranscriptText({{"type", "text"}, {"text", "hi"}}), "hi\n");
   EXPECT_EQ(TranscriptText({{"type", "tool"}, {"input", "ls"}}), "> ?: ls\n");
-  EXPECT_EQ(TranscriptText(Question()),
+  EXPECT_EQ(TranscriptText(QuestionEvent()),
             "? Which database?\n  [1] SQLite — embedded\n  [2] Postgres\n");
   EXPECT_EQ(TranscriptText({{"type", "answer"}, {"answers", {"Postgres"}}}),
             "= answered: [\"Postgres\"]\n");
@@ -78,7 +78,7 @@ TEST(EventText, TheTranscriptOfEachType) {
 
 TEST(EventText, AQuestionForWhoAnswersIt) {
   std::vector<QuestionItem> items;
-  ASSERT_TRUE(DecodeValue(Question()["items"], items, {}, "items"));
+  ASSERT_TRUE(DecodeValue(QuestionEvent()["items"], items, {}, "items"));
   EXPECT_EQ(AskedItemsText("agent-1", items),
             "agent-1 asks (DB): Which database?\n"
             "  [1] SQLite — embedded\n"

@@ -7,8 +7,8 @@ namespace {
 
 using Json = nlohmann::json;
 
-OpenQuestion Question(int64_t seq, const std::string& prompt,
-                      bool multi_select = false) {
+OpenQuestion OpenQuestionOf(int64_t seq, const std::string& prompt,
+                            bool multi_select = false) {
   QuestionItem item{.prompt = prompt,
                     .header = "DB",
                     .options = {{"SQLite", "embedded"}, {"Postgres", "server"}},
@@ -47,8 +47,8 @@ TEST(AgentEventsTest, LastTextAndToolNames) {
 TEST(AgentEventsTest, QuestionsJsonHasTheDocumentedShape) {
   QuestionItem bare{.prompt = "Go on?"};
   bare.options.push_back({.label = "Yes"});
-  Json json =
-      QuestionsJson({Question(4, "Which port?"), {.seq = 6, .items = {bare}}});
+  Json json = QuestionsJson(
+      {OpenQuestionOf(4, "Which port?"), {.seq = 6, .items = {bare}}});
   ASSERT_EQ(json.size(), 2u);
   EXPECT_EQ(json[0]["seq"], 4);
   EXPECT_EQ(json[0]["items"][0]["prompt"], "Which port?");
@@ -64,7 +64,8 @@ TEST(AgentEventsTest, QuestionsJsonHasTheDocumentedShape) {
 }
 
 TEST(AgentEventsTest, QuestionsTextNumbersOptionsAndSaysHowToAnswer) {
-  std::string text = PendingQuestionsText("agent-1", {Question(3, "Which?")});
+  std::string text =
+      PendingQuestionsText("agent-1", {OpenQuestionOf(3, "Which?")});
   EXPECT_NE(text.find("agent-1 asks (DB): Which?"), std::string::npos) << text;
   EXPECT_NE(text.find("[1] SQLite — embedded"), std::string::npos) << text;
   EXPECT_NE(text.find("[2] Postgres — server"), std::string::npos) << text;
@@ -79,7 +80,8 @@ TEST(AgentEventsTest, QuestionsTextNumbersOptionsAndSaysHowToAnswer) {
 
 TEST(AgentEventsTest, QuestionsTextForSeveralAndMultiSelect) {
   std::string text = PendingQuestionsText(
-      "agent-2", {Question(3, "Which?", true), Question(5, "And?")});
+      "agent-2",
+      {OpenQuestionOf(3, "Which?", true), OpenQuestionOf(5, "And?")});
   EXPECT_NE(text.find("several may be chosen"), std::string::npos) << text;
   EXPECT_NE(text.find("agent-2 asks (DB): And?"), std::string::npos) << text;
   EXPECT_NE(text.find("An answer goes to the first open question."),

@@ -14,7 +14,7 @@ TaskView Task(TaskStatus status) {
   return view;
 }
 
-OpenQuestion Question() {
+OpenQuestion QuestionToAnswer() {
   OpenQuestion question;
   question.seq = 7;
   question.items.push_back(
@@ -48,7 +48,7 @@ TEST(McpTask, HasTheTaskFields) {
 
 TEST(InputRequests, OneFormPerQuestion) {
   TaskView view = Task(TaskStatus::kWaiting);
-  view.questions.push_back(Question());
+  view.questions.push_back(QuestionToAnswer());
   Json requests = InputRequests(view);
   ASSERT_TRUE(requests.contains("q7"));
   const Json& params = requests["q7"]["params"];
@@ -66,23 +66,24 @@ TEST(InputRequests, OneFormPerQuestion) {
 
 TEST(AnswersFromElicitation, LabelsBecomeOptionNumbers) {
   auto answers =
-      AnswersFromElicitation(Question(), {{"action", "accept"},
-                                          {"content",
-                                           {{"answer_1", "Postgres"},
-                                            {"answer_2", {"b,c", "a"}},
-                                            {"answer_3", "use WAL"}}}});
+      AnswersFromElicitation(QuestionToAnswer(), {{"action", "accept"},
+                                                  {"content",
+                                                   {{"answer_1", "Postgres"},
+                                                    {"answer_2", {"b,c", "a"}},
+                                                    {"answer_3", "use WAL"}}}});
   ASSERT_TRUE(answers) << answers.error().message;
   EXPECT_EQ(*answers, (std::vector<std::string>{"2", "2,1", "use WAL"}));
 }
 
 TEST(AnswersFromElicitation, LeftOutOrDeclinedIsSkip) {
   auto some = AnswersFromElicitation(
-      Question(),
+      QuestionToAnswer(),
       {{"action", "accept"}, {"content", {{"answer_1", "SQLite"}}}});
   ASSERT_TRUE(some);
   EXPECT_EQ(*some, (std::vector<std::string>{"1", "skip", "skip"}));
   for (const char* action : {"decline", "cancel"}) {
-    auto none = AnswersFromElicitation(Question(), {{"action", action}});
+    auto none =
+        AnswersFromElicitation(QuestionToAnswer(), {{"action", action}});
     ASSERT_TRUE(none);
     EXPECT_EQ(*none, (std::vector<std::string>{"skip", "skip", "skip"}));
   }
@@ -90,18 +91,20 @@ TEST(AnswersFromElicitation, LeftOutOrDeclinedIsSkip) {
 
 TEST(AnswersFromElicitation, BadValuesSayWhat) {
   auto not_an_option = AnswersFromElicitation(
-      Question(), {{"action", "accept"}, {"content", {{"answer_1", "Mongo"}}}});
+      QuestionToAnswer(),
+      {{"action", "accept"}, {"content", {{"answer_1", "Mongo"}}}});
   ASSERT_FALSE(not_an_option);
   EXPECT_NE(not_an_option.error().message.find(
                 "\"Mongo\" is not one of the options (SQLite, Postgres)"),
             std::string::npos);
   auto wrong_type = AnswersFromElicitation(
-      Question(), {{"action", "accept"}, {"content", {{"answer_3", 5}}}});
+      QuestionToAnswer(),
+      {{"action", "accept"}, {"content", {{"answer_3", 5}}}});
   ASSERT_FALSE(wrong_type);
   EXPECT_NE(wrong_type.error().message.find("'answer_3' must be a string"),
             std::string::npos);
-  EXPECT_FALSE(AnswersFromElicitation(Question(), {{"content", {}}}));
-  EXPECT_FALSE(AnswersFromElicitation(Question(), "accept"));
+  EXPECT_FALSE(AnswersFromElicitation(QuestionToAnswer(), {{"content", {}}}));
+  EXPECT_FALSE(AnswersFromElicitation(QuestionToAnswer(), "accept"));
 }
 
 TEST(DetailedTask, CarriesWhatTheStatusNeeds) {
@@ -124,7 +127,7 @@ TEST(DetailedTask, CarriesWhatTheStatusNeeds) {
   EXPECT_FALSE(failed.contains("result"));
 
   TaskView asking = Task(TaskStatus::kWaiting);
-  asking.questions.push_back(Question());
+  asking.questions.push_back(QuestionToAnswer());
   EXPECT_TRUE(DetailedTask(asking, nullptr)["inputRequests"].contains("q7"));
   EXPECT_FALSE(
       DetailedTask(Task(TaskStatus::kKilled), nullptr).contains("result"));

@@ -163,12 +163,12 @@ HttpRequest ModernPost(HeaderList headers) {
   return request;
 }
 
-mcp::Message Parse(const char* text) {
+mcp::Message ParseMcpMessage(const char* text) {
   return mcp::ParseMessage(text);
 }
 
 TEST(ServeHeaders, ModernHeadersMustMirrorTheBody) {
-  auto call = Parse(
+  auto call = ParseMcpMessage(
       R"({"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"run"}})");
   HeaderList good = {{"MCP-Protocol-Version", "2026-07-28"},
                      {"Mcp-Method", "tools/call"},
@@ -212,7 +212,7 @@ TEST(ServeHeaders, ModernHeadersMustMirrorTheBody) {
 }
 
 TEST(ServeHeaders, NameIsCheckedForTasksOnlyWhenSent) {
-  auto get = Parse(
+  auto get = ParseMcpMessage(
       R"({"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"shell-1"}})");
   HeaderList without = {{"MCP-Protocol-Version", "2026-07-28"},
                         {"Mcp-Method", "tasks/get"}};
@@ -221,7 +221,8 @@ TEST(ServeHeaders, NameIsCheckedForTasksOnlyWhenSent) {
   wrong.emplace_back("Mcp-Name", "shell-2");
   EXPECT_TRUE(CheckModernHeaders(ModernPost(wrong), get, "2026-07-28"));
   // A notification needs only the version.
-  auto note = Parse(R"({"jsonrpc":"2.0","method":"notifications/x"})");
+  auto note =
+      ParseMcpMessage(R"({"jsonrpc":"2.0","method":"notifications/x"})");
   HeaderList version = {{"MCP-Protocol-Version", "2026-07-28"}};
   EXPECT_FALSE(CheckModernHeaders(ModernPost(version), note, "2026-07-28"));
 }

@@ -15,7 +15,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-TaskRecord MakeTask(int64_t number, TaskStatus status) {
+TaskRecord BatchTask(int64_t number, TaskStatus status) {
   TaskRecord task;
   task.id = TaskId{TaskKind::kShell, number};
   task.spec.kind = TaskKind::kShell;
@@ -74,7 +74,7 @@ class SqliteTaskStoreBatchTest : public ::testing::Test {
 
 TEST_F(SqliteTaskStoreBatchTest, RevertingATaskNewInTheBatchLeavesNothing) {
   ASSERT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 1);
-  ASSERT_TRUE(store_->PutTask(MakeTask(1, TaskStatus::kQueued)));
+  ASSERT_TRUE(store_->PutTask(BatchTask(1, TaskStatus::kQueued)));
   ASSERT_FALSE(FlushWithNoRoom());
   store_->RevertTask(TaskId{TaskKind::kShell, 1});
   EXPECT_EQ(*store_->GetTask(TaskId{TaskKind::kShell, 1}), std::nullopt);
@@ -88,19 +88,19 @@ TEST_F(SqliteTaskStoreBatchTest, RevertKeepsWhatEarlierBatchesLeftBuffered) {
   const TaskId one{TaskKind::kShell, 1};
   const TaskId two{TaskKind::kShell, 2};
   ASSERT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 1);
-  TaskRecord running = MakeTask(1, TaskStatus::kRunning);
+  TaskRecord running = BatchTask(1, TaskStatus::kRunning);
   running.detail.clear();
   ASSERT_TRUE(store_->PutTask(running));
   ASSERT_TRUE(store_->SetCursor(one, "a", 5));
   ASSERT_TRUE(store_->Flush());
 
   // A batch that fails: an end, which stays buffered.
-  TaskRecord ended = MakeTask(1, TaskStatus::kFailed);
+  TaskRecord ended = BatchTask(1, TaskStatus::kFailed);
   ASSERT_TRUE(store_->PutTask(ended));
   ASSERT_FALSE(FlushWithNoRoom());
   // The next batch fails too; what it did for its replies is taken back.
   ASSERT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 2);
-  ASSERT_TRUE(store_->PutTask(MakeTask(2, TaskStatus::kQueued)));
+  ASSERT_TRUE(store_->PutTask(BatchTask(2, TaskStatus::kQueued)));
   ASSERT_TRUE(store_->SetCursor(one, "a", 9));
   TaskRecord seen = ended;
   seen.end_seen = true;
