@@ -112,6 +112,26 @@ class CheckSourceTest(unittest.TestCase):
         self.assertEqual(code, 1, out)
         self.assertIn("cycle: ", out)
 
+    def test_one_helper_name_in_two_test_files_fails(self):
+        helper = ("\nnamespace {\nTaskRecord FullTask() {\n  return {};\n}\n"
+                  "}  // namespace\n")
+        self.append("src/baton/ipc/codec_test.cc", helper)
+        self.append("src/baton/util/duration_test.cc", helper)
+        code, out = self.run_check("unity")
+        self.assertEqual(code, 1, out)
+        self.assertIn("FullTask is also defined in", out)
+        self.assertIn("another file of unit_tests", out)
+
+    def test_one_constant_name_in_two_files_of_a_library_fails(self):
+        helper = ("\nnamespace {\nconstexpr int kLimit = 3;\n"
+                  "}  // namespace\n")
+        self.append("src/baton/util/duration.cc", helper)
+        self.append("src/baton/util/byte_size.cc", helper)
+        code, out = self.run_check("unity")
+        self.assertEqual(code, 1, out)
+        self.assertIn("kLimit is also defined in src/baton/util/", out)
+        self.assertIn("another file of baton_util", out)
+
     def test_std_sto_fails_anywhere_in_src(self):
         line = self.insert_after_first_include(
             "src/baton/util/duration_test.cc",

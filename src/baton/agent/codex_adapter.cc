@@ -39,7 +39,7 @@ std::string CodexErrorText(const Json& error) {
 }
 
 // A tool event for an item, or null for items that are not tools.
-Json ToolEvent(const Json& item, const std::string& cwd) {
+Json CodexToolEvent(const Json& item, const std::string& cwd) {
   std::string type = StringAt(item, "type");
   std::string name;
   std::string input;
@@ -262,7 +262,7 @@ void CodexAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
     std::string paths;
     auto it = items_.find(StringAt(params, "itemId"));
     if (it != items_.end()) {
-      Json tool = ToolEvent(it->second, cwd_);
+      Json tool = CodexToolEvent(it->second, cwd_);
       if (tool.is_object())
         paths = StringAt(tool, "input");
     }
@@ -356,7 +356,7 @@ void CodexAdapter::OnItem(const Json& item, bool completed, AdapterSink& sink) {
     }
     return;
   }
-  Json tool = ToolEvent(item, cwd_);
+  Json tool = CodexToolEvent(item, cwd_);
   if (!tool.is_object())
     return;
   items_[id] = item;

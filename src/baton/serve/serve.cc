@@ -23,7 +23,7 @@
 namespace baton::serve {
 namespace {
 
-constexpr char kUsage[] =
+constexpr char kServeUsage[] =
     "usage: baton serve [--listen HOST:PORT] [--allow-host NAME]... "
     "[--print-token]\n"
     "  Serves MCP over Streamable HTTP at http://HOST:PORT/mcp (default "
@@ -79,7 +79,7 @@ std::optional<HttpResponse> Gate(const HostPolicy& policy,
   return std::nullopt;
 }
 
-int Fail(const std::string& message) {
+int FailToServe(const std::string& message) {
   std::fprintf(stderr, "baton serve: error: %s\n", message.c_str());
   return 1;
 }
@@ -89,7 +89,7 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
   // Until ready, a failure is also told to whoever started us detached.
   auto fail = [&options](const std::string& message) {
     ReportStartFailure(options.ready_fd, message);
-    return Fail(message);
+    return FailToServe(message);
   };
   if (auto raised = RaiseFdLimit(); !raised)
     BATON_LOG_WARN("fd limit: {}", raised.error().message);
@@ -169,7 +169,7 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
     ::unlink(info_path.c_str());
   }
   if (!ran)
-    return Fail("event loop: " + ran.error().message);
+    return FailToServe("event loop: " + ran.error().message);
   BATON_LOG_INFO("stopped; the sessions' tasks live on under their leases");
   return 0;
 }
@@ -247,12 +247,12 @@ int RunServeMain(int argc, char** argv) {
     return 2;
   }
   if (options->help) {
-    std::fputs(kUsage, stdout);
+    std::fputs(kServeUsage, stdout);
     return 0;
   }
   auto fail = [&options](const std::string& message) {
     ReportStartFailure(options->ready_fd, message);
-    return Fail(message);
+    return FailToServe(message);
   };
   auto paths = StatePaths::FromEnvironment("");
   if (!paths)

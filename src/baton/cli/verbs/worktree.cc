@@ -91,7 +91,7 @@ Result<std::vector<TaskRecord>> WorktreeTasks(const Context& ctx) {
   return tasks;
 }
 
-int DoList(const Context& ctx) {
+int DoWorktreeList(const Context& ctx) {
   auto tasks = WorktreeTasks(ctx);
   if (!tasks)
     return ReportError(ctx, tasks.error());
@@ -246,7 +246,8 @@ void DefineWorktree(CLI::App& command, const Context& ctx, Action& action) {
   command.require_subcommand(1);
   auto* ls = command.add_subcommand(
       "ls", "List the worktrees of this session's agent tasks");
-  ls->callback([&ctx, &action] { action = [&ctx] { return DoList(ctx); }; });
+  ls->callback(
+      [&ctx, &action] { action = [&ctx] { return DoWorktreeList(ctx); }; });
   auto args = std::make_shared<CleanArgs>();
   auto* clean = command.add_subcommand(
       "clean",
