@@ -196,11 +196,11 @@ class HttpConnection {
   std::string out_;
   std::optional<http::request_parser<http::string_body>> parser_;
   bool continue_sent_ = false;
-  ExchangePtr exchange_;
+  ExchangePtr exchange_;  // The request being answered, or null.
   // The request being parsed went through HttpServer::Screen, and the
   // answer that refused it, if one did.
   bool screened_ = false;
-  std::optional<HttpResponse> refused_;  // The request being answered, or null.
+  std::optional<HttpResponse> refused_;
   bool parsing_ = false;
   bool closing_ = false;   // Close once `out_` is written.
   bool draining_ = false;  // Half-closed: waits for the client's end.
