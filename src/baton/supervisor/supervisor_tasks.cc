@@ -292,6 +292,15 @@ void Supervisor::WriteExitFile(const std::string& task, PendingExit exit) {
     unwritten_exits_.erase(task);
     return;
   }
+  // The task's folder is gone (its state folder removed or unmounted):
+  // no batond of that folder will ever read the record.
+  std::string folder = exit.file.substr(0, exit.file.rfind('/'));
+  if (::access(folder.c_str(), F_OK) != 0 && errno == ENOENT) {
+    BATON_LOG_ERROR("{}: exit record dropped: its folder {} is gone", task,
+                    folder);
+    unwritten_exits_.erase(task);
+    return;
+  }
   // Never dropped: the record stays here until it is written or a batond
   // takes it, and meanwhile the supervisor does not exit.
   if (!unwritten_exits_.contains(task)) {
