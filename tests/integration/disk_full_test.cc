@@ -208,7 +208,10 @@ TEST_F(DiskFullTest, AnEndIsCommittedOnceSpaceIsBackAndTheLogSaysItOnce) {
   auto [daemon_pid, supervisor_pid] = DaemonPids();
   ASSERT_GT(supervisor_pid, 0);
   ASSERT_EQ(kill(daemon_pid, SIGKILL), 0);
-  ASSERT_EQ(kill(supervisor_pid, SIGKILL), 0);
+  // With no task left and batond gone, the supervisor may exit (and be
+  // reaped) on its own before this line runs.
+  ASSERT_TRUE(kill(supervisor_pid, SIGKILL) == 0 || errno == ESRCH)
+      << std::strerror(errno);
   ASSERT_TRUE(WaitForPidGone(daemon_pid, seconds(5)));
   ASSERT_TRUE(WaitForPidGone(supervisor_pid, seconds(5)));
   ::unlink((home_ + "/tasks/" + id + "/exit.json").c_str());
