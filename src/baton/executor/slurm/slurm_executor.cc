@@ -767,6 +767,10 @@ void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
     }
     job->missing = 0;
     const SqueueRow& row = it->second;
+    // squeue may tell the start before the job's started file is read:
+    // the partition is squeue's then.
+    if (job->seen.partition.empty() && !row.partition.empty())
+      job->seen.partition = row.partition;
     if (IsSlurmEndState(row.state)) {
       changed = true;
       SlurmEnd end;
