@@ -4,6 +4,7 @@
 
 #include <charconv>
 #include <cmath>
+#include <optional>
 
 namespace baton {
 
@@ -23,16 +24,27 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
       fmt::format("INT in [{} - {}]", min, max), "WholeNumber");
 }
 
+namespace {
+
+// `text` as a finite decimal number, whole text or nothing. NaN compares
+// false with everything: without isfinite it passed any range.
+std::optional<double> FiniteNumber(const std::string& text) {
+  double value = 0;
+  auto [end, ec] =
+      std::from_chars(text.data(), text.data() + text.size(), value);
+  if (ec != std::errc() || end != text.data() + text.size() ||
+      !std::isfinite(value))
+    return std::nullopt;
+  return value;
+}
+
+}  // namespace
+
 CLI::Validator DecimalNumber(double min, double max) {
   return CLI::Validator(
       [min, max](std::string& text) -> std::string {
-        double value = 0;
-        auto [end, ec] =
-            std::from_chars(text.data(), text.data() + text.size(), value);
-        // NaN compares false with everything: without isfinite it passed
-        // any range and set no limit.
-        if (ec != std::errc() || end != text.data() + text.size() ||
-            !std::isfinite(value) || value < min || value > max) {
+        auto value = FiniteNumber(text);
+        if (!value || *value < min || *value > max) {
           return fmt::format("'{}' is not a number from {} to {}", text, min,
                              max);
         }
@@ -44,11 +56,8 @@ CLI::Validator DecimalNumber(double min, double max) {
 CLI::Validator PositiveAmount(double max) {
   return CLI::Validator(
       [max](std::string& text) -> std::string {
-        double value = 0;
-        auto [end, ec] =
-            std::from_chars(text.data(), text.data() + text.size(), value);
-        if (ec != std::errc() || end != text.data() + text.size() ||
-            !std::isfinite(value) || value <= 0 || value > max) {
+        auto value = FiniteNumber(text);
+        if (!value || *value <= 0 || *value > max) {
           return fmt::format(
               "'{}' is not a number above 0 and at most {}, "
               "e.g. 2.50",
