@@ -58,11 +58,6 @@ void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
 int RunCli(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "internal-docs")
     return WriteGeneratedDocs(argv[2]);
-  CLI::App app;
-  Context ctx;
-  const char* env_session = std::getenv("BATON_SESSION");
-  ctx.session = env_session ? env_session : "";
-
   std::string unknown;
   const Verb* chosen = ChooseVerb(argc, argv, &unknown);
   if (!unknown.empty()) {
@@ -71,6 +66,16 @@ int RunCli(int argc, char** argv) {
                  unknown.c_str());
     return kExitUsage;
   }
+  // `baton --version` builds no parser at all: it is what scripts and
+  // package checks run to see that baton is there.
+  if (!chosen && argc == 2 && std::string_view(argv[1]) == "--version") {
+    std::printf("baton %s\n", kBatonVersion);
+    return 0;
+  }
+  CLI::App app;
+  Context ctx;
+  const char* env_session = std::getenv("BATON_SESSION");
+  ctx.session = env_session ? env_session : "";
   Action action;
   // Only the chosen verb's parser is built (all of them for --help).
   DefineCommandLine(app, ctx, action, chosen);
