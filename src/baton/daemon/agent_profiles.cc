@@ -613,14 +613,14 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
   return config;
 }
 
-Result<AgentConfig> LoadAgentConfig(const ConfigFile& file) {
+Result<std::optional<struct stat>> CheckConfigFile(const ConfigFile& file) {
   if (file.path.empty())
-    return BuiltinAgentConfig();
+    return std::nullopt;
   struct stat st {};
   if (::stat(file.path.c_str(), &st) != 0) {
     int err = errno;
     if (err == ENOENT && !file.required)
-      return BuiltinAgentConfig();
+      return std::nullopt;
     return MakeError(ErrorCode::kInvalidConfig,
                      fmt::format("config {}{}: {}", file.path,
                                  file.required ? " (from BATON_CONFIG)" : "",
@@ -640,13 +640,25 @@ Result<AgentConfig> LoadAgentConfig(const ConfigFile& file) {
     return MakeError(ErrorCode::kInvalidConfig,
                      fmt::format("config {} is larger than 1 MiB", file.path));
   }
-  auto text = ReadFile(file.path);
+  return st;
+}
+
+Result<AgentConfig> ReadAgentConfig(const std::string& path) {
+  auto text = ReadFile(path);
   if (!text) {
-    return MakeError(
-        ErrorCode::kInvalidConfig,
-        fmt::format("config {}: {}", file.path, text.error().message));
+    return MakeError(ErrorCode::kInvalidConfig,
+                     fmt::format("config {}: {}", path, text.error().message));
   }
-  return ParseAgentConfig(*text, file.path);
+  return ParseAgentConfig(*text, path);
+}
+
+Result<AgentConfig> LoadAgentConfig(const ConfigFile& file) {
+  auto st = CheckConfigFile(file);
+  if (!st)
+    return std::unexpected(st.error());
+  if (!*st)
+    return BuiltinAgentConfig();
+  return ReadAgentConfig(file.path);
 }
 
 Status CheckResumeAllowed(const TaskRecord& ended, int64_t now_ms) {

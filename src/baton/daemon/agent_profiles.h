@@ -2,9 +2,12 @@
 // what environment, default model and deadline. Built-in: claude, codex,
 // codex-exec, gemini, opencode, qwen, dsh; baton's TOML config file adds
 // profiles and overrides built-ins (doc/agents.md, "Configuration"). Holds no
-// state: batond reads the file afresh for each request that needs it.
+// state: batond keeps the parse while the file is unchanged
+// (agent_config_cache.h).
 #ifndef BATON_DAEMON_AGENT_PROFILES_H_
 #define BATON_DAEMON_AGENT_PROFILES_H_
+
+#include <sys/stat.h>
 
 #include <chrono>
 #include <functional>
@@ -98,8 +101,15 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
 
 // Reads `file` and parses it. A missing file that is not required gives the
 // built-ins; one that is required, unreadable, or writable by others
-// (it names commands to run) is kInvalidConfig.
+// (it names commands to run) is kInvalidConfig. batond loads it through
+// its AgentConfigCache (agent_config_cache.h).
 Result<AgentConfig> LoadAgentConfig(const ConfigFile& file);
+
+// LoadAgentConfig's two halves: the checks on the file's stat (nullopt:
+// no file applies, the built-ins do), and the read and parse of a checked
+// file.
+Result<std::optional<struct stat>> CheckConfigFile(const ConfigFile& file);
+Result<AgentConfig> ReadAgentConfig(const std::string& path);
 
 // Per-agent rules for resuming an ended agent task's session at `now_ms`
 // (wall time): kInvalidArgument, saying when to try again, where the CLI

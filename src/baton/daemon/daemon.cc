@@ -13,7 +13,6 @@
 #include <cstring>
 #include <filesystem>
 
-#include "baton/daemon/client_kind.h"
 #include "baton/daemon/socket_activation.h"
 #include "baton/daemon/worktrees.h"
 #include "baton/ipc/limits.h"
@@ -300,7 +299,6 @@ void Daemon::OnAccept() {
     if (auto peer = PeerOf(fd->get()); peer) {
       connection.peer_uid = peer->uid;
       connection.peer_pid = peer->pid;
-      connection.client = ClientKindOf(peer->pid);
     }
     LineChannel::Limits limits;
     limits.max_line = kMaxRequestLine;

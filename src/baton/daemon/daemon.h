@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "baton/core/task_registry.h"
+#include "baton/daemon/agent_config_cache.h"
 #include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
@@ -72,10 +73,12 @@ class Daemon {
     std::unique_ptr<LineChannel> channel;
     std::string attached_session;  // Set by "attach".
     // Who it is, for the audit trail: the peer as the kernel saw it at
-    // connect, and what kind of client that process is (client_kind.h).
+    // connect, and what kind of client that process is (client_kind.h),
+    // read from /proc at its first audited request rather than at connect:
+    // most connections (wait, ls, output) are never audited.
     int64_t peer_uid = -1;
     int64_t peer_pid = 0;
-    std::string client;
+    mutable std::optional<std::string> client;
     std::set<WaitId> waits;
     std::vector<HeldReply> held;  // In order; sent after the commit.
     bool sent_early = false;      // The channel holds replies to flush now.
@@ -201,8 +204,9 @@ class Daemon {
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;
-  ProgramCache command_cache_;  // For the preflight's PATH searches.
-  CrashPoints crash_points_;    // Test-only (doc/faults.md).
+  ProgramCache command_cache_;     // For the preflight's PATH searches.
+  AgentConfigCache config_cache_;  // The config file's last parse.
+  CrashPoints crash_points_;       // Test-only (doc/faults.md).
   UniqueFd listen_fd_;
   bool socket_activated_ = false;  // listen_fd_ is systemd's
   // Kept open to be closed when descriptors run out: it makes room to

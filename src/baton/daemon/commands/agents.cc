@@ -92,7 +92,7 @@ void Daemon::Handle(Connection&, const EventsRequest& request, Session session,
 void Daemon::Handle(Connection&, const AgentsRequest& request, Session,
                     Reply reply) {
   ConfigFile file = FindConfigFile(ClientEnvLookup(request.base_env));
-  auto config = LoadAgentConfig(file);
+  auto config = config_cache_.Load(file);
   if (!config)
     return reply(std::unexpected(config.error()));
   AgentsReply answer;

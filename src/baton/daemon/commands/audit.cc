@@ -2,6 +2,7 @@
 // from, for the records the other handlers write, and the `audit` request
 // that reads them.
 #include "baton/core/sessions.h"
+#include "baton/daemon/client_kind.h"
 #include "baton/daemon/daemon.h"
 
 namespace baton {
@@ -11,7 +12,11 @@ AuditRecord Daemon::AuditOf(const Connection& connection, Session session,
   // `baton serve` holds both MCP over HTTP, whose every client has a
   // session of its own, and the board, whose session is a person's, "*"
   // (doc/board.md).
-  std::string client = connection.client;
+  if (!connection.client) {
+    connection.client =
+        connection.peer_pid > 0 ? ClientKindOf(connection.peer_pid) : "";
+  }
+  std::string client = *connection.client;
   if (client == "serve")
     client = IsPersonSession(session) ? "board" : "mcp-http";
   return AuditRecord{.action = std::move(action),

@@ -117,7 +117,7 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
     spec.retry.delay_ms = *request.retry_delay_ms;
   if (request.slurm.OnSlurm()) {
     EnvLookup client_env = ClientEnvLookup(request.base_env);
-    auto config = LoadAgentConfig(FindConfigFile(client_env));
+    auto config = config_cache_.Load(FindConfigFile(client_env));
     if (!config)
       return std::unexpected(config.error());
     spec.slurm = SlurmRequestOf(request.slurm, request.limits, config->slurm,
@@ -189,7 +189,7 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
                     spent.substr(spent.find(' ') + 1))));
   }
   auto config =
-      LoadAgentConfig(FindConfigFile(ClientEnvLookup(request.base_env)));
+      config_cache_.Load(FindConfigFile(ClientEnvLookup(request.base_env)));
   if (!config)
     return reply(std::unexpected(config.error()));
   // The task a resume continues, read once: it gives the agent (unless one
