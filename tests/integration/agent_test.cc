@@ -176,6 +176,10 @@ TEST_F(AgentTest, FailuresAreClearAndNothingIsSpawnedForBadInput) {
   };
   for (const auto& c : std::vector<Case>{
            {{"delegate", "--model", "claude", "x"}, "invalid model"},
+           // The default agent is claude, which reaches Anthropic's models.
+           {{"delegate", "--model", "openai/gpt-5", "x"},
+            "model 'openai/gpt-5' is from provider 'openai', which agent "
+            "'claude' does not reach"},
            {{"delegate", "--agent", "nope", "x"}, "unknown agent 'nope'"},
            {{"delegate", ""}, "empty brief"}}) {
     auto result = Baton(c.args, env_);

@@ -1,7 +1,6 @@
 #include "baton/daemon/agent_profiles.h"
 
 #include <fmt/format.h>
-#include <sys/stat.h>
 
 #include <algorithm>
 #include <cctype>
@@ -27,9 +26,6 @@
 namespace baton {
 namespace {
 
-// A config file is small; anything bigger is a mistake.
-constexpr size_t kMaxConfigBytes = 1 << 20;
-
 const std::vector<AgentProfile>& BuiltinProfiles() {
   static const std::vector<AgentProfile> profiles = [] {
     std::vector<AgentProfile> list = {
@@ -52,6 +48,16 @@ const std::vector<AgentProfile>& BuiltinProfiles() {
         {"opencode", "acp", {"opencode", "acp"}, {}, {}, "", {}, "built-in"},
         {"qwen", "acp", {"qwen", "--acp"}, {}, {}, "", {}, "built-in"},
     };
+    // The model providers each CLI reaches by itself; the others (dsh,
+    // opencode, qwen) take many, and a config can set `providers` on any.
+    for (AgentProfile& profile : list) {
+      if (profile.adapter == "claude")
+        profile.providers = {"anthropic"};
+      else if (profile.adapter == "codex" || profile.adapter == "codex-exec")
+        profile.providers = {"openai"};
+      else if (profile.name == "gemini")
+        profile.providers = {"google", "gemini"};
+    }
     return list;
   }();
   return profiles;
@@ -355,6 +361,20 @@ void ParseProfile(Checker& check, const std::string& name,
       } else if (text) {
         profile.session_id_after = *text;
       }
+    } else if (field == "providers") {
+      auto providers = StringList(check, node, key);
+      if (!providers)
+        continue;
+      for (const std::string& provider : *providers) {
+        if (provider.empty() || provider.find('/') != std::string::npos) {
+          check.Fail(node.source(), key,
+                     fmt::format("'{}' is not a provider name, e.g. "
+                                 "\"anthropic\" (the part of a model "
+                                 "before its '/')",
+                                 provider));
+        }
+      }
+      profile.providers = std::move(*providers);
     } else if (!ParseModelArgField(check, field, node, key,
                                    profile.model_args)) {
       check.Fail(
@@ -362,7 +382,7 @@ void ParseProfile(Checker& check, const std::string& name,
           "unknown key; a profile takes adapter, command, args, env, "
           "model, model_arg, model_flag, effort_flag, timeout, worktree, "
           "max_turns, max_tokens, max_cost_usd, memory, cpus, pids, "
-          "resume_flag, session_id_after");
+          "resume_flag, session_id_after, providers");
     }
   }
   if (check.failed())
@@ -411,6 +431,23 @@ void ParseProfile(Checker& check, const std::string& name,
 
 }  // namespace
 
+Status AgentProfile::CheckProvider(const ModelSpec& model) const {
+  if (providers.empty() ||
+      std::ranges::find(providers, model.provider) != providers.end()) {
+    return {};
+  }
+  std::string reaches;
+  for (const std::string& provider : providers)
+    reaches += (reaches.empty() ? "" : ", ") + provider;
+  return MakeError(
+      ErrorCode::kInvalidModel,
+      fmt::format("model '{}' is from provider '{}', which agent '{}' does "
+                  "not reach (it takes models of {}); give one of those, "
+                  "pick another agent ('baton agents' lists them), or add "
+                  "the provider to `providers` of [agents.{}] in the config",
+                  model.ToString(), model.provider, name, reaches, name));
+}
+
 std::vector<std::string> AgentProfile::ArgvPrefix() const {
   std::vector<std::string> argv = command;
   argv.insert(argv.end(), args.begin(), args.end());
@@ -434,18 +471,6 @@ AgentConfig BuiltinAgentConfig() {
   AgentConfig config;
   config.profiles = BuiltinProfiles();
   return config;
-}
-
-ConfigFile FindConfigFile(const EnvLookup& env) {
-  if (auto explicit_path = env("BATON_CONFIG"))
-    return {*explicit_path, true};
-  if (auto home = env("BATON_HOME"))
-    return {*home + "/config.toml", false};
-  if (auto xdg = env("XDG_CONFIG_HOME"); xdg && (*xdg)[0] == '/')
-    return {*xdg + "/baton/config.toml", false};
-  if (auto home = env("HOME"))
-    return {*home + "/.config/baton/config.toml", false};
-  return {};
 }
 
 // `[executors.slurm]` (doc/slurm.md, "Config").
@@ -611,54 +636,6 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
               return a.name < b.name;
             });
   return config;
-}
-
-Result<std::optional<struct stat>> CheckConfigFile(const ConfigFile& file) {
-  if (file.path.empty())
-    return std::nullopt;
-  struct stat st {};
-  if (::stat(file.path.c_str(), &st) != 0) {
-    int err = errno;
-    if (err == ENOENT && !file.required)
-      return std::nullopt;
-    return MakeError(ErrorCode::kInvalidConfig,
-                     fmt::format("config {}{}: {}", file.path,
-                                 file.required ? " (from BATON_CONFIG)" : "",
-                                 std::strerror(err)));
-  }
-  if (!S_ISREG(st.st_mode)) {
-    return MakeError(ErrorCode::kInvalidConfig,
-                     fmt::format("config {} is not a regular file", file.path));
-  }
-  if (st.st_mode & S_IWOTH) {
-    return MakeError(ErrorCode::kInvalidConfig,
-                     fmt::format("config {} is writable by others and names "
-                                 "commands to run; run 'chmod o-w {}'",
-                                 file.path, file.path));
-  }
-  if (static_cast<size_t>(st.st_size) > kMaxConfigBytes) {
-    return MakeError(ErrorCode::kInvalidConfig,
-                     fmt::format("config {} is larger than 1 MiB", file.path));
-  }
-  return st;
-}
-
-Result<AgentConfig> ReadAgentConfig(const std::string& path) {
-  auto text = ReadFile(path);
-  if (!text) {
-    return MakeError(ErrorCode::kInvalidConfig,
-                     fmt::format("config {}: {}", path, text.error().message));
-  }
-  return ParseAgentConfig(*text, path);
-}
-
-Result<AgentConfig> LoadAgentConfig(const ConfigFile& file) {
-  auto st = CheckConfigFile(file);
-  if (!st)
-    return std::unexpected(st.error());
-  if (!*st)
-    return BuiltinAgentConfig();
-  return ReadAgentConfig(file.path);
 }
 
 Status CheckResumeAllowed(const TaskRecord& ended, int64_t now_ms) {

@@ -2,12 +2,10 @@
 // what environment, default model and deadline. Built-in: claude, codex,
 // codex-exec, gemini, opencode, qwen, dsh; baton's TOML config file adds
 // profiles and overrides built-ins (doc/agents.md, "Configuration"). Holds no
-// state: batond keeps the parse while the file is unchanged
-// (agent_config_cache.h).
+// state: where the file is and when it is read again is
+// agent_config_file.h.
 #ifndef BATON_DAEMON_AGENT_PROFILES_H_
 #define BATON_DAEMON_AGENT_PROFILES_H_
-
-#include <sys/stat.h>
 
 #include <chrono>
 #include <functional>
@@ -17,6 +15,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/core/model_spec.h"
 #include "baton/core/task.h"
 #include "baton/util/result.h"
 
@@ -55,8 +54,15 @@ struct AgentProfile {
   // `pids`; doc/limits.md); 0 = none.
   ResourceLimits limits;
 
+  // The model providers its CLI reaches (`providers` in the config); a
+  // model of another is refused before anything starts (doc/agents.md,
+  // "Models"). Empty: any.
+  std::vector<std::string> providers;
+
   // `command` then `args`: what the adapter's flags are appended to.
   std::vector<std::string> ArgvPrefix() const;
+  // kInvalidModel naming what it reaches, for a model of another provider.
+  Status CheckProvider(const ModelSpec& model) const;
 };
 
 // The effective agent settings: the built-ins overlaid with the file.
@@ -77,39 +83,12 @@ struct AgentConfig {
 // The built-in profiles and defaults, without any file.
 AgentConfig BuiltinAgentConfig();
 
-// Where the config file is. `required` when a variable named the file
-// itself: then a missing file is an error, not "no config".
-struct ConfigFile {
-  std::string path;
-  bool required = false;
-};
-
-// An environment lookup: the value, or nullopt when unset or empty.
-using EnvLookup = std::function<std::optional<std::string>(const char*)>;
-
-// $BATON_CONFIG; else $BATON_HOME/config.toml when BATON_HOME is set (a
-// self-contained baton, as in tests); else $XDG_CONFIG_HOME/baton/config.toml;
-// else $HOME/.config/baton/config.toml. path "" when none applies (no HOME).
-ConfigFile FindConfigFile(const EnvLookup& env);
-
 // The built-ins overlaid with `text`, the TOML of the file at `path` (named
 // in errors). Fails, taking nothing from the file, with kInvalidConfig (or
 // kInvalidModel for a malformed model) and the message
 // "<path>:<line>:<column>: <key>: <what is wrong>".
 Result<AgentConfig> ParseAgentConfig(std::string_view text,
                                      const std::string& path);
-
-// Reads `file` and parses it. A missing file that is not required gives the
-// built-ins; one that is required, unreadable, or writable by others
-// (it names commands to run) is kInvalidConfig. batond loads it through
-// its AgentConfigCache (agent_config_cache.h).
-Result<AgentConfig> LoadAgentConfig(const ConfigFile& file);
-
-// LoadAgentConfig's two halves: the checks on the file's stat (nullopt:
-// no file applies, the built-ins do), and the read and parse of a checked
-// file.
-Result<std::optional<struct stat>> CheckConfigFile(const ConfigFile& file);
-Result<AgentConfig> ReadAgentConfig(const std::string& path);
 
 // Per-agent rules for resuming an ended agent task's session at `now_ms`
 // (wall time): kInvalidArgument, saying when to try again, where the CLI

@@ -7,6 +7,8 @@
 #include <cstdlib>
 #include <fstream>
 
+#include "baton/daemon/agent_config_file.h"
+
 namespace baton {
 namespace {
 
@@ -311,6 +313,39 @@ TEST(AgentProfiles, LoadingTheFile) {
             std::string::npos);
   ::unlink(path.c_str());
   ::rmdir(dir.c_str());
+}
+
+TEST(AgentProfiles, AModelOfAProviderTheAgentDoesNotReachIsRefused) {
+  AgentConfig builtins = BuiltinAgentConfig();
+  auto claude = builtins.Find("claude");
+  ASSERT_TRUE(claude);
+  EXPECT_TRUE(claude->CheckProvider(*ParseModelSpec("anthropic/claude-x")));
+  auto refused = claude->CheckProvider(*ParseModelSpec("openai/gpt-5"));
+  ASSERT_FALSE(refused);
+  EXPECT_EQ(refused.error().code, ErrorCode::kInvalidModel);
+  EXPECT_EQ(refused.error().message,
+            "model 'openai/gpt-5' is from provider 'openai', which agent "
+            "'claude' does not reach (it takes models of anthropic); give one "
+            "of those, pick another agent ('baton agents' lists them), or add "
+            "the provider to `providers` of [agents.claude] in the config");
+  EXPECT_FALSE(builtins.Find("codex-exec")
+                   ->CheckProvider(*ParseModelSpec("anthropic/claude-x")));
+  // dsh takes any provider; a config says otherwise for a profile.
+  EXPECT_TRUE(builtins.Find("dsh")->CheckProvider(*ParseModelSpec("x/y")));
+  auto config = ParseAgentConfig(
+      "[agents.claude]\nproviders = [\"anthropic\", \"bedrock\"]\n"
+      "[agents.dsh]\nproviders = [\"deepseek\"]\n",
+      "c.toml");
+  ASSERT_TRUE(config) << config.error().message;
+  EXPECT_TRUE(
+      config->Find("claude")->CheckProvider(*ParseModelSpec("bedrock/m")));
+  EXPECT_FALSE(config->Find("dsh")->CheckProvider(*ParseModelSpec("x/y")));
+  auto bad =
+      ParseAgentConfig("[agents.dsh]\nproviders = [\"a/b\"]\n", "c.toml");
+  ASSERT_FALSE(bad);
+  EXPECT_EQ(bad.error().message,
+            "c.toml:2:13: agents.dsh.providers: 'a/b' is not a provider name, "
+            "e.g. \"anthropic\" (the part of a model before its '/')");
 }
 
 // An agent task that ended at 12:00:10 UTC (in ms), run by `program`.

@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "baton/core/task_registry.h"
-#include "baton/daemon/agent_config_cache.h"
+#include "baton/daemon/agent_config_file.h"
 #include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"

@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-#include "baton/daemon/agent_profiles.h"
+#include "baton/daemon/agent_config_file.h"
 
 namespace baton {
 

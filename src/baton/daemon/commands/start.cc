@@ -234,8 +234,11 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
   agent.resume_flag = profile->resume_flag;
   agent.session_id_after = profile->session_id_after;
   if (!agent.model.empty()) {
-    if (auto model = ParseModelSpec(agent.model); !model)
+    auto model = ParseModelSpec(agent.model);
+    if (!model)
       return reply(std::unexpected(model.error()));
+    if (auto reached = profile->CheckProvider(*model); !reached)
+      return reply(std::unexpected(reached.error()));
   }
   TaskSpec spec = CommonSpec(request, TaskKind::kAgent, session);
   if (!spec.timeout)

@@ -1,4 +1,4 @@
-#include "baton/daemon/agent_config_cache.h"
+#include "baton/daemon/agent_config_file.h"
 
 #include <fcntl.h>
 #include <gtest/gtest.h>
