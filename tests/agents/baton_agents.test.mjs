@@ -504,11 +504,14 @@ async function resumeFlow(cli) {
   assert.ok(requests(`[flow:${name}]`).some((req) => JSON.stringify(req.body).includes(`[flow:${cli}-tool]`)));
 }
 
-// A malformed model spec is refused before anything starts. Other flows start
+// A malformed model spec, or one of a provider the agent does not reach, is
+// refused before anything starts. Other flows start
 // tasks in the same home meanwhile, so the check looks for this flow's brief.
 async function badModelFlow(cli) {
   const brief = `SCEN_TEXT x [flow:${cli}-bad-model]`;
-  for (const model of ['anthropic/', 'no-provider', 'openai/gpt-5:']) {
+  // The last: a well-formed model of a provider this agent does not reach.
+  const elsewhere = cli === 'codex' ? 'anthropic/claude-sonnet-4-5' : 'openai/gpt-5';
+  for (const model of ['anthropic/', 'no-provider', 'openai/gpt-5:', elsewhere]) {
     const r = await baton(cli, ['--json', 'delegate', '--agent', cli, '--model', model, brief], { ok: false });
     assert.equal(r.code, 1, `${model}: ${r.out}`);
     assert.equal(JSON.parse(r.out).error.code, 'invalid_model', r.out);
