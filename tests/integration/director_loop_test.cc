@@ -78,6 +78,16 @@ TEST_F(DirectorLoopTest, AWaitAgainOnACollectedTaskBlocksUntilAnotherEnds) {
       Baton({"--json", "wait", "--timeout", "10s", quick, slow}, env_);
   EXPECT_LT(steady_clock::now() - start, milliseconds(2000));
   EXPECT_EQ(all_told.json()["ended"].size(), 2u) << all_told.out;
+  // ... and says that none of them was news, so a loop over the same ids
+  // sees why it returned at once.
+  EXPECT_EQ(all_told.json()["told_before"],
+            nlohmann::json::array({quick, slow}))
+      << all_told.out;
+  auto text = Baton({"wait", "--timeout", "10s", quick, slow}, env_);
+  EXPECT_NE(
+      text.out.find("collected before this wait: " + quick + " " + slow + "\n"),
+      std::string::npos)
+      << text.out;
 }
 
 // `baton wait --turn` returns when an agent ends a turn, with its text.

@@ -125,6 +125,12 @@ test('waiting again on a collected id blocks until another ends', T, async () =>
     assert.ok(Date.now() - t0 < 8000, `returned after ${Date.now() - t0} ms`);
     assert.equal(all.structuredContent.timed_out, false, text(all));
     assert.deepEqual(all.structuredContent.tasks.map((t) => t.task_id).sort(), [quick, slow].sort());
+    // ... saying that none was news, so a director looping on the same ids
+    // sees why, and the habit: wait only on ids not collected.
+    assert.deepEqual(all.structuredContent.told_before.sort(), [quick, slow].sort(), text(all));
+    assert.match(text(all), /collected before this wait, so not news: .*wait only on ids you have not collected/);
+    // A fresh wait with news names nothing as told before.
+    assert.deepEqual(again.structuredContent.told_before, []);
   });
 });
 

@@ -172,6 +172,8 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       ended_now.insert(task.task.id.ToString());
       report.ended.push_back(std::move(task));
     }
+    for (auto& id : result->told_before)
+      report.told_before.push_back(std::move(id));
     // Told before (collected): neither news nor still running.
     for (auto& id : result->already_told) {
       ended_now.insert(id);
@@ -209,6 +211,13 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       told += " " + id;
     if (!told.empty())
       std::printf("already collected:%s\n", told.c_str());
+    // Nothing named was news: said, so that a loop over the same ids sees
+    // why it returned at once.
+    std::string before;
+    for (const std::string& id : report.told_before)
+      before += " " + id;
+    if (!before.empty())
+      std::printf("collected before this wait:%s\n", before.c_str());
     // The daemon accepted the ids, so each is spelled as it spells them.
     std::string ids_text;
     for (const std::string& id : remaining)

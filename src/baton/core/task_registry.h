@@ -45,6 +45,10 @@ struct WaitResult {
   // Named tasks that ended or ask, whose end or question the session was
   // told before, left out of `ended` because others are news.
   std::vector<TaskId> already_told;
+  // Tasks in `ended` whose end (or question) the session was told before
+  // this wait: when nothing named is news, a wait answers at once with
+  // every ended one, and these say which were not news.
+  std::vector<TaskId> told_before;
   // With `turns`: the agent tasks of `ended` that ended a turn (and run
   // on), each with that turn's final text.
   std::vector<std::pair<TaskId, std::string>> turns;

@@ -196,6 +196,8 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
       result.ended.push_back(*ended);
       continue;
     }
+    if (!waiter.fresh[i])
+      result.told_before.push_back(task_id);
     auto task = Lookup(task_id);
     if (!task)
       continue;

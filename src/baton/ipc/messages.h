@@ -549,6 +549,7 @@ struct WaitReply {
   std::optional<int64_t> still_running_count;
   bool timed_out = false;
   std::vector<std::string> already_told;
+  std::vector<std::string> told_before;
   template <class V>
   void Fields(V& v) {
     v("ended", ended,
@@ -568,6 +569,12 @@ struct WaitReply {
        .doc = "ids of named tasks that ended (or ask) but whose end (or "
               "question) this session was told before: left out of `ended` "
               "while others are news (\"Waits\" below)"});
+    v("told_before", told_before,
+      {.omit_when_empty = true,
+       .doc = "ids of tasks in `ended` whose end (or question) this session "
+              "was told before this wait: with no news among the named "
+              "tasks a wait answers at once, and a client that waits again "
+              "on these alone spins (\"Waits\" below)"});
   }
 };
 // Written by hand: the list of still-running tasks takes the form asked

@@ -280,6 +280,8 @@ void EncodeValue(std::string& out, const WaitReply& value) {
   encoder("timed_out", value.timed_out);
   if (!value.already_told.empty())
     encoder("already_told", value.already_told);
+  if (!value.told_before.empty())
+    encoder("told_before", value.told_before);
   encoder.Finish();
 }
 

@@ -34,6 +34,8 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
         answer.timed_out = result.timed_out;
         for (const TaskId& id : result.already_told)
           answer.already_told.push_back(id.ToString());
+        for (const TaskId& id : result.told_before)
+          answer.told_before.push_back(id.ToString());
         for (auto& [id, text] : result.turns)
           answer.turns.push_back({id.ToString(), std::move(text)});
         answer.ended.reserve(result.ended.size());

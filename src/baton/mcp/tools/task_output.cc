@@ -53,6 +53,9 @@ struct Gather {
   std::vector<std::string> still_running;
   // Waited tasks whose end (or question) was told before: not news.
   std::vector<std::string> already_told;
+  // Waited tasks in `tasks` that were collected before this wait: with no
+  // news, a wait answers at once with them (doc/mcp.md, "Waiting").
+  std::vector<std::string> told_before;
   std::string note;  // A line put first (e.g. a capped timeout).
 };
 
@@ -134,6 +137,16 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
         ids += (ids.empty() ? "" : ", ") + id;
       text += fmt::format("already collected (told before): {}\n", ids);
     }
+    if (!gather->told_before.empty()) {
+      std::string ids;
+      for (const auto& id : gather->told_before)
+        ids += (ids.empty() ? "" : ", ") + id;
+      text += fmt::format(
+          "collected before this wait, so not news: {}. A wait on ids you "
+          "have all collected answers at once; wait only on ids you have "
+          "not collected.\n",
+          ids);
+    }
     if (!gather->still_running.empty()) {
       std::string ids;
       for (const auto& id : gather->still_running)
@@ -150,8 +163,10 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
                      {"still_running", gather->still_running},
                      {"timed_out", gather->timed_out},
                      {"waited", gather->waited}};
-  if (gather->waited)
+  if (gather->waited) {
     structured["already_told"] = gather->already_told;
+    structured["told_before"] = gather->told_before;
+  }
   gather->call->Finish({std::move(text), std::move(structured), false});
 }
 
@@ -244,6 +259,7 @@ void ReadAllEntries(const std::shared_ptr<Gather>& gather,
 void OnWaitEnded(const std::shared_ptr<Gather>& gather, WaitReply reply) {
   gather->timed_out = reply.timed_out;
   gather->already_told = reply.already_told;
+  gather->told_before = reply.told_before;
   for (const auto& brief : reply.still_running)
     gather->still_running.push_back(brief.task.id.ToString());
   if (reply.ended.empty()) {
@@ -595,6 +611,13 @@ ToolDefinition TaskOutputToolDefinition() {
              {"description",
               "Waited tasks that had ended (or asked) and that you had "
               "already collected: not news, left out of tasks"}}},
+           {"told_before",
+            {{"type", "array"},
+             {"items", {{"type", "string"}}},
+             {"description",
+              "Tasks in tasks that you had collected before this wait: "
+              "when none of the waited ids is news the wait answers at "
+              "once with them; wait only on ids you have not collected"}}},
        }},
       {"required", {"tasks", "still_running", "timed_out", "waited"}},
   };
