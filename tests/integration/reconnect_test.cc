@@ -209,7 +209,9 @@ TEST_F(ReconnectTest, AWaitAndAFollowGiveUpWhenBatondCannotComeBackIn10s) {
 class ReconnectAgentTest : public WithConnections<FakeAgentTest> {};
 
 TEST_F(ReconnectAgentTest, EventsFollowPrintsEveryEventOnceAcrossAKill) {
-  std::string id = Delegate({"a SLOW turn"});  // 2 s inside the turn.
+  // 6 s inside the turn: the follower's connections must still be open
+  // when they are counted, on a loaded machine too (2 s was not, once).
+  std::string id = Delegate({"a SLOW6 turn"});
   auto follower = StartBaton({"events", "--follow", id}, env_);
   ASSERT_TRUE(follower->ReadUntil("\n", seconds(30))) << follower->err();
   // Its events connection, its wait's, and the status call.
@@ -228,7 +230,10 @@ TEST_F(ReconnectAgentTest, EventsFollowKeepsReconnectingWhileBatondDropsIt) {
   // Here a stand-in at batond's socket drops every connection for a second
   // after the kill; the follower must keep trying (within its 10 s), then
   // start a batond of its own, not give up after one dropped reconnect.
-  std::string id = Delegate({"a SLOW turn"});
+  // 6 s inside the turn: the follower's connections are counted while it
+  // runs, on a loaded machine too (with 2 s, a CI run once counted after
+  // the turn had ended and the follower had left).
+  std::string id = Delegate({"a SLOW6 turn"});
   auto follower = StartBaton({"events", "--follow", id}, env_);
   ASSERT_TRUE(follower->ReadUntil("\n", seconds(30))) << follower->err();
   ASSERT_TRUE(WaitForConnections(3));

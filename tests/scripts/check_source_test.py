@@ -150,21 +150,21 @@ class CheckSourceTest(unittest.TestCase):
         self.assertIn("a throwing accessor", out)
 
     def test_a_listed_file_may_not_gain_one_more(self):
-        self.append("src/baton/store/sqlite_task_store.cc",
+        self.append("src/baton/store/task_rows.cc",
                     "\nint F(const J& j) { return j.get<int>(); }\n")
         code, out = self.run_check("throwing")
         self.assertEqual(code, 1, out)
         self.assertIn("allows 2 in this file, no more", out)
 
     def test_the_list_only_shrinks(self):
-        path = self.path("src/baton/store/sqlite_task_store.cc")
+        path = self.path("src/baton/store/task_rows.cc")
         with open(path) as f:
             text = f.read()
         with open(path, "w") as f:
             f.write(text.replace(".get_ref<", ".value_or_whatever<", 1))
         code, out = self.run_check("throwing")
         self.assertEqual(code, 1, out)
-        self.assertIn("src/baton/store/sqlite_task_store.cc has 1 throwing "
+        self.assertIn("src/baton/store/task_rows.cc has 1 throwing "
                       "accessors now, not 2: lower the count", out)
 
     def test_a_comment_is_not_code(self):

@@ -30,8 +30,8 @@ constexpr size_t kMaxTasksWithTail = 10;
 // no output or it cannot be read (the report goes on without it). The
 // ended task's view in the wait reply already says where its log is and how
 // much of it is readable; only a view without them costs a `read` call
-// (a second round trip was a third of what a wait cost after the task's
-// end: doc/benchmarks.md, "Where a wake goes").
+// (a second round trip was a quarter of what a wait cost after the task's
+// end: doc/hot-path.md, "Where a wake goes").
 std::string OutputTail(const Context& ctx, DaemonClient& client,
                        const TaskView& view) {
   std::string path = view.task.output_path;
