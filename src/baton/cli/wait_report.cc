@@ -28,24 +28,13 @@ constexpr size_t kMaxTasksWithTail = 10;
 
 // "  output (last 3 lines of 120 bytes):\n    ...\n", or "" when there is
 // no output or it cannot be read (the report goes on without it). The
-// ended task's view in the wait reply already says where its log is and how
-// much of it is readable; only a view without them costs a `read` call
-// (a second round trip was a quarter of what a wait cost after the task's
-// end: doc/hot-path.md, "Where a wake goes").
-std::string OutputTail(const Context& ctx, DaemonClient& client,
-                       const TaskView& view) {
-  std::string path = view.task.output_path;
+// ended task's view in the wait reply says where its log is and how much of
+// it is readable: no `read` call (a second round trip was a quarter of what
+// a wait cost after the task's end: doc/hot-path.md, "Where a wake goes").
+std::string OutputTail(const TaskView& view) {
+  const std::string& path = view.task.output_path;
   uint64_t to = view.output_bytes.value_or(0);
-  if (path.empty() || !view.output_bytes) {
-    auto range = CallReconnecting(
-        ctx, client,
-        ReadRequest{.task = view.task.id.ToString(), .mode = ReadMode::kAll});
-    if (!range || range->to <= 0)
-      return "";
-    path = range->path;
-    to = static_cast<uint64_t>(range->to);
-  }
-  if (to == 0)
+  if (path.empty() || to == 0)
     return "";
   uint64_t from = to > kTailBytes ? to - kTailBytes : 0;
   auto bytes = ReadFileRange(path, from, to);
@@ -202,7 +191,7 @@ int WaitAndReport(const Context& ctx, DaemonClient& client,
       // say how it went.
       std::string questions = QuestionsText(task);
       if (questions.empty() && tails && IsTerminal(task.task.status))
-        std::fputs(OutputTail(ctx, client, task).c_str(), stdout);
+        std::fputs(OutputTail(task).c_str(), stdout);
       std::fputs(EndText(task).c_str(), stdout);
       std::fputs(questions.c_str(), stdout);
     }

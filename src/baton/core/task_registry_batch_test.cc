@@ -6,27 +6,20 @@
 
 #include <cerrno>
 
-#include "baton/core/task_registry.h"
-#include "tests/support/fakes.h"
+#include "baton/core/task_registry_test_fixture.h"
 
 namespace baton {
 namespace {
+
+using registry_test::RegistryHarness;
 
 using std::chrono::milliseconds;
 using testing::FakeExecutor;
 using testing::FakeTimeline;
 using testing::InMemoryTaskStore;
 
-class TaskRegistryBatchTest : public ::testing::Test {
+class TaskRegistryBatchTest : public RegistryHarness {
  protected:
-  TaskRegistryBatchTest() { Reset(); }
-
-  void Reset() {
-    registry_ = std::make_unique<TaskRegistry>(&store_, &executor_, &time_,
-                                               &time_, TaskRegistry::Options{});
-    executor_.SetListener(registry_.get());
-  }
-
   TaskSpec Shell(std::string owner = "") {
     TaskSpec spec;
     spec.shell_command = "true";
@@ -71,11 +64,6 @@ class TaskRegistryBatchTest : public ::testing::Test {
   }
 
   TaskId Id(const std::string& text) { return *TaskId::Parse(text); }
-
-  InMemoryTaskStore store_;
-  FakeExecutor executor_;
-  FakeTimeline time_;
-  std::unique_ptr<TaskRegistry> registry_;
 };
 
 TEST_F(TaskRegistryBatchTest, ATaskStartedInAFailedBatchNeverExists) {

@@ -4,26 +4,19 @@
 
 #include <cerrno>
 
-#include "baton/core/task_registry.h"
-#include "tests/support/fakes.h"
+#include "baton/core/task_registry_test_fixture.h"
 
 namespace baton {
 namespace {
+
+using registry_test::RegistryHarness;
 
 using testing::FakeExecutor;
 using testing::FakeTimeline;
 using testing::InMemoryTaskStore;
 
-class SessionBudgetTest : public ::testing::Test {
+class SessionBudgetTest : public RegistryHarness {
  protected:
-  SessionBudgetTest() { Reset(); }
-
-  void Reset() {
-    registry_ = std::make_unique<TaskRegistry>(&store_, &executor_, &time_,
-                                               &time_, TaskRegistry::Options{});
-    executor_.SetListener(registry_.get());
-  }
-
   // Starts and spawns an agent task of `owner`; its id.
   TaskId StartAgent(const std::string& owner) {
     TaskSpec spec;
@@ -44,11 +37,6 @@ class SessionBudgetTest : public ::testing::Test {
   }
 
   void Commit() { ASSERT_TRUE(registry_->Commit()); }
-
-  InMemoryTaskStore store_;
-  FakeExecutor executor_;
-  FakeTimeline time_;
-  std::unique_ptr<TaskRegistry> registry_;
 };
 
 TEST_F(SessionBudgetTest, SumsTheUsageOfTheSessionsAgentTasks) {

@@ -2,26 +2,19 @@
 // doc/scheduling.md), over the in-memory store and a fake executor.
 #include <gtest/gtest.h>
 
-#include "baton/core/task_registry.h"
-#include "tests/support/fakes.h"
+#include "baton/core/task_registry_test_fixture.h"
 
 namespace baton {
 namespace {
+
+using registry_test::RegistryHarness;
 
 using testing::FakeExecutor;
 using testing::FakeTimeline;
 using testing::InMemoryTaskStore;
 
-class ScheduleTest : public ::testing::Test {
+class ScheduleTest : public RegistryHarness {
  protected:
-  ScheduleTest() { Reset(); }
-
-  void Reset() {
-    registry_ = std::make_unique<TaskRegistry>(&store_, &executor_, &time_,
-                                               &time_, TaskRegistry::Options{});
-    executor_.SetListener(registry_.get());
-  }
-
   // Starts a shell task with `schedule`; its id, or the error's message.
   Result<std::string> Start(Schedule schedule,
                             std::vector<std::string> env = {},
@@ -76,11 +69,6 @@ class ScheduleTest : public ::testing::Test {
     ASSERT_TRUE(registry_->ChangeQueue(
         {.kind = QueueChange::Kind::kAdd, .name = name, .max_running = max}));
   }
-
-  InMemoryTaskStore store_;
-  FakeExecutor executor_;
-  FakeTimeline time_;
-  std::unique_ptr<TaskRegistry> registry_;
 };
 
 using IdList = std::vector<std::string>;

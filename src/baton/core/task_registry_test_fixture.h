@@ -1,8 +1,9 @@
-// The fixture of TaskRegistry's tests: the registry over the in-memory
-// store, a fake executor and a fake clock, with helpers to start tasks and
-// end a loop iteration. The tests: task_registry_test.cc (ids, specs, ends,
-// visibility, kills, leases, lists) and task_registry_waits_test.cc (waits,
-// notices, reads).
+// The fixtures of TaskRegistry's tests: the registry over the in-memory
+// store, a fake executor and a fake clock (RegistryHarness, which the batch,
+// budget and schedule tests build on too), and TaskRegistryTest's helpers to
+// start tasks and end a loop iteration, for task_registry_test.cc (ids,
+// specs, ends, visibility, kills, leases, lists) and
+// task_registry_waits_test.cc (waits, notices, reads).
 #ifndef BATON_CORE_TASK_REGISTRY_TEST_FIXTURE_H_
 #define BATON_CORE_TASK_REGISTRY_TEST_FIXTURE_H_
 
@@ -23,9 +24,12 @@ using testing::FakeExecutor;
 using testing::FakeTimeline;
 using testing::InMemoryTaskStore;
 
-class TaskRegistryTest : public ::testing::Test {
+// The registry over the in-memory store, a fake executor and a fake clock:
+// where every fixture of the registry's tests starts (Reset: a new registry
+// over the same store, as after a restart).
+class RegistryHarness : public ::testing::Test {
  protected:
-  TaskRegistryTest() { Reset(); }
+  RegistryHarness() { Reset(); }
 
   void Reset() {
     registry_ = std::make_unique<TaskRegistry>(&store_, &executor_, &time_,
@@ -33,6 +37,14 @@ class TaskRegistryTest : public ::testing::Test {
     executor_.SetListener(registry_.get());
   }
 
+  InMemoryTaskStore store_;
+  FakeExecutor executor_;
+  FakeTimeline time_;
+  std::unique_ptr<TaskRegistry> registry_;
+};
+
+class TaskRegistryTest : public RegistryHarness {
+ protected:
   TaskSpec Shell(std::string command, std::string owner = "") {
     TaskSpec spec;
     spec.shell_command = std::move(command);
@@ -78,11 +90,6 @@ class TaskRegistryTest : public ::testing::Test {
   void FailCommits() {
     store_.fail_flush = Error{ErrorCode::kIo, "disk full", ENOSPC};
   }
-
-  InMemoryTaskStore store_;
-  FakeExecutor executor_;
-  FakeTimeline time_;
-  std::unique_ptr<TaskRegistry> registry_;
 };
 
 }  // namespace registry_test

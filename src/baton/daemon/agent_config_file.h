@@ -51,7 +51,7 @@ class AgentConfigCache {
  public:
   // LoadAgentConfig(file), with the same errors, each checked afresh; the
   // parse is reused while the file has the same device, inode, size, mtime
-  // and ctime, and was kept only if its mtime was kSettledNs old when it was
+  // and ctime, and was kept only if its mtime was kSettledMs old when it was
   // read: a file written in the clock tick of its read could change again
   // without its stat showing it (git's "racy clean"), so a file written
   // just now is read every time.
@@ -60,15 +60,21 @@ class AgentConfigCache {
   // How many times a file was read and parsed (tests).
   int64_t parses() const { return parses_; }
 
-  static constexpr int64_t kSettledNs = 2'000'000'000;
+  static constexpr int64_t kSettledMs = 2000;
 
  private:
-  struct Entry {
+  // What says a file changed: the same path naming another file, or the
+  // file written to (size, mtime) or touched (ctime, also on chmod).
+  struct Stamp {
     dev_t dev = 0;
     ino_t ino = 0;
     off_t size = 0;
     int64_t mtime_ns = 0;
     int64_t ctime_ns = 0;
+    bool operator==(const Stamp&) const = default;
+  };
+  struct Entry {
+    Stamp stamp;
     AgentConfig config;
   };
   // By path: BATON_CONFIG can name a file per client; a few at most.

@@ -56,7 +56,7 @@ struct AgentProfile {
 
   // The model providers its CLI reaches (`providers` in the config); a
   // model of another is refused before anything starts (doc/agents.md,
-  // "Models"). Empty: any.
+  // "Models and providers"). Empty: any.
   std::vector<std::string> providers;
 
   // `command` then `args`: what the adapter's flags are appended to.
