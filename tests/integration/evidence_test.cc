@@ -75,6 +75,31 @@ TEST_F(EvidenceTest, GitFolderReportsChangedFilesChecksAndOverlaps) {
   EXPECT_EQ(evidence["diff_truncated"], false);
 }
 
+TEST_F(EvidenceTest, TheDiffIsMaskedAndStatusNamesIt) {
+  if (std::system("command -v git >/dev/null") != 0)
+    GTEST_SKIP() << "no git";
+  std::string dir = MakeFolder(true);
+  // A worker's new .env: its key is shown wherever the diff is, so it is
+  // masked like output (doc/redaction.md). The key is built at run time:
+  // the command line itself is not the point here.
+  std::string id = Run("A=AKIA; B=IOSFODNN7EXAMPLE; echo \"KEY=$A$B\" > .env",
+                       {"--cwd", dir, "--check", "true"});
+  auto waited = Baton({"--json", "wait", "--timeout", "20s", id});
+  auto evidence = waited.json()["ended"][0]["evidence"];
+  ASSERT_TRUE(evidence.contains("diff_path")) << evidence.dump();
+  std::string path = evidence["diff_path"];
+  std::ifstream file(path);
+  std::string diff((std::istreambuf_iterator<char>(file)),
+                   std::istreambuf_iterator<char>());
+  EXPECT_NE(diff.find("+++ b/.env\n"), std::string::npos) << diff;
+  EXPECT_EQ(diff.find("AKIAIOSFODNN7EXAMPLE"), std::string::npos) << diff;
+  EXPECT_NE(diff.find("+KEY=[redacted: aws-key]"), std::string::npos) << diff;
+  // `status` names the diff's file, so a person can open it.
+  auto status = Baton({"status", id});
+  EXPECT_NE(status.out.find("diff: " + path + "\n"), std::string::npos)
+      << status.out;
+}
+
 TEST_F(EvidenceTest, PlainFolderUsesABeforeAfterScan) {
   std::string dir = MakeFolder(false);
   std::string id = Run("echo new > new.txt; mkdir -p sub; echo x > sub/y",

@@ -433,6 +433,15 @@ test('task_list marks what is not collected; task_output naming an unknown id co
       await sleep(100);
     }
     assert.equal(listed.structuredContent.tasks[0].uncollected, true, text(listed));
+    // A row has what `baton ls` has: the agent and model, the start, the
+    // time it ran, what it spent.
+    const row = listed.structuredContent.tasks[0];
+    assert.equal(row.agent, 'claude');
+    assert.equal(row.model, null);
+    assert.match(row.started_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    assert.ok(row.elapsed_ms >= 0, JSON.stringify(row));
+    assert.ok(row.usage.input_tokens >= 3000, JSON.stringify(row));
+    assert.match(text(listed), new RegExp(`${id} \\[agent\\] killed — .* · claude, model its default · started \\S+, ran \\S+ · \\d+ turns?, \\d+ tokens`));
     assert.match(text(listed), /\[not collected: /);
     const bad = await call(client, 'task_output', { task_ids: [id, 'shell-77'] });
     assert.equal(bad.isError, true, text(bad));
@@ -817,7 +826,7 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     // MCP texts name MCP arguments, never the CLI's flags.
     assert.doesNotMatch(text(outside), /--worktree/);
 
-    const d = await call(client, 'delegate', { brief: 'isolated work', cwd: repo, worktree: true });
+    const d = await call(client, 'delegate', { brief: 'isolated work: COMMIT', cwd: repo, worktree: true });
     assert.equal(d.isError, false, text(d));
     const id = d.structuredContent.task_id;
     const worktree = d.structuredContent.worktree;
@@ -828,6 +837,19 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     assert.match(git('worktree', 'list'), new RegExp(`\\[baton/${id}\\]`));
     const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
     assert.equal(w.structuredContent.tasks[0].status, 'completed', text(w));
+    // What the worker did reaches the director without git: the branch,
+    // its commits and the diff, in the text and the structured result.
+    const evidence = w.structuredContent.tasks[0].evidence;
+    assert.equal(evidence.branch.branch, `baton/${id}`, JSON.stringify(evidence));
+    assert.equal(evidence.branch.commits.length, 1);
+    assert.match(evidence.branch.commits[0], /^[0-9a-f]+ turn 1: work$/);
+    assert.match(evidence.diff_path, new RegExp(`/${id}/diff\\.patch$`));
+    assert.match(text(w), /diff: \/\S+diff\.patch/);
+    const s = await call(client, 'task_status', { task_id: id });
+    assert.match(s.structuredContent.evidence.diff, /\+\+\+ b\/work\.txt\n@@ .* @@\n\+work of turn 1\n/);
+    assert.equal(s.structuredContent.evidence.diff_bytes, s.structuredContent.evidence.diff.length);
+    assert.match(text(s), /the diff \(\d+ bytes\):\n(.*\n)*\+work of turn 1\n/);
+    assert.match(text(s), new RegExp(`branch baton/${id}: 1 commit on`));
   });
 });
 

@@ -384,6 +384,14 @@ void CheckRunner::Complete(const TaskId& id) {
   } else {
     evidence.source = "none";
   }
+  // The diff is shown (status, MCP, the board) like the output: masked
+  // first (doc/redaction.md). A worker's new .env is in it.
+  if (!evidence.diff_path.empty() && run.task.spec.redact) {
+    if (auto masked = RedactLog(evidence.diff_path, 0, /*at_end=*/true);
+        !masked) {
+      BATON_LOG_WARN("redaction: {}", masked.error().message);
+    }
+  }
   evidence.overlapping_tasks = registry_->OverlappingTasks(run.task);
   run.exit.evidence = evidence;
   registry_->OnTaskExited(id, run.exit);

@@ -141,6 +141,11 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
       out += IndentLines(LastLinesOf(branch.diff_stat, tail_lines),
                          fmt::format("{}  | ", indent));
   }
+  if (!evidence.diff_path.empty()) {
+    out +=
+        fmt::format("{}diff: {}{}\n", indent, TerminalSafe(evidence.diff_path),
+                    evidence.diff_truncated ? " (cut at 1 MiB)" : "");
+  }
   if (!evidence.overlapping_tasks.empty()) {
     std::string ids;
     for (const auto& id : evidence.overlapping_tasks)

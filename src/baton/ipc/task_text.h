@@ -23,6 +23,9 @@ inline constexpr size_t kShownCommits = 10;
 //   check `make test`: exit code 2
 //     <its last lines, at most `tail_lines`, indented once more>
 //   changed files: 3 (a.txt, b.txt, gone.txt)
+//   branch baton/agent-2: 2 commits on 1a2b3c4d5e6f
+//     <its commits, then its diff --stat>
+//   diff: /home/u/.local/state/baton/tasks/agent-2/diff.patch
 //   overlapping tasks: shell-2
 // A check that passed shows at most 3 of its last lines. Ends with a
 // newline.

@@ -1,10 +1,34 @@
 // The `task_list` tool: this session's tasks, one line each.
 #include <fmt/format.h>
 
+#include "baton/ipc/task_text.h"
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/clock.h"
+#include "baton/util/duration.h"
 
 namespace baton::mcp {
 namespace {
+
+// What `baton ls` shows beside the label: an agent's profile and model,
+// the start, the time it ran (so far), an agent's usage.
+//   " · claude, model opus · started 2026-12-05T11:02:03Z, ran 1m2s · 3
+//   turns, 12345 tokens (10000 in, 2345 out), $0.0123"
+std::string RowFacts(const TaskRecord& task) {
+  std::string out;
+  if (const auto& agent = task.spec.agent) {
+    out += " · " + agent->profile + ", model " +
+           (agent->model.empty() ? "its default" : agent->model);
+  }
+  if (task.started_ms) {
+    int64_t until = task.ended_ms ? task.ended_ms : WallMillis();
+    auto ran = std::chrono::seconds((until - task.started_ms) / 1000);
+    out += " · started " + FormatIsoTime(task.started_ms) + ", ran " +
+           FormatDuration(std::max(ran, std::chrono::seconds(0)));
+  }
+  if (task.usage)
+    out += " · " + UsageText(*task.usage);
+  return out;
+}
 
 void HandleTaskList(const ToolCallPtr& call) {
   const Json& args = call->arguments();
@@ -32,6 +56,7 @@ void HandleTaskList(const ToolCallPtr& call) {
                                      TaskStatusName(task.status), label);
       if (!task.detail.empty())
         line += " (" + task.detail + ")";
+      line += RowFacts(task);
       if (uncollected)
         line += " [not collected: task_output or task_status tells its end]";
       text += line + "\n";
@@ -57,7 +82,9 @@ ToolDefinition TaskListToolDefinition() {
   tool.title = "List this session's tasks";
   tool.description =
       "This session's tasks, one line each: <id> [<kind>] <status> — "
-      "<label>. Live tasks and the 20 most recent ended ones (all: true for "
+      "<label>, then an agent's profile and model, the start and the time "
+      "it ran, an agent's turns, tokens and cost. Live tasks and the 20 most "
+      "recent ended ones (all: true for "
       "every one). Ended tasks whose end you have not collected are marked "
       "[not collected] (uncollected: true): after losing track (a "
       "compacted context, a restart), call task_list and collect those.";

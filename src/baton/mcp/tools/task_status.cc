@@ -7,6 +7,7 @@
 #include "baton/mcp/output_text.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/clock.h"
+#include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 
 namespace baton::mcp {
@@ -22,7 +23,6 @@ void AddTimes(const TaskRecord& task, Json& structured) {
   structured["signal"] =
       task.signal ? Json(SignalName(*task.signal)) : Json(nullptr);
   structured["created_at"] = TimeOrNull(task.created_ms);
-  structured["started_at"] = TimeOrNull(task.started_ms);
   structured["ended_at"] = TimeOrNull(task.ended_ms);
   structured["duration_ms"] = task.started_ms && task.ended_ms
                                   ? Json(task.ended_ms - task.started_ms)
@@ -33,19 +33,42 @@ void AddTimes(const TaskRecord& task, Json& structured) {
       task.kill_reason.empty() ? Json(nullptr) : Json(task.kill_reason);
 }
 
+// The start of the diff its evidence kept, inline in the text and as
+// evidence.diff (cut at a line, evidence.diff_bytes the whole size), for a
+// director that cannot read batond's files (over HTTP, on another host).
+constexpr uint64_t kInlineDiffBytes = 32 * 1024;
+void AddDiff(const TaskRecord& task, std::string& text, Json& structured) {
+  if (!task.evidence || task.evidence->diff_path.empty())
+    return;
+  const std::string& path = task.evidence->diff_path;
+  auto size = FileSize(path);
+  auto head = ReadFileRange(path, 0, kInlineDiffBytes);
+  if (!size || !head) {
+    text += "diff: cannot read " + path + "\n";
+    return;
+  }
+  if (*size > head->size() && head->find('\n') != std::string::npos)
+    head->resize(head->rfind('\n') + 1);
+  if (head->size() < *size) {
+    text +=
+        fmt::format("the diff's first {} of {} bytes:\n", head->size(), *size);
+  } else {
+    text += fmt::format("the diff ({} bytes):\n", *size);
+  }
+  text += *head;
+  if (!head->empty() && head->back() != '\n')
+    text += '\n';
+  Json& evidence = structured["evidence"];
+  evidence["diff_bytes"] = *size;
+  evidence["diff"] = std::move(*head);
+}
+
 // An agent task's usage and budget (doc/agents.md, "Budgets"), live.
 void AddUsage(const TaskRecord& task, std::string& text, Json& structured) {
   if (!task.spec.agent)
     return;
-  Json usage = nullptr;
-  if (task.usage) {
+  if (task.usage)  // The summary has its fields.
     text += "usage: " + UsageText(*task.usage) + "\n";
-    // The fields as AgentUsage lists them (the same object as in the task's
-    // JSON): encoded by json_fields, read back as a value.
-    if (auto parsed = ParseJson(EncodeObject(*task.usage)))
-      usage = std::move(parsed->value);
-  }
-  structured["usage"] = std::move(usage);
   AgentBudget own = BudgetOf(*task.spec.agent);
   Json budget = Json::object();
   if (auto parsed = ParseJson(EncodeObject(own)))
@@ -171,6 +194,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
         text += '\n';
     }
     text += EndEvidenceText(task);
+    AddDiff(task, text, structured);
     AddUsage(task, text, structured);
     AddAttempts(task, text, structured);
     AddLimits(reply->task, text, structured);
@@ -218,7 +242,6 @@ ToolDefinition TaskStatusToolDefinition() {
   auto& props = output["properties"];
   props["signal"] = NullableString("the signal that ended it, e.g. SIGKILL");
   props["created_at"] = NullableString("ISO 8601 UTC");
-  props["started_at"] = NullableString("ISO 8601 UTC");
   props["ended_at"] = NullableString("ISO 8601 UTC");
   props["duration_ms"] = NullableInteger("ended - started");
   props["timeout_ms"] = NullableInteger("its time limit");
@@ -236,17 +259,13 @@ ToolDefinition TaskStatusToolDefinition() {
       {"items", {{"type", "string"}}},
       {"description", "agent tasks: the tools it used, in order of first use"}};
   props["pending_questions"] = PendingQuestionsSchema();
-  props["usage"] = {
-      {"type", {"object", "null"}},
+  auto& evidence = props["evidence"]["properties"];
+  evidence["diff"] = {
+      {"type", "string"},
       {"description",
-       "agent tasks: what it spent so far, as its CLI reports it: "
-       "input_tokens (cached too), output_tokens, turns, cost_usd (where "
-       "the CLI reports a cost); null until it reported any"},
-      {"properties",
-       {{"input_tokens", {{"type", "integer"}}},
-        {"output_tokens", {{"type", "integer"}}},
-        {"turns", {{"type", "integer"}}},
-        {"cost_usd", {{"type", "number"}}}}}};
+       "the diff's first 32 KiB, cut at a line (diff_path holds all)"}};
+  evidence["diff_bytes"] = {{"type", "integer"},
+                            {"description", "the diff file's size"}};
   props["limits"] = {
       {"type", "object"},
       {"description",

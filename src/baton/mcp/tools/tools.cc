@@ -3,6 +3,8 @@
 #include <fmt/format.h>
 
 #include "baton/ipc/task_text.h"
+#include "baton/util/clock.h"
+#include "baton/util/json_fields.h"
 
 namespace baton::mcp {
 
@@ -64,11 +66,24 @@ Json EvidenceJson(const Evidence& evidence) {
   }
   const auto& files = evidence.changed_files;
   size_t shown = std::min(files.size(), kShownChangedFiles);
-  return {{"checks", std::move(checks)},
-          {"changed_files_count", files.size()},
-          {"changed_files",
-           std::vector<std::string>(files.begin(), files.begin() + shown)},
-          {"overlapping_tasks", evidence.overlapping_tasks}};
+  Json json = {{"checks", std::move(checks)},
+               {"changed_files_count", files.size()},
+               {"changed_files",
+                std::vector<std::string>(files.begin(), files.begin() + shown)},
+               {"overlapping_tasks", evidence.overlapping_tasks}};
+  if (evidence.branch) {
+    const BranchEvidence& branch = *evidence.branch;
+    json["branch"] = {{"branch", branch.branch},
+                      {"base", branch.base},
+                      {"commits", branch.commits},
+                      {"diff_stat", branch.diff_stat},
+                      {"uncommitted", branch.uncommitted}};
+  }
+  if (!evidence.diff_path.empty()) {
+    json["diff_path"] = evidence.diff_path;
+    json["diff_truncated"] = evidence.diff_truncated;
+  }
+  return json;
 }
 
 Json EvidenceSchema() {
@@ -79,10 +94,26 @@ Json EvidenceSchema() {
         {"exit_code", {{"type", "integer"}}},
         {"tail", {{"type", "string"}, {"description", "its last lines"}}}}},
       {"required", {"command", "exit_code"}}};
+  Json branch = {
+      {"type", "object"},
+      {"description",
+       "a worktree task's branch against the commit it was made from"},
+      {"properties",
+       {{"branch", {{"type", "string"}, {"description", "baton/<task id>"}}},
+        {"base", {{"type", "string"}, {"description", "the base commit"}}},
+        {"commits",
+         {{"type", "array"},
+          {"items", {{"type", "string"}}},
+          {"description", "\"<short sha> <subject>\", oldest first"}}},
+        {"diff_stat", {{"type", "string"}}},
+        {"uncommitted",
+         {{"type", "boolean"},
+          {"description", "changes or new files not committed"}}}}}};
   return {{"type", "object"},
           {"description",
-           "once its checks ran: each check's outcome, the files changed "
-           "while it ran, the other tasks in the same folder meanwhile"},
+           "once its checks ran: each check's outcome, the files changed while "
+           "it ran, a worktree task's branch and commits, the diff, the other "
+           "tasks in the same folder meanwhile"},
           {"properties",
            {{"checks", {{"type", "array"}, {"items", std::move(check)}}},
             {"changed_files_count", {{"type", "integer"}}},
@@ -91,7 +122,17 @@ Json EvidenceSchema() {
               {"items", {{"type", "string"}}},
               {"description", "the first paths (up to 10)"}}},
             {"overlapping_tasks",
-             {{"type", "array"}, {"items", {{"type", "string"}}}}}}}};
+             {{"type", "array"}, {"items", {{"type", "string"}}}}},
+            {"branch", std::move(branch)},
+            {"diff_path",
+             {{"type", "string"},
+              {"description",
+               "the file holding the diff of its changes (against HEAD, or a "
+               "worktree's base, new files included); task_status also gives "
+               "its first 32 KiB as diff"}}},
+            {"diff_truncated",
+             {{"type", "boolean"},
+              {"description", "the diff file was cut at 1 MiB"}}}}}};
 }
 
 std::string EndEvidenceText(const TaskRecord& task) {
@@ -110,11 +151,31 @@ Json TaskSummary(const TaskRecord& task) {
       {"label", task.spec.label},
       {"command", CommandText(task.spec)},
   };
+  summary["started_at"] =
+      task.started_ms ? Json(FormatIsoTime(task.started_ms)) : Json(nullptr);
+  // Live tasks count to now, as `baton ls` and the board do.
+  int64_t until = task.ended_ms ? task.ended_ms : WallMillis();
+  summary["elapsed_ms"] = task.started_ms && until >= task.started_ms
+                              ? Json(until - task.started_ms)
+                              : Json(nullptr);
   if (task.evidence)
     summary["evidence"] = EvidenceJson(*task.evidence);
-  if (task.spec.agent && task.spec.agent->ask == "person")
-    summary["ask"] = "person";
+  if (const auto& agent = task.spec.agent) {
+    summary["agent"] = agent->profile;
+    summary["model"] =
+        agent->model.empty() ? Json(nullptr) : Json(agent->model);
+    summary["usage"] = task.usage ? UsageJson(*task.usage) : Json(nullptr);
+    if (agent->ask == "person")
+      summary["ask"] = "person";
+  }
   return summary;
+}
+
+Json UsageJson(const AgentUsage& usage) {
+  // The fields as AgentUsage lists them (the same object as in the task's
+  // JSON): encoded by json_fields, read back as a value.
+  auto parsed = ParseJson(EncodeObject(usage));
+  return parsed ? std::move(parsed->value) : Json(nullptr);
 }
 
 Json TaskSummarySchema() {
@@ -138,7 +199,28 @@ Json TaskSummarySchema() {
            {"exit_code", NullableInteger("the exit code once it exited")},
            {"label", {{"type", "string"}}},
            {"command", {{"type", "string"}}},
+           {"started_at", NullableString("ISO 8601 UTC")},
+           {"elapsed_ms",
+            NullableInteger("from its start to its end, or to now while it "
+                            "runs")},
            {"evidence", EvidenceSchema()},
+           {"agent",
+            {{"type", "string"},
+             {"description", "agent tasks: the agent profile, e.g. claude"}}},
+           {"model",
+            NullableString("agent tasks: the model asked for; null: the "
+                           "agent's default")},
+           {"usage",
+            {{"type", {"object", "null"}},
+             {"description",
+              "agent tasks: what it spent so far, as its CLI reports it: "
+              "input_tokens (cached too), output_tokens, turns, cost_usd "
+              "(where the CLI reports a cost); null until it reported any"},
+             {"properties",
+              {{"input_tokens", {{"type", "integer"}}},
+               {"output_tokens", {{"type", "integer"}}},
+               {"turns", {{"type", "integer"}}},
+               {"cost_usd", {{"type", "number"}}}}}}},
            {"ask",
             {{"type", "string"},
              {"description",

@@ -27,13 +27,16 @@ Json NullableString(std::string_view description);
 Json NullableInteger(std::string_view description);
 
 // The compact task object of the structured results: task_id, kind,
-// status, detail, exit_code, label, command, and `evidence` once its checks
-// ran.
+// status, detail, exit_code, label, command, started_at, elapsed_ms,
+// `evidence` once its checks ran, and an agent task's agent, model and
+// usage (what `baton ls` shows).
 Json TaskSummary(const TaskRecord& task);
 inline Json TaskSummary(const TaskView& view) {
   return TaskSummary(view.task);
 }
 Json TaskSummarySchema();
+// An agent's usage as AgentUsage's fields name it.
+Json UsageJson(const AgentUsage& usage);
 // A task's evidence (its checks, changed files, overlapping tasks) as the
 // summary's `evidence` object, and its schema.
 Json EvidenceJson(const Evidence& evidence);
