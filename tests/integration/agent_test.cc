@@ -66,6 +66,13 @@ TEST_F(AgentTest, QuestionAnswerAndCompletion) {
                            "\"answer\"", "\"result\""}) {
     EXPECT_NE(events.find(type), std::string::npos) << type << events;
   }
+  // `status` shows what it was told, line by line, before what ran.
+  auto status = Baton({"status", id}, env_).out;
+  EXPECT_NE(status.find("  agent:    claude, model its default\n"
+                        "  brief:    please ASK me\n"
+                        "  runs:     "),
+            std::string::npos)
+      << status;
 }
 
 // An answer that names its question (a form filled in for it) answers

@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: nine tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: ten tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -39,7 +39,8 @@ test('initialize, tools/list: nine tools with schemas and honest annotations', T
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'delegate', 'run', 'session_budget', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status']);
+      'delegate', 'run', 'session_budget', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output', 'task_send',
+      'task_status']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
     for (const tool of tools) {
@@ -50,7 +51,7 @@ test('initialize, tools/list: nine tools with schemas and honest annotations', T
     }
     assert.deepEqual(byName.run.inputSchema.required, ['command']);
     assert.equal(byName.task_output.inputSchema.properties.timeout_s.maximum, 50);
-    for (const name of ['task_output', 'task_status', 'task_list']) {
+    for (const name of ['task_output', 'task_status', 'task_list', 'task_events']) {
       assert.equal(byName[name].annotations.readOnlyHint, true, name);
     }
     assert.equal(byName.run.annotations.readOnlyHint, false);
@@ -415,7 +416,7 @@ test('bad arguments are isError results the model can act on', T, async () => {
     const unknown = await call(client, 'no_such_tool', {}).then(
       (res) => text(res), (error) => String(error.message));
     assert.match(unknown, /Unknown tool/);
-    for (const name of ['delegate', 'run', 'task_answer', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status', 'session_budget'])
+    for (const name of ['delegate', 'run', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status', 'session_budget'])
       assert.ok(unknown.includes(name), `${name} missing from: ${unknown}`);
   });
 });
@@ -433,15 +434,6 @@ test('task_list marks what is not collected; task_output naming an unknown id co
       await sleep(100);
     }
     assert.equal(listed.structuredContent.tasks[0].uncollected, true, text(listed));
-    // A row has what `baton ls` has: the agent and model, the start, the
-    // time it ran, what it spent.
-    const row = listed.structuredContent.tasks[0];
-    assert.equal(row.agent, 'claude');
-    assert.equal(row.model, null);
-    assert.match(row.started_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
-    assert.ok(row.elapsed_ms >= 0, JSON.stringify(row));
-    assert.ok(row.usage.input_tokens >= 3000, JSON.stringify(row));
-    assert.match(text(listed), new RegExp(`${id} \\[agent\\] killed — .* · claude, model its default · started \\S+, ran \\S+ · \\d+ turns?, \\d+ tokens`));
     assert.match(text(listed), /\[not collected: /);
     const bad = await call(client, 'task_output', { task_ids: [id, 'shell-77'] });
     assert.equal(bad.isError, true, text(bad));
@@ -727,6 +719,46 @@ test('delegate: a question comes back with task_output wait, task_answer answers
     const st2 = await call(client, 'task_status', { task_id: id });
     assert.match(st2.structuredContent.last_text, /\[answer: Postgres\]/);
     assert.deepEqual(st2.structuredContent.pending_questions, []);
+    // Its brief reads back, and everything it did, a page at a time.
+    assert.equal(st2.structuredContent.brief, 'please ASK me');
+    assert.match(text(st2), /agent: claude, model its default\nbrief:\nplease ASK me\n/);
+    const types = [];
+    let after = 0;
+    let pages = 0;
+    for (let more = true; more; pages++) {
+      const page = await call(client, 'task_events', { task_id: id, after, limit: 2 });
+      assert.equal(page.isError, false, text(page));
+      assert.ok(page.structuredContent.events.length <= 2);
+      for (const event of page.structuredContent.events) {
+        assert.ok(event.seq > after, `${event.seq} after ${after}`);
+        types.push(event.type);
+      }
+      if (page.structuredContent.more)
+        assert.match(text(page), new RegExp(`more: task_events with after: ${page.structuredContent.next_after}`));
+      else
+        assert.match(text(page), /that was its last event/);
+      after = page.structuredContent.next_after;
+      more = page.structuredContent.more;
+      assert.ok(pages < 50, 'pages end');
+    }
+    assert.ok(pages >= 2, `${pages} pages of ${types}`);
+    for (const type of ['tool', 'question', 'answer', 'text', 'result'])
+      assert.ok(types.includes(type), `${type} in ${types}`);
+    assert.ok(types.indexOf('question') < types.indexOf('answer'), `${types}`);
+    const past = await call(client, 'task_events', { task_id: id, after });
+    assert.deepEqual(past.structuredContent.events, []);
+    assert.equal(past.structuredContent.next_after, after);
+    for (const [args, why] of [
+      [{ task_id: id, limit: 0 }, /argument 'limit' must be a whole number >= 1/],
+      [{ task_id: id, limit: 501 }, /argument 'limit' must be at most 500/],
+      [{ task_id: id, after: -1 }, /argument 'after' must be a whole number >= 0/],
+      [{ task_id: 'agent-999' }, /agent-999/],
+      [{}, /task_id/],
+    ]) {
+      const bad = await call(client, 'task_events', args);
+      assert.equal(bad.isError, true, text(bad));
+      assert.match(text(bad), why);
+    }
   });
 });
 
@@ -879,6 +911,15 @@ test('delegate: a max_tokens budget stops the worker; task_status shows usage an
     }
     assert.equal(listed.structuredContent.tasks[0].status, 'killed', text(listed));
     assert.equal(listed.structuredContent.tasks[0].uncollected, true, text(listed));
+    // A row has what `baton ls` has: the agent and model, the start, the
+    // time it ran, what it spent.
+    const row = listed.structuredContent.tasks[0];
+    assert.equal(row.agent, 'claude');
+    assert.equal(row.model, null);
+    assert.match(row.started_at, /^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d/);
+    assert.ok(row.elapsed_ms >= 0, JSON.stringify(row));
+    assert.ok(row.usage.input_tokens >= 3000, JSON.stringify(row));
+    assert.match(text(listed), new RegExp(`${id} \\[agent\\] killed — .* · claude, model its default · started \\S+, ran \\S+ · \\d+ turns?, \\d+ tokens`));
     const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
     assert.equal(w.structuredContent.tasks[0].status, 'killed', text(w));
     const s = await call(client, 'task_status', { task_id: id });

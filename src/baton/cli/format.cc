@@ -154,7 +154,24 @@ std::string TaskDetails(const TaskView& view) {
     if (!value.empty())
       out += fmt::format("  {:<9} {}\n", name, TerminalSafe(value));
   };
-  field("command:", CommandText(task.spec));
+  if (const auto& agent = task.spec.agent) {
+    // An agent's brief is what it was told; its CLI's command line comes
+    // after, as what baton ran.
+    field("agent:", agent->profile + ", model " +
+                        (agent->model.empty() ? "its default" : agent->model) +
+                        (agent->ask == "person" ? ", asks the person" : ""));
+    if (!agent->resume_from.empty())
+      field("resumes:", agent->resume_from);
+    std::string_view brief = agent->brief;
+    for (bool first = true; !brief.empty(); first = false) {
+      size_t end = brief.find('\n');
+      field(first ? "brief:" : "", std::string(brief.substr(0, end)));
+      brief = end == std::string_view::npos ? "" : brief.substr(end + 1);
+    }
+    field("runs:", CommandText(task.spec));
+  } else {
+    field("command:", CommandText(task.spec));
+  }
   field("label:", task.spec.label);
   field("cwd:", task.spec.cwd);
   if (task.spec.agent && task.spec.agent->worktree) {

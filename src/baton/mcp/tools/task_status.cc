@@ -170,8 +170,16 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     structured["output_bytes"] = size;
     structured["last_lines"] = last;
     std::string text =
-        fmt::format("{}: {}\ncommand: {}\ncwd: {}\n", TaskName(task),
-                    StatusLine(task), CommandText(task.spec), task.spec.cwd);
+        fmt::format("{}: {}\n", TaskName(task), StatusLine(task));
+    if (const auto& agent = task.spec.agent) {
+      // What it was told comes first; its CLI's command line is what ran.
+      text += fmt::format("agent: {}, model {}\nbrief:\n{}\n", agent->profile,
+                          agent->model.empty() ? "its default" : agent->model,
+                          agent->brief);
+      structured["brief"] = agent->brief;
+    }
+    text += fmt::format("command: {}\ncwd: {}\n", CommandText(task.spec),
+                        task.spec.cwd);
     text += "created: ";
     if (task.created_ms)
       text += FormatIsoTime(task.created_ms);
@@ -227,8 +235,9 @@ ToolDefinition TaskStatusToolDefinition() {
   tool.description =
       "A quick, non-consuming look at one task: status, how it ended, "
       "label, command, cwd, times, output size and the last lines of its "
-      "output; for an agent task also its last text, the tools it used and "
-      "its pending questions. Does not move your read position (task_output "
+      "output; for an agent task also its brief, its last text, the tools "
+      "it used and its pending questions (task_events: everything it did). "
+      "Does not move your read position (task_output "
       "does).";
   tool.input_schema = {
       {"type", "object"},
@@ -246,6 +255,8 @@ ToolDefinition TaskStatusToolDefinition() {
   props["duration_ms"] = NullableInteger("ended - started");
   props["timeout_ms"] = NullableInteger("its time limit");
   props["kill_reason"] = NullableString("why it was killed");
+  props["brief"] = {{"type", "string"},
+                    {"description", "agent tasks: what it was told"}};
   props["cwd"] = {{"type", "string"}};
   props["output_bytes"] = {{"type", "integer"}};
   props["last_lines"] = {

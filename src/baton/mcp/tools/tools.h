@@ -13,6 +13,7 @@ ToolDefinition RunToolDefinition();
 ToolDefinition TaskOutputToolDefinition();
 ToolDefinition TaskStatusToolDefinition();
 ToolDefinition TaskListToolDefinition();
+ToolDefinition TaskEventsToolDefinition();
 ToolDefinition TaskKillToolDefinition();
 ToolDefinition DelegateToolDefinition();
 ToolDefinition TaskSendToolDefinition();
