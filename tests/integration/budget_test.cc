@@ -37,6 +37,29 @@ TEST_F(BudgetTest, MaxTurnsStopsAWorkerThatGoesOn) {
   EXPECT_EQ(results.back()["ok"], false);
 }
 
+// Issue 37: a one-turn worker's second model reply (its answer) crosses
+// max-turns 1 before its result line comes; batond asks it to stop, but
+// the turn ends with its result all the same. Its work is done: completed,
+// with its result, and the detail says the budget was reached as it ended.
+TEST_F(BudgetTest, AWorkerThatFinishesAsItsBudgetRunsOutCompletes) {
+  std::string id =
+      Delegate({"--agent", "claude", "--max-turns", "1", "LATE answer"});
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["exit_code"], 0) << task.dump();
+  EXPECT_NE(task["detail"].get<std::string>().find(
+                "budget: max-turns 1 reached as its work ended"),
+            std::string::npos)
+      << task.dump();
+  EXPECT_EQ(task["usage"]["turns"], 2) << task.dump();
+  auto results = EventsOfType(id, "result");
+  ASSERT_FALSE(results.empty());
+  EXPECT_EQ(results.back()["ok"], true);
+  auto output = Baton({"output", id}, env_);
+  EXPECT_NE(output.out.find("turn 1: LATE answer"), std::string::npos)
+      << output.out;
+}
+
 TEST_F(BudgetTest, MaxTokensStopsItAndStatusShowsUsageAndBudget) {
   std::string id =
       Delegate({"--agent", "claude", "--max-tokens", "5500", "LOOP more"});

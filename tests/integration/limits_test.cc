@@ -138,6 +138,10 @@ TEST_F(LimitsTest, OutOfDescriptorsNewClientsAreToldAndNothingSpins) {
   EXPECT_FALSE(status.timed_out);
   EXPECT_EQ(status.exit_code, 0) << status.err;
   EXPECT_EQ(status.json().value("daemon_pid", 0), daemon_pid);
+  // One episode, told once at each end, however descriptors came and went
+  // meanwhile (a moment's free one let a client in: not the end of it).
+  EXPECT_EQ(CountOf(Log(), "out of file descriptors"), 1u) << Log();
+  EXPECT_EQ(CountOf(Log(), "file descriptors available again"), 1u) << Log();
 }
 
 TEST_F(LimitsTest, TheSoftDescriptorLimitIsRaisedToTheHardOne) {

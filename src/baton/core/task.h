@@ -509,6 +509,10 @@ struct ExitInfo {
   // which decides the status of a natural exit.
   std::optional<TaskStatus> verdict;
   std::string verdict_detail;
+  // An agent that batond was stopping at a budget ended its last turn with
+  // its result before the stop took: its verdict stands (doc/agents.md,
+  // "Budgets").
+  bool work_done_at_stop = false;
   std::optional<Evidence> evidence;  // When the task had checks.
   // The start, as the executor recorded it with the exit: batond may not
   // have heard of the start before a crash (0 = not known).

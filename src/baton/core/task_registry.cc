@@ -305,8 +305,19 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   // ended by itself once asked to (an agent ending its turn: a kill may
   // hold its signals back for that), or it ended just before the signal.
   // Its exit code and signal stay on the record.
-  if (!task.kill_reason.empty() && exit.cause == ExitCause::kNatural &&
-      task.status == TaskStatus::kStopping) {
+  bool stopped = !task.kill_reason.empty() &&
+                 exit.cause == ExitCause::kNatural &&
+                 task.status == TaskStatus::kStopping;
+  if (stopped && task.killed_at_limit && exit.work_done_at_stop &&
+      exit.exit_code == 0) {
+    // batond's own stop (a budget) came as the agent's work ended: nothing
+    // was stopped, and `killed` would hide a finished job.
+    std::string reason = std::exchange(task.kill_reason, "");
+    task.killed_at_limit = false;
+    ApplyExit(exit, task);
+    task.detail +=
+        (task.detail.empty() ? "" : "; ") + reason + " as its work ended";
+  } else if (stopped) {
     ExitInfo killed = exit;
     killed.cause = ExitCause::kKilled;
     ApplyExit(killed, task);

@@ -123,6 +123,7 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
       verdict_exit.verdict = verdict->first;
       verdict_exit.verdict_detail = verdict->second;
     }
+    verdict_exit.work_done_at_stop = worker->work_done_at_stop();
   }
   if (!verdict_exit.verdict && exit.cause == ExitCause::kNatural &&
       exit.exit_code.value_or(1) != 0) {

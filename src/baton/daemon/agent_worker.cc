@@ -205,6 +205,9 @@ void AgentWorker::Begin(bool replay) {
   // app-server), first: not an adapter event, so written once.
   if (!replay && last_seq == 0 && !task_.spec.agent->note.empty())
     Record({{"type", "note"}, {"text", task_.spec.agent->note}});
+  // The first turn: one that starts in a spent session is stopped at once
+  // (its end is then no finished work).
+  turn_began_over_budget_ = !replay && !BudgetReason().empty();
   adapter_->Begin(*task_.spec.agent, task_.spec.cwd, *this);
   Drain();
   replay_.active = false;
@@ -448,17 +451,22 @@ void AgentWorker::CheckBudget() {
       turn_ == TurnState::kClosed || turn_ == TurnState::kStopping) {
     return;
   }
-  const TaskRecord* live = registry_->FindLive(task_.id);
-  if (!live || !live->kill_reason.empty())
-    return;
-  std::string reason =
-      live->usage ? BudgetReached(*task_.spec.agent, *live->usage) : "";
-  if (reason.empty())
-    reason = registry_->SessionBudgetReached(task_.spec.owner);
+  std::string reason = BudgetReason();
   if (reason.empty())
     return;
   budget_reached_ = true;
   on_budget_reached_(reason);
+}
+
+std::string AgentWorker::BudgetReason() const {
+  const TaskRecord* live = registry_->FindLive(task_.id);
+  if (!live || !live->kill_reason.empty())
+    return "";
+  std::string reason =
+      live->usage ? BudgetReached(*task_.spec.agent, *live->usage) : "";
+  if (reason.empty())
+    reason = registry_->SessionBudgetReached(task_.spec.owner);
+  return reason;
 }
 
 void AgentWorker::WriteLine(std::string line) {
@@ -484,8 +492,15 @@ void AgentWorker::TurnEnded() {
   }
   if (turn_ == TurnState::kClosed)
     return;
-  if (turn_ == TurnState::kStopping)
+  if (turn_ == TurnState::kStopping) {
+    // A budget's stop that came as the CLI wrote its answer: the turn
+    // ended with its result, not the interrupt's.
+    auto verdict = adapter_->verdict();
+    work_done_at_stop_ = budget_reached_ && !turn_began_over_budget_ &&
+                         followups_.empty() && verdict &&
+                         verdict->first == TaskStatus::kCompleted;
     return CloseStdin();
+  }
   turn_ = TurnState::kTurnEnded;
   // Waits that follow the agent turn by turn (issue 13).
   registry_->TurnEnded(task_.id, std::exchange(turn_text_, {}));
@@ -528,6 +543,10 @@ void AgentWorker::WriteTranscript(const std::string& text) {
 // A "delivered" event marks the follow-up sent right after the write to
 // the FIFO, so a restarted batond does not send it again.
 void AgentWorker::DeliverNextOrClose() {
+  // A follow-up would start a turn past the budget: it stays queued, and
+  // CheckBudget stops the worker after this batch (doc/agents.md).
+  if (!followups_.empty() && on_budget_reached_ && !BudgetReason().empty())
+    return;
   if (!followups_.empty()) {
     Followup next = std::move(followups_.front());
     followups_.pop_front();
@@ -544,6 +563,7 @@ void AgentWorker::DeliverNextOrClose() {
     Record(std::move(delivered));
     if (sent) {
       turn_ = TurnState::kInTurn;
+      turn_began_over_budget_ = false;
       return;
     }
   }

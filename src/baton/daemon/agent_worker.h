@@ -78,6 +78,10 @@ class AgentWorker : public AdapterSink {
   AgentAdapter& adapter() { return *adapter_; }
   TurnState turn_state() const { return turn_; }
   bool has_open_question() const { return !open_questions_.empty(); }
+  // batond stopped it for a budget, and the turn it was asked to end ended
+  // with its result all the same, no follow-up queued: its work was done
+  // (doc/agents.md, "Budgets").
+  bool work_done_at_stop() const { return work_done_at_stop_; }
   const std::deque<nlohmann::json>& open_questions() const {
     return open_questions_;
   }
@@ -123,6 +127,9 @@ class AgentWorker : public AdapterSink {
   // the worker's lines, and when another worker's usage reached their
   // session's budget.
   void CheckBudget();
+  // Why its budget (or its session's) stops it, "" while within them or
+  // once it is being stopped.
+  std::string BudgetReason() const;
 
   // AdapterSink.
   void Emit(nlohmann::json event) override;
@@ -196,6 +203,10 @@ class AgentWorker : public AdapterSink {
   nlohmann::json last_withdrawn_;
   std::function<void(const std::string&)> on_budget_reached_;
   bool budget_reached_ = false;  // on_budget_reached_ was called.
+  bool work_done_at_stop_ = false;
+  // The running turn began with the budget already spent (a delegate that
+  // started in a spent session): its end is no work done within it.
+  bool turn_began_over_budget_ = false;
 };
 
 }  // namespace baton

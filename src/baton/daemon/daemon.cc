@@ -286,7 +286,7 @@ void Daemon::OnAccept() {
       PauseAccepting();
       return;
     }
-    if (out_of_fds_) {
+    if (out_of_fds_ && connections_.size() < out_of_fds_connections_) {
       out_of_fds_ = false;
       BATON_LOG_INFO(
           "file descriptors available again; {} clients were refused "
@@ -316,6 +316,7 @@ bool Daemon::RefuseClient(int err) {
   ::getrlimit(RLIMIT_NOFILE, &limit);
   if (!out_of_fds_) {
     out_of_fds_ = true;
+    out_of_fds_connections_ = connections_.size();
     refused_clients_ = 0;
     BATON_LOG_ERROR(
         "out of file descriptors ({}; limit {}): new clients get an error "

@@ -212,9 +212,13 @@ class Daemon {
   // Kept open to be closed when descriptors run out: it makes room to
   // accept a client and tell it so (RefuseClient).
   UniqueFd reserve_fd_;
-  bool out_of_fds_ = false;          // Since the first EMFILE, until an accept.
-  uint64_t refused_clients_ = 0;     // While out_of_fds_.
-  TimerId accept_resume_timer_ = 0;  // Set while accepting pauses.
+  // Since the first EMFILE, until an accept once connections closed (one
+  // that a descriptor freed for a moment elsewhere allowed ends nothing:
+  // the log tells an episode once).
+  bool out_of_fds_ = false;
+  size_t out_of_fds_connections_ = 0;  // Open when it began.
+  uint64_t refused_clients_ = 0;       // While out_of_fds_.
+  TimerId accept_resume_timer_ = 0;    // Set while accepting pauses.
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
   // Commits that changed state, and the watches waiting for the next one,

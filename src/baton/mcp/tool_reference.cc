@@ -8,6 +8,7 @@
 
 #include "baton/mcp/mcp_server.h"
 #include "baton/mcp/tools/tools.h"
+#include "baton/util/json_fields.h"
 
 namespace baton::mcp {
 namespace {
@@ -17,14 +18,10 @@ namespace {
 std::string TypeText(const Json& schema) {
   if (!schema.is_object())
     return "any";
-  std::string type;
-  if (auto it = schema.find("type"); it != schema.end()) {
-    if (it->is_string()) {
-      type = it->get<std::string>();
-    } else if (it->is_array()) {
-      for (const Json& one : *it)
-        type += (type.empty() ? "" : " or ") + one.get<std::string>();
-    }
+  std::string type = StringAt(schema, "type");
+  for (const Json& one : ArrayAt(schema, "type")) {
+    if (const auto* name = one.get_ptr<const std::string*>())
+      type += (type.empty() ? "" : " or ") + *name;
   }
   if (type == "array") {
     if (auto items = schema.find("items"); items != schema.end())
@@ -37,8 +34,8 @@ std::string TypeText(const Json& schema) {
 // bounds, default, and an object's own fields by name.
 std::string PropertyText(const Json& schema) {
   std::vector<std::string> parts;
-  if (auto it = schema.find("description"); it != schema.end())
-    parts.push_back(it->get<std::string>());
+  if (std::string said = StringAt(schema, "description"); !said.empty())
+    parts.push_back(said);
   if (auto it = schema.find("enum"); it != schema.end())
     parts.push_back("one of " + it->dump());
   if (auto it = schema.find("minimum"); it != schema.end())
@@ -47,16 +44,12 @@ std::string PropertyText(const Json& schema) {
     parts.push_back("<= " + it->dump());
   if (auto it = schema.find("default"); it != schema.end())
     parts.push_back("default " + it->dump());
-  const Json* fields = nullptr;
-  if (auto it = schema.find("properties"); it != schema.end())
-    fields = &*it;
-  else if (auto items = schema.find("items"); items != schema.end() &&
-                                              items->is_object() &&
-                                              items->contains("properties"))
-    fields = &(*items)["properties"];
-  if (fields && !fields->empty()) {
+  const Json& own = ObjectAt(schema, "properties");
+  const Json& fields =
+      own.empty() ? ObjectAt(ObjectAt(schema, "items"), "properties") : own;
+  if (!fields.empty()) {
     std::string names;
-    for (const auto& [name, _] : fields->items())
+    for (const auto& [name, _] : fields.items())
       names += (names.empty() ? "" : ", ") + ("`" + name + "`");
     parts.push_back("fields: " + names);
   }
@@ -75,10 +68,10 @@ std::string PropertyText(const Json& schema) {
 }
 
 std::string PropertiesTable(const Json& schema) {
-  const Json& properties = schema.value("properties", Json::object());
+  const Json& properties = ObjectAt(schema, "properties");
   if (properties.empty())
     return "none\n";
-  Json required = schema.value("required", Json::array());
+  const Json& required = ArrayAt(schema, "required");
   std::string out = "| name | type | |\n|---|---|---|\n";
   for (const auto& [name, property] : properties.items()) {
     bool needed =
@@ -92,7 +85,7 @@ std::string PropertiesTable(const Json& schema) {
 
 std::string AnnotationsText(const Json& annotations) {
   auto flag = [&](const char* name, bool fallback) {
-    return annotations.value(name, fallback);
+    return BoolAt(annotations, name, fallback);
   };
   std::vector<std::string> words;
   bool read_only = flag("readOnlyHint", false);

@@ -9,8 +9,8 @@
 namespace baton::mcp {
 namespace {
 
-constexpr char kBegin[] = "<!-- generated from mcp/tools: begin -->\n";
-constexpr char kEnd[] = "<!-- generated from mcp/tools: end -->\n";
+constexpr char kToolsBegin[] = "<!-- generated from mcp/tools: begin -->\n";
+constexpr char kToolsEnd[] = "<!-- generated from mcp/tools: end -->\n";
 
 // doc/mcp.md's tool reference is the tools' own definitions: a tool, an
 // argument or a field cannot be added without the page saying so.
@@ -21,11 +21,11 @@ TEST(ToolReferenceTest, ThePageShowsTheToolsAsTheyAre) {
   std::stringstream text;
   text << in.rdbuf();
   std::string page = text.str();
-  size_t begin = page.find(kBegin);
-  size_t end = page.find(kEnd);
-  ASSERT_NE(begin, std::string::npos) << path << " lacks " << kBegin;
-  ASSERT_NE(end, std::string::npos) << path << " lacks " << kEnd;
-  begin += sizeof kBegin - 1;
+  size_t begin = page.find(kToolsBegin);
+  size_t end = page.find(kToolsEnd);
+  ASSERT_NE(begin, std::string::npos) << path << " lacks " << kToolsBegin;
+  ASSERT_NE(end, std::string::npos) << path << " lacks " << kToolsEnd;
+  begin += sizeof kToolsBegin - 1;
   std::string generated = ToolReference();
   if (const char* update = std::getenv("BATON_UPDATE_DOCS");
       update && std::string(update) == "1") {
