@@ -2,9 +2,9 @@
 // stdio. Each test has its own BATON_HOME (its own batond) and stops it.
 import { test } from 'node:test';
 import assert from 'node:assert/strict';
-import { spawn, execFileSync } from 'node:child_process';
+import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdirSync } from 'node:fs';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep, connect, call, text } from './helpers.mjs';
 
@@ -980,6 +980,54 @@ test('session_budget: read, set, reached by the session\'s agents, a delegate re
     assert.deepEqual(cleared.structuredContent.budget, {});
     const again = await call(client, 'delegate', { brief: 'one turn', agent: 'claude', cwd: home });
     assert.equal(again.isError, false, text(again));
+  });
+});
+
+test('the same refusal reads the same on the CLI and over MCP', T, async () => {
+  // One wording for each refusal, whichever front end meets it (issue 37):
+  // the CLI's stderr and the tool's isError text carry the same sentence
+  // (each front end names its own argument: --timeout, timeout_s).
+  await withHome(async (home, track) => {
+    const fakes = join(home, 'bin');
+    mkdirSync(fakes);
+    writeFileSync(join(fakes, 'dsh'), '#!/bin/sh\necho did it\n', { mode: 0o755 });
+    const env = { PATH: `${fakes}:/usr/bin:/bin`, BATON_SESSION: 'director' };
+    const { client } = track(await connect(home, env));
+    const cli = (args, extra = {}) => spawnSync(BATON, args, {
+      env: batonEnv(home, { ...env, ...extra }), encoding: 'utf8', timeout: 30_000,
+    });
+    const foreign = cli(['run', '--', 'sleep', '30'], { BATON_SESSION: 'someone-else' }).stdout.trim();
+    const dsh = cli(['delegate', '--agent', 'dsh', 'x']).stdout.split('\n')[0];
+    cli(['wait', '--timeout', '20s', dsh]);
+    const same = [
+      [['status', foreign], 'task_status', { task_id: foreign },
+        `task ${foreign} belongs to another session; use the session that started it`],
+      [['kill', foreign], 'task_kill', { task_id: foreign },
+        `task ${foreign} belongs to another session; use the session that started it`],
+      [['delegate', 'x'], 'delegate', { brief: 'x' },
+        'agent claude: its CLI `claude` is not installed (not found on PATH); install it, or name another agent (CLI: baton agents lists them)'],
+      [['delegate', '--resume', dsh, 'more'], 'delegate', { brief: 'more', resume_from: dsh },
+        `${dsh} ran agent dsh, whose CLI baton cannot resume (its profile sets no resume_flag, doc/agents.md); delegate a new brief instead`],
+      [['run', '--timeout', '0', '--', 'true'], 'run', { command: 'true', timeout_s: 0 },
+        'must be more than 0|must be a number of seconds > 0', '(got 0); leave it out for no limit'],
+      [['delegate', '--timeout', '0', 'x'], 'delegate', { brief: 'x', timeout_s: 0 },
+        'must be more than 0|must be a number of seconds > 0', "(got 0); leave it out for the profile's default"],
+    ];
+    for (const [args, tool, toolArgs, ...parts] of same) {
+      const onCli = cli(args);
+      assert.equal(onCli.status, 1, `${args}: ${onCli.stderr}`);
+      const onMcp = await call(client, tool, toolArgs);
+      assert.equal(onMcp.isError, true, `${tool}: ${text(onMcp)}`);
+      for (const part of parts) {
+        if (part.includes('|')) {
+          assert.match(onCli.stderr, new RegExp(part), `${args}`);
+          assert.match(text(onMcp), new RegExp(part), tool);
+          continue;
+        }
+        assert.ok(onCli.stderr.includes(part), `CLI ${args}:\n${onCli.stderr}\nlacks ${part}`);
+        assert.ok(text(onMcp).includes(part), `MCP ${tool}:\n${text(onMcp)}\nlacks ${part}`);
+      }
+    }
   });
 });
 

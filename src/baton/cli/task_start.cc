@@ -4,6 +4,7 @@
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
+#include <type_traits>
 
 #include "baton/cli/format.h"
 #include "baton/cli/verbs.h"
@@ -148,6 +149,16 @@ Status PlaceTask(R& request, const PlacementFlags& flags) {
     auto timeout = ParseDurationFlag("--timeout", flags.timeout);
     if (!timeout)
       return std::unexpected(timeout.error());
+    if (timeout->count() <= 0) {
+      // MCP's timeout_s reads the same (mcp/tool.cc, TimeoutSeconds).
+      constexpr bool kAgent = std::is_same_v<R, DelegateRequest>;
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format("--timeout must be more than 0 (got {}); leave it out "
+                      "for {}",
+                      flags.timeout,
+                      kAgent ? "the profile's default" : "no limit"));
+    }
     request.timeout = *timeout;
   }
   request.checks = flags.checks;

@@ -66,6 +66,16 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
   }
   if (ResolveProgram(program, {"PATH=" + TaskPath(spec)}, spec.cwd, cache))
     return {};
+  if (spec.agent) {
+    // A delegate names an agent, not a command line: say which agent's CLI
+    // is missing, on every front end alike.
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("agent {}: its CLI `{}` is not installed (not found on "
+                    "PATH); install it, or name another agent (CLI: baton "
+                    "agents lists them)",
+                    spec.agent->profile, program));
+  }
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("command not found: {} (searched PATH); check "
                                "the name, give a full path, or run a shell "

@@ -82,6 +82,36 @@ ResourceLimits LimitsOf(const LimitFields& fields,
   return limits;
 }
 
+// Why an ended task has no session a delegate can resume, "" when it has
+// one: a shell task, an agent whose CLI baton cannot resume (a `command`
+// profile without resume_flag, such as dsh), or one that never reported
+// its session (it failed before its first turn).
+std::string NoSessionToResume(const TaskRecord& task) {
+  std::string id = task.id.ToString();
+  if (!task.spec.agent) {
+    return fmt::format(
+        "{} is a shell task: only an agent task's session can "
+        "be resumed; start it again (run; CLI: baton run)",
+        id);
+  }
+  const AgentSpec& agent = *task.spec.agent;
+  if (agent.adapter == "command" && agent.resume_flag.empty()) {
+    return fmt::format(
+        "{} ran agent {}, whose CLI baton cannot resume (its profile sets "
+        "no resume_flag, doc/agents.md); delegate a new brief instead, with "
+        "what it did (task_output; CLI: baton output {})",
+        id, agent.profile, id);
+  }
+  if (task.agent_session.empty()) {
+    return fmt::format(
+        "{} has no agent session to resume: its CLI never "
+        "reported one (it ended before its first turn; "
+        "task_status tells how; CLI: baton status {})",
+        id, id);
+  }
+  return "";
+}
+
 }  // namespace
 
 template <class R>
@@ -207,13 +237,8 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
                       "ended",
                       request.resume_from, TaskStatusName(task->status))));
     }
-    if (task->agent_session.empty() || !task->spec.agent) {
-      return reply(
-          MakeError(ErrorCode::kResumeNotFound,
-                    fmt::format("{} has no agent session to resume (it never "
-                                "started one)",
-                                request.resume_from)));
-    }
+    if (auto why = NoSessionToResume(*task); !why.empty())
+      return reply(MakeError(ErrorCode::kResumeNotFound, why));
     if (auto ok = CheckResumeAllowed(*task, clock_.WallNowMillis()); !ok)
       return reply(std::unexpected(ok.error()));
     resumed = std::move(*task);
