@@ -161,7 +161,10 @@ TEST_F(AcpAgentTest, CrashFailureGarbageAndNoCli) {
   auto missing = Baton({"delegate", "--agent", "fakeacp", "x"},
                        {{"PATH", "/usr/bin:/bin"}});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_TRUE(Has(missing.err, "agent fakeacp: its CLI `acp-agent` is not installed (not found on PATH)")) << missing.err;
+  EXPECT_TRUE(Has(missing.err,
+                  "agent fakeacp: its CLI `acp-agent` is not installed (not "
+                  "found on PATH)"))
+      << missing.err;
 }
 
 }  // namespace

@@ -158,7 +158,8 @@ TEST_F(CodexAgentTest, CrashFailureGarbageAndNoCli) {
   auto missing =
       Baton({"delegate", "--agent", "codex", "x"}, {{"PATH", "/usr/bin:/bin"}});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_TRUE(Has(missing.err, "agent codex: its CLI `codex` is not installed")) << missing.err;
+  EXPECT_TRUE(Has(missing.err, "agent codex: its CLI `codex` is not installed"))
+      << missing.err;
 }
 
 // How many times batond asked the fake `codex app-server --help`.

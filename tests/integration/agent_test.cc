@@ -197,7 +197,11 @@ TEST_F(AgentTest, FailuresAreClearAndNothingIsSpawnedForBadInput) {
   auto missing =
       Baton({"delegate", "--agent", "codex", "x"}, {{"PATH", "/usr/bin:/bin"}});
   EXPECT_EQ(missing.exit_code, 1);
-  EXPECT_NE(missing.err.find("agent codex: its CLI `codex` is not installed (not found on PATH); install it, or name another agent (CLI: baton agents lists them)"), std::string::npos)
+  EXPECT_NE(
+      missing.err.find(
+          "agent codex: its CLI `codex` is not installed (not found on PATH); "
+          "install it, or name another agent (CLI: baton agents lists them)"),
+      std::string::npos)
       << missing.err;
   auto listed = Baton({"--json", "ls", "--all"}, env_).json();
   EXPECT_EQ(listed["tasks"].size(), 2u);  // Only the two real ones.

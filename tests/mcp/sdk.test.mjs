@@ -885,6 +885,30 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
   });
 });
 
+test('delegate: retries start a failed worker again from its brief; the attempts are linked', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const work = join(home, 'work');
+    mkdirSync(work);
+    const bad = await call(client, 'delegate', { brief: 'x', cwd: work, retries: 101 });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /argument 'retries' must be a whole number from 0 to 100/);
+    const d = await call(client, 'delegate', { brief: 'FAILONCE fix it', cwd: work, retries: 2, retry_delay_s: 0.1 });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 30 });
+    assert.equal(w.structuredContent.tasks[0].status, 'completed', text(w));
+    assert.match(w.structuredContent.tasks[0].detail, /attempt 2 of 3/);
+    const s = await call(client, 'task_status', { task_id: id });
+    assert.equal(s.structuredContent.attempts.length, 1, text(s));
+    assert.equal(s.structuredContent.retries, 2);
+    const events = await call(client, 'task_events', { task_id: id, limit: 500 });
+    const note = events.structuredContent.events.find((e) => e.type === 'note' && e.attempt === 2);
+    assert.ok(note, text(events));
+    assert.match(text(events), /attempt 2 of 3 \(attempt 1: /);
+  });
+});
+
 test('delegate: a max_tokens budget stops the worker; task_status shows usage and budget; bad budgets are isError', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home, agentEnv()));

@@ -107,6 +107,33 @@ void AddLimitFlags(CLI::App& command, LimitFlags& flags) {
       ->check(WholeNumber(1, 1 << 22));
 }
 
+void AddRetryFlags(CLI::App& command, RetryFlags& flags) {
+  command
+      .add_option("--retry", flags.retries,
+                  "Run it again up to N times when it fails or times out")
+      ->check(WholeNumber(0, kMaxRetries));
+  command.add_option("--retry-delay", flags.delay,
+                     "Wait before the first retry, doubled for each next "
+                     "one, at most 10m (default 5s)");
+}
+
+Result<RetryFields> RetryFieldsOf(const RetryFlags& flags) {
+  RetryFields fields{.retries = flags.retries};
+  if (flags.delay.empty())
+    return fields;
+  auto delay = ParseDurationFlag("--retry-delay", flags.delay);
+  if (!delay)
+    return std::unexpected(delay.error());
+  if (delay->count() > kMaxRetryBackoffMs) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("--retry-delay {} is longer than 10m, the "
+                                 "longest a retry waits",
+                                 flags.delay));
+  }
+  fields.retry_delay_ms = delay->count();
+  return fields;
+}
+
 Result<LimitFields> LimitFieldsOf(const LimitFlags& flags) {
   LimitFields fields;
   if (!flags.memory.empty()) {

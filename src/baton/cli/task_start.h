@@ -57,6 +57,15 @@ void AddLimitFlags(CLI::App& command, LimitFlags& flags);
 // The request's `limits`; an error for a bad --memory.
 Result<LimitFields> LimitFieldsOf(const LimitFlags& flags);
 
+// Retries (doc/scheduling.md, "Retries"): --retry N, --retry-delay D.
+struct RetryFlags {
+  int64_t retries = 0;
+  std::string delay;
+};
+void AddRetryFlags(CLI::App& command, RetryFlags& flags);
+// The request's `retry`; an error for a bad or too long --retry-delay.
+Result<RetryFields> RetryFieldsOf(const RetryFlags& flags);
+
 // Fills a RunRequest's or DelegateRequest's folder (absolute), deadline,
 // checks, schedule and base environment from the flags; fails on a bad
 // duration, or --after with --after-any.

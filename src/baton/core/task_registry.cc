@@ -160,17 +160,13 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
   if (spec.retry.delay_ms < 0 || spec.retry.delay_ms > kMaxRetryBackoffMs) {
     return invalid("the retry delay must be 0 to 10 minutes, e.g. 5 s");
   }
-  if (spec.retry.retries > 0 && spec.agent) {
-    return invalid(
-        "retries are for shell tasks; to run an agent's work again, "
-        "delegate again resuming its task (resume_from)");
-  }
   if (spec.slurm && spec.retry.retries > 0) {
     return invalid(
         "retries of a task on Slurm are not built yet; use sbatch's own "
         "--requeue (--sbatch-arg --requeue) or run without --retry");
   }
-  if (spec.retry.retries > 0 && spec.stdin_pipe) {
+  // An agent's worker writes its brief again to the next attempt's CLI.
+  if (spec.retry.retries > 0 && spec.stdin_pipe && !spec.agent) {
     return invalid(
         "a task with a stdin pipe cannot be retried (what was written to "
         "the pipe is gone); give its input as a file instead");
@@ -295,11 +291,7 @@ void TaskRegistry::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
   Finish(std::move(task));
 }
 
-void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
-  auto node = live_.extract(id);
-  if (!node)
-    return;
-  TaskRecord task = std::move(node.mapped());
+void TaskRegistry::ApplyEnd(TaskRecord& task, const ExitInfo& exit) const {
   // A task that ends while it is being stopped was killed, however it
   // went: our signal got there before the executor saw it sent, the task
   // ended by itself once asked to (an agent ending its turn: a kill may
@@ -326,6 +318,23 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   }
   if (task.ended_ms == 0)
     task.ended_ms = clock_->WallNowMillis();
+}
+
+bool TaskRegistry::WillRetry(const TaskId& id, const ExitInfo& exit) const {
+  auto it = live_.find(id);
+  if (it == live_.end())
+    return false;
+  TaskRecord ended = it->second;
+  ApplyEnd(ended, exit);
+  return RetriesAfter(ended, exit);
+}
+
+void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
+  auto node = live_.extract(id);
+  if (!node)
+    return;
+  TaskRecord task = std::move(node.mapped());
+  ApplyEnd(task, exit);
   if (RetriesAfter(task, exit)) {
     HoldForRetry(std::move(task));
     return;

@@ -320,6 +320,10 @@ class TaskRegistry : public ExecutorListener {
   void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
   void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override;
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
+  // Whether the live task `id`, ended by `exit`, will run again (a retry):
+  // what an agent's runtime asks before OnTaskExited, to keep the ended
+  // attempt's stream apart.
+  bool WillRetry(const TaskId& id, const ExitInfo& exit) const;
 
  private:
   struct Waiter {
@@ -451,6 +455,8 @@ class TaskRegistry : public ExecutorListener {
   // Retries (doc/scheduling.md, "Retries"). Whether the attempt that ended
   // so (`ended` has the exit applied) is followed by another.
   bool RetriesAfter(const TaskRecord& ended, const ExitInfo& exit) const;
+  // The record as `exit` ends it, retries aside: its status, detail, times.
+  void ApplyEnd(TaskRecord& task, const ExitInfo& exit) const;
   // Records the attempt and holds the task, queued, until its retry's
   // time; its end is not told to anyone, waits included.
   void HoldForRetry(TaskRecord task);

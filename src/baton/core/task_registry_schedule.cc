@@ -263,12 +263,13 @@ void TaskRegistry::Unschedule(const TaskRecord& task) {
 
 bool TaskRegistry::RetriesAfter(const TaskRecord& ended,
                                 const ExitInfo& exit) const {
-  // A failure, or a timeout; never a kill, a lost task or an agent. An
-  // attempt that filled the output cap is the last: its log has no room
-  // for what a retry would print.
+  // A failure, or a timeout; never a kill or a lost task. An attempt that
+  // filled the output cap is the last: its log has no room for what a
+  // retry would print. An agent starts again from its brief
+  // (doc/agents.md, "Retries").
   bool failed =
       ended.status == TaskStatus::kFailed || exit.cause == ExitCause::kTimedOut;
-  return failed && !ended.spec.agent && ended.kill_reason.empty() &&
+  return failed && ended.kill_reason.empty() &&
          static_cast<int64_t>(ended.attempts.size()) <
              ended.spec.retry.retries &&
          ended.output_dropped == 0;

@@ -2,6 +2,10 @@
 
 #include <fmt/format.h>
 
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
 #include "baton/daemon/agent_event_log.h"
 #include "baton/daemon/agent_worker.h"
 #include "baton/util/file_util.h"
@@ -153,8 +157,27 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
       }
     }
   }
+  if (registry_->WillRetry(id, verdict_exit))
+    KeepAttemptApart(id, task->attempts.size() + 1);
   workers_.erase(id);
   next_->OnTaskExited(id, verdict_exit);
+}
+
+// The next attempt's CLI writes a stream of its own: this one's moves to
+// stream.<n>.jsonl (stderr to stderr.<n>.log), so a worker (or a replay
+// after a restart) reads one CLI process's lines, from their start.
+void AgentRuntime::KeepAttemptApart(const TaskId& id, size_t attempt) {
+  std::string dir = executor_->TaskDir(id);
+  for (auto [name, kept] : {std::pair(std::string(kAgentStreamFile),
+                                      fmt::format("stream.{}.jsonl", attempt)),
+                            std::pair(std::string(kAgentStderrFile),
+                                      fmt::format("stderr.{}.log", attempt))}) {
+    if (::rename((dir + "/" + name).c_str(), (dir + "/" + kept).c_str()) != 0 &&
+        errno != ENOENT) {
+      BATON_LOG_WARN("{}: keeping {} of attempt {}: {}", id.ToString(), name,
+                     attempt, std::strerror(errno));
+    }
+  }
 }
 
 namespace {

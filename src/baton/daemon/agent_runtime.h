@@ -90,6 +90,8 @@ class AgentRuntime : public ExecutorListener {
   // A worker reached its budget: stopped as a kill stops it, with `reason`
   // as its task's detail.
   void StopForBudget(const TaskId& id, const std::string& reason);
+  // Before a retry: the ended attempt's stream and stderr get its number.
+  void KeepAttemptApart(const TaskId& id, size_t attempt);
 
   EventLoop* loop_;
   Executor* executor_;

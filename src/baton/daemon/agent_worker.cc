@@ -208,6 +208,11 @@ void AgentWorker::Begin(bool replay) {
   // The first turn: one that starts in a spent session is stopped at once
   // (its end is then no finished work).
   turn_began_over_budget_ = !replay && !BudgetReason().empty();
+  if (!replay &&
+      replay_.attempt < static_cast<int64_t>(task_.attempts.size()) + 1) {
+    BeginAttempt();
+  }
+  adapter_emits_ = replay_.attempt_emits;
   adapter_->Begin(*task_.spec.agent, task_.spec.cwd, *this);
   Drain();
   replay_.active = false;
@@ -229,6 +234,26 @@ void AgentWorker::Begin(bool replay) {
   CheckBudget();
   if (task_.spec.slurm)
     PollStream();
+}
+
+void AgentWorker::BeginAttempt() {
+  const TaskRecord* live = registry_->FindLive(task_.id);
+  replay_.attempt = static_cast<int64_t>(task_.attempts.size()) + 1;
+  replay_.attempt_emits = replay_.skip_emits;
+  replay_.usage_before = live && live->usage ? *live->usage : AgentUsage{};
+  // The last attempt's questions died with its CLI.
+  open_questions_.clear();
+  auto before = ParseJson(EncodeObject(replay_.usage_before));
+  Json usage_before = before ? std::move(before->value) : Json::object();
+  Record(
+      {{"type", "note"},
+       {"text", fmt::format("attempt {} of {} (attempt {}: {}): starting "
+                            "again from its brief",
+                            replay_.attempt, task_.spec.retry.retries + 1,
+                            replay_.attempt - 1, task_.attempts.back().detail)},
+       {"attempt", replay_.attempt},
+       {"emits", replay_.attempt_emits},
+       {"usage_before", std::move(usage_before)}});
 }
 
 void AgentWorker::PollStream() {
@@ -438,7 +463,7 @@ void AgentWorker::Emit(Json event) {
       if (DecodeValue(*cost, dollars, {}, "cost_usd"))
         usage.cost_usd = dollars;
     }
-    registry_->SetUsage(task_.id, usage);
+    registry_->SetUsage(task_.id, AddUsage(replay_.usage_before, usage));
   }
   Record(std::move(event));
 }
@@ -581,6 +606,16 @@ int64_t AgentWorker::LoadEvents() {
           std::max<int64_t>(replay_.skip_emits, IntAt(event, "src") + 1);
     }
     std::string type = StringAt(event, "type");
+    if (type == "note" && IntAt(event, "attempt") > 0) {
+      // A retry began here (BeginAttempt).
+      replay_.attempt = IntAt(event, "attempt");
+      replay_.attempt_emits = IntAt(event, "emits");
+      replay_.usage_before = {};
+      (void)DecodeValue(MemberAt(event, "usage_before"), replay_.usage_before,
+                        {}, "usage_before");
+      questions.clear();
+      replay_.last_start_at = -1;
+    }
     if (type == "question")
       questions[IntAt(event, "seq")] = event;
     if (type == "answer") {

@@ -152,6 +152,13 @@ class AgentWorker : public AdapterSink {
     // The adapter's event count when the last message that started a turn
     // was sent (-1: none): a turn end after it means the turn is over.
     int64_t last_start_at = -1;
+    // A retried task's attempt (doc/agents.md, "Retries"), from the note
+    // that began it: its number (1: the first), the adapter events of the
+    // earlier attempts (this attempt's CLI numbers on from there), and
+    // what they spent (this CLI reports from zero).
+    int64_t attempt = 1;
+    int64_t attempt_emits = 0;
+    AgentUsage usage_before;
   };
 
   void Drain();
@@ -168,6 +175,9 @@ class AgentWorker : public AdapterSink {
   int64_t LoadEvents();
   void FlushStdin();
   void CloseStdin();
+  // A retry's fresh start: notes the attempt in the events, and begins
+  // this CLI's numbering and usage after the earlier attempts'.
+  void BeginAttempt();
 
   EventLoop* loop_;
   Executor* executor_;

@@ -86,6 +86,28 @@ struct ScheduleFields {
   }
 };
 
+// Runs again when it fails (doc/scheduling.md, "Retries"); the same fields
+// in `run` and `delegate` (an agent starts again from its brief,
+// doc/agents.md, "Retries").
+struct RetryFields {
+  int64_t retries = 0;
+  std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
+  template <class V>
+  void Fields(V& v) {
+    v("retries", retries,
+      {.min = 0,
+       .max = kMaxRetries,
+       .doc = "runs it again, up to this many times, when it fails or times "
+              "out (not when killed); one id, each attempt recorded "
+              "(doc/scheduling.md, \"Retries\")"});
+    v("retry_delay_ms", retry_delay_ms,
+      {.min = 0,
+       .max = kMaxRetryBackoffMs,
+       .doc = "the wait before the first retry, doubled for each next one "
+              "(at most 10 minutes); default 5000"});
+  }
+};
+
 // Where a task runs: on this machine, or as a Slurm job (doc/slurm.md).
 // Empty resources take the defaults of `[executors.slurm]` in baton's
 // config, then the cluster's.
@@ -165,8 +187,7 @@ struct RunRequest {
   bool unowned = false;
   ScheduleFields schedule;
   std::optional<int64_t> max_output;  // Unset: kDefaultMaxOutput.
-  int64_t retries = 0;
-  std::optional<int64_t> retry_delay_ms;  // Unset: RetryPolicy's.
+  RetryFields retry;
   SlurmFields slurm;
   LimitFields limits;
   // Sent only as false: an older batond, which masks nothing, never sees
@@ -216,17 +237,7 @@ struct RunRequest {
        .doc = "the output it keeps; past it what it prints is dropped and "
               "counted (doc/tasks.md, \"Output cap\"); 0: no cap; default "
               "1 GiB"});
-    v("retries", retries,
-      {.min = 0,
-       .max = kMaxRetries,
-       .doc = "runs it again, up to this many times, when it fails or times "
-              "out (not when killed); one id, each attempt recorded "
-              "(doc/scheduling.md, \"Retries\")"});
-    v("retry_delay_ms", retry_delay_ms,
-      {.min = 0,
-       .max = kMaxRetryBackoffMs,
-       .doc = "the wait before the first retry, doubled for each next one "
-              "(at most 10 minutes); default 5000"});
+    retry.Fields(v);
     slurm.Fields(v);
     limits.Fields(v);
     v("redact", redact,
@@ -261,6 +272,7 @@ struct DelegateRequest {
   std::optional<int64_t> max_tokens;
   std::optional<double> max_cost_usd;
   std::string ask;  // "", "director" or "person".
+  RetryFields retry;
   SlurmFields slurm;
   LimitFields limits;
   template <class V>
@@ -318,6 +330,7 @@ struct DelegateRequest {
       {.max_bytes = kMaxNameBytes,
        .doc = "who answers its questions: `director` (default) or `person`, "
               "the MCP client's user through a form (doc/mcp.md)"});
+    retry.Fields(v);
     slurm.Fields(v);
     limits.Fields(v);
   }

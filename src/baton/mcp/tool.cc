@@ -91,6 +91,51 @@ Result<ScheduleFields> ScheduleArguments(const Json& args) {
   return schedule;
 }
 
+Result<RetryFields> RetryArguments(const Json& args) {
+  RetryFields retry;
+  if (const Json* retries = FindArgument(args, "retries")) {
+    const auto* count = retries->get_ptr<const Json::number_unsigned_t*>();
+    if (!count || *count > static_cast<uint64_t>(kMaxRetries)) {
+      return Bad(fmt::format(
+          "argument 'retries' must be a whole number from 0 to {}, e.g. "
+          "{{\"retries\": 3}} (got {})",
+          kMaxRetries, retries->dump()));
+    }
+    retry.retries = static_cast<int64_t>(*count);
+  }
+  auto delay = OptionalNumber(args, "retry_delay_s", 0);
+  if (!delay)
+    return std::unexpected(delay.error());
+  if (*delay) {
+    if (**delay * 1000 > static_cast<double>(kMaxRetryBackoffMs)) {
+      return Bad(fmt::format(
+          "argument 'retry_delay_s' must be at most 600 (10 minutes), e.g. "
+          "{{\"retry_delay_s\": 5}} (got {})",
+          **delay));
+    }
+    retry.retry_delay_ms = static_cast<int64_t>(**delay * 1000);
+  }
+  return retry;
+}
+
+void AddRetryProperties(Json& properties) {
+  properties["retries"] = {
+      {"type", "integer"},
+      {"minimum", 0},
+      {"maximum", kMaxRetries},
+      {"description",
+       "Run it again, up to this many times, when it fails or times out (not "
+       "when killed): one task id, each attempt's exit and output recorded "
+       "in task_status; waits see only the last end. An agent starts again "
+       "from its brief"}};
+  properties["retry_delay_s"] = {
+      {"type", "number"},
+      {"minimum", 0},
+      {"description",
+       "Seconds before the first retry, doubled for each next one (at most "
+       "600); default 5"}};
+}
+
 void AddScheduleProperties(Json& properties) {
   properties["queue"] = {
       {"type", "string"},

@@ -169,6 +169,13 @@ Result<LimitFields> LimitArguments(const Json& args);
 void AddLimitProperties(Json& properties);
 inline constexpr std::string_view kLimitArguments[] = {"memory", "cpus",
                                                        "pids"};
+// The optional `retries` (0 to kMaxRetries) and `retry_delay_s` (at most
+// 600) of run and delegate (doc/scheduling.md, "Retries"), and their
+// schema properties. The names: kRetryArguments.
+Result<RetryFields> RetryArguments(const Json& args);
+void AddRetryProperties(Json& properties);
+inline constexpr std::string_view kRetryArguments[] = {"retries",
+                                                       "retry_delay_s"};
 // An optional boolean.
 Result<bool> OptionalBool(const Json& args, std::string_view name,
                           bool fallback);

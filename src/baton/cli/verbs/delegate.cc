@@ -14,6 +14,7 @@ struct DelegateArgs {
   PlacementFlags placement;
   SlurmFlags slurm;
   LimitFlags limits;
+  RetryFlags retry;
   std::vector<std::string> brief;
   bool wait = false;
   bool worktree = false, no_worktree = false;
@@ -55,6 +56,10 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
   if (!limits)
     return ReportError(ctx, limits.error());
   request.limits = *limits;
+  auto retry = RetryFieldsOf(args.retry);
+  if (!retry)
+    return ReportError(ctx, retry.error());
+  request.retry = *retry;
   // A resumed task runs where its session ran, unless --cwd says otherwise
   // (batond takes the ended task's folder when none is sent).
   if (args.placement.cwd.empty() && TaskId::Parse(args.resume))
@@ -87,6 +92,8 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
   AddScheduleFlags(command, args->placement);
   AddSlurmFlags(command, args->slurm);
   AddLimitFlags(command, args->limits);
+  // A failed worker starts again from its brief (doc/agents.md, "Retries").
+  AddRetryFlags(command, args->retry);
   auto* worktree = command.add_flag(
       "--worktree", args->worktree,
       "Run it in a new git worktree, on a new branch baton/<task id> made "

@@ -16,8 +16,7 @@ struct RunArgs {
   SlurmFlags slurm;
   LimitFlags limits;
   std::string max_output;
-  int64_t retries = 0;
-  std::string retry_delay;
+  RetryFlags retry;
   bool no_redact = false;
   bool wait = false;
 };
@@ -75,19 +74,10 @@ int DoRun(const Context& ctx, const RunArgs& args) {
   }
   if (args.no_redact)
     request.redact = false;
-  request.retries = args.retries;
-  if (!args.retry_delay.empty()) {
-    auto delay = ParseDurationFlag("--retry-delay", args.retry_delay);
-    if (!delay)
-      return ReportError(ctx, delay.error());
-    if (delay->count() > kMaxRetryBackoffMs) {
-      return ReportError(ctx, {ErrorCode::kInvalidArgument,
-                               fmt::format("--retry-delay {} is longer than "
-                                           "10m, the longest a retry waits",
-                                           args.retry_delay)});
-    }
-    request.retry_delay_ms = delay->count();
-  }
+  auto retry = RetryFieldsOf(args.retry);
+  if (!retry)
+    return ReportError(ctx, retry.error());
+  request.retry = *retry;
   // --wait: until it ends, then exit with the command's own code.
   return StartTask(ctx, request,
                    args.wait ? AfterStart::kWaitForEnd : AfterStart::kReturn);
@@ -115,13 +105,7 @@ void DefineRun(CLI::App& command, const Context& ctx, Action& action) {
   command.add_option("--max-output", args->max_output,
                      "Keep this much output (e.g. 100M; 0: all); past it, "
                      "output is dropped and counted (default 1G)");
-  command
-      .add_option("--retry", args->retries,
-                  "Run it again up to N times when it fails or times out")
-      ->check(WholeNumber(0, kMaxRetries));
-  command.add_option("--retry-delay", args->retry_delay,
-                     "Wait before the first retry, doubled for each next "
-                     "one, at most 10m (default 5s)");
+  AddRetryFlags(command, args->retry);
   command.add_flag("--no-redact", args->no_redact,
                    "Keep secrets in its output as printed (by default API "
                    "keys and tokens of well-known shapes are masked)");

@@ -129,6 +129,9 @@ TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   spec.schedule.priority = request.schedule.priority;
   spec.schedule.after = request.schedule.after;
   spec.schedule.after_any = request.schedule.after_any;
+  spec.retry.retries = request.retry.retries;
+  if (request.retry.retry_delay_ms)
+    spec.retry.delay_ms = *request.retry.retry_delay_ms;
   return spec;
 }
 
@@ -142,9 +145,6 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   spec.env_overrides = request.env;
   spec.max_output = request.max_output.value_or(kDefaultMaxOutput);
   spec.redact = request.redact.value_or(true);
-  spec.retry.retries = request.retries;
-  if (request.retry_delay_ms)
-    spec.retry.delay_ms = *request.retry_delay_ms;
   if (request.slurm.OnSlurm()) {
     EnvLookup client_env = ClientEnvLookup(request.base_env);
     auto config = config_cache_.Load(FindConfigFile(client_env));

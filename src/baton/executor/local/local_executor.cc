@@ -349,8 +349,10 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
       return FailLater(task.id, made.error());
     request.stdin_fifo = spec.stdin_pipe;
   }
-  if (!task.attempts.empty() && !restart) {
-    // Where the attempt's output starts, for people reading the log.
+  if (!task.attempts.empty() && !restart && !spec.agent) {
+    // Where the attempt's output starts, for people reading the log (an
+    // agent's transcript gets its worker's note instead: request.log is
+    // its CLI's stream).
     if (auto marked = AppendAttemptMarker(request.log, task); !marked) {
       BATON_LOG_WARN("{}: {}", request.task, marked.error().message);
     }

@@ -20,6 +20,8 @@ void HandleDelegate(const ToolCallPtr& call) {
                std::end(kSlurmArguments));
   names.insert(names.end(), std::begin(kLimitArguments),
                std::end(kLimitArguments));
+  names.insert(names.end(), std::begin(kRetryArguments),
+               std::end(kRetryArguments));
   if (auto known = CheckKnownArguments(args, names); !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -61,6 +63,10 @@ void HandleDelegate(const ToolCallPtr& call) {
   if (!limits)
     return call->Finish(ToolResult::Error(limits.error().message));
   request.limits = std::move(*limits);
+  auto retry = RetryArguments(args);
+  if (!retry)
+    return call->Finish(ToolResult::Error(retry.error().message));
+  request.retry = *retry;
   if (args.contains("worktree")) {
     auto worktree = OptionalBool(args, "worktree", false);
     if (!worktree)
@@ -325,6 +331,7 @@ ToolDefinition DelegateToolDefinition() {
   AddScheduleProperties(tool.input_schema["properties"]);
   AddSlurmProperties(tool.input_schema["properties"]);
   AddLimitProperties(tool.input_schema["properties"]);
+  AddRetryProperties(tool.input_schema["properties"]);
   return tool;
 }
 

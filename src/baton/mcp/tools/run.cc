@@ -11,13 +11,15 @@ namespace {
 void HandleRun(const ToolCallPtr& call) {
   const Json& args = call->arguments();
   std::vector<std::string_view> names = {
-      "command",          "cwd",     "label",         "env",   "timeout_s",
-      "checks",           "queue",   "priority",      "after", "after_any",
-      "max_output_bytes", "retries", "retry_delay_s", "redact"};
+      "command",          "cwd",   "label",    "env",   "timeout_s",
+      "checks",           "queue", "priority", "after", "after_any",
+      "max_output_bytes", "redact"};
   names.insert(names.end(), std::begin(kSlurmArguments),
                std::end(kSlurmArguments));
   names.insert(names.end(), std::begin(kLimitArguments),
                std::end(kLimitArguments));
+  names.insert(names.end(), std::begin(kRetryArguments),
+               std::end(kRetryArguments));
   if (auto known = CheckKnownArguments(args, names); !known) {
     return call->Finish(ToolResult::Error(known.error().message));
   }
@@ -74,28 +76,10 @@ void HandleRun(const ToolCallPtr& call) {
     return call->Finish(ToolResult::Error(redact.error().message));
   if (!*redact)
     request.redact = false;
-  if (const Json* retries = FindArgument(args, "retries")) {
-    const auto* count = retries->get_ptr<const Json::number_unsigned_t*>();
-    if (!count || *count > static_cast<uint64_t>(kMaxRetries)) {
-      return call->Finish(ToolResult::Error(fmt::format(
-          "argument 'retries' must be a whole number from 0 to {}, e.g. "
-          "{{\"retries\": 3}} (got {})",
-          kMaxRetries, retries->dump())));
-    }
-    request.retries = static_cast<int64_t>(*count);
-  }
-  auto retry_delay = OptionalNumber(args, "retry_delay_s", 0);
-  if (!retry_delay)
-    return call->Finish(ToolResult::Error(retry_delay.error().message));
-  if (*retry_delay) {
-    if (**retry_delay * 1000 > static_cast<double>(kMaxRetryBackoffMs)) {
-      return call->Finish(ToolResult::Error(fmt::format(
-          "argument 'retry_delay_s' must be at most 600 (10 minutes), e.g. "
-          "{{\"retry_delay_s\": 5}} (got {})",
-          **retry_delay)));
-    }
-    request.retry_delay_ms = static_cast<int64_t>(**retry_delay * 1000);
-  }
+  auto retry = RetryArguments(args);
+  if (!retry)
+    return call->Finish(ToolResult::Error(retry.error().message));
+  request.retry = *retry;
   if (const Json* env = FindArgument(args, "env")) {
     if (!env->is_object()) {
       return call->Finish(ToolResult::Error(
@@ -206,20 +190,6 @@ ToolDefinition RunToolDefinition() {
               "The output it keeps; past it, what it prints is dropped and "
               "counted, and its output ends with a marker saying how much. "
               "0: keep all; default: 1 GiB"}}},
-           {"retries",
-            {{"type", "integer"},
-             {"minimum", 0},
-             {"maximum", kMaxRetries},
-             {"description",
-              "Run it again, up to this many times, when it fails or times "
-              "out (not when killed): one task id, each attempt's exit and "
-              "output recorded in task_status; waits see only the last end"}}},
-           {"retry_delay_s",
-            {{"type", "number"},
-             {"minimum", 0},
-             {"description",
-              "Seconds before the first retry, doubled for each next one "
-              "(at most 600); default 5"}}},
            {"redact",
             {{"type", "boolean"},
              {"description",
@@ -250,6 +220,7 @@ ToolDefinition RunToolDefinition() {
   AddScheduleProperties(tool.input_schema["properties"]);
   AddSlurmProperties(tool.input_schema["properties"]);
   AddLimitProperties(tool.input_schema["properties"]);
+  AddRetryProperties(tool.input_schema["properties"]);
   return tool;
 }
 

@@ -310,7 +310,7 @@ ToolDefinition TaskStatusToolDefinition() {
         {"max_cost_usd", {{"type", "number"}}}}}};
   props["retries"] = {
       {"type", "integer"},
-      {"description", "shell tasks run with retries: how many it may take"}};
+      {"description", "tasks run with retries: how many it may take"}};
   props["attempts"] = {
       {"type", "array"},
       {"description",
