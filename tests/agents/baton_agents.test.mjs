@@ -622,6 +622,26 @@ async function mcpFlow(cli, { scenario, answer, tool, resume = false, notice = f
   if (scenario.startsWith('SCEN_ASK')) assert.match(st.last_text, new RegExp(answer), 'the answer reached the model');
   if (tool) assert.ok(st.tools_used.includes(tool), JSON.stringify(st.tools_used));
   assert.deepEqual(st.pending_questions ?? [], []);
+  // What a director reads back without the CLI (issue 37): the brief, every
+  // event a page at a time, and a list row with what `baton ls` shows.
+  assert.equal(st.brief, `${scenario} [flow:${name}]`);
+  const types = [];
+  for (let after = 0, more = true, pages = 0; more; pages++) {
+    assert.ok(pages < 100, `task_events pages end: ${types}`);
+    const page = (await call('task_events', { task_id: id, after, limit: 5 })).structuredContent;
+    for (const event of page.events) {
+      assert.ok(event.seq > after, `${event.seq} after ${after}`);
+      types.push(event.type);
+    }
+    ({ next_after: after, more } = page);
+  }
+  for (const type of ['question', 'answer', 'result']) assert.ok(types.includes(type), `${type} in ${types}`);
+  const row = (await call('task_list', { all: true })).structuredContent.tasks.find((t) => t.task_id === id);
+  assert.equal(row.agent, cli, JSON.stringify(row));
+  assert.match(row.started_at, /^\d{4}-/, JSON.stringify(row));
+  assert.ok(row.elapsed_ms >= 0, JSON.stringify(row));
+  // Claude Code reports usage with every reply; the others may not yet.
+  if (cli === 'claude') assert.ok(row.usage?.input_tokens > 0, JSON.stringify(row));
   if (resume) {
     // resume_from alone: the same agent, where the session ran, the conversation carried.
     const again = await call('delegate', { brief: `SCEN_TEXT carry on [flow:${name}-resume]`, resume_from: id });

@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: ten tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: eleven tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -39,8 +39,8 @@ test('initialize, tools/list: ten tools with schemas and honest annotations', T,
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'delegate', 'run', 'session_budget', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output', 'task_send',
-      'task_status']);
+      'delegate', 'run', 'session_budget', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output',
+      'task_questions', 'task_send', 'task_status']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
     for (const tool of tools) {
@@ -51,7 +51,7 @@ test('initialize, tools/list: ten tools with schemas and honest annotations', T,
     }
     assert.deepEqual(byName.run.inputSchema.required, ['command']);
     assert.equal(byName.task_output.inputSchema.properties.timeout_s.maximum, 50);
-    for (const name of ['task_output', 'task_status', 'task_list', 'task_events']) {
+    for (const name of ['task_output', 'task_status', 'task_list', 'task_events', 'task_questions']) {
       assert.equal(byName[name].annotations.readOnlyHint, true, name);
     }
     assert.equal(byName.run.annotations.readOnlyHint, false);
@@ -416,7 +416,7 @@ test('bad arguments are isError results the model can act on', T, async () => {
     const unknown = await call(client, 'no_such_tool', {}).then(
       (res) => text(res), (error) => String(error.message));
     assert.match(unknown, /Unknown tool/);
-    for (const name of ['delegate', 'run', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output', 'task_send', 'task_status', 'session_budget'])
+    for (const name of ['delegate', 'run', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output', 'task_questions', 'task_send', 'task_status', 'session_budget'])
       assert.ok(unknown.includes(name), `${name} missing from: ${unknown}`);
   });
 });
@@ -882,6 +882,37 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     assert.equal(s.structuredContent.evidence.diff_bytes, s.structuredContent.evidence.diff.length);
     assert.match(text(s), /the diff \(\d+ bytes\):\n(.*\n)*\+work of turn 1\n/);
     assert.match(text(s), new RegExp(`branch baton/${id}: 1 commit on`));
+  });
+});
+
+test('task_questions: a sub-worker\'s question reaches the director, who answers it', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, { ...agentEnv(), BATON_SESSION: 'director' }));
+    const w = await call(client, 'delegate', { brief: 'SLOW20 work on' });
+    assert.equal(w.isError, false, text(w));
+    const worker = w.structuredContent.task_id;
+    // What the worker's own baton would do: its BATON_TASK_ID, a session of its own.
+    const sub = baton(home, ['delegate', '--label', 'db', 'ASK me'],
+      { ...agentEnv(), BATON_SESSION: 'worker-mcp', BATON_TASK_ID: worker }).split('\n')[0];
+    baton(home, ['wait', '--timeout', '20s', sub], { BATON_SESSION: 'worker-mcp' });
+    const q = await call(client, 'task_questions');
+    assert.equal(q.isError, false, text(q));
+    assert.equal(q.structuredContent.questions.length, 1, text(q));
+    const asked = q.structuredContent.questions[0];
+    assert.equal(asked.task_id, sub);
+    assert.deepEqual(asked.chain, [worker, sub]);
+    assert.equal(asked.question.items[0].prompt, 'Which database?');
+    assert.match(text(q), new RegExp(`${sub} asked \\(${worker} > ${sub}: a worker's sub-worker\\)`));
+    assert.match(text(q), new RegExp(`task_answer \\{"task_id": "${sub}"`));
+    const bad = await call(client, 'task_questions', { all: true });
+    assert.equal(bad.isError, true, text(bad));
+    const a = await call(client, 'task_answer', { task_id: sub, answers: ['2'] });
+    assert.equal(a.isError, false, text(a));
+    assert.deepEqual(a.structuredContent.answered, ['Postgres']);
+    const none = await call(client, 'task_questions');
+    assert.deepEqual(none.structuredContent.questions, []);
+    assert.match(text(none), /no open questions/);
+    await call(client, 'task_kill', { task_id: worker });
   });
 });
 

@@ -19,6 +19,7 @@ const std::map<std::string, Json>& Samples() {
       {"send", {{"task", "agent-1"}, {"message", "go on"}}},
       {"queued", {{"task", "agent-1"}, {"replace", "m-1"}, {"message", "new"}}},
       {"answer", {{"task", "agent-1"}, {"answers", {"1"}}}},
+      {"questions", Json::object()},
       {"events", {{"task", "agent-1"}}},
       {"agents", Json::object()},
       {"get", {{"task", "shell-1"}}},

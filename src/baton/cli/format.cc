@@ -259,6 +259,28 @@ std::string EndText(const TaskView& view) {
   return EvidenceText(*view.task.evidence, "  ", 10);
 }
 
+std::string TreeQuestionsText(const QuestionsReply& reply) {
+  if (reply.questions.empty())
+    return "no open questions\n";
+  std::string out;
+  int64_t today = LocalDay(WallMillis());
+  for (const TreeQuestion& asked : reply.questions) {
+    std::string when;
+    if (auto ms = ParseIsoTime(asked.question.at))
+      when = ", asked " + LocalClock(*ms, today);
+    out += fmt::format(
+        "{}{} ({}{}): {}\n", asked.task,
+        asked.label.empty() ? "" : " (" + TerminalSafe(asked.label) + ")",
+        asked.agent, when, fmt::join(asked.chain, " > "));
+    TaskView view;
+    view.questions = {asked.question};
+    if (auto id = TaskId::Parse(asked.task))
+      view.task.id = *id;
+    out += QuestionsText(view);
+  }
+  return out;
+}
+
 std::string QuestionsText(const TaskView& view) {
   std::string out;
   for (const OpenQuestion& question : view.questions) {

@@ -26,6 +26,10 @@ std::string SlurmText(const TaskRecord& task);
 // A waiting agent's open questions, each item's prompt with its numbered
 // options, and how to answer; "" when it has none.
 std::string QuestionsText(const TaskView& task);
+// `baton questions`: every open question of the session's tree of agents,
+// oldest first, each with the chain of tasks that asked it and how to
+// answer; "no open questions" when none.
+std::string TreeQuestionsText(const QuestionsReply& reply);
 // "3.2s", "4m10s", "2h5m" for a span in milliseconds.
 std::string ShortSpan(int64_t ms);
 

@@ -82,6 +82,10 @@ const std::vector<Verb>& Verbs() {
       {"send", "Send a running agent a message", DefineSend},
       {"answer", "Answer an agent's open question, one answer per item",
        DefineAnswer},
+      {"questions",
+       "List every open question of your agents and the workers they "
+       "started, oldest first",
+       DefineQuestions},
       {"events", "Show an agent's events", DefineEvents},
       {"agents", "List the agent profiles (built-in and from the config)",
        DefineAgents},

@@ -59,6 +59,7 @@ void DefineAttach(CLI::App& command, const Context& ctx, Action& action);
 void DefineNotices(CLI::App& command, const Context& ctx, Action& action);
 void DefineQueue(CLI::App& command, const Context& ctx, Action& action);
 void DefineBudget(CLI::App& command, const Context& ctx, Action& action);
+void DefineQuestions(CLI::App& command, const Context& ctx, Action& action);
 void DefineAudit(CLI::App& command, const Context& ctx, Action& action);
 void DefineWorktree(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);

@@ -358,6 +358,11 @@ inline constexpr int64_t kDefaultMaxOutput = int64_t{1} << 30;
 struct TaskSpec {
   TaskKind kind = TaskKind::kShell;
   std::string owner;  // Session name; empty = unowned.
+  // The task whose process started this one (its client ran with that
+  // task's BATON_TASK_ID): a worker's sub-worker. "" for none. Its
+  // questions are its ancestors' owners' too (doc/agents.md, "Questions
+  // of a tree of agents").
+  std::string parent;
   std::string label;
   std::optional<std::string> shell_command;
   std::vector<std::string> argv;
@@ -383,7 +388,7 @@ struct TaskSpec {
   // Secrets of well-known shapes in its output are masked in place
   // (doc/redaction.md); false keeps the log as printed (`run --no-redact`).
   bool redact = true;
-  RetryPolicy retry;  // Shell tasks only.
+  RetryPolicy retry;
   // Held by the supervisor (cgroups, else rlimits; doc/limits.md).
   ResourceLimits limits;
   // Set: the task runs as a job on Slurm, not on this machine.

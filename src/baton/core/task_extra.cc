@@ -32,6 +32,7 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   extra.slurm_job = task.slurm_job;
   if (task.spec.limits.any())
     extra.limits = task.spec.limits;
+  extra.parent = task.spec.parent;
   return extra;
 }
 
@@ -54,6 +55,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.spec.slurm = std::move(extra.slurm);
   task.slurm_job = std::move(extra.slurm_job);
   task.spec.limits = extra.limits.value_or(ResourceLimits{});
+  task.spec.parent = std::move(extra.parent);
   // After the fields KeepsEnvironment reads.
   if (KeepsEnvironment(task))
     task.spec.base_env = std::move(extra.held_env);

@@ -35,6 +35,7 @@ struct TaskExtra {
   std::optional<SlurmRequest> slurm;
   std::optional<SlurmJob> slurm_job;
   std::optional<ResourceLimits> limits;
+  std::string parent;
 
   template <class V>
   void Fields(V& v) {
@@ -57,6 +58,7 @@ struct TaskExtra {
     v("slurm", slurm, {.omit_when_empty = true});
     v("slurm_job", slurm_job, {.omit_when_empty = true});
     v("limits", limits, {.omit_when_empty = true});
+    v("parent", parent, {.omit_when_empty = true});
   }
 };
 

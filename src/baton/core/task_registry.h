@@ -178,6 +178,17 @@ class TaskRegistry : public ExecutorListener {
   // A non-consuming look. Seeing a terminal task counts as seeing its end.
   Result<TaskRecord> Get(std::string_view id, const std::string& session);
 
+  // The tree of agents a session directs (doc/agents.md, "Questions of a
+  // tree of agents"): the ids from the session's own task down to `task`,
+  // by TaskSpec::parent (just `task` when it is the session's own); empty
+  // when `task` is not of the session's tree. A person's session sees
+  // every task, with its whole chain.
+  std::vector<std::string> ChainFor(const TaskRecord& task,
+                                    const std::string& session);
+  // As Get, and a task of the session's tree too (a worker's sub-worker),
+  // for answering its questions.
+  Result<TaskRecord> GetInTree(std::string_view id, const std::string& session);
+
   // Visible tasks in creation order: all live ones plus the most recent
   // terminal ones (all terminal ones when `all`). `hidden` gets how many
   // terminal tasks were left out.

@@ -154,6 +154,7 @@ class Daemon {
   void Handle(Connection&, const SendRequest&, Session, Reply);
   void Handle(Connection&, const QueuedRequest&, Session, Reply);
   void Handle(Connection&, const AnswerRequest&, Session, Reply);
+  void Handle(Connection&, const QuestionsRequest&, Session, Reply);
   void Handle(Connection&, const EventsRequest&, Session, Reply);
   void Handle(Connection&, const AgentsRequest&, Session, Reply);
   void Handle(Connection&, const GetRequest&, Session, Reply);

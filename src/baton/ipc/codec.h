@@ -44,6 +44,7 @@ struct TaskWire {
   std::optional<int64_t> output_bytes;
   std::optional<AgentSpec> agent;
   std::string agent_session;
+  std::string parent;
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
   std::vector<OpenQuestion> questions;
@@ -99,6 +100,10 @@ struct TaskWire {
               "user, doc/mcp.md)"});
     v("agent_session", agent_session,
       {.omit_when_empty = true, .doc = "the agent CLI's own session id"});
+    v("parent", parent,
+      {.omit_when_empty = true,
+       .doc = "the task whose process started this one (a worker's "
+              "sub-worker, doc/agents.md)"});
     v("checks", checks, {.omit_when_empty = true});
     v("evidence", evidence,
       {.omit_when_empty = true,

@@ -185,13 +185,14 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
       }
     }
   };
-  std::apply([&](auto... requests) { (check(requests), ...); },
-             std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                        QueuedRequest, AnswerRequest, EventsRequest,
-                        AgentsRequest, GetRequest, ListRequest, ReadRequest,
-                        KillRequest, WaitRequest, AttachRequest, NoticesRequest,
-                        DaemonStatusRequest, ShutdownRequest, WatchRequest,
-                        QueueSetRequest, QueueListRequest, BudgetRequest>());
+  std::apply(
+      [&](auto... requests) { (check(requests), ...); },
+      std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
+                 QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
+                 AgentsRequest, GetRequest, ListRequest, ReadRequest,
+                 KillRequest, WaitRequest, AttachRequest, NoticesRequest,
+                 DaemonStatusRequest, ShutdownRequest, WatchRequest,
+                 QueueSetRequest, QueueListRequest, BudgetRequest>());
 }
 
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {

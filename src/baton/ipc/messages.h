@@ -780,6 +780,44 @@ struct AnswerRequest {
   }
 };
 
+// An open question of the tree of agents a session directs (doc/agents.md,
+// "Questions of a tree of agents").
+struct TreeQuestion {
+  std::string task;  // The asking task.
+  std::string label;
+  std::string agent;  // Its agent profile.
+  // From the session's own task down to the asking one, by `parent`
+  // (["agent-1", "agent-4"]); just the task for the session's own.
+  std::vector<std::string> chain;
+  OpenQuestion question;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true});
+    v("label", label, {.omit_when_empty = true});
+    v("agent", agent, {.omit_when_empty = true});
+    v("chain", chain,
+      {.doc = "the tasks from the session's own down to the asking one "
+              "(each started by the one before)"});
+    v("question", question, {.required = true});
+  }
+};
+struct QuestionsReply {
+  std::vector<TreeQuestion> questions;
+  template <class V>
+  void Fields(V& v) {
+    v("questions", questions, {.doc = "oldest first"});
+  }
+};
+struct QuestionsRequest {
+  static constexpr std::string_view kOp = "questions";
+  static constexpr std::string_view kDoc =
+      "every open question of the session's agent tasks and of the workers "
+      "they started, oldest first (a person's session: every one)";
+  using Reply = QuestionsReply;
+  template <class V>
+  void Fields(V&) {}
+};
+
 struct EventsReply {
   TaskView task;
   std::vector<Json> events;
@@ -1139,13 +1177,12 @@ struct ShutdownRequest {
 };
 
 // Every request, in the order doc/protocol.md lists them.
-using Request =
-    std::variant<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                 QueuedRequest, AnswerRequest, EventsRequest, AgentsRequest,
-                 GetRequest, ListRequest, ReadRequest, KillRequest, WaitRequest,
-                 AttachRequest, NoticesRequest, DaemonStatusRequest,
-                 ShutdownRequest, WatchRequest, QueueSetRequest,
-                 QueueListRequest, BudgetRequest, AuditRequest>;
+using Request = std::variant<
+    HelloRequest, RunRequest, DelegateRequest, SendRequest, QueuedRequest,
+    AnswerRequest, QuestionsRequest, EventsRequest, AgentsRequest, GetRequest,
+    ListRequest, ReadRequest, KillRequest, WaitRequest, AttachRequest,
+    NoticesRequest, DaemonStatusRequest, ShutdownRequest, WatchRequest,
+    QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest>;
 
 }  // namespace baton
 

@@ -100,6 +100,7 @@ TaskWire ToWire(const TaskView& view) {
   if (wire.agent)
     wire.agent->brief = MaskSecrets(wire.agent->brief);
   wire.agent_session = task.agent_session;
+  wire.parent = task.spec.parent;
   wire.checks = task.spec.checks;
   for (std::string& check : wire.checks)
     check = MaskSecrets(check);
@@ -185,6 +186,7 @@ Result<TaskView> FromWire(TaskWire wire) {
     view.output_bytes = static_cast<uint64_t>(*wire.output_bytes);
   task.spec.agent = std::move(wire.agent);
   task.agent_session = std::move(wire.agent_session);
+  task.spec.parent = std::move(wire.parent);
   task.spec.checks = std::move(wire.checks);
   task.evidence = std::move(wire.evidence);
   view.questions = std::move(wire.questions);

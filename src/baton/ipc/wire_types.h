@@ -69,9 +69,12 @@ struct QuestionItem {
 struct OpenQuestion {
   int64_t seq = 0;  // The question event's seq.
   std::vector<QuestionItem> items;
+  std::string at;  // When it was asked: its event's ISO 8601 UTC time.
   template <class V>
   void Fields(V& v) {
     v("seq", seq);
+    v("at", at,
+      {.omit_when_empty = true, .doc = "when it was asked (ISO 8601 UTC)"});
     v("items", items, {.doc = "one answer per item"});
   }
 };

@@ -1,6 +1,8 @@
 // Handlers of the requests to agent workers and about them: send, queued,
-// answer, events, agents (the profiles).
+// answer, questions, events, agents (the profiles).
 #include <fmt/format.h>
+
+#include <algorithm>
 
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/commands/client_env.h"
@@ -49,7 +51,8 @@ void Daemon::Handle(Connection& connection, const QueuedRequest& request,
 
 void Daemon::Handle(Connection& connection, const AnswerRequest& request,
                     Session session, Reply reply) {
-  auto task = registry_->Get(request.task, session);
+  // A worker's sub-worker asks its director too (doc/agents.md).
+  auto task = registry_->GetInTree(request.task, session);
   if (!task)
     return reply(std::unexpected(task.error()));
   if (request.question) {
@@ -73,6 +76,31 @@ void Daemon::Handle(Connection& connection, const AnswerRequest& request,
   audit.detail =
       fmt::format("question {}: {}", answer.answered.question, answers);
   registry_->Audit(std::move(audit), /*with_batch=*/false);
+  reply(answer);
+}
+
+void Daemon::Handle(Connection&, const QuestionsRequest&, Session session,
+                    Reply reply) {
+  QuestionsReply answer;
+  for (const TaskRecord& task : registry_->LiveTasks()) {
+    if (task.status != TaskStatus::kWaiting || !task.spec.agent)
+      continue;
+    std::vector<std::string> chain = registry_->ChainFor(task, session);
+    if (chain.empty())
+      continue;
+    for (OpenQuestion& question : agents_->OpenQuestions(task.id)) {
+      answer.questions.push_back({.task = task.id.ToString(),
+                                  .label = task.spec.label,
+                                  .agent = task.spec.agent->profile,
+                                  .chain = chain,
+                                  .question = std::move(question)});
+    }
+  }
+  // Oldest first: the times are ISO 8601 UTC, which sort as text.
+  std::stable_sort(answer.questions.begin(), answer.questions.end(),
+                   [](const TreeQuestion& a, const TreeQuestion& b) {
+                     return a.question.at < b.question.at;
+                   });
   reply(answer);
 }
 

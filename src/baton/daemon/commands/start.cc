@@ -123,6 +123,14 @@ TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   spec.label = request.label;
   spec.cwd = request.cwd;
   spec.base_env = ClientEnvironment(request.base_env);
+  // Started from inside a running task (its process, or a `baton mcp` it
+  // runs, has its BATON_TASK_ID): that task's sub-task, whose questions
+  // reach its director too (doc/agents.md, "Questions of a tree of
+  // agents"). Only a live task can start one.
+  if (auto parent = ClientEnvLookup(request.base_env)("BATON_TASK_ID")) {
+    if (auto id = TaskId::Parse(*parent); id && registry_->FindLive(*id))
+      spec.parent = id->ToString();
+  }
   spec.timeout = request.timeout;
   spec.checks = request.checks;
   spec.schedule.queue = request.schedule.queue;

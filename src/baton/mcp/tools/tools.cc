@@ -40,11 +40,12 @@ std::string WaitCommand(const ServerFacts& facts, const std::string& id) {
 
 const std::vector<ToolDefinition>& AllTools() {
   static const std::vector<ToolDefinition> tools = {
-      RunToolDefinition(),        DelegateToolDefinition(),
-      TaskOutputToolDefinition(), TaskStatusToolDefinition(),
-      TaskListToolDefinition(),   TaskEventsToolDefinition(),
-      TaskSendToolDefinition(),   TaskAnswerToolDefinition(),
-      TaskKillToolDefinition(),   SessionBudgetToolDefinition(),
+      RunToolDefinition(),           DelegateToolDefinition(),
+      TaskOutputToolDefinition(),    TaskStatusToolDefinition(),
+      TaskListToolDefinition(),      TaskEventsToolDefinition(),
+      TaskQuestionsToolDefinition(), TaskSendToolDefinition(),
+      TaskAnswerToolDefinition(),    TaskKillToolDefinition(),
+      SessionBudgetToolDefinition(),
   };
   return tools;
 }

@@ -14,6 +14,7 @@ ToolDefinition TaskOutputToolDefinition();
 ToolDefinition TaskStatusToolDefinition();
 ToolDefinition TaskListToolDefinition();
 ToolDefinition TaskEventsToolDefinition();
+ToolDefinition TaskQuestionsToolDefinition();
 ToolDefinition TaskKillToolDefinition();
 ToolDefinition DelegateToolDefinition();
 ToolDefinition TaskSendToolDefinition();

@@ -247,6 +247,8 @@ function renderTask(task) {
   fact(dl, "Signal", task.signal);
   fact(dl, "Kill reason", task.kill_reason);
   fact(dl, "Owner", task.owner === null ? "(unowned)" : task.owner);
+  // A worker's sub-worker: its questions are its director's too.
+  fact(dl, "Started by", task.parent ? `${task.parent} (a worker)` : "");
   fact(dl, "Timeout", task.timeout_ms ? duration(task.timeout_ms) : "");
   fact(dl, "Model", task.agent && task.agent.model);
   const worktree = task.agent && task.agent.worktree;
