@@ -28,11 +28,11 @@ TEST_F(TreeQuestionsTest, ASubWorkersQuestionReachesItsDirector) {
                                 {{"BATON_SESSION", "director"}});
   // What the worker's own `baton mcp` would do: a session of its own, its
   // BATON_TASK_ID in the environment.
-  std::string sub = Delegate({"--agent", "claude", "--label", "db", "ASK me"},
-                             {{"BATON_SESSION", "worker-mcp"},
-                              {"BATON_TASK_ID", worker}});
-  auto asked = Baton({"--json", "wait", "--timeout", "20s", sub},
-                     As("worker-mcp"));
+  std::string sub =
+      Delegate({"--agent", "claude", "--label", "db", "ASK me"},
+               {{"BATON_SESSION", "worker-mcp"}, {"BATON_TASK_ID", worker}});
+  auto asked =
+      Baton({"--json", "wait", "--timeout", "20s", sub}, As("worker-mcp"));
   ASSERT_EQ(asked.json()["ended"][0]["status"], "waiting") << asked.out;
   auto status = Baton({"--json", "status", sub}, As("worker-mcp"));
   EXPECT_EQ(status.json()["task"]["parent"], worker) << status.out;
@@ -49,7 +49,8 @@ TEST_F(TreeQuestionsTest, ASubWorkersQuestionReachesItsDirector) {
   ASSERT_EQ(json["questions"].size(), 1u) << json.dump();
   EXPECT_EQ(json["questions"][0]["chain"],
             nlohmann::json::array({worker, sub}));
-  EXPECT_FALSE(json["questions"][0]["question"]["at"].get<std::string>().empty());
+  EXPECT_FALSE(
+      json["questions"][0]["question"]["at"].get<std::string>().empty());
   // The sub-worker's own session sees it as its own.
   auto own = Baton({"--json", "questions"}, As("worker-mcp")).json();
   ASSERT_EQ(own["questions"].size(), 1u) << own.dump();
@@ -66,8 +67,8 @@ TEST_F(TreeQuestionsTest, ASubWorkersQuestionReachesItsDirector) {
   // The director answers; the sub-worker goes on with the answer.
   auto answered = Baton({"answer", sub, "2"}, As("director"));
   EXPECT_EQ(answered.exit_code, 0) << answered.err;
-  auto done = Baton({"--json", "wait", "--timeout", "20s", sub},
-                    As("worker-mcp"));
+  auto done =
+      Baton({"--json", "wait", "--timeout", "20s", sub}, As("worker-mcp"));
   EXPECT_EQ(done.json()["ended"][0]["status"], "completed") << done.out;
   auto output = Baton({"output", sub}, As("worker-mcp")).out;
   EXPECT_TRUE(Has(output, "[answer: Postgres]")) << output;
@@ -78,9 +79,9 @@ TEST_F(TreeQuestionsTest, ASubWorkersQuestionReachesItsDirector) {
 // Only a live task can be named as the parent: an id from an environment
 // that outlived its task (or a made-up one) links nothing.
 TEST_F(TreeQuestionsTest, AParentMustBeALiveTask) {
-  std::string id = Delegate({"--agent", "claude", "hello"},
-                            {{"BATON_SESSION", "a"},
-                             {"BATON_TASK_ID", "agent-77"}});
+  std::string id =
+      Delegate({"--agent", "claude", "hello"},
+               {{"BATON_SESSION", "a"}, {"BATON_TASK_ID", "agent-77"}});
   auto status = Baton({"--json", "status", id}, As("a"));
   EXPECT_FALSE(status.json()["task"].contains("parent")) << status.out;
 }
