@@ -126,10 +126,16 @@ TaskSpec Daemon::CommonSpec(const R& request, TaskKind kind, Session session) {
   // Started from inside a running task (its process, or a `baton mcp` it
   // runs, has its BATON_TASK_ID): that task's sub-task, whose questions
   // reach its director too (doc/agents.md, "Questions of a tree of
-  // agents"). Only a live task can start one.
-  if (auto parent = ClientEnvLookup(request.base_env)("BATON_TASK_ID")) {
-    if (auto id = TaskId::Parse(*parent); id && registry_->FindLive(*id))
+  // agents"). Only a live task can start one. A scan, not a look-up
+  // table: this runs for every task.
+  constexpr std::string_view kTaskIdVar = "BATON_TASK_ID=";
+  for (const std::string& entry : spec.base_env) {
+    if (!entry.starts_with(kTaskIdVar))
+      continue;
+    auto id = TaskId::Parse(std::string_view(entry).substr(kTaskIdVar.size()));
+    if (id && registry_->FindLive(*id))
       spec.parent = id->ToString();
+    break;
   }
   spec.timeout = request.timeout;
   spec.checks = request.checks;
