@@ -7,19 +7,6 @@
 namespace baton {
 namespace {
 
-std::string Cell(std::string_view text) {
-  std::string out;
-  for (char c : text) {
-    if (c == '|')
-      out += "\\|";
-    else if (c == '\n')
-      out += ' ';
-    else
-      out += c;
-  }
-  return out;
-}
-
 // "`name` (type, required): doc; ..." for a cell.
 std::string FieldList(const std::vector<FieldDoc>& fields) {
   if (fields.empty())
@@ -32,14 +19,14 @@ std::string FieldList(const std::vector<FieldDoc>& fields) {
     out += fmt::format("`{}` ({}{})", field.name, field.type,
                        field.required ? ", required" : "");
     if (!field.doc.empty())
-      out += ": " + Cell(field.doc);
+      out += ": " + MarkdownCell(field.doc);
   }
   return out;
 }
 
 template <class R>
 void AddRow(std::string& out) {
-  out += fmt::format("| `{}` | {} | {} | {} |\n", R::kOp, Cell(R::kDoc),
+  out += fmt::format("| `{}` | {} | {} | {} |\n", R::kOp, MarkdownCell(R::kDoc),
                      FieldList(DocumentFields<R>()),
                      FieldList(DocumentFields<typename R::Reply>()));
 }
@@ -56,12 +43,25 @@ std::string FieldTable(const std::vector<FieldDoc>& fields) {
   std::string out = "| field | type | meaning |\n|---|---|---|\n";
   for (const FieldDoc& field : fields) {
     out += fmt::format("| `{}` | {} | {} |\n", field.name, field.type,
-                       Cell(field.doc));
+                       MarkdownCell(field.doc));
   }
   return out;
 }
 
 }  // namespace
+
+std::string MarkdownCell(std::string_view text) {
+  std::string out;
+  for (char c : text) {
+    if (c == '|')
+      out += "\\|";
+    else if (c == '\n')
+      out += ' ';
+    else
+      out += c;
+  }
+  return out;
+}
 
 std::string ProtocolReference() {
   std::string out =

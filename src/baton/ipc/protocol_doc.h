@@ -6,11 +6,16 @@
 #define BATON_IPC_PROTOCOL_DOC_H_
 
 #include <string>
+#include <string_view>
 
 namespace baton {
 
 // Markdown, from "## Requests" to the end of "## Limits".
 std::string ProtocolReference();
+
+// `text` as one cell of a Markdown table: bars escaped, line breaks as
+// spaces. Also for the other generated references (mcp/tool_reference.h).
+std::string MarkdownCell(std::string_view text);
 
 }  // namespace baton
 

@@ -6,6 +6,7 @@
 #include <string_view>
 #include <vector>
 
+#include "baton/ipc/protocol_doc.h"
 #include "baton/mcp/mcp_server.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/json_fields.h"
@@ -53,18 +54,7 @@ std::string PropertyText(const Json& schema) {
       names += (names.empty() ? "" : ", ") + ("`" + name + "`");
     parts.push_back("fields: " + names);
   }
-  std::string text = fmt::format("{}", fmt::join(parts, "; "));
-  // A table cell: no bar, no line break.
-  std::string cell;
-  for (char c : text) {
-    if (c == '|')
-      cell += "\\|";
-    else if (c == '\n')
-      cell += ' ';
-    else
-      cell += c;
-  }
-  return cell;
+  return MarkdownCell(fmt::format("{}", fmt::join(parts, "; ")));
 }
 
 std::string PropertiesTable(const Json& schema) {
