@@ -157,8 +157,7 @@ std::string TaskDetails(const TaskView& view) {
   if (const auto& agent = task.spec.agent) {
     // An agent's brief is what it was told; its CLI's command line comes
     // after, as what baton ran.
-    field("agent:", agent->profile + ", model " +
-                        (agent->model.empty() ? "its default" : agent->model) +
+    field("agent:", agent->profile + ", model " + ModelText(*agent) +
                         (agent->ask == "person" ? ", asks the person" : ""));
     if (!agent->resume_from.empty())
       field("resumes:", agent->resume_from);
@@ -272,18 +271,19 @@ std::string TreeQuestionsText(const QuestionsReply& reply) {
         "{}{} ({}{}): {}\n", asked.task,
         asked.label.empty() ? "" : " (" + TerminalSafe(asked.label) + ")",
         asked.agent, when, fmt::join(asked.chain, " > "));
-    TaskView view;
-    view.questions = {asked.question};
-    if (auto id = TaskId::Parse(asked.task))
-      view.task.id = *id;
-    out += QuestionsText(view);
+    out += OpenQuestionsText(asked.task, {asked.question});
   }
   return out;
 }
 
 std::string QuestionsText(const TaskView& view) {
+  return OpenQuestionsText(view.task.id.ToString(), view.questions);
+}
+
+std::string OpenQuestionsText(std::string_view id,
+                              const std::vector<OpenQuestion>& questions) {
   std::string out;
-  for (const OpenQuestion& question : view.questions) {
+  for (const OpenQuestion& question : questions) {
     out += fmt::format("  question {}:\n", question.seq);
     for (const QuestionItem& item : question.items) {
       out += fmt::format("    {}{}\n", TerminalSafe(item.prompt),
@@ -301,7 +301,7 @@ std::string QuestionsText(const TaskView& view) {
   if (!out.empty()) {
     out += fmt::format(
         "  answer: baton answer {} <number|label|text|skip> (one per item)\n",
-        view.task.id.ToString());
+        id);
   }
   return out;
 }

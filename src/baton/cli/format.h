@@ -4,6 +4,7 @@
 #define BATON_CLI_FORMAT_H_
 
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "baton/ipc/messages.h"
@@ -26,6 +27,9 @@ std::string SlurmText(const TaskRecord& task);
 // A waiting agent's open questions, each item's prompt with its numbered
 // options, and how to answer; "" when it has none.
 std::string QuestionsText(const TaskView& task);
+// The same for the questions `questions` of the task `id`.
+std::string OpenQuestionsText(std::string_view id,
+                              const std::vector<OpenQuestion>& questions);
 // `baton questions`: every open question of the session's tree of agents,
 // oldest first, each with the chain of tasks that asked it and how to
 // answer; "no open questions" when none.

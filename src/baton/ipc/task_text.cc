@@ -96,6 +96,10 @@ std::string LastLinesOf(std::string_view text, size_t max_lines) {
   return std::string(text.substr(start));
 }
 
+std::string ModelText(const AgentSpec& agent) {
+  return agent.model.empty() ? "its default" : agent.model;
+}
+
 std::string EvidenceText(const Evidence& evidence, std::string_view indent,
                          size_t tail_lines) {
   std::string out;

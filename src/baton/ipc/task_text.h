@@ -37,6 +37,9 @@ std::string EvidenceText(const Evidence& evidence, std::string_view indent,
 std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
                               std::string_view indent);
 
+// An agent's model as people read it: "anthropic/claude-opus-4", or "its
+// default" when the agent picks (for `status`, `task_status`, `task_list`).
+std::string ModelText(const AgentSpec& agent);
 // An agent task's usage (doc/agents.md, "Budgets"):
 //   "3 turns, 12345 tokens (10000 in, 2345 out), $0.0123"
 // the cost only where the CLI reports one.

@@ -16,14 +16,11 @@ namespace {
 std::string RowFacts(const TaskRecord& task) {
   std::string out;
   if (const auto& agent = task.spec.agent) {
-    out += " · " + agent->profile + ", model " +
-           (agent->model.empty() ? "its default" : agent->model);
+    out += " · " + agent->profile + ", model " + ModelText(*agent);
   }
-  if (task.started_ms) {
-    int64_t until = task.ended_ms ? task.ended_ms : WallMillis();
-    auto ran = std::chrono::seconds((until - task.started_ms) / 1000);
+  if (auto elapsed = ElapsedMs(task)) {
     out += " · started " + FormatIsoTime(task.started_ms) + ", ran " +
-           FormatDuration(std::max(ran, std::chrono::seconds(0)));
+           FormatDuration(std::chrono::seconds(*elapsed / 1000));
   }
   if (task.usage)
     out += " · " + UsageText(*task.usage);

@@ -13,10 +13,6 @@
 namespace baton::mcp {
 namespace {
 
-Json TimeOrNull(int64_t wall_ms) {
-  return wall_ms ? Json(FormatIsoTime(wall_ms)) : Json(nullptr);
-}
-
 // The fields of the look beyond the summary, as the task object of
 // doc/protocol.md has them (null when unknown).
 void AddTimes(const TaskRecord& task, Json& structured) {
@@ -174,8 +170,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     if (const auto& agent = task.spec.agent) {
       // What it was told comes first; its CLI's command line is what ran.
       text += fmt::format("agent: {}, model {}\nbrief:\n{}\n", agent->profile,
-                          agent->model.empty() ? "its default" : agent->model,
-                          agent->brief);
+                          ModelText(*agent), agent->brief);
       structured["brief"] = agent->brief;
     }
     text += fmt::format("command: {}\ncwd: {}\n", CommandText(task.spec),

@@ -152,13 +152,9 @@ Json TaskSummary(const TaskRecord& task) {
       {"label", task.spec.label},
       {"command", CommandText(task.spec)},
   };
-  summary["started_at"] =
-      task.started_ms ? Json(FormatIsoTime(task.started_ms)) : Json(nullptr);
-  // Live tasks count to now, as `baton ls` and the board do.
-  int64_t until = task.ended_ms ? task.ended_ms : WallMillis();
-  summary["elapsed_ms"] = task.started_ms && until >= task.started_ms
-                              ? Json(until - task.started_ms)
-                              : Json(nullptr);
+  summary["started_at"] = TimeOrNull(task.started_ms);
+  auto elapsed = ElapsedMs(task);
+  summary["elapsed_ms"] = elapsed ? Json(*elapsed) : Json(nullptr);
   if (task.evidence)
     summary["evidence"] = EvidenceJson(*task.evidence);
   if (const auto& agent = task.spec.agent) {
@@ -170,6 +166,18 @@ Json TaskSummary(const TaskRecord& task) {
       summary["ask"] = "person";
   }
   return summary;
+}
+
+Json TimeOrNull(int64_t wall_ms) {
+  return wall_ms ? Json(FormatIsoTime(wall_ms)) : Json(nullptr);
+}
+
+std::optional<int64_t> ElapsedMs(const TaskRecord& task) {
+  // Live tasks count to now, as `baton ls` and the board do.
+  int64_t until = task.ended_ms ? task.ended_ms : WallMillis();
+  if (!task.started_ms || until < task.started_ms)
+    return std::nullopt;
+  return until - task.started_ms;
 }
 
 Json UsageJson(const AgentUsage& usage) {

@@ -3,6 +3,7 @@
 #ifndef BATON_MCP_TOOLS_TOOLS_H_
 #define BATON_MCP_TOOLS_TOOLS_H_
 
+#include <optional>
 #include <vector>
 
 #include "baton/mcp/tool.h"
@@ -37,6 +38,10 @@ inline Json TaskSummary(const TaskView& view) {
   return TaskSummary(view.task);
 }
 Json TaskSummarySchema();
+// A wall time as ISO 8601 UTC, null for 0 (not yet).
+Json TimeOrNull(int64_t wall_ms);
+// From its start to its end, or to now while it runs; none before a start.
+std::optional<int64_t> ElapsedMs(const TaskRecord& task);
 // An agent's usage as AgentUsage's fields name it.
 Json UsageJson(const AgentUsage& usage);
 // A task's evidence (its checks, changed files, overlapping tasks) as the
