@@ -1,12 +1,14 @@
 #include "baton/supervisor/journal.h"
 
 #include <fcntl.h>
+#include <sys/file.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 #include <nlohmann/json.hpp>
+#include <set>
 
 #include "baton/supervisor/protocol.h"
 #include "baton/util/file_util.h"
@@ -29,8 +31,19 @@ std::string HeaderLine(const std::string& boot_id) {
       {{"op", "journal"}, {"version", kJournalVersion}, {"boot_id", boot_id}});
 }
 
-std::string SpawningLine(const std::string& task) {
-  return Dump({{"op", "spawning"}, {"task", task}});
+std::string SpawningLine(const JournalTask& t) {
+  Json json = {{"op", "spawning"}, {"task", t.task}};
+  if (!t.marker.empty())
+    json["marker"] = t.marker;
+  if (!t.exit_file.empty()) {
+    json["started_ms"] = t.started_ms;
+    json["exit_file"] = t.exit_file;
+    json["log"] = t.log;
+    json["grace_ms"] = t.grace_ms;
+    if (t.deadline_ms)
+      json["deadline_ms"] = *t.deadline_ms;
+  }
+  return Dump(json);
 }
 
 std::string StartedLine(const JournalTask& t) {
@@ -58,7 +71,7 @@ std::string StopLine(const JournalTask& t) {
 // The lines that bring a reader to what `task` is now.
 std::string TaskLines(const JournalTask& task) {
   if (!task.started)
-    return SpawningLine(task.task);
+    return SpawningLine(task);
   std::string lines = StartedLine(task);
   if (task.cause != ExitCause::kNatural)
     lines += StopLine(task);
@@ -90,23 +103,28 @@ void Replay(const Json& json, JournalState& state) {
   }
   if (task.empty())
     return;
-  if (op == "spawning") {
-    state.known.Insert(task);
-    JournalTask spawning;
-    spawning.task = task;
-    state.open[task] = std::move(spawning);
-  } else if (op == "started") {
-    state.known.Insert(task);
-    JournalTask& t = state.open[task];
+  auto read_paths = [&](JournalTask& t) {
     t.task = task;
-    t.started = true;
-    t.pid = number("pid").value_or(0);
-    t.start_ticks = static_cast<uint64_t>(number("start_ticks").value_or(0));
     t.started_ms = number("started_ms").value_or(0);
     t.exit_file = StringAt(json, "exit_file");
     t.log = StringAt(json, "log");
     t.deadline_ms = number("deadline_ms");
     t.grace_ms = number("grace_ms").value_or(5000);
+  };
+  if (op == "spawning") {
+    state.known.Insert(task);
+    JournalTask spawning;
+    read_paths(spawning);
+    spawning.marker = StringAt(json, "marker");
+    state.open[task] = std::move(spawning);
+  } else if (op == "started") {
+    state.known.Insert(task);
+    JournalTask& t = state.open[task];
+    read_paths(t);
+    t.started = true;
+    t.marker.clear();
+    t.pid = number("pid").value_or(0);
+    t.start_ticks = static_cast<uint64_t>(number("start_ticks").value_or(0));
   } else if (op == "stop") {
     auto it = state.open.find(task);
     auto cause = ParseExitCause(StringAt(json, "cause"));
@@ -132,6 +150,53 @@ size_t ForEachLine(std::string_view text, F line) {
     line(text.substr(done, nl - done));
   }
   return done;
+}
+
+// Opens the journal at `path` with `flags` and takes its flock, retrying
+// when the path was renamed to a new file while we waited: the lock must be
+// on the file that `path` names (journal.h).
+UniqueFd LockJournalFile(const std::string& path, int flags) {
+  for (int tries = 0; tries < 100; ++tries) {
+    UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC, 0600));
+    if (!fd)
+      return fd;
+    int locked;
+    while ((locked = ::flock(fd.get(), LOCK_EX)) != 0 && errno == EINTR) {
+    }
+    if (locked != 0)
+      return UniqueFd();
+    struct stat held {
+    }, named{};
+    if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
+        held.st_ino == named.st_ino && held.st_dev == named.st_dev) {
+      return fd;
+    }
+  }
+  errno = EAGAIN;
+  return UniqueFd();
+}
+
+// What the file at `path` holds from `offset` on ("" if unreadable).
+std::string ReadFrom(const std::string& path, uint64_t offset) {
+  std::string text;
+  UniqueFd fd(::open(path.c_str(), O_RDONLY | O_CLOEXEC));
+  if (!fd)
+    return text;
+  char buf[65536];
+  for (off_t at = static_cast<off_t>(offset);;) {
+    ssize_t n = ::pread(fd.get(), buf, sizeof buf, at);
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      break;
+    text.append(buf, static_cast<size_t>(n));
+    at += n;
+  }
+  return text;
+}
+
+bool IsReapedLine(std::string_view line) {
+  return line.find("\"reaped\"") != std::string_view::npos;
 }
 
 }  // namespace
@@ -181,8 +246,13 @@ bool TaskIdSet::Contains(const std::string& id) const {
   return std::prev(next)->second >= parsed->number;
 }
 
-Result<std::pair<Journal, JournalState>> Journal::Open(std::string path,
-                                                       std::string boot_id) {
+Result<std::pair<std::unique_ptr<Journal>, JournalState>> Journal::Open(
+    std::string path, std::string boot_id) {
+  // Held until the rewrite is renamed in: a keeper's record appended
+  // meanwhile would go to the file we replace.
+  UniqueFd lock = LockJournalFile(path, O_RDWR | O_CREAT);
+  if (!lock)
+    return std::unexpected(ErrnoError("open " + path, errno));
   JournalState state;
   if (auto text = ReadFile(path)) {
     bool this_boot = false;
@@ -201,30 +271,51 @@ Result<std::pair<Journal, JournalState>> Journal::Open(std::string path,
   } else if (text.error().code != ErrorCode::kNotFound) {
     return std::unexpected(text.error());
   }
-  Journal journal(std::move(path), std::move(boot_id));
+  std::unique_ptr<Journal> journal(
+      new Journal(std::move(path), std::move(boot_id)));
   std::vector<JournalTask> open;
   for (const auto& [task, entry] : state.open)
     open.push_back(entry);
-  if (auto written = journal.Rewrite(open); !written)
-    return std::unexpected(written.error());
-  return std::pair<Journal, JournalState>(std::move(journal), std::move(state));
+  {
+    std::lock_guard hold(journal->mu_);
+    if (auto written = journal->Rewrite(open); !written)
+      return std::unexpected(written.error());
+  }
+  return std::pair<std::unique_ptr<Journal>, JournalState>(std::move(journal),
+                                                           std::move(state));
 }
 
-Status Journal::Rewrite(const std::vector<JournalTask>& open) {
+Status Journal::Rewrite(const std::vector<JournalTask>& open,
+                        const std::string& carried) {
   std::string text = HeaderLine(boot_id_);
-  for (const JournalTask& task : open)
+  std::set<std::string> written;
+  for (const JournalTask& task : open) {
     text += TaskLines(task);
-  if (auto written = WriteFileAtomic(path_, text); !written)
-    return written;
+    written.insert(task.task);
+  }
+  for (const auto& [id, task] : unclaimed_) {
+    if (!written.contains(id))
+      text += TaskLines(task);
+  }
+  uint64_t unread = text.size();
+  text += carried;
+  if (auto saved = WriteFileAtomic(path_, text); !saved)
+    return saved;
   fd_.reset(::open(path_.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
   if (!fd_)
     return std::unexpected(ErrnoError("open " + path_, errno));
   size_ = text.size();
-  read_offset_ = size_;
+  read_offset_ = unread;
   return {};
 }
 
+uint64_t Journal::size() const {
+  std::lock_guard hold(mu_);
+  return size_;
+}
+
 void Journal::Append(const std::string& line) {
+  std::lock_guard hold(mu_);
   if (!fd_)
     return;
   if (auto written = WriteAll(fd_.get(), line); !written) {
@@ -234,12 +325,31 @@ void Journal::Append(const std::string& line) {
   size_ += line.size();
 }
 
+void Journal::Spawning(const JournalTask& spawning) {
+  {
+    std::lock_guard hold(mu_);
+    unclaimed_[spawning.task] = spawning;
+  }
+  Append(SpawningLine(spawning));
+}
+
 void Journal::Spawning(const std::string& task) {
-  Append(SpawningLine(task));
+  JournalTask spawning;
+  spawning.task = task;
+  Spawning(spawning);
 }
 
 void Journal::Started(const JournalTask& task) {
+  {
+    std::lock_guard hold(mu_);
+    unclaimed_[task.task] = task;
+  }
   Append(StartedLine(task));
+}
+
+void Journal::Claim(const std::string& task) {
+  std::lock_guard hold(mu_);
+  unclaimed_.erase(task);
 }
 
 void Journal::Stopped(const JournalTask& task) {
@@ -247,41 +357,49 @@ void Journal::Stopped(const JournalTask& task) {
 }
 
 void Journal::Ended(const std::string& task) {
+  {
+    std::lock_guard hold(mu_);
+    unclaimed_.erase(task);
+  }
   Append(Dump({{"op", "ended"}, {"task", task}}));
 }
 
 std::vector<ReapedRecord> Journal::ReadReaped() {
   JournalState state;
-  UniqueFd fd(::open(path_.c_str(), O_RDONLY | O_CLOEXEC));
-  if (!fd)
-    return {};
-  std::string text;
-  char buf[65536];
-  for (off_t at = static_cast<off_t>(read_offset_);;) {
-    ssize_t n = ::pread(fd.get(), buf, sizeof buf, at);
-    if (n < 0 && errno == EINTR)
-      continue;
-    if (n <= 0)
-      break;
-    text.append(buf, static_cast<size_t>(n));
-    at += n;
-  }
+  std::lock_guard hold(mu_);
+  std::string text = ReadFrom(path_, read_offset_);
   read_offset_ += ForEachLine(text, [&](std::string_view line) {
-    if (line.find("\"reaped\"") != std::string_view::npos)
+    if (IsReapedLine(line))
       Replay(Json::parse(line, nullptr, false), state);
   });
   return state.reaped;
 }
 
 void Journal::Compact(const std::vector<JournalTask>& open) {
-  if (auto written = Rewrite(open); !written) {
+  std::lock_guard hold(mu_);
+  UniqueFd lock = LockJournalFile(path_, O_WRONLY | O_APPEND);
+  if (!lock) {
+    BATON_LOG_WARN("journal {}: not compacted: lock: {}", path_,
+                   std::strerror(errno));
+    return;
+  }
+  // Keepers' records this supervisor has not read yet (one may wait for
+  // them) go on to the new file, to be read there.
+  std::string carried;
+  ForEachLine(ReadFrom(path_, read_offset_), [&](std::string_view line) {
+    if (IsReapedLine(line)) {
+      carried += line;
+      carried += '\n';
+    }
+  });
+  if (auto written = Rewrite(open, carried); !written) {
     BATON_LOG_WARN("journal {}: compaction failed: {}", path_,
                    written.error().message);
   }
 }
 
 bool AppendReapedRecord(const std::string& path, const ReapedRecord& record) {
-  UniqueFd fd(::open(path.c_str(), O_WRONLY | O_APPEND | O_CLOEXEC));
+  UniqueFd fd = LockJournalFile(path, O_WRONLY | O_APPEND);
   if (!fd)
     return false;
   std::string line = Dump({{"op", "reaped"},

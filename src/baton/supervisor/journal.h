@@ -13,6 +13,8 @@
 
 #include <cstdint>
 #include <map>
+#include <memory>
+#include <mutex>
 #include <optional>
 #include <set>
 #include <string>
@@ -30,11 +32,16 @@ namespace baton {
 struct JournalTask {
   std::string task;
   // False while only "spawning" is recorded: the supervisor died between
-  // that line and the spawn's outcome, so the task may or may not run.
+  // that line (written just before the spawn) and its outcome, so the task
+  // may or may not run. `marker` then finds it if it does.
   bool started = false;
+  // An entry of the task's environment that names it ("BATON_TASK_ID=
+  // shell-3"), so that a process a dead supervisor was starting can be
+  // found among the live ones (FindSessionLeader). Empty if it has none.
+  std::string marker;
   int64_t pid = 0;  // Also the process group and session id.
   uint64_t start_ticks = 0;
-  int64_t started_ms = 0;
+  int64_t started_ms = 0;  // For a "spawning" entry: when the spawn began.
   std::string exit_file;
   std::string log;
   std::optional<int64_t> deadline_ms;  // Wall clock.
@@ -75,52 +82,70 @@ struct JournalState {
   TaskIdSet known;  // Every task the journal names, ended or not.
 };
 
-// Owned by the supervisor's loop thread; not thread-safe. Failures to
-// write are logged: the journal only matters if this supervisor dies.
+// Written by the supervisor's loop and its spawn threads (each line is one
+// write(2) under a lock); read by a supervisor started after one that
+// died. Failures to write are logged: the journal only matters if this
+// supervisor dies.
+//
+// Keepers append to the same file from other processes (AppendReapedRecord)
+// while it may be rewritten. Both sides take flock(LOCK_EX) on the file,
+// and a keeper that finds the path renamed to a new file under it writes
+// there instead, so no keeper record is lost to a rewrite.
 class Journal {
  public:
   // Opens (or creates) the journal at `path`, reads what it holds (nothing
   // if it was written during another boot than `boot_id`), and rewrites it
   // with only the open tasks, also dropping a line a crash cut short.
-  static Result<std::pair<Journal, JournalState>> Open(std::string path,
-                                                       std::string boot_id);
-  Journal(Journal&&) = default;
-  Journal& operator=(Journal&&) = default;
+  static Result<std::pair<std::unique_ptr<Journal>, JournalState>> Open(
+      std::string path, std::string boot_id);
+  Journal(const Journal&) = delete;
+  Journal& operator=(const Journal&) = delete;
 
+  // A spawn thread's lines, just before and after the spawn itself. The
+  // task is this journal's to keep across a compaction until the loop
+  // Claim()s it (or it Ended).
+  void Spawning(const JournalTask& spawning);
   void Spawning(const std::string& task);
   void Started(const JournalTask& task);
+  // The loop keeps this task's record now, and passes it to Compact.
+  void Claim(const std::string& task);
   void Stopped(const JournalTask& task);
   void Ended(const std::string& task);
 
   // Records that keepers appended since the last call (or the open).
   std::vector<ReapedRecord> ReadReaped();
 
-  // Rewrites the file (temp file and rename) with only `open`. The caller
-  // does it when the file has grown past `kCompactBytes` and no keeper may
-  // still add a record it waits for.
+  // Rewrites the file (temp file and rename) with only `open` and the
+  // spawns not claimed yet; keepers' records not read yet are carried
+  // over. The caller does it when the file has grown past `kCompactBytes`.
   void Compact(const std::vector<JournalTask>& open);
   static constexpr uint64_t kCompactBytes = 1 << 20;
-  uint64_t size() const { return size_; }
+  uint64_t size() const;
   const std::string& path() const { return path_; }
 
  private:
   Journal(std::string path, std::string boot_id)
       : path_(std::move(path)), boot_id_(std::move(boot_id)) {}
   void Append(const std::string& line);
-  // Writes the header and `open` to a temp file renamed over the journal,
-  // and appends from then on to the new file.
-  Status Rewrite(const std::vector<JournalTask>& open);
+  // Writes the header, `open`, the unclaimed spawns and `carried` to a temp
+  // file renamed over the journal, and appends from then on to the new
+  // file. REQUIRES: mu_ held, and the file's flock.
+  Status Rewrite(const std::vector<JournalTask>& open,
+                 const std::string& carried = "");
 
-  std::string path_;
-  std::string boot_id_;
+  const std::string path_;
+  const std::string boot_id_;
+  mutable std::mutex mu_;
   UniqueFd fd_;
   uint64_t size_ = 0;
   uint64_t read_offset_ = 0;  // ReadReaped's position.
+  // Spawns begun or done on a spawn thread, not yet claimed by the loop.
+  std::map<std::string, JournalTask> unclaimed_;
 };
 
 // Appends one reaped record to the journal at `path` (the keeper's side:
-// it opens the file for each record, since the supervisor may have
-// replaced it meanwhile). Returns false if it could not be written.
+// it opens and locks the file for each record, since a supervisor may
+// replace it meanwhile). Returns false if it could not be written.
 bool AppendReapedRecord(const std::string& path, const ReapedRecord& record);
 
 }  // namespace baton

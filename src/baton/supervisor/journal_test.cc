@@ -1,11 +1,15 @@
 #include "baton/supervisor/journal.h"
 
 #include <gtest/gtest.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <filesystem>
+#include <set>
+#include <thread>
 
 #include "baton/supervisor/process_info.h"
+#include "baton/supervisor/spawn_pool.h"
 #include "baton/util/file_util.h"
 
 namespace baton {
@@ -43,7 +47,7 @@ TEST_F(JournalTest, ANewSupervisorReadsWhatTheLastOneLeftOpen) {
   {
     auto opened = Journal::Open(path_, "boot-1");
     ASSERT_TRUE(opened) << opened.error().message;
-    Journal& journal = opened->first;
+    Journal& journal = *opened->first;
     EXPECT_TRUE(opened->second.open.empty());
     journal.Spawning("shell-1");
     journal.Started(Started("shell-1", 11));
@@ -104,7 +108,7 @@ TEST_F(JournalTest, AnotherBootsJournalIsIgnored) {
   {
     auto opened = Journal::Open(path_, "boot-1");
     ASSERT_TRUE(opened);
-    opened->first.Started(Started("shell-1", 11));
+    opened->first->Started(Started("shell-1", 11));
   }
   auto opened = Journal::Open(path_, "boot-2");
   ASSERT_TRUE(opened);
@@ -115,7 +119,7 @@ TEST_F(JournalTest, AnotherBootsJournalIsIgnored) {
 TEST_F(JournalTest, KeeperRecordsAreReadAsTheyCome) {
   auto opened = Journal::Open(path_, "boot-1");
   ASSERT_TRUE(opened);
-  Journal& journal = opened->first;
+  Journal& journal = *opened->first;
   journal.Started(Started("shell-1", 11));
   EXPECT_TRUE(journal.ReadReaped().empty());
   ASSERT_TRUE(AppendReapedRecord(path_, {11, 1011, 9, 8000}));
@@ -127,6 +131,105 @@ TEST_F(JournalTest, KeeperRecordsAreReadAsTheyCome) {
   journal.Compact({Started("shell-1", 11)});
   journal.Ended("shell-1");
   EXPECT_TRUE(Journal::Open(path_, "boot-1")->second.open.empty());
+}
+
+// Issue 35, finding 1: a keeper's record appended while a new supervisor
+// read and rewrote the journal went to the file it replaced, and the task
+// that ended in that window came back "interrupted".
+TEST_F(JournalTest, NoKeeperRecordIsLostToARewrite) {
+  ASSERT_TRUE(Journal::Open(path_, "boot-1"));
+  constexpr int kRecords = 2000;
+  std::thread keeper([&] {
+    for (int pid = 1; pid <= kRecords; ++pid)
+      ASSERT_TRUE(AppendReapedRecord(path_, {pid, 7, 0, 8000}));
+  });
+  std::multiset<int64_t> seen;
+  auto take = [&](const std::vector<ReapedRecord>& records) {
+    for (const ReapedRecord& record : records)
+      seen.insert(record.pid);
+  };
+  // Supervisors coming one after another, each compacting as it runs.
+  for (int round = 0; round < 200; ++round) {
+    auto opened = Journal::Open(path_, "boot-1");
+    ASSERT_TRUE(opened) << opened.error().message;
+    take(opened->second.reaped);
+    take(opened->first->ReadReaped());
+    opened->first->Compact({});
+  }
+  keeper.join();
+  auto last = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(last);
+  take(last->second.reaped);
+  EXPECT_EQ(seen.size(), static_cast<size_t>(kRecords));
+  EXPECT_EQ(std::set<int64_t>(seen.begin(), seen.end()).size(),
+            static_cast<size_t>(kRecords))
+      << "a record was read twice";
+}
+
+// A spawn a thread has begun is the journal's to keep until the loop takes
+// it over, also across a compaction.
+TEST_F(JournalTest, ACompactionKeepsSpawnsTheLoopHasNotClaimed) {
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened);
+  Journal& journal = *opened->first;
+  JournalTask begun;
+  begun.task = "shell-1";
+  begun.marker = "BATON_TASK_ID=shell-1";
+  begun.started_ms = 4000;
+  begun.exit_file = "/x/shell-1/exit.json";
+  begun.log = "/x/shell-1/output.log";
+  journal.Spawning(begun);
+  journal.Spawning("shell-2");
+  journal.Started(Started("shell-2", 12));
+  journal.Spawning("shell-3");
+  journal.Started(Started("shell-3", 13));
+  journal.Claim("shell-3");  // The loop passes it to Compact itself.
+  journal.Compact({});
+  auto state = Journal::Open(path_, "boot-1")->second;
+  ASSERT_EQ(state.open.size(), 2u);
+  const JournalTask& one = state.open.at("shell-1");
+  EXPECT_FALSE(one.started);
+  EXPECT_EQ(one.marker, "BATON_TASK_ID=shell-1");
+  EXPECT_EQ(one.started_ms, 4000);
+  EXPECT_EQ(one.exit_file, "/x/shell-1/exit.json");
+  EXPECT_TRUE(state.open.at("shell-2").started);
+}
+
+// Issue 35, finding 1: spawns queued behind others were journaled
+// "spawning" when they arrived; a supervisor killed then left them
+// "interrupted" though they never ran. Only a spawn that begins is named.
+TEST_F(JournalTest, ASpawnIsNamedOnlyOnceItBegins) {
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened);
+  SpawnRequest refused;
+  refused.task = "shell-1";
+  refused.argv = {"/bin/true"};
+  refused.cwd = root_ + "/missing";
+  refused.log = root_ + "/shell-1/output.log";
+  refused.exit_file = root_ + "/shell-1/exit.json";
+  EXPECT_FALSE(
+      StartTask(refused, nullptr, nullptr, opened->first.get()).error.empty());
+  SpawnRequest runs = refused;
+  runs.task = "shell-2";
+  runs.cwd = root_;
+  runs.env = {"BATON_TASK_ID=shell-2"};
+  runs.log = root_ + "/shell-2/output.log";
+  runs.exit_file = root_ + "/shell-2/exit.json";
+  runs.timeout = std::chrono::milliseconds(60000);
+  SpawnOutcome started = StartTask(runs, nullptr, nullptr, opened->first.get());
+  ASSERT_TRUE(started.error.empty()) << started.error;
+  ::waitpid(started.pid, nullptr, 0);
+  EXPECT_EQ(started.record.pid, started.pid);
+
+  auto state = Journal::Open(path_, "boot-1")->second;
+  EXPECT_FALSE(state.known.Contains("shell-1"));
+  ASSERT_EQ(state.open.size(), 1u);
+  const JournalTask& two = state.open.at("shell-2");
+  EXPECT_TRUE(two.started);
+  EXPECT_EQ(two.pid, started.pid);
+  EXPECT_NE(two.start_ticks, 0u);
+  EXPECT_EQ(two.exit_file, runs.exit_file);
+  EXPECT_EQ(two.deadline_ms, two.started_ms + 60000);
 }
 
 TEST(TaskIdSetTest, KeepsRunsOfIds) {

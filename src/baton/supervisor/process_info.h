@@ -44,6 +44,20 @@ std::vector<pid_t> GroupMembers(pid_t pgid);
 // True while process group `pgid` has a member (a zombie counts).
 bool GroupExists(pid_t pgid);
 
+// A session leader whose environment holds the entry `marker` ("K=V") and
+// that started at `not_before_ms` (wall clock) or later, within the clock
+// tick's precision; the first to start if several do. Reads every
+// process's stat and a leader's environment: used only to find a task that a
+// dead supervisor was starting (its children, and a daemon a task started
+// earlier with setsid, carry the same entry but start later or earlier).
+// A process that already ended is not found (a zombie shows no environment).
+struct FoundProcess {
+  pid_t pid = 0;
+  uint64_t start_ticks = 0;
+};
+std::optional<FoundProcess> FindTaskLeader(std::string_view marker,
+                                           int64_t not_before_ms);
+
 // /proc/sys/kernel/random/boot_id, "" if unreadable. Start times and pids
 // mean nothing across a reboot.
 std::string BootId();

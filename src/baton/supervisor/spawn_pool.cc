@@ -9,6 +9,8 @@
 #include <cerrno>
 #include <cstring>
 
+#include "baton/supervisor/process_info.h"
+#include "baton/util/clock.h"
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
@@ -17,12 +19,34 @@
 
 namespace baton {
 
+namespace {
+
+// The environment entry that names a task's processes (journal.h).
+std::string MarkerIn(const std::vector<std::string>& env) {
+  constexpr std::string_view kTaskIdVar = "BATON_TASK_ID=";
+  for (const std::string& entry : env) {
+    if (entry.starts_with(kTaskIdVar))
+      return entry;
+  }
+  return "";
+}
+
+}  // namespace
+
 SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
-                       const LimitHolder* limits) {
+                       const LimitHolder* limits, Journal* journal) {
   SpawnOutcome out;
   out.request = std::move(request);
   const SpawnRequest& req = out.request;
+  JournalTask& record = out.record;
+  record.task = req.task;
+  record.exit_file = req.exit_file;
+  record.log = req.log;
+  record.grace_ms = req.grace.count();
+  bool journaled = false;
   auto fail = [&](std::string error) {
+    if (journaled)
+      journal->Ended(req.task);
     out.error = std::move(error);
     out.log_fd.reset();
     out.stdin_holder.reset();
@@ -118,6 +142,17 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
       return fail(written.error().message);
     }
   }
+  // As late as can be: from here on the task may run. A spawn still queued
+  // is named nowhere, so a supervisor that dies first leaves it to batond to
+  // send again.
+  record.started_ms = WallMillis();
+  if (req.timeout)
+    record.deadline_ms = record.started_ms + req.timeout->count();
+  if (journal) {
+    record.marker = MarkerIn(env);
+    journal->Spawning(record);
+    journaled = true;
+  }
   // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
   // and SIGINT; a task starts with none of that, in its own session.
   auto pid =
@@ -133,16 +168,26 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
   if (!pid)
     return fail(pid.error().message);
   out.pid = *pid;
+  record.started = true;
+  record.marker.clear();
+  record.pid = *pid;
+  // The start time names this process among all that will have its pid
+  // (a zombie still has it; a process already reaped has none).
+  if (auto stat = ReadProcStat(*pid))
+    record.start_ticks = stat->start_ticks;
+  if (journal)
+    journal->Started(record);
   return out;
 }
 
 SpawnPool::SpawnPool(EventLoop* loop, int threads, DoneCallback on_done,
-                     const LimitHolder* limits)
+                     const LimitHolder* limits, Journal* journal)
     : loop_(loop),
       thread_count_(threads < 1 ? 1 : threads),
       on_done_(std::move(on_done)),
       wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
-      limits_(limits) {
+      limits_(limits),
+      journal_(journal) {
   if (wake_fd_) {
     (void)loop_->AddFd(wake_fd_.get(), EPOLLIN, [this](uint32_t) { OnWake(); });
   }
@@ -164,7 +209,7 @@ void SpawnPool::Submit(SpawnRequest request) {
   ++in_flight_;
   if (!wake_fd_) {
     // No eventfd (fd limit): spawn inline rather than not at all.
-    on_done_(StartTask(std::move(request), &programs_, limits_));
+    on_done_(StartTask(std::move(request), &programs_, limits_, journal_));
     --in_flight_;
     return;
   }
@@ -190,7 +235,8 @@ void SpawnPool::Work() {
       job = std::move(jobs_.front());
       jobs_.pop_front();
     }
-    SpawnOutcome outcome = StartTask(std::move(job), &programs_, limits_);
+    SpawnOutcome outcome =
+        StartTask(std::move(job), &programs_, limits_, journal_);
     {
       std::lock_guard lock(mu_);
       results_.push_back(std::move(outcome));

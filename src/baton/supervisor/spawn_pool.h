@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baton/loop/event_loop.h"
+#include "baton/supervisor/journal.h"
 #include "baton/supervisor/limits.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/util/program_path.h"
@@ -39,15 +40,23 @@ struct SpawnOutcome {
   UniqueFd stdin_holder;  // A FIFO stdin's writer, until close_stdin.
   // Its cgroups, when a limit of it is held by one (supervisor/limits.h).
   std::shared_ptr<TaskCgroup> cgroup;
+  // What the journal says of it once started (pid, start time, deadline).
+  JournalTask record;
 };
 
 // Opens the task's files, checks its folder and spawns it in its own
 // session, finding argv[0] through `programs` when given, and holding it
 // to its limits through `limits` (a task with limits fails without it).
-// Thread-safe: touches nothing but the request's paths and cgroups (and the
-// cache, which locks). Exposed for tests.
+// With a `journal`, says "spawning" right before the spawn itself and
+// "started" (or "ended") right after, from this thread: a supervisor that
+// dies with spawns still queued leaves them unnamed, so they are sent and
+// run once again, and one that dies after a spawn leaves its pid
+// (doc/supervisor.md, "Exactly once"). Thread-safe: touches nothing but
+// the request's paths and cgroups (and the cache and journal, which lock).
+// Exposed for tests.
 SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs = nullptr,
-                       const LimitHolder* limits = nullptr);
+                       const LimitHolder* limits = nullptr,
+                       Journal* journal = nullptr);
 
 class SpawnPool {
  public:
@@ -56,9 +65,9 @@ class SpawnPool {
   // REQUIRES: the process's blocked signals are set up (EventLoop::
   // HandleSignal) before the first Submit, which starts the threads, so that
   // they inherit the mask and never take SIGCHLD or SIGTERM themselves.
-  // `limits` outlives the pool.
+  // `limits` and `journal` outlive the pool.
   SpawnPool(EventLoop* loop, int threads, DoneCallback on_done,
-            const LimitHolder* limits = nullptr);
+            const LimitHolder* limits = nullptr, Journal* journal = nullptr);
   ~SpawnPool();
   SpawnPool(const SpawnPool&) = delete;
   SpawnPool& operator=(const SpawnPool&) = delete;
@@ -85,6 +94,7 @@ class SpawnPool {
   std::vector<std::thread> threads_;
   ProgramCache programs_;  // Where the spawns found their argv[0].
   const LimitHolder* limits_;
+  Journal* journal_;
 };
 
 }  // namespace baton

@@ -31,14 +31,14 @@ constexpr auto kStartupGrace = std::chrono::seconds(10);
 
 }  // namespace
 
-int Supervisor::Run(UniqueFd ready, UniqueFd lock, Journal journal,
-                    JournalState state) {
+int Supervisor::Run(UniqueFd ready, UniqueFd lock,
+                    std::unique_ptr<Journal> journal, JournalState state) {
   auto signal_ready = [&](char byte) {
     if (ready)
       (void)WriteAll(ready.get(), std::string_view(&byte, 1));
     ready.reset();
   };
-  journal_.emplace(std::move(journal));
+  journal_ = std::move(journal);
   // Survive the terminal and batond going away; a write to a closed socket
   // must be an error, not a death.
   for (int ignored : {SIGPIPE, SIGHUP, SIGINT})
@@ -121,8 +121,8 @@ Status Supervisor::Listen() {
   int threads = static_cast<int>(std::thread::hardware_concurrency());
   pool_ = std::make_unique<SpawnPool>(
       &loop_, std::clamp(threads, 2, 4),
-      [this](SpawnOutcome outcome) { OnSpawned(std::move(outcome)); },
-      &limits_);
+      [this](SpawnOutcome outcome) { OnSpawned(std::move(outcome)); }, &limits_,
+      journal_.get());
   auto fd = ListenUnix(paths_.supervisor_socket());
   if (!fd)
     return std::unexpected(fd.error());
@@ -269,10 +269,7 @@ void Supervisor::Spawn(SpawnRequest request) {
     request.base_env = env->second;
   }
   spawned_ids_.Insert(request.task);
-  // Before the process can exist: a supervisor started after we died must
-  // know that this id may be running.
-  if (journal_)
-    journal_->Spawning(request.task);
+  // The spawn thread journals it, right before the process can exist.
   starting_[request.task].connection = connection_;
   pool_->Submit(std::move(request));
 }
@@ -297,8 +294,6 @@ void Supervisor::OnSpawned(SpawnOutcome outcome) {
   bool asker_here = asked.connection == connection_;
   if (!outcome.error.empty()) {
     BATON_LOG_WARN("{}: spawn failed: {}", request.task, outcome.error);
-    if (journal_)
-      journal_->Ended(request.task);
     if (asker_here)
       Send(EncodeMessage(SpawnFailedReply{request.task, outcome.error}));
   } else {
@@ -310,24 +305,13 @@ void Supervisor::OnSpawned(SpawnOutcome outcome) {
     task.cgroup = std::move(outcome.cgroup);
     task.grace = request.grace;
     ids_by_pid_[task.pid] = task.id;
-    JournalTask& record = task.record;
-    record.task = task.id;
-    record.started = true;
-    record.pid = task.pid;
-    // The start time names this process among all that will have its pid
-    // (a zombie still has it; a process already reaped has none).
-    if (auto stat = ReadProcStat(task.pid))
-      record.start_ticks = stat->start_ticks;
-    record.started_ms = WallMillis();
-    record.exit_file = request.exit_file;
-    record.log = request.log;
-    record.grace_ms = request.grace.count();
-    if (request.timeout) {
-      record.deadline_ms = record.started_ms + request.timeout->count();
-      ScheduleDeadline(task, *request.timeout);
-    }
+    // Journaled "started" by the spawn thread; ours to keep from now on.
+    task.record = std::move(outcome.record);
+    const JournalTask& record = task.record;
     if (journal_)
-      journal_->Started(record);
+      journal_->Claim(task.id);
+    if (request.timeout)
+      ScheduleDeadline(task, *request.timeout);
     BATON_LOG_INFO("{}: spawned pid {}", task.id, task.pid);
     if (asker_here)
       Send(EncodeMessage(SpawnedReply{task.id, task.pid, record.started_ms}));

@@ -42,7 +42,8 @@ class Supervisor {
  public:
   explicit Supervisor(const StatePaths& paths) : paths_(paths) {}
   // REQUIRES: `lock` holds the supervisor lock; `journal` was opened.
-  int Run(UniqueFd ready, UniqueFd lock, Journal journal, JournalState state);
+  int Run(UniqueFd ready, UniqueFd lock, std::unique_ptr<Journal> journal,
+          JournalState state);
 
  private:
   using milliseconds = std::chrono::milliseconds;
@@ -155,7 +156,6 @@ class Supervisor {
   // Counts accepted connections: a spawn's outcome is answered only to
   // the connection that asked; a later one learns it from its hello.
   uint64_t connection_ = 0;
-  std::unique_ptr<SpawnPool> pool_;
   // Pending SIGKILLs by process group, also of groups whose leader is gone.
   struct Escalation {
     TimerId timer = 0;
@@ -181,7 +181,10 @@ class Supervisor {
   bool idle_exit_armed_ = false;
   bool stop_requested_ = false;
 
-  std::optional<Journal> journal_;
+  std::unique_ptr<Journal> journal_;
+  // After what its threads use (limits_, journal_), so that it is destroyed,
+  // and its threads joined, before them.
+  std::unique_ptr<SpawnPool> pool_;
   // Every id spawned by us or named by the journal we started from: never
   // spawned again (doc/supervisor.md, "Exactly once").
   TaskIdSet spawned_ids_;

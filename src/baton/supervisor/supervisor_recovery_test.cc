@@ -2,12 +2,17 @@
 // supervisor itself (a new one adopts its tasks through the journal and
 // the keeper), and what a task's leader leaves behind.
 #include <signal.h>
+#include <sys/wait.h>
 
+#include <filesystem>
+#include <fstream>
 #include <map>
 
 #include "baton/supervisor/journal.h"
 #include "baton/supervisor/process_info.h"
 #include "baton/supervisor/supervisor_test_fixture.h"
+#include "baton/util/clock.h"
+#include "baton/util/file_util.h"
 
 namespace baton {
 namespace {
@@ -162,6 +167,61 @@ TEST_F(SupervisorRecoveryTest, AnIdIsNeverSpawnedTwice) {
   // batond settled shell-9: no later hello names it.
   Send(EncodeMessage(AckRequest{{"shell-9"}}));
   EXPECT_TRUE(ConnectAndGreet().unknown_ends.empty());
+}
+
+// Issue 35, finding 1: a supervisor that died inside a spawn. The process
+// that began is found by its BATON_TASK_ID and adopted; one that never
+// began cannot be told from one that ran and ended, and stays unknown.
+TEST_F(SupervisorRecoveryTest, ASpawnADeadSupervisorBeganIsFoundByItsMark) {
+  int64_t began_ms = WallMillis();
+  pid_t began = ::fork();
+  ASSERT_GE(began, 0);
+  if (began == 0) {
+    ::setsid();
+    char entry[] = "BATON_TASK_ID=shell-7";
+    char* env[] = {entry, nullptr};
+    char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"),
+                    nullptr};
+    ::execve("/bin/sleep", argv, env);
+    ::_exit(127);
+  }
+  struct KillAtEnd {
+    pid_t pid;
+    ~KillAtEnd() {
+      ::kill(pid, SIGKILL);
+      ::waitpid(pid, nullptr, WNOHANG);
+    }
+  } kill_at_end{began};
+  ASSERT_TRUE(WaitUntil([&] {
+    auto env = ReadFile("/proc/" + std::to_string(began) + "/environ");
+    return env && env->find("shell-7") != std::string::npos;
+  }));
+  {
+    std::filesystem::create_directories(paths_.home);
+    std::ofstream journal(paths_.home + "/supervisor.journal");
+    journal << R"({"op":"journal","version":1,"boot_id":")" << BootId()
+            << "\"}\n";
+    for (const char* task : {"shell-7", "shell-8"}) {
+      journal << R"({"op":"spawning","task":")" << task
+              << R"(","marker":"BATON_TASK_ID=)" << task << R"(","started_ms":)"
+              << began_ms << R"(,"exit_file":")" << root_ << "/" << task
+              << R"(.exit","log":")" << root_ << "/" << task
+              << R"(.log","grace_ms":100})"
+              << "\n";
+    }
+  }
+  auto [keeper, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  auto hello = ConnectAndGreet();
+  ASSERT_EQ(hello.live.size(), 1u);
+  EXPECT_EQ(hello.live[0].task, "shell-7");
+  EXPECT_EQ(hello.live[0].pid, began);
+  EXPECT_EQ(hello.unknown_ends, std::vector<std::string>{"shell-8"});
+  // Adopted: its kill reaches it.
+  Send(EncodeMessage(SupervisorKill{"shell-7", 100ms}));
+  int status = 0;
+  EXPECT_EQ(::waitpid(began, &status, 0), began);
+  EXPECT_TRUE(WIFSIGNALED(status));
 }
 
 // batond sent more lines than a loop turn serves, then died; the new

@@ -344,18 +344,13 @@ bool Supervisor::HasOrphans() const {
 }
 
 void Supervisor::CompactJournalIfLarge() {
-  // A keeper may still append the record an orphan waits for: it would
-  // go to the old file.
-  if (!journal_ || journal_->size() < Journal::kCompactBytes || HasOrphans())
+  if (!journal_ || journal_->size() < Journal::kCompactBytes)
     return;
   std::vector<JournalTask> open;
   for (const auto& [id, task] : tasks_)
     open.push_back(task.record);
-  // Ids that may run, or whose ends are unknown, stay "spawning".
-  for (const auto& [id, starting] : starting_) {
-    open.emplace_back();
-    open.back().task = id;
-  }
+  // Ids whose ends are unknown stay "spawning" (the journal adds the spawns
+  // its threads have under way).
   for (const std::string& id : unknown_ends_) {
     open.emplace_back();
     open.back().task = id;
@@ -369,14 +364,30 @@ void Supervisor::AdoptOrphans(JournalState state) {
   for (const auto& [id, record] : state.open) {
     if (record.started) {
       AdoptOrphan(record);
-    } else {
-      // Between "spawning" and the spawn's outcome: it may run, unseen.
-      BATON_LOG_WARN(
-          "{}: a supervisor that died was starting it; its end "
-          "cannot be known",
-          id);
-      unknown_ends_.push_back(id);
+      continue;
     }
+    // Between "spawning" and the spawn's outcome: it runs if its process
+    // began, and then it is found by the mark its environment carries.
+    if (auto found = FindTaskLeader(record.marker, record.started_ms)) {
+      JournalTask started = record;
+      started.started = true;
+      started.pid = found->pid;
+      started.start_ticks = found->start_ticks;
+      BATON_LOG_INFO(
+          "{}: a supervisor that died was starting it; found as pid {}", id,
+          found->pid);
+      if (journal_)
+        journal_->Started(started);
+      AdoptOrphan(started);
+      if (journal_)
+        journal_->Claim(id);
+      continue;
+    }
+    BATON_LOG_WARN(
+        "{}: a supervisor that died was starting it; its end "
+        "cannot be known",
+        id);
+    unknown_ends_.push_back(id);
   }
   reaped_.clear();  // Those matched nothing we adopted.
 }
