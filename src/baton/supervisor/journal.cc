@@ -20,7 +20,9 @@ namespace {
 
 using Json = nlohmann::json;
 
-constexpr int kJournalVersion = 1;
+// Version 2: a spawning task's child says "began" with its pid before it
+// execs, so a "spawning" line alone means the task never ran.
+constexpr int kJournalVersion = 2;
 
 std::string Dump(const Json& json) {
   return json.dump(-1, ' ', false, Json::error_handler_t::replace) + "\n";
@@ -33,8 +35,6 @@ std::string HeaderLine(const std::string& boot_id) {
 
 std::string SpawningLine(const JournalTask& t) {
   Json json = {{"op", "spawning"}, {"task", t.task}};
-  if (!t.marker.empty())
-    json["marker"] = t.marker;
   if (!t.exit_file.empty()) {
     json["started_ms"] = t.started_ms;
     json["exit_file"] = t.exit_file;
@@ -45,6 +45,32 @@ std::string SpawningLine(const JournalTask& t) {
   }
   return Dump(json);
 }
+
+std::string EndedLine(const std::string& task, const JournalExit* held) {
+  Json json = {{"op", "ended"}, {"task", task}};
+  if (held) {
+    json["exit_file"] = held->exit_file;
+    json["exit"] = held->record;
+  }
+  return Dump(json);
+}
+
+std::string ReapedLine(const ReapedRecord& record) {
+  return Dump({{"op", "reaped"},
+               {"pid", record.pid},
+               {"start_ticks", record.start_ticks},
+               {"status", record.status},
+               {"ended_ms", record.ended_ms}});
+}
+
+// A "began" line without its pid and closing brace.
+std::string BeganBeforePid(const std::string& task) {
+  std::string line = Dump({{"op", "began"}, {"task", task}});
+  line.resize(line.size() - 2);  // "}\n"
+  return line + ",\"pid\":";
+}
+
+constexpr std::string_view kBeganAfterPid = "}\n";
 
 std::string StartedLine(const JournalTask& t) {
   Json json = {{"op", "started"},
@@ -70,17 +96,23 @@ std::string StopLine(const JournalTask& t) {
 
 // The lines that bring a reader to what `task` is now.
 std::string TaskLines(const JournalTask& task) {
-  if (!task.started)
-    return SpawningLine(task);
+  if (!task.started) {
+    std::string lines = SpawningLine(task);
+    if (task.pid > 0)
+      lines += BeganBeforePid(task.task) + std::to_string(task.pid) +
+               std::string(kBeganAfterPid);
+    return lines;
+  }
   std::string lines = StartedLine(task);
   if (task.cause != ExitCause::kNatural)
     lines += StopLine(task);
   return lines;
 }
 
-// Applies one journal line to `state`. Unknown or malformed lines are
-// skipped: a journal is advice for recovery, never a reason to fail.
-void Replay(const Json& json, JournalState& state) {
+// Applies one journal line of a journal of `version` to `state`. Unknown or
+// malformed lines are skipped: a journal is advice for recovery, never a
+// reason to fail.
+void Replay(const Json& json, int version, JournalState& state) {
   if (!json.is_object())
     return;
   auto number = [&](const char* key) -> std::optional<int64_t> {
@@ -101,6 +133,14 @@ void Replay(const Json& json, JournalState& state) {
     }
     return;
   }
+  if (op == "acked") {
+    std::vector<std::string> acked;
+    if (DecodeValue(MemberAt(json, "tasks"), acked, {}, "tasks")) {
+      for (const std::string& task : acked)
+        state.held.erase(task);
+    }
+    return;
+  }
   if (task.empty())
     return;
   auto read_paths = [&](JournalTask& t) {
@@ -112,17 +152,24 @@ void Replay(const Json& json, JournalState& state) {
     t.grace_ms = number("grace_ms").value_or(5000);
   };
   if (op == "spawning") {
-    state.known.Insert(task);
+    // Before version 2 a spawn's child said nothing: the id may run.
+    if (version < 2)
+      state.known.Insert(task);
     JournalTask spawning;
     read_paths(spawning);
-    spawning.marker = StringAt(json, "marker");
     state.open[task] = std::move(spawning);
+  } else if (op == "began") {
+    auto it = state.open.find(task);
+    auto pid = number("pid");
+    if (it != state.open.end() && !it->second.started && pid) {
+      state.known.Insert(task);
+      it->second.pid = *pid;
+    }
   } else if (op == "started") {
     state.known.Insert(task);
     JournalTask& t = state.open[task];
     read_paths(t);
     t.started = true;
-    t.marker.clear();
     t.pid = number("pid").value_or(0);
     t.start_ticks = static_cast<uint64_t>(number("start_ticks").value_or(0));
   } else if (op == "stop") {
@@ -136,6 +183,11 @@ void Replay(const Json& json, JournalState& state) {
   } else if (op == "ended") {
     state.known.Insert(task);
     state.open.erase(task);
+    if (MemberAt(json, "exit").is_string()) {
+      state.held[task] = {StringAt(json, "exit_file"), StringAt(json, "exit")};
+    } else {
+      state.held.erase(task);
+    }
   }
 }
 
@@ -257,17 +309,27 @@ Result<std::pair<std::unique_ptr<Journal>, JournalState>> Journal::Open(
   if (auto text = ReadFile(path)) {
     bool this_boot = false;
     bool first = true;
+    int version = 0;
     ForEachLine(*text, [&](std::string_view line) {
       Json json = Json::parse(line, nullptr, false);
       if (first) {
         first = false;
         this_boot = json.is_object() && StringAt(json, "op") == "journal" &&
                     StringAt(json, "boot_id") == boot_id && !boot_id.empty();
+        if (this_boot && MemberAt(json, "version").is_number_integer())
+          version = static_cast<int>(IntAt(json, "version"));
         return;
       }
       if (this_boot)
-        Replay(json, state);
+        Replay(json, version, state);
     });
+    // A spawn whose child never said "began" never ran: it is forgotten,
+    // so that batond's spawn of it, sent again, runs it once.
+    if (version >= 2) {
+      std::erase_if(state.open, [](const auto& entry) {
+        return !entry.second.started && entry.second.pid == 0;
+      });
+    }
   } else if (text.error().code != ErrorCode::kNotFound) {
     return std::unexpected(text.error());
   }
@@ -278,6 +340,7 @@ Result<std::pair<std::unique_ptr<Journal>, JournalState>> Journal::Open(
     open.push_back(entry);
   {
     std::lock_guard hold(journal->mu_);
+    journal->held_ = state.held;
     if (auto written = journal->Rewrite(open); !written)
       return std::unexpected(written.error());
   }
@@ -297,6 +360,8 @@ Status Journal::Rewrite(const std::vector<JournalTask>& open,
     if (!written.contains(id))
       text += TaskLines(task);
   }
+  for (const auto& [id, held] : held_)
+    text += EndedLine(id, &held);
   uint64_t unread = text.size();
   text += carried;
   if (auto saved = WriteFileAtomic(path_, text); !saved)
@@ -325,12 +390,17 @@ void Journal::Append(const std::string& line) {
   size_ += line.size();
 }
 
-void Journal::Spawning(const JournalTask& spawning) {
+Journal::SpawnSlot Journal::Spawning(const JournalTask& spawning) {
+  SpawnSlot slot{std::shared_lock(file_mu_)};
   {
     std::lock_guard hold(mu_);
     unclaimed_[spawning.task] = spawning;
+    slot.fd = fd_.get();
   }
   Append(SpawningLine(spawning));
+  slot.began_before_pid = BeganBeforePid(spawning.task);
+  slot.began_after_pid = kBeganAfterPid;
+  return slot;
 }
 
 void Journal::Spawning(const std::string& task) {
@@ -356,12 +426,31 @@ void Journal::Stopped(const JournalTask& task) {
   Append(StopLine(task));
 }
 
-void Journal::Ended(const std::string& task) {
+void Journal::Reaped(const ReapedRecord& record) {
+  Append(ReapedLine(record));
+}
+
+void Journal::Ended(const std::string& task, const JournalExit* held) {
   {
     std::lock_guard hold(mu_);
     unclaimed_.erase(task);
+    if (held)
+      held_[task] = *held;
   }
-  Append(Dump({{"op", "ended"}, {"task", task}}));
+  Append(EndedLine(task, held));
+}
+
+void Journal::Acked(const std::vector<std::string>& tasks) {
+  Json acked = Json::array();
+  {
+    std::lock_guard hold(mu_);
+    for (const std::string& task : tasks) {
+      if (held_.erase(task) > 0)
+        acked.push_back(task);
+    }
+  }
+  if (!acked.empty())
+    Append(Dump({{"op", "acked"}, {"tasks", acked}}));
 }
 
 std::vector<ReapedRecord> Journal::ReadReaped() {
@@ -370,12 +459,13 @@ std::vector<ReapedRecord> Journal::ReadReaped() {
   std::string text = ReadFrom(path_, read_offset_);
   read_offset_ += ForEachLine(text, [&](std::string_view line) {
     if (IsReapedLine(line))
-      Replay(Json::parse(line, nullptr, false), state);
+      Replay(Json::parse(line, nullptr, false), kJournalVersion, state);
   });
   return state.reaped;
 }
 
 void Journal::Compact(const std::vector<JournalTask>& open) {
+  std::unique_lock no_spawns(file_mu_);
   std::lock_guard hold(mu_);
   UniqueFd lock = LockJournalFile(path_, O_WRONLY | O_APPEND);
   if (!lock) {
@@ -402,12 +492,7 @@ bool AppendReapedRecord(const std::string& path, const ReapedRecord& record) {
   UniqueFd fd = LockJournalFile(path, O_WRONLY | O_APPEND);
   if (!fd)
     return false;
-  std::string line = Dump({{"op", "reaped"},
-                           {"pid", record.pid},
-                           {"start_ticks", record.start_ticks},
-                           {"status", record.status},
-                           {"ended_ms", record.ended_ms}});
-  return static_cast<bool>(WriteAll(fd.get(), line));
+  return static_cast<bool>(WriteAll(fd.get(), ReapedLine(record)));
 }
 
 }  // namespace baton

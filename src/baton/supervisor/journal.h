@@ -17,6 +17,7 @@
 #include <mutex>
 #include <optional>
 #include <set>
+#include <shared_mutex>
 #include <string>
 #include <utility>
 #include <vector>
@@ -32,13 +33,10 @@ namespace baton {
 struct JournalTask {
   std::string task;
   // False while only "spawning" is recorded: the supervisor died between
-  // that line (written just before the spawn) and its outcome, so the task
-  // may or may not run. `marker` then finds it if it does.
+  // that line (written just before the spawn) and its outcome. The task
+  // runs if its child said "began" (then `pid` is set) right before its
+  // exec; else it never ran.
   bool started = false;
-  // An entry of the task's environment that names it ("BATON_TASK_ID=
-  // shell-3"), so that a process a dead supervisor was starting can be
-  // found among the live ones (FindSessionLeader). Empty if it has none.
-  std::string marker;
   int64_t pid = 0;  // Also the process group and session id.
   uint64_t start_ticks = 0;
   int64_t started_ms = 0;  // For a "spawning" entry: when the spawn began.
@@ -62,6 +60,15 @@ struct ReapedRecord {
   int64_t ended_ms = 0;
 };
 
+// An exit record sent to batond and not yet acknowledged: the journal holds
+// it until batond acknowledges it or it is written to its exit file, so
+// that a supervisor started after this one and batond both died writes it
+// (doc/supervisor.md, "Exit records").
+struct JournalExit {
+  std::string exit_file;
+  std::string record;  // The exited message.
+};
+
 // Task ids in a compact form: runs of numbers per kind, since a supervisor
 // mostly sees them in order. Names that are not task ids are kept whole.
 class TaskIdSet {
@@ -79,6 +86,7 @@ class TaskIdSet {
 struct JournalState {
   std::map<std::string, JournalTask> open;  // Not ended, by task.
   std::vector<ReapedRecord> reaped;
+  std::map<std::string, JournalExit> held;  // Not acknowledged, by task.
   TaskIdSet known;  // Every task the journal names, ended or not.
 };
 
@@ -103,14 +111,28 @@ class Journal {
 
   // A spawn thread's lines, just before and after the spawn itself. The
   // task is this journal's to keep across a compaction until the loop
-  // Claim()s it (or it Ended).
-  void Spawning(const JournalTask& spawning);
+  // Claim()s it (or it Ended). While the slot lives, the file is not
+  // replaced, so the child can say "began" on `fd` (ChildSpec's announce,
+  // with `began_before_pid` and `began_after_pid` around its pid).
+  struct SpawnSlot {
+    std::shared_lock<std::shared_mutex> hold;
+    int fd = -1;
+    std::string began_before_pid;
+    std::string began_after_pid;
+  };
+  SpawnSlot Spawning(const JournalTask& spawning);
   void Spawning(const std::string& task);
   void Started(const JournalTask& task);
   // The loop keeps this task's record now, and passes it to Compact.
   void Claim(const std::string& task);
   void Stopped(const JournalTask& task);
-  void Ended(const std::string& task);
+  // With `held`, the journal keeps the exit record until Acked.
+  void Ended(const std::string& task, const JournalExit* held = nullptr);
+  // Writes a line only for tasks whose records it holds.
+  void Acked(const std::vector<std::string>& tasks);
+  // An exit seen before the task's spawn outcome: recorded as a keeper
+  // records one.
+  void Reaped(const ReapedRecord& record);
 
   // Records that keepers appended since the last call (or the open).
   std::vector<ReapedRecord> ReadReaped();
@@ -127,20 +149,24 @@ class Journal {
   Journal(std::string path, std::string boot_id)
       : path_(std::move(path)), boot_id_(std::move(boot_id)) {}
   void Append(const std::string& line);
-  // Writes the header, `open`, the unclaimed spawns and `carried` to a temp
-  // file renamed over the journal, and appends from then on to the new
-  // file. REQUIRES: mu_ held, and the file's flock.
+  // Writes the header, `open`, the unclaimed spawns, the held exits and
+  // `carried` to a temp file renamed over the journal, and appends from
+  // then on to the new file. REQUIRES: mu_ held, and the file's flock.
   Status Rewrite(const std::vector<JournalTask>& open,
                  const std::string& carried = "");
 
   const std::string path_;
   const std::string boot_id_;
+  // Held shared by a spawn under way (its child writes to fd_), and
+  // exclusively by a compaction, which replaces fd_. Taken before mu_.
+  std::shared_mutex file_mu_;
   mutable std::mutex mu_;
   UniqueFd fd_;
   uint64_t size_ = 0;
   uint64_t read_offset_ = 0;  // ReadReaped's position.
   // Spawns begun or done on a spawn thread, not yet claimed by the loop.
   std::map<std::string, JournalTask> unclaimed_;
+  std::map<std::string, JournalExit> held_;  // Guarded by mu_.
 };
 
 // Appends one reaped record to the journal at `path` (the keeper's side:

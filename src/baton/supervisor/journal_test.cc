@@ -58,7 +58,7 @@ TEST_F(JournalTest, ANewSupervisorReadsWhatTheLastOneLeftOpen) {
     stopped.stopped_ms = 7000;
     stopped.stop_grace_ms = 200;
     journal.Stopped(stopped);
-    journal.Spawning("shell-3");  // Never heard of again.
+    journal.Spawning("shell-3");  // Its child never said "began".
     journal.Spawning("shell-4");
     journal.Ended("shell-4");  // Its spawn failed.
     journal.Spawning("shell-5");
@@ -74,7 +74,7 @@ TEST_F(JournalTest, ANewSupervisorReadsWhatTheLastOneLeftOpen) {
   auto opened = Journal::Open(path_, "boot-1");
   ASSERT_TRUE(opened);
   const JournalState& state = opened->second;
-  ASSERT_EQ(state.open.size(), 3u);
+  ASSERT_EQ(state.open.size(), 2u);
   const JournalTask& one = state.open.at("shell-1");
   EXPECT_TRUE(one.started);
   EXPECT_EQ(one.pid, 11);
@@ -87,18 +87,20 @@ TEST_F(JournalTest, ANewSupervisorReadsWhatTheLastOneLeftOpen) {
   EXPECT_EQ(two.cause, ExitCause::kKilled);
   EXPECT_EQ(two.stopped_ms, 7000);
   EXPECT_EQ(two.stop_grace_ms, 200);
-  EXPECT_FALSE(state.open.at("shell-3").started);
+  // Never ran: forgotten, so that it may be sent again and run once.
+  EXPECT_FALSE(state.open.contains("shell-3"));
+  EXPECT_FALSE(state.known.Contains("shell-3"));
   ASSERT_EQ(state.reaped.size(), 1u);
   EXPECT_EQ(state.reaped[0].pid, 11);
   EXPECT_EQ(state.reaped[0].status, 3 << 8);
-  for (const char* task : {"shell-1", "shell-3", "shell-4", "shell-5"})
+  for (const char* task : {"shell-1", "shell-4", "shell-5"})
     EXPECT_TRUE(state.known.Contains(task)) << task;
   EXPECT_FALSE(state.known.Contains("shell-6"));
 
   // Reopened, the file holds only what is open: the same state again.
   auto again = Journal::Open(path_, "boot-1");
   ASSERT_TRUE(again);
-  EXPECT_EQ(again->second.open.size(), 3u);
+  EXPECT_EQ(again->second.open.size(), 2u);
   EXPECT_EQ(again->second.open.at("shell-2").cause, ExitCause::kKilled);
   EXPECT_TRUE(again->second.reaped.empty());
   EXPECT_FALSE(again->second.known.Contains("shell-5"));
@@ -172,13 +174,6 @@ TEST_F(JournalTest, ACompactionKeepsSpawnsTheLoopHasNotClaimed) {
   auto opened = Journal::Open(path_, "boot-1");
   ASSERT_TRUE(opened);
   Journal& journal = *opened->first;
-  JournalTask begun;
-  begun.task = "shell-1";
-  begun.marker = "BATON_TASK_ID=shell-1";
-  begun.started_ms = 4000;
-  begun.exit_file = "/x/shell-1/exit.json";
-  begun.log = "/x/shell-1/output.log";
-  journal.Spawning(begun);
   journal.Spawning("shell-2");
   journal.Started(Started("shell-2", 12));
   journal.Spawning("shell-3");
@@ -186,13 +181,9 @@ TEST_F(JournalTest, ACompactionKeepsSpawnsTheLoopHasNotClaimed) {
   journal.Claim("shell-3");  // The loop passes it to Compact itself.
   journal.Compact({});
   auto state = Journal::Open(path_, "boot-1")->second;
-  ASSERT_EQ(state.open.size(), 2u);
-  const JournalTask& one = state.open.at("shell-1");
-  EXPECT_FALSE(one.started);
-  EXPECT_EQ(one.marker, "BATON_TASK_ID=shell-1");
-  EXPECT_EQ(one.started_ms, 4000);
-  EXPECT_EQ(one.exit_file, "/x/shell-1/exit.json");
+  ASSERT_EQ(state.open.size(), 1u);
   EXPECT_TRUE(state.open.at("shell-2").started);
+  EXPECT_EQ(state.open.at("shell-2").pid, 12);
 }
 
 // Issue 35, finding 1: spawns queued behind others were journaled
@@ -221,6 +212,11 @@ TEST_F(JournalTest, ASpawnIsNamedOnlyOnceItBegins) {
   ::waitpid(started.pid, nullptr, 0);
   EXPECT_EQ(started.record.pid, started.pid);
 
+  // The child said so itself, before its exec.
+  EXPECT_NE(ReadFile(path_).value_or("").find(
+                R"({"op":"began","task":"shell-2","pid":)" +
+                std::to_string(started.pid) + "}\n"),
+            std::string::npos);
   auto state = Journal::Open(path_, "boot-1")->second;
   EXPECT_FALSE(state.known.Contains("shell-1"));
   ASSERT_EQ(state.open.size(), 1u);
@@ -230,6 +226,34 @@ TEST_F(JournalTest, ASpawnIsNamedOnlyOnceItBegins) {
   EXPECT_NE(two.start_ticks, 0u);
   EXPECT_EQ(two.exit_file, runs.exit_file);
   EXPECT_EQ(two.deadline_ms, two.started_ms + 60000);
+}
+
+// An exit told to batond is kept until batond acknowledges it, across
+// compactions and reopenings.
+TEST_F(JournalTest, AnExitRecordIsHeldUntilAcknowledged) {
+  {
+    auto opened = Journal::Open(path_, "boot-1");
+    ASSERT_TRUE(opened);
+    Journal& journal = *opened->first;
+    for (const char* task : {"shell-1", "shell-2", "shell-3"}) {
+      journal.Spawning(task);
+      journal.Started(Started(task, 11));
+      journal.Claim(task);
+      JournalExit held{std::string("/x/") + task + "/exit.json",
+                       std::string("{\"task\":\"") + task + "\"}"};
+      journal.Ended(task, &held);
+    }
+    journal.Acked({"shell-1", "shell-9"});
+    journal.Compact({});
+    journal.Acked({"shell-2"});
+  }
+  auto state = Journal::Open(path_, "boot-1")->second;
+  ASSERT_EQ(state.held.size(), 1u);
+  EXPECT_EQ(state.held.at("shell-3").exit_file, "/x/shell-3/exit.json");
+  EXPECT_EQ(state.held.at("shell-3").record, R"({"task":"shell-3"})");
+  EXPECT_TRUE(state.open.empty());
+  // Still held after that reopening's rewrite.
+  EXPECT_EQ(Journal::Open(path_, "boot-1")->second.held.size(), 1u);
 }
 
 TEST(TaskIdSetTest, KeepsRunsOfIds) {

@@ -114,6 +114,13 @@ void CloseAllBut(int keep_fd) {
 }  // namespace
 
 void StartKeeper(const std::string& journal_path, int keep_fd) {
+  // Blocked across the fork: a SIGTERM that comes before the keeper's
+  // handler is set would kill the keeper (RunKeeper unblocks it), and one
+  // to the supervisor waits for its loop's signalfd.
+  sigset_t term;
+  sigemptyset(&term);
+  sigaddset(&term, SIGTERM);
+  ::sigprocmask(SIG_BLOCK, &term, nullptr);
   pid_t child = ::fork();
   if (child < 0) {
     BATON_LOG_WARN(

@@ -99,41 +99,15 @@ bool GroupExists(pid_t pgid) {
   return pgid > 0 && (::kill(-pgid, 0) == 0 || errno == EPERM);
 }
 
-std::optional<FoundProcess> FindTaskLeader(std::string_view marker,
-                                           int64_t not_before_ms) {
-  if (marker.empty())
-    return std::nullopt;
+std::optional<int64_t> StartedAtWallMillis(uint64_t start_ticks) {
   long ticks_per_second = ::sysconf(_SC_CLK_TCK);
   timespec boot{};
   if (ticks_per_second <= 0 || ::clock_gettime(CLOCK_BOOTTIME, &boot) != 0)
     return std::nullopt;
-  int64_t boot_ms = boot.tv_sec * 1000 + boot.tv_nsec / 1000000;
-  // The tick at which not_before_ms was, less one tick of rounding.
-  int64_t ago_ms = WallMillis() - not_before_ms;
-  int64_t first_tick = (boot_ms - ago_ms) * ticks_per_second / 1000 - 1;
-  std::string entry = std::string(marker) + '\0';
-  std::optional<FoundProcess> found;
-  std::unique_ptr<DIR, int (*)(DIR*)> proc(::opendir("/proc"), ::closedir);
-  if (!proc)
-    return std::nullopt;
-  while (dirent* dir = ::readdir(proc.get())) {
-    pid_t pid = 0;
-    if (!ParseNumber(std::string_view(dir->d_name), &pid) || pid <= 0)
-      continue;
-    auto stat = ReadProcStat(pid);
-    if (!stat || stat->session != pid ||
-        static_cast<int64_t>(stat->start_ticks) < first_tick ||
-        (found && found->start_ticks <= stat->start_ticks)) {
-      continue;
-    }
-    auto environ = ReadFile("/proc/" + std::to_string(pid) + "/environ");
-    if (!environ)
-      continue;
-    std::string_view env = *environ;
-    if (env.starts_with(entry) || env.find('\0' + entry) != std::string::npos)
-      found = FoundProcess{pid, stat->start_ticks};
-  }
-  return found;
+  int64_t since_boot_ms = boot.tv_sec * 1000 + boot.tv_nsec / 1000000;
+  int64_t started_ms =
+      static_cast<int64_t>(start_ticks) * 1000 / ticks_per_second;
+  return WallMillis() - (since_boot_ms - started_ms);
 }
 
 std::string BootId() {

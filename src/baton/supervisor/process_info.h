@@ -44,19 +44,10 @@ std::vector<pid_t> GroupMembers(pid_t pgid);
 // True while process group `pgid` has a member (a zombie counts).
 bool GroupExists(pid_t pgid);
 
-// A session leader whose environment holds the entry `marker` ("K=V") and
-// that started at `not_before_ms` (wall clock) or later, within the clock
-// tick's precision; the first to start if several do. Reads every
-// process's stat and a leader's environment: used only to find a task that a
-// dead supervisor was starting (its children, and a daemon a task started
-// earlier with setsid, carry the same entry but start later or earlier).
-// A process that already ended is not found (a zombie shows no environment).
-struct FoundProcess {
-  pid_t pid = 0;
-  uint64_t start_ticks = 0;
-};
-std::optional<FoundProcess> FindTaskLeader(std::string_view marker,
-                                           int64_t not_before_ms);
+// The wall-clock time (ms since the epoch) at which a process that started
+// `start_ticks` clock ticks after boot started, to within a tick (10 ms).
+// nullopt if the clocks cannot be read.
+std::optional<int64_t> StartedAtWallMillis(uint64_t start_ticks);
 
 // /proc/sys/kernel/random/boot_id, "" if unreadable. Start times and pids
 // mean nothing across a reboot.

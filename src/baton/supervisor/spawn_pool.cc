@@ -19,20 +19,6 @@
 
 namespace baton {
 
-namespace {
-
-// The environment entry that names a task's processes (journal.h).
-std::string MarkerIn(const std::vector<std::string>& env) {
-  constexpr std::string_view kTaskIdVar = "BATON_TASK_ID=";
-  for (const std::string& entry : env) {
-    if (entry.starts_with(kTaskIdVar))
-      return entry;
-  }
-  return "";
-}
-
-}  // namespace
-
 SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
                        const LimitHolder* limits, Journal* journal) {
   SpawnOutcome out;
@@ -148,15 +134,9 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
   record.started_ms = WallMillis();
   if (req.timeout)
     record.deadline_ms = record.started_ms + req.timeout->count();
-  if (journal) {
-    record.marker = MarkerIn(env);
-    journal->Spawning(record);
-    journaled = true;
-  }
   // The supervisor blocks SIGCHLD and SIGTERM and ignores SIGPIPE, SIGHUP
   // and SIGINT; a task starts with none of that, in its own session.
-  auto pid =
-      SpawnChild({.program = std::move(*program),
+  ChildSpec child{.program = std::move(*program),
                   .argv = req.argv,
                   .env = std::move(env),
                   .cwd = cwd,
@@ -164,12 +144,22 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
                   .stdout_fd = out.log_fd.get(),
                   .stderr_fd = err_file ? err_file.get() : out.log_fd.get(),
                   .join_cgroups = std::move(plan.join),
-                  .rlimits = std::move(plan.rlimits)});
+                  .rlimits = std::move(plan.rlimits)};
+  // The child says "began" with its pid right before its exec, so that a
+  // supervisor started after we die mid-spawn knows whether it runs.
+  Journal::SpawnSlot slot;
+  if (journal) {
+    slot = journal->Spawning(record);
+    journaled = true;
+    child.announce_fd = slot.fd;
+    child.announce_before_pid = slot.began_before_pid;
+    child.announce_after_pid = slot.began_after_pid;
+  }
+  auto pid = SpawnChild(child);
   if (!pid)
     return fail(pid.error().message);
   out.pid = *pid;
   record.started = true;
-  record.marker.clear();
   record.pid = *pid;
   // The start time names this process among all that will have its pid
   // (a zombie still has it; a process already reaped has none).

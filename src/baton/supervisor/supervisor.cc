@@ -207,6 +207,8 @@ void Supervisor::OnLine(std::string_view line) {
 }
 
 void Supervisor::OnAck(const std::vector<std::string>& tasks) {
+  if (journal_)
+    journal_->Acked(tasks);
   for (const std::string& task : tasks) {
     unacked_exits_.erase(task);
     // batond has settled a task whose end we could not know: the journal

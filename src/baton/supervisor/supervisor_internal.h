@@ -21,6 +21,7 @@
 #include "baton/loop/event_loop.h"
 #include "baton/supervisor/journal.h"
 #include "baton/supervisor/limits.h"
+#include "baton/supervisor/process_info.h"
 #include "baton/supervisor/protocol.h"
 #include "baton/supervisor/spawn_pool.h"
 #include "baton/util/state_paths.h"
@@ -125,6 +126,13 @@ class Supervisor {
   // At start-up: takes over the tasks a dead supervisor's journal names.
   void AdoptOrphans(JournalState state);
   void AdoptOrphan(const JournalTask& record);
+  // The task a dead supervisor was spawning, as started, if its child said
+  // "began" and the pid is still (or was, by its keeper's record) that
+  // child's.
+  std::optional<JournalTask> IdentifyBegun(const JournalTask& record);
+  // A child reaped before its spawn's outcome came back (or a grandchild).
+  void EarlyExit(pid_t pid, int status, const std::optional<ProcStat>& zombie);
+  static constexpr int64_t kTickSlackMs = 20;
   void OnOrphanEnded(const std::string& id);
   // The keeper's record of an orphan's end, if it wrote it yet.
   std::optional<ReapedRecord> FindReaped(const Task& task);

@@ -151,7 +151,10 @@ TEST_F(SupervisorRecoveryTest, AnIdIsNeverSpawnedTwice) {
   ASSERT_TRUE(WaitUntil([&] { return Reaped(first); }));
   {
     std::ofstream journal(paths_.home + "/supervisor.journal", std::ios::app);
-    journal << R"({"op":"spawning","task":"shell-9"})"
+    // Its child said "began", as pid 1's (which started long before).
+    journal << R"({"op":"spawning","task":"shell-9","started_ms":)"
+            << WallMillis() << "}\n"
+            << R"({"op":"began","task":"shell-9","pid":1})"
             << "\n";
   }
   auto [second_keeper, second_ready] = Fork();
@@ -169,20 +172,19 @@ TEST_F(SupervisorRecoveryTest, AnIdIsNeverSpawnedTwice) {
   EXPECT_TRUE(ConnectAndGreet().unknown_ends.empty());
 }
 
-// Issue 35, finding 1: a supervisor that died inside a spawn. The process
-// that began is found by its BATON_TASK_ID and adopted; one that never
-// began cannot be told from one that ran and ended, and stays unknown.
-TEST_F(SupervisorRecoveryTest, ASpawnADeadSupervisorBeganIsFoundByItsMark) {
+// Issue 35, finding 1: a supervisor that died inside spawns. A child that
+// said "began" is adopted by its pid; one that did not never ran, and its
+// id may be sent again; one that began and is gone with no record (its
+// keeper died too) cannot be told.
+TEST_F(SupervisorRecoveryTest, SpawnsADeadSupervisorWasMakingAreToldApart) {
   int64_t began_ms = WallMillis();
   pid_t began = ::fork();
   ASSERT_GE(began, 0);
   if (began == 0) {
     ::setsid();
-    char entry[] = "BATON_TASK_ID=shell-7";
-    char* env[] = {entry, nullptr};
     char* argv[] = {const_cast<char*>("sleep"), const_cast<char*>("30"),
                     nullptr};
-    ::execve("/bin/sleep", argv, env);
+    ::execv("/bin/sleep", argv);
     ::_exit(127);
   }
   struct KillAtEnd {
@@ -192,23 +194,22 @@ TEST_F(SupervisorRecoveryTest, ASpawnADeadSupervisorBeganIsFoundByItsMark) {
       ::waitpid(pid, nullptr, WNOHANG);
     }
   } kill_at_end{began};
-  ASSERT_TRUE(WaitUntil([&] {
-    auto env = ReadFile("/proc/" + std::to_string(began) + "/environ");
-    return env && env->find("shell-7") != std::string::npos;
-  }));
   {
     std::filesystem::create_directories(paths_.home);
     std::ofstream journal(paths_.home + "/supervisor.journal");
-    journal << R"({"op":"journal","version":1,"boot_id":")" << BootId()
+    journal << R"({"op":"journal","version":2,"boot_id":")" << BootId()
             << "\"}\n";
-    for (const char* task : {"shell-7", "shell-8"}) {
-      journal << R"({"op":"spawning","task":")" << task
-              << R"(","marker":"BATON_TASK_ID=)" << task << R"(","started_ms":)"
+    for (const char* task : {"shell-7", "shell-8", "shell-9"}) {
+      journal << R"({"op":"spawning","task":")" << task << R"(","started_ms":)"
               << began_ms << R"(,"exit_file":")" << root_ << "/" << task
               << R"(.exit","log":")" << root_ << "/" << task
               << R"(.log","grace_ms":100})"
               << "\n";
     }
+    journal << R"({"op":"began","task":"shell-7","pid":)" << began << "}\n";
+    // A pid no process of this spawn has (its own keeper's, long before).
+    journal << R"({"op":"began","task":"shell-9","pid":1})"
+            << "\n";
   }
   auto [keeper, ready] = Fork();
   ASSERT_EQ(ready, 'R');
@@ -216,12 +217,43 @@ TEST_F(SupervisorRecoveryTest, ASpawnADeadSupervisorBeganIsFoundByItsMark) {
   ASSERT_EQ(hello.live.size(), 1u);
   EXPECT_EQ(hello.live[0].task, "shell-7");
   EXPECT_EQ(hello.live[0].pid, began);
-  EXPECT_EQ(hello.unknown_ends, std::vector<std::string>{"shell-8"});
-  // Adopted: its kill reaches it.
+  EXPECT_EQ(hello.unknown_ends, std::vector<std::string>{"shell-9"});
+  // shell-8 never ran: sent again, it runs.
+  Send(EncodeMessage(Spawn("shell-8", "exit 4")));
+  EXPECT_EQ(ReceiveAs<SpawnedReply>().task, "shell-8");
+  auto exited = ReceiveAs<ExitedEvent>();
+  EXPECT_EQ(exited.task, "shell-8");
+  EXPECT_EQ(exited.exit_code, 4);
+  // shell-7 is adopted: its kill reaches it.
   Send(EncodeMessage(SupervisorKill{"shell-7", 100ms}));
   int status = 0;
   EXPECT_EQ(::waitpid(began, &status, 0), began);
   EXPECT_TRUE(WIFSIGNALED(status));
+}
+
+// Issue 35, finding 1: batond was told an end and died before its commit,
+// and the supervisor died before it could write the record to its file.
+// The next supervisor writes it from the journal.
+TEST_F(SupervisorRecoveryTest, AnEndBatondNeverCommittedSurvivesBothDeaths) {
+  auto [keeper, ready] = Fork();
+  ASSERT_EQ(ready, 'R');
+  pid_t first = static_cast<pid_t>(ConnectAndGreet().pid);
+  Send(EncodeMessage(Spawn("shell-1", "exit 5")));
+  EXPECT_EQ(ReceiveAs<SpawnedReply>().task, "shell-1");
+  EXPECT_EQ(ReceiveAs<ExitedEvent>().exit_code, 5);
+  // No ack: this batond "dies" with the supervisor.
+  ASSERT_EQ(::kill(first, SIGKILL), 0);
+  ASSERT_TRUE(WaitUntil([&] { return Reaped(first); }));
+  EXPECT_FALSE(ExitFile("shell-1"));
+  auto [second_keeper, second_ready] = Fork();
+  ASSERT_EQ(second_ready, 'R');
+  auto recorded = ExitFile("shell-1");
+  ASSERT_TRUE(recorded);
+  EXPECT_EQ(recorded->exit_code, 5);
+  // The new batond finds the file: the task is in no list.
+  auto hello = ConnectAndGreet();
+  EXPECT_TRUE(hello.live.empty());
+  EXPECT_TRUE(hello.unknown_ends.empty());
 }
 
 // batond sent more lines than a loop turn serves, then died; the new

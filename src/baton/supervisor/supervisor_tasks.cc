@@ -9,6 +9,7 @@
 
 #include <algorithm>
 #include <cerrno>
+#include <set>
 #include <vector>
 
 #include "baton/supervisor/process_info.h"
@@ -111,8 +112,26 @@ void Supervisor::RemoveCgroup(std::shared_ptr<TaskCgroup> cgroup, int tries) {
 
 void Supervisor::ReapChildren() {
   for (;;) {
+    // While spawns are under way, an unknown child may be a task whose
+    // spawn outcome is still on its way: seen first as a zombie, for its
+    // start time (EarlyExit).
+    pid_t pid = 0;
+    if (!starting_.empty()) {
+      siginfo_t info{};
+      if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+        if (errno == EINTR)
+          continue;
+        break;
+      }
+      pid = info.si_pid;
+      if (pid == 0)
+        break;
+    }
     int status = 0;
-    pid_t pid = ::waitpid(-1, &status, WNOHANG);
+    std::optional<ProcStat> zombie;
+    if (pid > 0 && !ids_by_pid_.contains(pid))
+      zombie = ReadProcStat(pid);
+    pid = ::waitpid(pid > 0 ? pid : -1, &status, WNOHANG);
     if (pid < 0 && errno == EINTR)
       continue;
     if (pid <= 0)
@@ -122,7 +141,7 @@ void Supervisor::ReapChildren() {
     if (auto id = ids_by_pid_.find(pid); id != ids_by_pid_.end()) {
       LeaderEnded(tasks_.find(id->second), status, false);
     } else if (!starting_.empty()) {
-      early_exits_[pid] = status;
+      EarlyExit(pid, status, zombie);
     }
   }
   // A group whose last member (often a grandchild reparented to us) was
@@ -138,6 +157,16 @@ void Supervisor::ReapChildren() {
     }
   }
   FinishDrainedTasks();
+}
+
+void Supervisor::EarlyExit(pid_t pid, int status,
+                           const std::optional<ProcStat>& zombie) {
+  early_exits_[pid] = status;
+  // Journaled at once, as a keeper would: if we die before the spawn's
+  // outcome comes back, the next supervisor knows the task's end by the pid
+  // its child said (IdentifyBegun). Grandchildren lead no session.
+  if (journal_ && zombie && zombie->session == pid)
+    journal_->Reaped({pid, zombie->start_ticks, status, WallMillis()});
 }
 
 void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
@@ -257,14 +286,20 @@ void Supervisor::Finish(TaskMap::iterator it) {
   PendingExit exit{task.record.exit_file, record, task.pid,
                    task.record.started_ms};
   if (client_said_hello_ && client_ && !client_->closed()) {
+    // Journaled with the record first: if batond dies before its commit
+    // and we die too, the next supervisor writes the file from it.
+    if (journal_) {
+      JournalExit held{exit.file, record};
+      journal_->Ended(task.id, &held);
+    }
     Send(record);
     client_->Flush();
     unacked_exits_[task.id] = std::move(exit);
   } else {
     WriteExitFile(task.id, std::move(exit));
+    if (journal_)
+      journal_->Ended(task.id);
   }
-  if (journal_)
-    journal_->Ended(task.id);
   if (task.deadline)
     loop_.Cancel(task.deadline);
   if (task.drain_timer)
@@ -290,6 +325,8 @@ void Supervisor::WriteExitFile(const std::string& task, PendingExit exit) {
   auto written = WriteFileAtomic(exit.file, exit.record);
   if (written) {
     unwritten_exits_.erase(task);
+    if (journal_)
+      journal_->Acked({task});
     return;
   }
   // The task's folder is gone (its state folder removed or unmounted):
@@ -360,27 +397,35 @@ void Supervisor::CompactJournalIfLarge() {
 
 void Supervisor::AdoptOrphans(JournalState state) {
   spawned_ids_ = std::move(state.known);
+  // Ends a dead supervisor told a batond that did not acknowledge them
+  // (both died): written to their files before the first hello.
+  for (auto& [task, held] : state.held) {
+    PendingExit exit{held.exit_file, held.record};
+    auto event = ParseSupervisorEvent(held.record);
+    if (event && std::holds_alternative<ExitedEvent>(*event)) {
+      exit.pid = std::get<ExitedEvent>(*event).pid;
+      exit.started_ms = std::get<ExitedEvent>(*event).started_ms;
+    }
+    BATON_LOG_INFO("{}: writing the exit record a supervisor that died held",
+                   task);
+    WriteExitFile(task, std::move(exit));
+  }
   reaped_ = std::move(state.reaped);
   for (const auto& [id, record] : state.open) {
     if (record.started) {
       AdoptOrphan(record);
       continue;
     }
-    // Between "spawning" and the spawn's outcome: it runs if its process
-    // began, and then it is found by the mark its environment carries.
-    if (auto found = FindTaskLeader(record.marker, record.started_ms)) {
-      JournalTask started = record;
-      started.started = true;
-      started.pid = found->pid;
-      started.start_ticks = found->start_ticks;
-      BATON_LOG_INFO(
-          "{}: a supervisor that died was starting it; found as pid {}", id,
-          found->pid);
-      if (journal_)
-        journal_->Started(started);
-      AdoptOrphan(started);
-      if (journal_)
+    // Between "spawning" and the spawn's outcome, with a child that said
+    // "began" (one that did not never ran, and the journal forgot it).
+    if (auto began = IdentifyBegun(record)) {
+      BATON_LOG_INFO("{}: a supervisor that died was starting it: pid {}", id,
+                     began->pid);
+      if (journal_) {
+        journal_->Started(*began);
         journal_->Claim(id);
+      }
+      AdoptOrphan(*began);
       continue;
     }
     BATON_LOG_WARN(
@@ -389,7 +434,46 @@ void Supervisor::AdoptOrphans(JournalState state) {
         id);
     unknown_ends_.push_back(id);
   }
-  reaped_.clear();  // Those matched nothing we adopted.
+  // Records that match no orphan we wait for are of nobody we know.
+  std::set<int64_t> waiting;
+  for (const auto& [id, task] : tasks_)
+    waiting.insert(task.pid);
+  std::erase_if(reaped_, [&](const ReapedRecord& record) {
+    return !waiting.contains(record.pid);
+  });
+}
+
+std::optional<JournalTask> Supervisor::IdentifyBegun(
+    const JournalTask& record) {
+  if (record.pid <= 0 || record.started_ms <= 0)
+    return std::nullopt;
+  // The pid is this task's if a process with it started since the spawn
+  // began (a tick of rounding allowed): alive, a zombie, or reaped by its
+  // keeper, which recorded its start.
+  auto since_spawn = [&](uint64_t start_ticks) {
+    auto at = StartedAtWallMillis(start_ticks);
+    return at && *at >= record.started_ms - kTickSlackMs;
+  };
+  JournalTask began = record;
+  began.started = true;
+  if (auto stat = ReadProcStat(static_cast<pid_t>(record.pid));
+      stat && since_spawn(stat->start_ticks)) {
+    began.start_ticks = stat->start_ticks;
+    return began;
+  }
+  // Gone: its keeper recorded its end before it reaped it, maybe since we
+  // opened the journal.
+  if (journal_) {
+    for (ReapedRecord& reaped : journal_->ReadReaped())
+      reaped_.push_back(reaped);
+  }
+  for (const ReapedRecord& reaped : reaped_) {
+    if (reaped.pid == record.pid && since_spawn(reaped.start_ticks)) {
+      began.start_ticks = reaped.start_ticks;
+      return began;
+    }
+  }
+  return std::nullopt;
 }
 
 void Supervisor::AdoptOrphan(const JournalTask& record) {
@@ -402,17 +486,18 @@ void Supervisor::AdoptOrphan(const JournalTask& record) {
   task.grace = milliseconds(record.grace_ms);
   task.cause = record.cause;
   task.orphan = true;
+  // It ended while no supervisor ran: its keeper recorded it (and may not
+  // have reaped the zombie yet).
+  if (auto reaped = FindReaped(task)) {
+    BATON_LOG_INFO("{}: ended while no supervisor ran (pid {})", task.id,
+                   task.pid);
+    LeaderEnded(it, reaped->status, false, reaped->ended_ms);
+    return;
+  }
   auto stat = ReadProcStat(task.pid);
   if (stat && stat->start_ticks == record.start_ticks)
     task.pidfd.reset(OpenPidfd(task.pid));
   if (!task.pidfd) {
-    // It ended while no supervisor ran.
-    if (auto reaped = FindReaped(task)) {
-      BATON_LOG_INFO("{}: ended while no supervisor ran (pid {})", task.id,
-                     task.pid);
-      LeaderEnded(it, reaped->status, false, reaped->ended_ms);
-      return;
-    }
     // Reaped by the supervisor that died, which may have written its
     // record; else nobody can tell its end.
     if (!ReadFile(record.exit_file)) {
@@ -444,8 +529,15 @@ void Supervisor::AdoptOrphan(const JournalTask& record) {
 }
 
 std::optional<ReapedRecord> Supervisor::FindReaped(const Task& task) {
+  // A start not read at the spawn (the task had ended and been reaped
+  // by then) matches any start since the spawn began.
   auto match = [&](const ReapedRecord& r) {
-    return r.pid == task.pid && r.start_ticks == task.record.start_ticks;
+    if (r.pid != task.pid)
+      return false;
+    if (task.record.start_ticks != 0)
+      return r.start_ticks == task.record.start_ticks;
+    auto at = StartedAtWallMillis(r.start_ticks);
+    return at && *at >= task.record.started_ms - kTickSlackMs;
   };
   auto found = std::find_if(reaped_.begin(), reaped_.end(), match);
   if (found == reaped_.end() && journal_) {

@@ -142,6 +142,28 @@ enum ChildStep { kExec, kSetsid, kChdir, kStdio, kCloseRange, kRlimit, kJoin };
 constexpr const char* kChildSteps[] = {"",     "setsid",      "chdir",
                                        "dup2", "close_range", "setrlimit"};
 
+// The child's announcement (ChildSpec): composed on the stack, since a
+// vforked child may not allocate.
+void Announce(const ChildSpec& spec) {
+  char line[512];
+  char digits[24];
+  size_t n_digits = 0;
+  for (auto pid = static_cast<unsigned long>(::getpid());
+       pid > 0 || n_digits == 0; pid /= 10) {
+    digits[n_digits++] = static_cast<char>('0' + pid % 10);
+  }
+  const std::string& before = spec.announce_before_pid;
+  const std::string& after = spec.announce_after_pid;
+  size_t size = before.size() + n_digits + after.size();
+  if (size > sizeof line)
+    return;
+  std::memcpy(line, before.data(), before.size());
+  for (size_t i = 0; i < n_digits; ++i)
+    line[before.size() + i] = digits[n_digits - 1 - i];
+  std::memcpy(line + before.size() + n_digits, after.data(), after.size());
+  (void)!::write(spec.announce_fd, line, size);
+}
+
 // The rest of a vforked child, up to its exec. It runs in the caller's
 // memory, on the caller's stack below the caller's frame, while the
 // calling thread waits and the others run on: only async-signal-safe calls
@@ -202,6 +224,8 @@ constexpr const char* kChildSteps[] = {"",     "setsid",      "chdir",
   // Every other fd is closed by the exec, the report pipe's included.
   if (::syscall(SYS_close_range, 3U, ~0U, CLOSE_RANGE_CLOEXEC) != 0)
     die(kCloseRange);
+  if (spec.announce_fd >= 0)
+    Announce(spec);
   ::execve(spec.program.c_str(), argv, envp);
   die(kExec);
   ::_exit(127);  // die() does; the lambda cannot say so.
@@ -269,8 +293,10 @@ Result<pid_t> SpawnChild(const ChildSpec& spec) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "spawn: the program, argv and folder must not be empty");
   }
-  if (!spec.join_cgroups.empty() || !spec.rlimits.empty())
+  if (!spec.join_cgroups.empty() || !spec.rlimits.empty() ||
+      spec.announce_fd >= 0) {
     return VforkChild(spec);
+  }
   auto fail = [&](const char* call, int err) {
     return std::unexpected(SpawnError(spec, call ? call : "", err));
   };

@@ -1,7 +1,8 @@
-// The one way baton starts a child with posix_spawn (tasks in the
-// supervisor, checks and the codex probe in batond): a clean child in its
-// own session, with an explicit environment and folder and nothing
-// inherited but its three stdio fds. Not for detached helpers (batond, the
+// The one way baton starts a child (tasks in the supervisor, checks and the
+// codex probe in batond; posix_spawn, or vfork where the child must run
+// code of ours before its exec): a clean child in its own session, with an
+// explicit environment and folder and nothing inherited but its three stdio
+// fds. Not for detached helpers (batond, the
 // supervisor): those are started by util/detached_process.h.
 #ifndef BATON_UTIL_SPAWN_CHILD_H_
 #define BATON_UTIL_SPAWN_CHILD_H_
@@ -37,6 +38,14 @@ struct ChildSpec {
   // either makes SpawnChild vfork.
   std::vector<std::string> join_cgroups;
   std::vector<std::pair<int, rlim_t>> rlimits;
+  // Written by the child in one write(2) right before its exec: the two
+  // parts with its pid in decimal between them (at most 512 bytes in all,
+  // else nothing is written). So the caller's journal holds the pid of a
+  // child that is about to run even if the caller dies during the spawn
+  // (doc/supervisor.md, "Exactly once"). Makes SpawnChild vfork.
+  int announce_fd = -1;
+  std::string announce_before_pid;
+  std::string announce_after_pid;
 };
 
 // Starts `spec` and returns its pid, which is also its process group and
