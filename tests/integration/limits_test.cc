@@ -208,5 +208,63 @@ TEST_F(LimitsTest, AClientThatNeverReadsItsRepliesIsDropped) {
   EXPECT_EQ(Status("shell-1")["status"], "completed");
 }
 
+// Issue 35, finding 7: many clients, each under the line limit, each
+// sending an unfinished request. batond holds at most kMaxHeldRequestBytes
+// of them together: the client holding the most is told and dropped, the
+// others and new ones are served, and the memory comes back.
+TEST_F(LimitsTest, ManyUnfinishedRequestsTogetherAreBounded) {
+  Run("true");  // Starts batond.
+  int daemon_pid = DaemonPids().first;
+  long before = RssMib(daemon_pid);
+  constexpr int kClients = 12;
+  const std::string partial(7 << 20, 'x');  // 7 MiB, no newline.
+  std::vector<UniqueFd> clients;
+  for (int i = 0; i < kClients; ++i) {
+    auto fd = ConnectUnix(home_ + "/batond.sock");
+    ASSERT_TRUE(fd) << fd.error().message;
+    (void)SendAll(fd->get(),
+                  "{\"id\":1,\"op\":\"run\",\"command\":\"" + partial);
+    clients.push_back(std::move(*fd));
+  }
+  // 84 MiB were sent against a 64 MiB bound: some clients were refused.
+  size_t dropped = 0;
+  for (int i = 0; i < 400 && dropped == 0; ++i) {
+    std::this_thread::sleep_for(milliseconds(25));
+    dropped = CountOf(Log(), "unfinished request");
+  }
+  EXPECT_GE(dropped, 1u) << Log();
+  long peak = RssMib(daemon_pid);
+  if (!kSanitizedBuild) {
+    EXPECT_LT(peak - before, static_cast<long>(kMaxHeldRequestBytes >> 20) + 24)
+        << "batond held more than the bound";
+  }
+  // A refused client reads why.
+  int told = 0;
+  for (UniqueFd& fd : clients) {
+    char buf[4096];
+    ssize_t n = ::recv(fd.get(), buf, sizeof buf, MSG_DONTWAIT);
+    if (n > 0 &&
+        std::string_view(buf, static_cast<size_t>(n))
+                .find("unfinished requests") != std::string_view::npos) {
+      ++told;
+    }
+  }
+  EXPECT_GE(told, 1);
+  // Others are served meanwhile, and once all go the memory is given back.
+  EXPECT_EQ(Run("true"), "shell-2");
+  clients.clear();
+  if (!kSanitizedBuild) {
+    // Each unfinished line is still served at its client's EOF (and
+    // refused as bad JSON): seconds for 60 MiB in a dev build.
+    long after = 0;
+    for (int i = 0; i < 120; ++i) {
+      std::this_thread::sleep_for(milliseconds(100));
+      if ((after = RssMib(daemon_pid)) - before < 16)
+        break;
+    }
+    EXPECT_LT(after - before, 16) << "kept after the clients went";
+  }
+}
+
 }  // namespace
 }  // namespace baton::testing

@@ -2,6 +2,7 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
+#include <malloc.h>
 #include <signal.h>
 #include <sys/file.h>
 #include <sys/resource.h>
@@ -44,6 +45,25 @@ bool NeedsCommit(std::string_view op) {
       "hello",  "daemon_status", "agents",   "send", "queued",
       "answer", "attach",        "shutdown", "watch"};
   return std::ranges::find(kIndependent, op) == std::end(kIndependent);
+}
+
+// A closed client whose input buffer grew this large makes batond trim its
+// heap (malloc_trim: a few milliseconds for a heap of 100 MiB, and rare).
+constexpr size_t kTrimAfterInput = size_t{1} << 20;
+
+// The reply to the client holding the longest unfinished request when all
+// clients' requests together pass kMaxHeldRequestBytes.
+const std::string& OverBudgetReply() {
+  static const std::string reply = EncodeReplyLine(
+      "null",
+      MakeError(ErrorCode::kUnavailable,
+                fmt::format("batond holds over {} MiB of unfinished requests "
+                            "from its clients, and this connection's was the "
+                            "largest: it is closed. Try again, and pass large "
+                            "inputs as files rather than inline",
+                            kMaxHeldRequestBytes >> 20)),
+      "");
+  return reply;
 }
 
 // The reply to a request line over kMaxRequestLine (its id is unknown).
@@ -304,6 +324,8 @@ void Daemon::OnAccept() {
     limits.max_line = kMaxRequestLine;
     limits.overlong_reply = OverlongReply();
     limits.max_unread_output = kMaxUnreadReplies;
+    limits.shared_input = &input_budget_;
+    limits.over_budget_reply = OverBudgetReply();
     connection.channel = std::make_unique<LineChannel>(
         &loop_, std::move(*fd),
         [this, id](std::string_view line) { OnLine(id, line); },
@@ -392,6 +414,12 @@ void Daemon::OnClose(uint64_t connection_id) {
           "connection {}: request line over {} MiB; answered with an error "
           "and closed",
           connection_id, kMaxRequestLine >> 20);
+      break;
+    case LineChannel::CloseReason::kOverBudget:
+      BATON_LOG_WARN(
+          "connection {}: dropped, holding the longest unfinished request "
+          "when all clients' requests passed {} MiB",
+          connection_id, kMaxHeldRequestBytes >> 20);
       break;
     case LineChannel::CloseReason::kUnreadOutput:
       BATON_LOG_WARN(
@@ -562,12 +590,19 @@ void Daemon::BeforeSleep() {
   }
   if (committing && !failure)
     crash_points_.Pass("after-reply");
+  // A client that sent a large request leaves free chunks in the middle of
+  // the heap, which glibc gives back only from its top: trimmed once here.
+  bool held_much = false;
   for (uint64_t id : closed_connections_) {
+    if (auto it = connections_.find(id); it != connections_.end())
+      held_much |= it->second.channel->input_capacity() >= kTrimAfterInput;
     connections_.erase(id);
     std::erase_if(watches_,
                   [id](const auto& watch) { return watch.first == id; });
   }
   closed_connections_.clear();
+  if (held_much)
+    ::malloc_trim(0);
 }
 
 void Daemon::OnCommitFailed(const Error& error,

@@ -220,6 +220,9 @@ class Daemon {
   size_t out_of_fds_connections_ = 0;  // Open when it began.
   uint64_t refused_clients_ = 0;       // While out_of_fds_.
   TimerId accept_resume_timer_ = 0;    // Set while accepting pauses.
+  // What all clients' request bytes may hold together (kMaxHeldRequestBytes);
+  // before connections_, which it outlives.
+  InputBudget input_budget_{kMaxHeldRequestBytes};
   std::map<uint64_t, Connection> connections_;
   std::set<uint64_t> closed_connections_;  // Removed in BeforeSleep.
   // Commits that changed state, and the watches waiting for the next one,

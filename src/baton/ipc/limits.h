@@ -15,6 +15,13 @@ namespace baton {
 // connection is closed: batond never holds more than this of a request.
 inline constexpr size_t kMaxRequestLine = size_t{8} << 20;  // 8 MiB
 
+// Request bytes batond holds for all its clients together, lines still
+// being received included. When a read takes the total past this, the
+// client holding the longest unfinished line gets an error and is
+// disconnected (and logged), so many clients each under kMaxRequestLine
+// cannot make batond grow without bound; its memory is given back.
+inline constexpr size_t kMaxHeldRequestBytes = size_t{64} << 20;  // 64 MiB
+
 // Replies a client may leave unread. A client that has more than this
 // waiting in batond when another reply is due is disconnected (and
 // logged): one slow or stuck client cannot make batond grow. A single

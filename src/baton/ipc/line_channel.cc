@@ -18,10 +18,42 @@ LineChannel::LineChannel(EventLoop* loop, UniqueFd fd, LineCallback on_line,
                     [this](uint32_t events) { OnEvents(events); })) {
     fd_.reset();
   }
+  if (limits_.shared_input)
+    limits_.shared_input->channels_.insert(this);
 }
 
 LineChannel::~LineChannel() {
   Close();
+  if (limits_.shared_input)
+    limits_.shared_input->channels_.erase(this);
+}
+
+bool LineChannel::CountInput() {
+  InputBudget* budget = limits_.shared_input;
+  if (!budget || !fd_)
+    return true;
+  budget->held_ = budget->held_ - counted_ + in_.size();
+  counted_ = in_.size();
+  if (budget->held_ <= budget->limit_)
+    return true;
+  LineChannel* largest = this;
+  for (LineChannel* channel : budget->channels_) {
+    if (channel->in_.size() - channel->served_ >
+        largest->in_.size() - largest->served_) {
+      largest = channel;
+    }
+  }
+  largest->RefuseLine(CloseReason::kOverBudget);
+  return largest != this;
+}
+
+void LineChannel::ReleaseInput() {
+  // The bytes themselves go with the channel (a callback may still hold a
+  // line of them); its owner destroys it soon after the close.
+  if (limits_.shared_input) {
+    limits_.shared_input->held_ -= counted_;
+    counted_ = 0;
+  }
 }
 
 void LineChannel::Close() {
@@ -35,6 +67,7 @@ void LineChannel::Close() {
     close_reason_ = CloseReason::kByUs;
   loop_->RemoveFd(fd_.get());
   fd_.reset();
+  ReleaseInput();
 }
 
 void LineChannel::Send(std::string_view line) {
@@ -86,11 +119,14 @@ void LineChannel::HandleClose(CloseReason reason) {
     on_close_();
 }
 
-void LineChannel::RefuseLine() {
-  if (!limits_.overlong_reply.empty()) {
+void LineChannel::RefuseLine(CloseReason reason) {
+  const std::string& reply = reason == CloseReason::kOverBudget
+                                 ? limits_.over_budget_reply
+                                 : limits_.overlong_reply;
+  if (!reply.empty()) {
     // Before the close, as far as the socket takes it now: the peer may
     // still be writing its line, and nothing more is read from it.
-    out_.append(limits_.overlong_reply);
+    out_.append(reply);
     out_.push_back('\n');
     ssize_t sent;
     while ((sent = ::send(fd_.get(), out_.data(), out_.size(), MSG_NOSIGNAL)) <
@@ -99,7 +135,7 @@ void LineChannel::RefuseLine() {
     }
   }
   out_.clear();
-  HandleClose(CloseReason::kLineTooLong);
+  HandleClose(reason);
 }
 
 void LineChannel::OnEvents(uint32_t events) {
@@ -135,6 +171,8 @@ bool LineChannel::ReadAvailable() {
       return true;
     }
     in_.append(buf, static_cast<size_t>(n));
+    if (!CountInput())
+      return false;
     // Enough to serve, or to know the line is too long: the rest waits in
     // the socket (level-triggered, so the loop comes back for it).
     if (static_cast<size_t>(n) < sizeof buf ||
@@ -185,6 +223,7 @@ void LineChannel::ServeLines(size_t limit) {
     return;
   in_.erase(0, served_);
   served_ = 0;
+  (void)CountInput();  // Less than before: never over.
   if (in_.size() > limits_.max_line)
     return RefuseLine();
   if (!eof_)
@@ -192,6 +231,7 @@ void LineChannel::ServeLines(size_t limit) {
   // A last line without its newline is a line all the same.
   if (!in_.empty()) {
     std::string last = std::exchange(in_, {});
+    (void)CountInput();
     on_line_(last);
     if (!fd_)
       return;

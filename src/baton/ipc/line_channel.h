@@ -6,7 +6,9 @@
 #ifndef BATON_IPC_LINE_CHANNEL_H_
 #define BATON_IPC_LINE_CHANNEL_H_
 
+#include <cstddef>
 #include <functional>
+#include <set>
 #include <string>
 #include <string_view>
 
@@ -15,6 +17,28 @@
 #include "baton/util/unique_fd.h"
 
 namespace baton {
+
+class LineChannel;
+
+// A bound on the input that several channels hold together (what a
+// server's clients may cost it in all). When a read takes the total past
+// `limit`, the channel holding the most is refused as for an overlong line
+// (its over_budget_reply, then the close). Not thread-safe; outlives its
+// channels.
+class InputBudget {
+ public:
+  explicit InputBudget(size_t limit) : limit_(limit) {}
+  InputBudget(const InputBudget&) = delete;
+  InputBudget& operator=(const InputBudget&) = delete;
+  size_t held() const { return held_; }
+  size_t limit() const { return limit_; }
+
+ private:
+  friend class LineChannel;
+  size_t limit_;
+  size_t held_ = 0;
+  std::set<LineChannel*> channels_;
+};
 
 // What a LineChannel lets its peer cost it.
 struct LineChannelLimits {
@@ -26,6 +50,10 @@ struct LineChannelLimits {
   // Output the peer may leave unread: a Send() while more than this
   // waits closes the channel at the next Flush(). 0 = no limit.
   size_t max_unread_output = 0;
+  // Shared with other channels, if set: their input together. The channel
+  // refused when it runs out is sent `over_budget_reply` (if not empty).
+  InputBudget* shared_input = nullptr;
+  std::string over_budget_reply;
 };
 
 class LineChannel {
@@ -43,6 +71,7 @@ class LineChannel {
     kByUs,          // Close() was called.
     kLineTooLong,   // A line over Limits::max_line.
     kUnreadOutput,  // Over Limits::max_unread_output left unread.
+    kOverBudget,    // Held the most when the shared input budget ran out.
   };
   // Lines served per loop turn. The rest wait for the next turn, after the
   // loop's before-sleep hooks: batond commits and sends what the first
@@ -71,6 +100,9 @@ class LineChannel {
   bool closed() const { return !fd_; }
   CloseReason close_reason() const { return close_reason_; }
   bool has_pending_output() const { return !out_.empty(); }
+  // The bytes the input buffer has room for: what the peer once sent at
+  // once, at most a line's limit.
+  size_t input_capacity() const { return in_.capacity(); }
   int fd() const { return fd_.get(); }
   // Closes without calling on_close.
   void Close();
@@ -92,7 +124,12 @@ class LineChannel {
   // Closes and runs on_close, for `reason`.
   void HandleClose(CloseReason reason);
   // A line over the limit: the reply (if any), then the close.
-  void RefuseLine();
+  void RefuseLine(CloseReason reason = CloseReason::kLineTooLong);
+  // Tells the shared budget what in_ holds now; false if this read took it
+  // over and this channel was the one refused.
+  bool CountInput();
+  // Takes what in_ holds off the shared budget (at the close).
+  void ReleaseInput();
 
   EventLoop* loop_;
   UniqueFd fd_;
@@ -102,8 +139,9 @@ class LineChannel {
   CloseReason close_reason_ = CloseReason::kOpen;
   bool unread_output_over_ = false;  // Send() found too much unread.
   std::string in_;
-  size_t served_ = 0;  // in_[0, served_) is served.
-  bool eof_ = false;   // The peer closed; served lines come first.
+  size_t counted_ = 0;  // in_'s size as the shared budget knows it.
+  size_t served_ = 0;   // in_[0, served_) is served.
+  bool eof_ = false;    // The peer closed; served lines come first.
   TimerId resume_timer_ = 0;
   std::string out_;
   bool want_write_ = false;
