@@ -75,15 +75,23 @@ void Replay(const Json& json, JournalState& state) {
       return std::nullopt;
     return IntAt(json, key);
   };
+  // Start ticks are unsigned; a negative one was never written by a
+  // supervisor, and cast it would become a number past what this reader
+  // takes back after the rewrite (IntAt's range): read as unknown.
+  auto ticks = [&]() -> std::optional<uint64_t> {
+    auto value = number("start_ticks");
+    if (!value || *value < 0)
+      return std::nullopt;
+    return static_cast<uint64_t>(*value);
+  };
   std::string op = StringAt(json, "op");
   std::string task = StringAt(json, "task");
   if (op == "reaped") {
     auto pid = number("pid");
-    auto ticks = number("start_ticks");
+    auto start_ticks = ticks();
     auto status = number("status");
-    if (pid && ticks && status) {
-      state.reaped.push_back({*pid, static_cast<uint64_t>(*ticks),
-                              static_cast<int>(*status),
+    if (pid && start_ticks && status) {
+      state.reaped.push_back({*pid, *start_ticks, static_cast<int>(*status),
                               number("ended_ms").value_or(0)});
     }
     return;
@@ -101,7 +109,7 @@ void Replay(const Json& json, JournalState& state) {
     t.task = task;
     t.started = true;
     t.pid = number("pid").value_or(0);
-    t.start_ticks = static_cast<uint64_t>(number("start_ticks").value_or(0));
+    t.start_ticks = ticks().value_or(0);
     t.started_ms = number("started_ms").value_or(0);
     t.exit_file = StringAt(json, "exit_file");
     t.log = StringAt(json, "log");

@@ -129,6 +129,26 @@ TEST_F(JournalTest, KeeperRecordsAreReadAsTheyCome) {
   EXPECT_TRUE(Journal::Open(path_, "boot-1")->second.open.empty());
 }
 
+TEST_F(JournalTest,
+       ANegativeStartTimeIsReadAsUnknownAndStaysSoAfterTheRewrite) {
+  // fuzz/corpus/supervisor_protocol/nasty-journal-huge-task-ids: -1 was
+  // cast to 2^64-1, which the rewrite wrote and the next Open read as 0.
+  ASSERT_TRUE(WriteFileAtomic(
+      path_,
+      "{\"op\":\"journal\",\"version\":1,\"boot_id\":\"boot-1\"}\n"
+      "{\"op\":\"started\",\"task\":\"shell-1\",\"pid\":1,"
+      "\"start_ticks\":-1,\"started_ms\":1,\"grace_ms\":5}\n"
+      "{\"op\":\"reaped\",\"pid\":2,\"start_ticks\":-1,\"status\":0}\n"));
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened) << opened.error().message;
+  ASSERT_TRUE(opened->second.open.contains("shell-1"));
+  EXPECT_EQ(opened->second.open["shell-1"].start_ticks, 0u);
+  EXPECT_TRUE(opened->second.reaped.empty());
+  auto reopened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  EXPECT_EQ(reopened->second.open["shell-1"].start_ticks, 0u);
+}
+
 TEST(TaskIdSetTest, KeepsRunsOfIds) {
   TaskIdSet set;
   for (int n : {5, 3, 4, 1, 9, 2, 7, 8})
