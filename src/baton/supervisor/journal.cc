@@ -116,9 +116,11 @@ void Replay(const Json& json, JournalState& state) {
     t.deadline_ms = number("deadline_ms");
     t.grace_ms = number("grace_ms").value_or(5000);
   } else if (op == "stop") {
+    // Only a started task is stopped (Supervisor stops the tasks it runs);
+    // a stop of one only being spawned is not kept by the rewrite either.
     auto it = state.open.find(task);
     auto cause = ParseExitCause(StringAt(json, "cause"));
-    if (it != state.open.end() && cause) {
+    if (it != state.open.end() && it->second.started && cause) {
       it->second.cause = *cause;
       it->second.stopped_ms = number("stopped_ms").value_or(0);
       it->second.stop_grace_ms = number("grace_ms").value_or(0);

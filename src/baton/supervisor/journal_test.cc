@@ -149,6 +149,25 @@ TEST_F(JournalTest,
   EXPECT_EQ(reopened->second.open["shell-1"].start_ticks, 0u);
 }
 
+TEST_F(JournalTest, AStopOfATaskNotStartedIsIgnoredAsTheRewriteDoes) {
+  // fuzz/corpus/supervisor_protocol/stop-before-started: the first Open
+  // kept the stop's cause on a task only being spawned, the rewrite wrote
+  // only "spawning", and the next Open read it as not stopped.
+  ASSERT_TRUE(WriteFileAtomic(
+      path_,
+      "{\"op\":\"journal\",\"version\":1,\"boot_id\":\"boot-1\"}\n"
+      "{\"op\":\"spawning\",\"task\":\"shell-2\"}\n"
+      "{\"op\":\"stop\",\"task\":\"shell-2\",\"cause\":\"killed\","
+      "\"stopped_ms\":1,\"grace_ms\":1}\n"));
+  for (int open = 0; open < 2; ++open) {
+    auto opened = Journal::Open(path_, "boot-1");
+    ASSERT_TRUE(opened) << opened.error().message;
+    JournalTask& task = opened->second.open["shell-2"];
+    EXPECT_FALSE(task.started);
+    EXPECT_EQ(task.cause, ExitCause::kNatural) << "open " << open;
+  }
+}
+
 TEST(TaskIdSetTest, KeepsRunsOfIds) {
   TaskIdSet set;
   for (int n : {5, 3, 4, 1, 9, 2, 7, 8})
