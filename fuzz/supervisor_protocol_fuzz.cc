@@ -59,10 +59,18 @@ bool SameTask(const baton::JournalTask& a, const baton::JournalTask& b) {
 }
 
 // A folder of its own for the run (the journal and Open's temp file),
-// removed at exit.
+// removed at exit (a crash leaves it: its input is in the artifacts); in
+// memory where it can be, since each input is written, renamed and read
+// twice.
+std::filesystem::path TempBase() {
+  std::error_code error;
+  if (std::filesystem::is_directory("/dev/shm", error))
+    return "/dev/shm";
+  return std::filesystem::temp_directory_path();
+}
+
 struct TempFolder {
-  std::string path =
-      (std::filesystem::temp_directory_path() / "baton-fuzz-XXXXXX").string();
+  std::string path = (TempBase() / "baton-fuzz-XXXXXX").string();
   TempFolder() {
     FUZZ_CHECK(::mkdtemp(path.data()) != nullptr, "a temp folder");
   }
