@@ -5,6 +5,7 @@
 #include <charconv>
 #include <cmath>
 #include <optional>
+#include <string_view>
 
 namespace baton {
 
@@ -18,6 +19,14 @@ CLI::Validator WholeNumber(int64_t min, int64_t max) {
             value < min || value > max) {
           return fmt::format("'{}' is not a whole number from {} to {}", text,
                              min, max);
+        }
+        // CLI11 converts the text itself after this check (a check may not
+        // rewrite it), with strtoll's base 0: "010" would be octal 8.
+        std::string_view digits(text);
+        if (digits.starts_with('-'))
+          digits.remove_prefix(1);
+        if (digits.size() > 1 && digits.front() == '0') {
+          return fmt::format("'{}' has a leading zero; write {}", text, value);
         }
         return "";
       },

@@ -34,25 +34,31 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
   for (;;) {
     // Up to `end`: what lies past it is not output (a capped log's hole).
     uint64_t left = end > pass.settled ? end - pass.settled : 0;
-    size_t want = static_cast<size_t>(std::min<uint64_t>(limits.piece, left));
+    // With the byte before `settled`: whether a shape there starts a word
+    // depends on it (util/secret_shapes.h).
+    size_t context = pass.settled > 0 ? 1 : 0;
+    uint64_t start = pass.settled - context;
+    size_t want =
+        static_cast<size_t>(std::min<uint64_t>(limits.piece, left)) + context;
     text.resize(want);
     ssize_t got =
-        ::pread(fd.get(), text.data(), want, static_cast<off_t>(pass.settled));
+        ::pread(fd.get(), text.data(), want, static_cast<off_t>(start));
     if (got < 0)
       return std::unexpected(ErrnoError("read " + path, errno));
     text.resize(static_cast<size_t>(got));
-    if (text.empty())
+    if (text.size() <= context)
       return pass;
-    bool last_piece = text.size() < limits.piece || left <= limits.piece;
+    size_t new_bytes = text.size() - context;
+    bool last_piece = new_bytes < limits.piece || left <= limits.piece;
     ScanEnd scan_end;
-    auto found = FindSecrets(text, at_end && last_piece, &scan_end);
+    auto found = FindSecrets(text, at_end && last_piece, &scan_end, context);
     // A candidate as long as a whole piece is decided as it stands: each
     // pass must move on.
-    if (scan_end.settled == 0 && !last_piece)
-      found = FindSecrets(text, /*at_end=*/true, &scan_end);
+    if (scan_end.settled == context && !last_piece)
+      found = FindSecrets(text, /*at_end=*/true, &scan_end, context);
     for (const SecretMatch& match : found) {
       std::string marker = SecretMarker(match.kind, match.length);
-      off_t at = static_cast<off_t>(pass.settled + match.offset);
+      off_t at = static_cast<off_t>(start + match.offset);
       if (::pwrite(fd.get(), marker.data(), marker.size(), at) !=
           static_cast<ssize_t>(marker.size())) {
         return std::unexpected(ErrnoError("write " + path, errno));
@@ -61,12 +67,12 @@ Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
     }
     if (last_piece) {
       // Up to a secret that may be starting, the log may be shown.
-      pass.readable = pass.settled + scan_end.open;
-      pass.settled += scan_end.settled;
+      pass.readable = start + scan_end.open;
+      pass.settled = start + scan_end.settled;
       return pass;
     }
-    pass.settled += scan_end.settled;
-    scanned += scan_end.settled;
+    scanned += scan_end.settled - context;
+    pass.settled = start + scan_end.settled;
     if (scanned >= limits.budget) {
       // Stopped by the budget: what lies before `settled` is decided.
       pass.readable = pass.settled;

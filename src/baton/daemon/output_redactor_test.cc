@@ -5,6 +5,7 @@
 #include <fstream>
 
 #include "baton/util/file_util.h"
+#include "baton/util/secret_shapes.h"
 #include "tests/support/temp_dir.h"
 
 namespace baton {
@@ -52,6 +53,26 @@ TEST(OutputRedactorTest,
   auto again = RedactLog(log, 0, true);
   ASSERT_TRUE(again);
   EXPECT_TRUE(again->masked.empty());
+}
+
+// fuzz/corpus/redaction_scan/pass-boundary-inside-word: the second pass
+// began at the first's `settled`, inside a word ("-sk-sk-..."), and took
+// the "sk-..." there for a key that one pass over the whole text does not
+// see. A pass goes on with the byte before `settled` as context.
+TEST(OutputRedactorTest, APassGoesOnInsideAWordAsOnePassWould) {
+  testing::TempDir dir;
+  std::string log = dir.path() + "/output.log";
+  std::string whole = "-sk-sk-sk-sk-s--sk-sk---yJ N yJ N  N  ";
+  Append(log, whole.substr(0, 17));
+  auto first = RedactLog(log, 0, /*at_end=*/false);
+  ASSERT_TRUE(first) << first.error().message;
+  ASSERT_GT(first->settled, 0u);
+  Append(log, whole.substr(17));
+  auto last = RedactLog(log, first->settled, /*at_end=*/true);
+  ASSERT_TRUE(last) << last.error().message;
+  EXPECT_TRUE(last->masked.empty());
+  EXPECT_EQ(*ReadFile(log), MaskSecrets(whole));
+  EXPECT_EQ(MaskSecrets(whole), whole);
 }
 
 TEST(OutputRedactorTest, ALogLargerThanAPieceIsScannedWholeAcrossPieces) {

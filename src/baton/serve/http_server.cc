@@ -16,6 +16,7 @@
 #include <cerrno>
 #include <nlohmann/json.hpp>
 
+#include "baton/serve/http_parse.h"
 #include "baton/util/log.h"
 
 namespace baton::serve {
@@ -58,18 +59,6 @@ void NoSniffing(Message& message) {
   message.set("X-Content-Type-Options", "nosniff");
 }
 
-// A request's method, target and headers, without its body.
-HttpRequest HeadOf(const http::request<http::string_body>& message) {
-  HttpRequest request;
-  request.method = std::string(message.method_string());
-  request.target = std::string(message.target());
-  for (const auto& field : message) {
-    request.headers.emplace_back(std::string(field.name_string()),
-                                 std::string(field.value()));
-  }
-  return request;
-}
-
 std::string ResponseBytes(const HttpResponse& response, bool keep_alive) {
   http::response<http::string_body> message;
   message.version(11);
@@ -103,14 +92,6 @@ std::string StreamHeadBytes(const HeaderList& headers, bool events) {
 
 std::string Chunk(std::string_view data) {
   return fmt::format("{:x}\r\n{}\r\n", data.size(), data);
-}
-
-int StatusOfParseError(const error_code& error) {
-  if (error == http::error::body_limit)
-    return 413;
-  if (error == http::error::header_limit)
-    return 431;
-  return 400;
 }
 
 }  // namespace
@@ -194,7 +175,7 @@ class HttpConnection {
   UniqueFd fd_;
   std::string in_;
   std::string out_;
-  std::optional<http::request_parser<http::string_body>> parser_;
+  std::optional<RequestParser> parser_;
   bool continue_sent_ = false;
   ExchangePtr exchange_;  // The request being answered, or null.
   // The request being parsed went through HttpServer::Screen, and the
@@ -252,9 +233,7 @@ void HttpConnection::ParseBuffered() {
   while (!closed_ && !closing_ && !exchange_ && !in_.empty()) {
     if (!parser_) {
       parser_.emplace();
-      parser_->header_limit(static_cast<uint32_t>(limits.max_header_bytes));
-      parser_->body_limit(static_cast<uint64_t>(limits.max_body_bytes));
-      parser_->eager(true);
+      LimitRequestParser(*parser_, limits);
       continue_sent_ = false;
       screened_ = false;
     }

@@ -40,45 +40,6 @@ constexpr char kServeUsage[] =
     "  The board (a web page of the tasks) is at http://HOST:PORT/; the URL\n"
     "  printed at start logs a browser in (or run baton board).\n";
 
-// The checks before any route: Host and Origin against DNS rebinding, then
-// the token: as a bearer header for /mcp, as the login cookie (and a
-// same-origin request to change anything) for the board.
-std::optional<HttpResponse> Gate(const HostPolicy& policy,
-                                 const std::string& token,
-                                 const std::string& cookie_name,
-                                 const HttpRequest& request) {
-  const std::string* host = request.Header("Host");
-  if (!host || !policy.HostAllowed(*host)) {
-    return ErrorResponse(
-        403, fmt::format("Forbidden: Host '{}' is not a name of this server "
-                         "(use localhost or the listen address, or start "
-                         "baton serve with --allow-host NAME)",
-                         host ? *host : ""));
-  }
-  const std::string* origin = request.Header("Origin");
-  if (!policy.OriginAllowed(origin)) {
-    return ErrorResponse(
-        403, fmt::format("Forbidden: Origin '{}' may not use this server "
-                         "(only pages of this server's own origin may)",
-                         origin ? *origin : ""));
-  }
-  if (request.path() != "/mcp") {
-    if (auto refused = CheckBoardAccess(request, token, cookie_name)) {
-      return BoardError(refused->status, Error{ErrorCode::kPermissionDenied,
-                                               std::move(refused->message)});
-    }
-    return std::nullopt;
-  }
-  if (!BearerTokenMatches(request.Header("Authorization"), token)) {
-    return ErrorResponse(401,
-                         "Unauthorized: send the header Authorization: "
-                         "Bearer <token> (the token: baton serve "
-                         "--print-token)")
-        .With("WWW-Authenticate", "Bearer realm=\"baton\"");
-  }
-  return std::nullopt;
-}
-
 int FailToServe(const std::string& message) {
   std::fprintf(stderr, "baton serve: error: %s\n", message.c_str());
   return 1;
@@ -115,7 +76,7 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
   board_options.cookie_name = BoardCookieName(*port);
   Board board(&loop, board_options);
   http.SetGate([&policy, &token, &board_options](const HttpRequest& request) {
-    return Gate(policy, token, board_options.cookie_name, request);
+    return ServeGate(policy, token, board_options.cookie_name, request);
   });
   board.AddRoutes(&http);
   http.Route("/mcp", [&endpoint](const HttpRequest& request,
@@ -175,6 +136,42 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
 }
 
 }  // namespace
+
+std::optional<HttpResponse> ServeGate(const HostPolicy& policy,
+                                      const std::string& token,
+                                      const std::string& cookie_name,
+                                      const HttpRequest& request) {
+  const std::string* host = request.Header("Host");
+  if (!host || !policy.HostAllowed(*host)) {
+    return ErrorResponse(
+        403, fmt::format("Forbidden: Host '{}' is not a name of this server "
+                         "(use localhost or the listen address, or start "
+                         "baton serve with --allow-host NAME)",
+                         host ? *host : ""));
+  }
+  const std::string* origin = request.Header("Origin");
+  if (!policy.OriginAllowed(origin)) {
+    return ErrorResponse(
+        403, fmt::format("Forbidden: Origin '{}' may not use this server "
+                         "(only pages of this server's own origin may)",
+                         origin ? *origin : ""));
+  }
+  if (request.path() != "/mcp") {
+    if (auto refused = CheckBoardAccess(request, token, cookie_name)) {
+      return BoardError(refused->status, Error{ErrorCode::kPermissionDenied,
+                                               std::move(refused->message)});
+    }
+    return std::nullopt;
+  }
+  if (!BearerTokenMatches(request.Header("Authorization"), token)) {
+    return ErrorResponse(401,
+                         "Unauthorized: send the header Authorization: "
+                         "Bearer <token> (the token: baton serve "
+                         "--print-token)")
+        .With("WWW-Authenticate", "Bearer realm=\"baton\"");
+  }
+  return std::nullopt;
+}
 
 Result<ServeOptions> ParseServeArgs(const std::vector<std::string>& args) {
   ServeOptions options;

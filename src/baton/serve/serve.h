@@ -5,10 +5,12 @@
 #ifndef BATON_SERVE_SERVE_H_
 #define BATON_SERVE_SERVE_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "baton/serve/http_checks.h"
+#include "baton/serve/http_message.h"
 #include "baton/util/result.h"
 
 namespace baton::serve {
@@ -24,6 +26,15 @@ struct ServeOptions {
   // once serve.json is written, or why it could not start.
   int ready_fd = -1;
 };
+
+// The checks before any route (HttpServer's gate): Host and Origin
+// against DNS rebinding, then the token: as a bearer header for /mcp, as
+// the login cookie (and a same-origin request to change anything) for the
+// board. The refusal, or nullopt to let the request on.
+std::optional<HttpResponse> ServeGate(const HostPolicy& policy,
+                                      const std::string& token,
+                                      const std::string& cookie_name,
+                                      const HttpRequest& request);
 
 // The arguments after `serve`. Unknown or malformed ones are refused with
 // what to write instead.

@@ -35,6 +35,8 @@ std::string HeaderLine(const std::string& boot_id) {
 
 std::string SpawningLine(const JournalTask& t) {
   Json json = {{"op", "spawning"}, {"task", t.task}};
+  if (t.may_run)
+    json["may_run"] = true;
   if (!t.exit_file.empty()) {
     json["started_ms"] = t.started_ms;
     json["exit_file"] = t.exit_file;
@@ -120,15 +122,23 @@ void Replay(const Json& json, int version, JournalState& state) {
       return std::nullopt;
     return IntAt(json, key);
   };
+  // Start ticks are unsigned; a negative one was never written by a
+  // supervisor, and cast it would become a number past what this reader
+  // takes back after the rewrite (IntAt's range): read as unknown.
+  auto ticks = [&]() -> std::optional<uint64_t> {
+    auto value = number("start_ticks");
+    if (!value || *value < 0)
+      return std::nullopt;
+    return static_cast<uint64_t>(*value);
+  };
   std::string op = StringAt(json, "op");
   std::string task = StringAt(json, "task");
   if (op == "reaped") {
     auto pid = number("pid");
-    auto ticks = number("start_ticks");
+    auto start_ticks = ticks();
     auto status = number("status");
-    if (pid && ticks && status) {
-      state.reaped.push_back({*pid, static_cast<uint64_t>(*ticks),
-                              static_cast<int>(*status),
+    if (pid && start_ticks && status) {
+      state.reaped.push_back({*pid, *start_ticks, static_cast<int>(*status),
                               number("ended_ms").value_or(0)});
     }
     return;
@@ -153,10 +163,11 @@ void Replay(const Json& json, int version, JournalState& state) {
   };
   if (op == "spawning") {
     // Before version 2 a spawn's child said nothing: the id may run.
-    if (version < 2)
-      state.known.Insert(task);
     JournalTask spawning;
     read_paths(spawning);
+    spawning.may_run = version < 2 || BoolAt(json, "may_run");
+    if (spawning.may_run)
+      state.known.Insert(task);
     state.open[task] = std::move(spawning);
   } else if (op == "began") {
     auto it = state.open.find(task);
@@ -171,11 +182,13 @@ void Replay(const Json& json, int version, JournalState& state) {
     read_paths(t);
     t.started = true;
     t.pid = number("pid").value_or(0);
-    t.start_ticks = static_cast<uint64_t>(number("start_ticks").value_or(0));
+    t.start_ticks = ticks().value_or(0);
   } else if (op == "stop") {
+    // Only a started task is stopped (Supervisor stops the tasks it runs);
+    // a stop of one only being spawned is not kept by the rewrite either.
     auto it = state.open.find(task);
     auto cause = ParseExitCause(StringAt(json, "cause"));
-    if (it != state.open.end() && cause) {
+    if (it != state.open.end() && it->second.started && cause) {
       it->second.cause = *cause;
       it->second.stopped_ms = number("stopped_ms").value_or(0);
       it->second.stop_grace_ms = number("grace_ms").value_or(0);
@@ -325,11 +338,10 @@ Result<std::pair<std::unique_ptr<Journal>, JournalState>> Journal::Open(
     });
     // A spawn whose child never said "began" never ran: it is forgotten,
     // so that batond's spawn of it, sent again, runs it once.
-    if (version >= 2) {
-      std::erase_if(state.open, [](const auto& entry) {
-        return !entry.second.started && entry.second.pid == 0;
-      });
-    }
+    std::erase_if(state.open, [](const auto& entry) {
+      const JournalTask& task = entry.second;
+      return !task.started && task.pid == 0 && !task.may_run;
+    });
   } else if (text.error().code != ErrorCode::kNotFound) {
     return std::unexpected(text.error());
   }

@@ -37,6 +37,9 @@ struct JournalTask {
   // runs if its child said "began" (then `pid` is set) right before its
   // exec; else it never ran.
   bool started = false;
+  // A "spawning" entry that may run though no child said "began": from a
+  // journal of version 1, or an end nobody could tell (unknown_ends).
+  bool may_run = false;
   int64_t pid = 0;  // Also the process group and session id.
   uint64_t start_ticks = 0;
   int64_t started_ms = 0;  // For a "spawning" entry: when the spawn began.

@@ -256,6 +256,45 @@ TEST_F(JournalTest, AnExitRecordIsHeldUntilAcknowledged) {
   EXPECT_EQ(Journal::Open(path_, "boot-1")->second.held.size(), 1u);
 }
 
+TEST_F(JournalTest,
+       ANegativeStartTimeIsReadAsUnknownAndStaysSoAfterTheRewrite) {
+  // fuzz/corpus/supervisor_protocol/nasty-journal-huge-task-ids: -1 was
+  // cast to 2^64-1, which the rewrite wrote and the next Open read as 0.
+  ASSERT_TRUE(WriteFileAtomic(
+      path_,
+      "{\"op\":\"journal\",\"version\":1,\"boot_id\":\"boot-1\"}\n"
+      "{\"op\":\"started\",\"task\":\"shell-1\",\"pid\":1,"
+      "\"start_ticks\":-1,\"started_ms\":1,\"grace_ms\":5}\n"
+      "{\"op\":\"reaped\",\"pid\":2,\"start_ticks\":-1,\"status\":0}\n"));
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened) << opened.error().message;
+  ASSERT_TRUE(opened->second.open.contains("shell-1"));
+  EXPECT_EQ(opened->second.open["shell-1"].start_ticks, 0u);
+  EXPECT_TRUE(opened->second.reaped.empty());
+  auto reopened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(reopened) << reopened.error().message;
+  EXPECT_EQ(reopened->second.open["shell-1"].start_ticks, 0u);
+}
+
+TEST_F(JournalTest, AStopOfATaskNotStartedIsIgnoredAsTheRewriteDoes) {
+  // fuzz/corpus/supervisor_protocol/stop-before-started: the first Open
+  // kept the stop's cause on a task only being spawned, the rewrite wrote
+  // only "spawning", and the next Open read it as not stopped.
+  ASSERT_TRUE(WriteFileAtomic(
+      path_,
+      "{\"op\":\"journal\",\"version\":1,\"boot_id\":\"boot-1\"}\n"
+      "{\"op\":\"spawning\",\"task\":\"shell-2\"}\n"
+      "{\"op\":\"stop\",\"task\":\"shell-2\",\"cause\":\"killed\","
+      "\"stopped_ms\":1,\"grace_ms\":1}\n"));
+  for (int open = 0; open < 2; ++open) {
+    auto opened = Journal::Open(path_, "boot-1");
+    ASSERT_TRUE(opened) << opened.error().message;
+    JournalTask& task = opened->second.open["shell-2"];
+    EXPECT_FALSE(task.started);
+    EXPECT_EQ(task.cause, ExitCause::kNatural) << "open " << open;
+  }
+}
+
 TEST(TaskIdSetTest, KeepsRunsOfIds) {
   TaskIdSet set;
   for (int n : {5, 3, 4, 1, 9, 2, 7, 8})

@@ -391,6 +391,7 @@ void Supervisor::CompactJournalIfLarge() {
   for (const std::string& id : unknown_ends_) {
     open.emplace_back();
     open.back().task = id;
+    open.back().may_run = true;
   }
   journal_->Compact(open);
 }

@@ -88,21 +88,24 @@ std::string FormatDuration(std::chrono::milliseconds duration) {
     out = "-";
     ms = -ms;
   }
-  if (ms % 1000 != 0 && ms < 60'000) {
-    if (ms < 1000)
-      return out + fmt::format("{}ms", ms);
-    return out + fmt::format("{:.3g}s", ms / 1000.0);
-  }
-  int64_t seconds = ms / 1000;
-  int64_t hours = seconds / 3600;
-  int64_t minutes = seconds % 3600 / 60;
-  seconds %= 60;
+  int64_t hours = ms / 3'600'000;
+  int64_t minutes = ms % 3'600'000 / 60'000;
+  int64_t rest_ms = ms % 60'000;
   if (hours)
     out += fmt::format("{}h", hours);
   if (minutes)
     out += fmt::format("{}m", minutes);
-  if (seconds)
-    out += fmt::format("{}s", seconds);
+  // Every millisecond is printed, so that the text reads back as the same
+  // duration: "1.234s", not "1.23s"; "1m1.5s", not "1m1s".
+  if (rest_ms >= 1000 && rest_ms % 1000 == 0) {
+    out += fmt::format("{}s", rest_ms / 1000);
+  } else if (rest_ms >= 1000) {
+    std::string fraction = fmt::format("{:03}", rest_ms % 1000);
+    fraction.erase(fraction.find_last_not_of('0') + 1);
+    out += fmt::format("{}.{}s", rest_ms / 1000, fraction);
+  } else if (rest_ms > 0) {
+    out += fmt::format("{}ms", rest_ms);
+  }
   return out;
 }
 

@@ -46,6 +46,17 @@ TEST(Duration, FormatsShortestForm) {
   EXPECT_EQ(FormatDuration(milliseconds(5'400'000)), "1h30m");
   EXPECT_EQ(FormatDuration(milliseconds(250)), "250ms");
   EXPECT_EQ(FormatDuration(milliseconds(1500)), "1.5s");
+  // fuzz/corpus/cli_numbers/duration-*-ms: "1.23s" and "1m1s" lost
+  // milliseconds; each form reads back as the duration it came from.
+  EXPECT_EQ(FormatDuration(milliseconds(1234)), "1.234s");
+  EXPECT_EQ(FormatDuration(milliseconds(61'500)), "1m1.5s");
+  EXPECT_EQ(FormatDuration(milliseconds(3'600'250)), "1h250ms");
+  EXPECT_EQ(FormatDuration(milliseconds(-1050)), "-1.05s");
+  for (int64_t ms : {1, 999, 1001, 59'999, 60'001, 3'599'999, 90'061'007}) {
+    auto again = ParseDuration(FormatDuration(milliseconds(ms)));
+    ASSERT_TRUE(again) << ms;
+    EXPECT_EQ(*again, milliseconds(ms));
+  }
 }
 
 }  // namespace

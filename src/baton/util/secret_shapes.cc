@@ -57,6 +57,17 @@ class Scanner {
   Scanner(std::string_view text, bool at_end) : text_(text), at_end_(at_end) {}
 
   Scan At(size_t i) const {
+    cut_short_ = false;
+    Scan scan = Shape(i);
+    // The text ended inside a shape's fixed start ("xo" of "xoxb-"): with
+    // more to come it may yet be a secret, so it is not shown as text.
+    if (scan.kind == Scan::Kind::kNone && cut_short_)
+      return Undecided();
+    return scan;
+  }
+
+ private:
+  Scan Shape(size_t i) const {
     switch (text_[i]) {
       case 's':
         return Keys(i);
@@ -75,9 +86,13 @@ class Scanner {
     }
   }
 
- private:
+  // Whether `prefix` starts at `i`; notes when the text, not at its end,
+  // stops inside it.
   bool StartsAt(size_t i, std::string_view prefix) const {
-    return text_.substr(i).starts_with(prefix);
+    std::string_view rest = text_.substr(i);
+    if (!at_end_ && rest.size() < prefix.size() && prefix.starts_with(rest))
+      cut_short_ = true;
+    return rest.starts_with(prefix);
   }
   // The run of characters `ok` takes from `from`; `reaches_end` when it
   // went on to the end of the text (it may go on).
@@ -198,26 +213,37 @@ class Scanner {
 
   std::string_view text_;
   bool at_end_;
+  // Set by StartsAt during one At.
+  mutable bool cut_short_ = false;
 };
 
 }  // namespace
 
 std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
-                                     ScanEnd* end) {
+                                     ScanEnd* end, size_t from) {
   std::vector<SecretMatch> found;
+  from = std::min(from, text.size());
   size_t open = text.size();
   size_t decided = text.size();
-  if (!at_end)
-    decided = text.size() > kLongestStart ? text.size() - kLongestStart : 0;
+  if (!at_end) {
+    decided = std::max(
+        from, text.size() > kLongestStart ? text.size() - kLongestStart : 0);
+  }
   Scanner scanner(text, at_end);
-  for (size_t i = 0; i < text.size();) {
+  // Right after a match: masked, its marker ends in '*' or ']', which no
+  // token goes on from, so what follows starts a word (in a later scan of
+  // the masked text too).
+  bool after_match = false;
+  for (size_t i = from; i < text.size();) {
     if (!kShapeStarts[static_cast<unsigned char>(text[i])]) {
       ++i;
+      after_match = false;
       continue;
     }
     // A shape starts a word: not inside another token.
-    bool starts_word = i == 0 || !IsTokenChar(text[i - 1]) ||
+    bool starts_word = after_match || i == 0 || !IsTokenChar(text[i - 1]) ||
                        (text[i] == '-' && text[i - 1] != '-');
+    after_match = false;
     Scan scan = starts_word ? scanner.At(i) : None();
     if (scan.kind == Scan::Kind::kUndecided) {
       open = i;
@@ -227,6 +253,7 @@ std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
     if (scan.kind == Scan::Kind::kMatch) {
       found.push_back({i, scan.length, scan.name});
       i += scan.length;
+      after_match = true;
       continue;
     }
     ++i;

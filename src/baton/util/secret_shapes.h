@@ -30,11 +30,14 @@ struct ScanEnd {
   size_t open = 0;
 };
 
-// The secrets in `text`, in order, not overlapping. Unless `at_end`
-// (nothing more comes: everything is decided), a match that might go on
-// past the end of `text` is left out, and `end` says where to go on.
+// The secrets in `text` from `from` on, in order, not overlapping. Unless
+// `at_end` (nothing more comes: everything is decided), a match that might
+// go on past the end of `text` is left out, and `end` says where to go on.
+// The text before `from` is context: a shape starts only where a word
+// does, so a scan that goes on from a pass's `settled` is given the byte
+// before it. Right after a secret a word starts (its marker ends there).
 std::vector<SecretMatch> FindSecrets(std::string_view text, bool at_end,
-                                     ScanEnd* end = nullptr);
+                                     ScanEnd* end = nullptr, size_t from = 0);
 
 // The marker of the same length that goes over a match of `length` bytes:
 // `[redacted: github-token]` padded with `*`, or `[redacted]`, or only

@@ -123,6 +123,49 @@ TEST(SecretShapesTest, OnlyARealCandidateIsHeldBack) {
   EXPECT_EQ(end.open, 6u);
 }
 
+// fuzz/corpus/redaction_scan/live-slack-prefix-shown: a log that ended in
+// "xo" was shown up to its end; then "xs-..." came, the whole was masked,
+// and the reader had "xo" of a marker's place: half masked.
+TEST(SecretShapesTest, TheStartOfAShapeCutByTheEndIsHeldBack) {
+  ScanEnd end;
+  FindSecrets("token xo", false, &end);
+  EXPECT_EQ(end.open, 6u);
+  FindSecrets("done -----BEG", false, &end);
+  EXPECT_EQ(end.open, 5u);
+  FindSecrets("results", false, &end);  // Inside a word: no shape.
+  EXPECT_EQ(end.open, 7u);
+  std::string whole = "a " + kSlack + " b " + kJwt + " c " + kKey + " " +
+                      kGitHubPat + " " + kAws + " " + kAnthropic + "\n";
+  std::string masked = MaskSecrets(whole);
+  for (size_t cut = 0; cut <= whole.size(); ++cut) {
+    std::string shown = MaskSecrets(whole.substr(0, cut));
+    FindSecrets(std::string_view(whole).substr(0, cut), false, &end);
+    EXPECT_EQ(shown.substr(0, end.open), masked.substr(0, end.open))
+        << "cut at " << cut;
+  }
+}
+
+// The text before `from` is context only: whether a shape at `from`
+// starts a word.
+TEST(SecretShapesTest, ScanningFromAnOffsetReadsTheByteBeforeIt) {
+  std::string glued = "x" + kOpenAi + " ";
+  EXPECT_TRUE(FindSecrets(glued, true, nullptr, 1).empty());
+  EXPECT_EQ(FindSecrets(std::string_view(glued).substr(1), true).size(), 1u);
+  auto spaced = FindSecrets(" " + kOpenAi + " ", true, nullptr, 1);
+  ASSERT_EQ(spaced.size(), 1u);
+  EXPECT_EQ(spaced[0].offset, 1u);
+}
+
+// After a secret a word starts, as it does after its marker: what masking
+// leaves is no secret to a second masking.
+TEST(SecretShapesTest, AWordStartsRightAfterASecret) {
+  std::string text = kKey + kAws + "\n";
+  EXPECT_EQ(Kinds(FindSecrets(text, true)),
+            (std::vector<std::string_view>{"private-key", "aws-key"}));
+  std::string masked = MaskSecrets(text);
+  EXPECT_EQ(MaskSecrets(masked), masked);
+}
+
 TEST(SecretShapesTest, MaskSecretsReplacesEachWholeMatchInACopy) {
   std::string token = "ghp_" + std::string(36, 'Z');
   std::string line = "curl -H 'Authorization: Bearer " + token + "' x";

@@ -42,22 +42,26 @@ bool IsJobId(std::string_view text) {
          });
 }
 
-std::optional<int> Number(std::string_view text) {
+// An exit status or a signal number: 0 to 255, as a wait status holds
+// them. Anything else is not Slurm's (a negative code would be reported
+// as the task's own).
+std::optional<int> StatusByte(std::string_view text) {
   int value = 0;
   auto [end, error] =
       std::from_chars(text.data(), text.data() + text.size(), value);
-  if (error != std::errc() || end != text.data() + text.size())
+  if (error != std::errc() || end != text.data() + text.size() || value < 0 ||
+      value > 255)
     return std::nullopt;
   return value;
 }
 
-// "3:0" -> exit 3, signal 0.
+// "3:0" -> exit 3, signal 0; a part that is not 0 to 255 reads as 0.
 void ParseExitCode(std::string_view text, SlurmEnd& end) {
   auto parts = Split(text, ':');
   if (parts.size() != 2)
     return;
-  end.exit_code = Number(parts[0]).value_or(0);
-  end.signal = Number(parts[1]).value_or(0);
+  end.exit_code = StatusByte(parts[0]).value_or(0);
+  end.signal = StatusByte(parts[1]).value_or(0);
 }
 
 // The command's status as the shell saw it: 128+N after signal N.
@@ -291,8 +295,13 @@ std::optional<JobRecord> ParseJobRecord(std::string_view text) {
   const Json& started = MemberAt(json, "started_ms");
   if (!status.is_number_integer() && !started.is_number_integer())
     return std::nullopt;
+  // The shell's $? is 0 to 255. Any other status is no record the script
+  // wrote; cut to an int, 4294967296 read as 0, a success.
+  int64_t shell_status = IntAt(json, "status", -1);
+  if (!status.is_null() && (shell_status < 0 || shell_status > 255))
+    return std::nullopt;
   JobRecord record;
-  record.status = static_cast<int>(IntAt(json, "status"));
+  record.status = static_cast<int>(std::max<int64_t>(shell_status, 0));
   record.started_ms = IntAt(json, "started_ms");
   record.ended_ms = IntAt(json, "ended_ms");
   record.node = StringAt(json, "node");

@@ -125,6 +125,24 @@ TEST(SlurmCommandsTest, JobRecords) {
   EXPECT_FALSE(ParseJobRecord("[]"));
 }
 
+// fuzz/corpus/slurm_parsers/nasty-*: numbers that no shell or Slurm
+// writes are not taken for a status, a code or a signal.
+TEST(SlurmCommandsTest, StatusesOutsideAByteAreNotRead) {
+  // 2^32 cut to an int was 0: a job that reads as a success.
+  EXPECT_FALSE(ParseJobRecord(R"({"status":4294967296,"started_ms":1})"));
+  EXPECT_FALSE(ParseJobRecord(R"({"status":-1,"started_ms":1})"));
+  EXPECT_FALSE(ParseJobRecord(R"({"status":1.5,"started_ms":1})"));
+  auto ends = ParseSacct("12|FAILED|-1:300\n13|FAILED|99999999999:9\n");
+  EXPECT_EQ(ends["12"].exit_code, 0);
+  EXPECT_EQ(ends["12"].signal, 0);
+  EXPECT_EQ(ends["13"].exit_code, 0);
+  EXPECT_EQ(ends["13"].signal, 9);
+  auto scontrol = ParseScontrolJob("JobState=FAILED ExitCode=-5:2147483648");
+  ASSERT_TRUE(scontrol);
+  EXPECT_EQ(scontrol->exit_code, 0);
+  EXPECT_EQ(scontrol->signal, 0);
+}
+
 TEST(SlurmCommandsTest, TheCommandsOwnEndWinsWhereTheJobRanToItsEnd) {
   JobRecord record{.status = 3, .started_ms = 10, .ended_ms = 20};
   ExitInfo exit = SlurmExit(SlurmEnd{.state = "FAILED", .exit_code = 3}, record,
