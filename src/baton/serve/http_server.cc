@@ -113,9 +113,14 @@ HttpResponse ErrorResponse(int status, std::string_view message, int code) {
 
 class HttpConnection {
  public:
-  HttpConnection(HttpServer* server, UniqueFd fd)
-      : server_(server), fd_(std::move(fd)) {}
+  HttpConnection(HttpServer* server, UniqueFd fd, uint64_t serial)
+      : server_(server), fd_(std::move(fd)), serial_(serial) {}
   ~HttpConnection() { DisarmTimer(); }
+
+  // True once the gate let one of its requests through (it has the token).
+  bool trusted() const { return trusted_; }
+  // Accepted after every connection of a lower serial.
+  uint64_t serial() const { return serial_; }
 
   bool Start() {
     auto added =
@@ -158,6 +163,12 @@ class HttpConnection {
   }
   // Closes now; an exchange not answered yet is lost (its client is gone).
   void Close();
+  // Sends `data` as far as the socket takes it at once, then closes.
+  void SendNowAndClose(std::string_view data) {
+    if (!closed_)
+      (void)::send(fd_.get(), data.data(), data.size(), MSG_NOSIGNAL);
+    Close();
+  }
 
  private:
   void OnEvents(uint32_t events);
@@ -173,6 +184,8 @@ class HttpConnection {
 
   HttpServer* server_;
   UniqueFd fd_;
+  uint64_t serial_;
+  bool trusted_ = false;
   std::string in_;
   std::string out_;
   std::optional<RequestParser> parser_;
@@ -247,6 +260,7 @@ void HttpConnection::ParseBuffered() {
         parser_->is_header_done() && !screened_) {
       screened_ = true;
       refused_ = server_->Screen(HeadOf(parser_->get()));
+      trusted_ = trusted_ || !refused_;
       if (refused_ && !parser_->is_done()) {
         // Its body is still to come: not read, answered, and closed.
         Write(ResponseBytes(*refused_, false));
@@ -386,8 +400,10 @@ void HttpConnection::Close() {
 
 void HttpConnection::ArmTimer(std::chrono::milliseconds after) {
   DisarmTimer();
-  if (after.count() == 0)
-    after = server_->limits().request_timeout;
+  if (after.count() == 0) {
+    after = trusted_ ? server_->limits().request_timeout
+                     : server_->limits().untrusted_timeout;
+  }
   timer_ = server_->loop()->Schedule(std::chrono::steady_clock::now() + after,
                                      [this] {
                                        timer_ = 0;
@@ -552,18 +568,30 @@ void HttpServer::OnAccept() {
         BATON_LOG_WARN("accept: {}", std::strerror(errno));
       return;
     }
+    std::string busy = ResponseBytes(
+        ErrorResponse(503, fmt::format("Too many connections (at most {})",
+                                       limits_.max_connections)),
+        false);
     if (connections_.size() >= limits_.max_connections) {
-      // Best effort: a full server says so and closes.
-      std::string busy = ResponseBytes(
-          ErrorResponse(503, fmt::format("Too many connections (at most {})",
-                                         limits_.max_connections)),
-          false);
-      (void)::send(fd.get(), busy.data(), busy.size(), MSG_NOSIGNAL);
-      continue;
+      // Full: the oldest connection without the token makes room, so that
+      // connections that never sent it cannot lock a client with it out.
+      HttpConnection* oldest = nullptr;
+      for (const auto& [raw, connection] : connections_) {
+        if (!raw->trusted() && (!oldest || raw->serial() < oldest->serial()))
+          oldest = raw;
+      }
+      if (oldest) {
+        oldest->SendNowAndClose(busy);
+      } else {
+        // Best effort: a full server says so and closes.
+        (void)::send(fd.get(), busy.data(), busy.size(), MSG_NOSIGNAL);
+        continue;
+      }
     }
     int one = 1;
     ::setsockopt(fd.get(), IPPROTO_TCP, TCP_NODELAY, &one, sizeof one);
-    auto connection = std::make_unique<HttpConnection>(this, std::move(fd));
+    auto connection =
+        std::make_unique<HttpConnection>(this, std::move(fd), next_serial_++);
     HttpConnection* raw = connection.get();
     if (!connection->Start())
       continue;

@@ -36,6 +36,10 @@ struct HttpLimits {
   size_t max_queued_bytes = 16 * 1024 * 1024;
   // From a connection's start or its last answer to its next whole request.
   std::chrono::milliseconds request_timeout{60'000};
+  // The same for a connection none of whose requests the gate let through
+  // yet (no token): short, so that idle connections without the token
+  // cannot hold the server's connections for long.
+  std::chrono::milliseconds untrusted_timeout{10'000};
   // An SSE comment on every open event stream this often, so that clients
   // and proxies with idle timeouts keep a quiet stream.
   std::chrono::milliseconds keep_alive_interval{25'000};
@@ -133,6 +137,7 @@ class HttpServer {
   HttpGate gate_;
   std::map<std::string, HttpHandler> routes_;
   std::map<HttpConnection*, std::unique_ptr<HttpConnection>> connections_;
+  uint64_t next_serial_ = 0;  // Of the next connection accepted.
   std::vector<std::unique_ptr<HttpConnection>> closed_;
   TimerId keep_alive_timer_ = 0;
   TimerId reap_timer_ = 0;

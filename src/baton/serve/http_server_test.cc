@@ -274,8 +274,12 @@ TEST_F(HttpServerTest, AClientThatGoesAwayIsToldOnce) {
 }
 
 TEST_F(HttpServerTest, ConnectionsAreBounded) {
+  RequireAuthorization();
   UniqueFd a = Connect(), b = Connect(), c = Connect();
-  Turn();
+  for (const UniqueFd* fd : {&a, &b, &c}) {
+    Send(*fd, "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: t\r\n\r\n");
+    ReadUntil(*fd, "GET ");
+  }
   EXPECT_EQ(server_->connections(), 3u);
   UniqueFd d = Connect();
   bool closed = false;
@@ -285,9 +289,54 @@ TEST_F(HttpServerTest, ConnectionsAreBounded) {
   EXPECT_EQ(server_->connections(), 3u);
 }
 
+// Issue 35, finding 6: connections without the token held every slot, and
+// a client with it got 503. The oldest of them now makes room.
+TEST_F(HttpServerTest, ConnectionsWithoutTheTokenMakeRoomForOneWithIt) {
+  RequireAuthorization();
+  UniqueFd idle[3] = {Connect(), Connect(), Connect()};
+  Turn();
+  EXPECT_EQ(server_->connections(), 3u);
+  UniqueFd client = Connect();
+  Turn();
+  Send(client, "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: t\r\n\r\n");
+  std::string reply = ReadUntil(client, "GET ");
+  EXPECT_NE(reply.find("HTTP/1.1 200"), std::string::npos) << reply;
+  // The oldest idle one was told and closed; the others stay.
+  bool closed = false;
+  EXPECT_NE(ReadUntil(idle[0], "\n\n-", &closed).find("503"),
+            std::string::npos);
+  EXPECT_TRUE(closed);
+  EXPECT_EQ(server_->connections(), 3u);
+}
+
+TEST_F(HttpServerTest, AConnectionWithoutTheTokenHasLessTimeThanOneWithIt) {
+  server_.reset();
+  limits_.request_timeout = std::chrono::milliseconds(2000);
+  limits_.untrusted_timeout = std::chrono::milliseconds(50);
+  server_ = std::make_unique<HttpServer>(&loop_, limits_);
+  auto port = server_->Listen({"127.0.0.1", 0});
+  ASSERT_TRUE(port);
+  port_ = *port;
+  server_->Route("/echo",
+                 [](const HttpRequest& request, const ExchangePtr& exchange) {
+                   exchange->Respond(HttpResponse{.body = request.method});
+                 });
+  RequireAuthorization();
+  UniqueFd idle = Connect();
+  UniqueFd trusted = Connect();
+  Send(trusted, "GET /echo HTTP/1.1\r\nHost: x\r\nAuthorization: t\r\n\r\n");
+  ReadUntil(trusted, "GET");
+  bool closed = false;
+  ReadUntil(idle, "never", &closed);
+  EXPECT_TRUE(closed) << "the connection without the token is still open";
+  Turn();
+  EXPECT_EQ(server_->connections(), 1u) << "the one with it was closed too";
+}
+
 TEST_F(HttpServerTest, AnIdleConnectionIsClosedAfterTheRequestTimeout) {
   server_.reset();
   limits_.request_timeout = std::chrono::milliseconds(50);
+  limits_.untrusted_timeout = std::chrono::milliseconds(50);
   server_ = std::make_unique<HttpServer>(&loop_, limits_);
   auto port = server_->Listen({"127.0.0.1", 0});
   ASSERT_TRUE(port);
