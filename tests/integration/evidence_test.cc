@@ -1,6 +1,7 @@
 // Checks and evidence: commands run in the task's folder when it ends, the
 // files changed during the run, and the tasks that overlapped there.
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <iterator>
 #include <thread>
@@ -98,6 +99,40 @@ TEST_F(EvidenceTest, TheDiffIsMaskedAndStatusNamesIt) {
   auto status = Baton({"status", id});
   EXPECT_NE(status.out.find("diff: " + path + "\n"), std::string::npos)
       << status.out;
+}
+
+// Issue 35, finding 10: git ran on batond's one loop, with no deadline, so
+// a slow git (a lock, a network file system) froze every client. The
+// evidence is collected off the loop now.
+TEST_F(EvidenceTest, ASlowGitHoldsOnlyItsOwnTasksEvidence) {
+  if (std::system("command -v git >/dev/null") != 0)
+    GTEST_SKIP() << "no git";
+  std::string dir = MakeFolder(true);
+  // The task's PATH finds a git that takes its time over `status`.
+  std::string bin = home_ + "/slow-bin";
+  std::string began = home_ + "/git-status-began";
+  std::filesystem::create_directories(bin);
+  {
+    std::ofstream script(bin + "/git");
+    script << "#!/bin/sh\nif [ \"$1\" = status ]; then touch " << began
+           << "; sleep 6; fi\nPATH=/usr/bin:/bin exec git \"$@\"\n";
+  }
+  std::filesystem::permissions(bin + "/git", std::filesystem::perms::owner_all);
+  std::string id = Run("echo b > b.txt", {"--cwd", dir, "--check", "true"},
+                       {{"PATH", bin + ":/usr/bin:/bin"}});
+  for (int i = 0; i < 400 && !std::filesystem::exists(began); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  ASSERT_TRUE(std::filesystem::exists(began)) << "the evidence never ran git";
+  // batond answers while that git runs, and the task is not over yet.
+  auto status = Baton({"--json", "status", id}, {}, std::chrono::seconds(4));
+  ASSERT_FALSE(status.timed_out) << "batond waited for git";
+  EXPECT_NE(status.json()["status"], "completed") << status.out;
+  auto waited = Baton({"--json", "wait", "--timeout", "30s", id}, {},
+                      std::chrono::seconds(40));
+  auto task = waited.json()["ended"][0];
+  EXPECT_EQ(task["status"], "completed") << waited.out;
+  EXPECT_EQ(task["evidence"]["source"], "git");
+  EXPECT_EQ(task["evidence"]["changed_files"], nlohmann::json({"b.txt"}));
 }
 
 TEST_F(EvidenceTest, PlainFolderUsesABeforeAfterScan) {

@@ -176,6 +176,66 @@ void WriteDiff(const std::string& repo, const std::string& base,
   evidence.diff_path = path;
 }
 
+// The evidence of a task's end besides its checks: the files it changed
+// (its worktree against its base, or a scan of its folder against the one
+// taken at its start, narrowed by git), the diff, masked. Runs on the
+// evidence worker's thread: touches only the task's files and git.
+void CollectEvidence(const TaskRecord& task,
+                     const std::vector<std::string>& env,
+                     const std::string& task_dir, Evidence& evidence) {
+  std::string cwd = task.spec.cwd;
+  auto before_text = ReadFile(task_dir + "/before.json");
+  Json before =
+      before_text ? Json::parse(*before_text, nullptr, false) : Json(nullptr);
+  std::optional<WorktreeFindings> worktree;
+  if (HasWorktree(task))
+    worktree = ReadWorktree(*task.spec.agent->worktree, env);
+  std::string diff_path = task_dir + "/" + kTaskDiffFile;
+  if (worktree) {
+    evidence.source = "worktree";
+    evidence.changed_files = std::move(worktree->changed_files);
+    evidence.branch = std::move(worktree->branch);
+    const Worktree& made = *task.spec.agent->worktree;
+    WriteDiff(made.path, made.base, evidence.changed_files, env, diff_path,
+              evidence);
+  } else if (before.is_object()) {
+    Stamps after = Scan(cwd);
+    std::set<std::string> changed;
+    for (const auto& [path, stamp] : after) {
+      auto it = before.find(path);
+      if (it == before.end() || *it != stamp)
+        changed.insert(path);
+    }
+    for (const auto& [path, stamp] : before.items()) {
+      if (!after.count(path))
+        changed.insert(path);  // Deleted.
+    }
+    evidence.source = "scan";
+    // In a repository, what git ignores (build output) does not count.
+    if (std::filesystem::exists(cwd + "/.git")) {
+      if (auto dirty = GitDirtyPaths(cwd, env)) {
+        std::erase_if(changed, [&](const std::string& path) {
+          return !dirty->count(path);
+        });
+        evidence.source = "git";
+      }
+    }
+    evidence.changed_files.assign(changed.begin(), changed.end());
+    if (evidence.source == "git")
+      WriteDiff(cwd, "HEAD", evidence.changed_files, env, diff_path, evidence);
+  } else {
+    evidence.source = "none";
+  }
+  // The diff is shown (status, MCP, the board) like the output: masked
+  // first (doc/redaction.md). A worker's new .env is in it.
+  if (!evidence.diff_path.empty() && task.spec.redact) {
+    if (auto masked = RedactLog(evidence.diff_path, 0, /*at_end=*/true);
+        !masked) {
+      BATON_LOG_WARN("redaction: {}", masked.error().message);
+    }
+  }
+}
+
 }  // namespace
 
 struct CheckRunner::Run {
@@ -336,65 +396,19 @@ void CheckRunner::RunNext(const TaskId& id) {
 }
 
 void CheckRunner::Complete(const TaskId& id) {
-  auto node = runs_.extract(id);
-  Run& run = *node.mapped();
-  std::string cwd = run.task.spec.cwd;
-  auto before_text = ReadFile(executor_->TaskDir(id) + "/before.json");
-  Json before =
-      before_text ? Json::parse(*before_text, nullptr, false) : Json(nullptr);
-  Evidence& evidence = run.evidence;
-  std::optional<WorktreeFindings> worktree;
-  if (HasWorktree(run.task))
-    worktree = ReadWorktree(*run.task.spec.agent->worktree, run.env);
-  std::string diff_path = executor_->TaskDir(id) + "/" + kTaskDiffFile;
-  if (worktree) {
-    evidence.source = "worktree";
-    evidence.changed_files = std::move(worktree->changed_files);
-    evidence.branch = std::move(worktree->branch);
-    const Worktree& made = *run.task.spec.agent->worktree;
-    WriteDiff(made.path, made.base, evidence.changed_files, run.env, diff_path,
-              evidence);
-  } else if (before.is_object()) {
-    Stamps after = Scan(cwd);
-    std::set<std::string> changed;
-    for (const auto& [path, stamp] : after) {
-      auto it = before.find(path);
-      if (it == before.end() || *it != stamp)
-        changed.insert(path);
-    }
-    for (const auto& [path, stamp] : before.items()) {
-      if (!after.count(path))
-        changed.insert(path);  // Deleted.
-    }
-    evidence.source = "scan";
-    // In a repository, what git ignores (build output) does not count.
-    if (std::filesystem::exists(cwd + "/.git")) {
-      if (auto dirty = GitDirtyPaths(cwd, run.env)) {
-        std::erase_if(changed, [&](const std::string& path) {
-          return !dirty->count(path);
-        });
-        evidence.source = "git";
-      }
-    }
-    evidence.changed_files.assign(changed.begin(), changed.end());
-    if (evidence.source == "git") {
-      WriteDiff(cwd, "HEAD", evidence.changed_files, run.env, diff_path,
-                evidence);
-    }
-  } else {
-    evidence.source = "none";
-  }
-  // The diff is shown (status, MCP, the board) like the output: masked
-  // first (doc/redaction.md). A worker's new .env is in it.
-  if (!evidence.diff_path.empty() && run.task.spec.redact) {
-    if (auto masked = RedactLog(evidence.diff_path, 0, /*at_end=*/true);
-        !masked) {
-      BATON_LOG_WARN("redaction: {}", masked.error().message);
-    }
-  }
-  evidence.overlapping_tasks = registry_->OverlappingTasks(run.task);
-  run.exit.evidence = evidence;
-  registry_->OnTaskExited(id, run.exit);
+  std::shared_ptr<Run> run = std::move(runs_.extract(id).mapped());
+  // Git and a walk of the folder may take long: off the loop, each git
+  // bounded by its deadline (util/git.h). The worker reads only its copy.
+  auto evidence = std::make_shared<Evidence>(run->evidence);
+  evidence_worker_.Post(
+      [run, evidence, dir = executor_->TaskDir(id)] {
+        CollectEvidence(run->task, run->env, dir, *evidence);
+      },
+      [this, id, run, evidence] {
+        evidence->overlapping_tasks = registry_->OverlappingTasks(run->task);
+        run->exit.evidence = std::move(*evidence);
+        registry_->OnTaskExited(id, run->exit);
+      });
 }
 
 }  // namespace baton

@@ -1,12 +1,15 @@
 #include "baton/util/git.h"
 
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <poll.h>
+#include <signal.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <cerrno>
 
+#include "baton/util/duration.h"
 #include "baton/util/program_path.h"
 #include "baton/util/spawn_child.h"
 #include "baton/util/unique_fd.h"
@@ -24,7 +27,8 @@ std::string GitResult::Complaint() const {
 
 Result<GitResult> RunGit(const std::string& cwd,
                          const std::vector<std::string>& args,
-                         const std::vector<std::string>& env) {
+                         const std::vector<std::string>& env,
+                         std::chrono::milliseconds timeout) {
   auto git = ResolveProgram("git", env, cwd);
   if (!git) {
     return MakeError(ErrorCode::kNotFound,
@@ -58,8 +62,22 @@ Result<GitResult> RunGit(const std::string& cwd,
   std::string* sinks[2] = {&result.out, &result.err};
   int open_fds = 2;
   char buf[65536];
+  auto deadline = std::chrono::steady_clock::now() + timeout;
   while (open_fds > 0) {
-    if (::poll(fds, 2, -1) < 0) {
+    auto left = std::chrono::duration_cast<std::chrono::milliseconds>(
+        deadline - std::chrono::steady_clock::now());
+    if (left.count() <= 0) {
+      // Its own session (SpawnChild): the group is git and its helpers.
+      ::kill(-*pid, SIGKILL);
+      result.timed_out = true;
+      result.err += fmt::format(
+          "git did not finish within {} and was "
+          "stopped\n",
+          FormatDuration(timeout));
+      break;
+    }
+    int ready = ::poll(fds, 2, static_cast<int>(left.count()));
+    if (ready < 0) {
       if (errno == EINTR)
         continue;
       break;

@@ -1,9 +1,11 @@
-// Running git to its end, synchronously: the short queries and the worktree
-// commands of agent workers' own worktrees (doc/agents.md, "Worktrees"), in
-// batond (a few per task, at its submit and its end) and in the CLI.
+// Running git to its end (or its deadline), synchronously: the short
+// queries and the worktree commands of agent workers' own worktrees
+// (doc/agents.md, "Worktrees"), in batond (a few per task at its submit;
+// its evidence at its end, off the loop) and in the CLI.
 #ifndef BATON_UTIL_GIT_H_
 #define BATON_UTIL_GIT_H_
 
+#include <chrono>
 #include <string>
 #include <vector>
 
@@ -12,7 +14,8 @@
 namespace baton {
 
 struct GitResult {
-  int exit_code = -1;  // 128+N for a death by signal N.
+  int exit_code = -1;      // 128+N for a death by signal N.
+  bool timed_out = false;  // Killed at its deadline (exit_code 128+9).
   std::string out;
   std::string err;
 
@@ -22,13 +25,20 @@ struct GitResult {
   std::string Complaint() const;
 };
 
+// How long one git may take before it is killed: a hung git (a lock, a
+// network file system, a huge repository) fails what asked for it, not the
+// process that waits.
+inline constexpr std::chrono::milliseconds kGitTimeout{30'000};
+
 // Runs `git ARGS...` in `cwd` with the environment `env` ("NAME=value"
-// entries; git is found on its PATH) and waits for it. Fails only when git
-// could not be started (kNotFound when there is none on the PATH); a git
-// that ran and failed is a GitResult with its exit code and stderr.
+// entries; git is found on its PATH) and waits for it, at most `timeout`
+// (then its whole process group is killed). Fails only when git could not
+// be started (kNotFound when there is none on the PATH); a git that ran
+// and failed, or timed out, is a GitResult with its exit code and stderr.
 Result<GitResult> RunGit(const std::string& cwd,
                          const std::vector<std::string>& args,
-                         const std::vector<std::string>& env);
+                         const std::vector<std::string>& env,
+                         std::chrono::milliseconds timeout = kGitTimeout);
 
 }  // namespace baton
 
