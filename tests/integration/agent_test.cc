@@ -10,6 +10,7 @@
 #include <sstream>
 #include <thread>
 
+#include "baton/util/file_util.h"
 #include "tests/integration/fake_agent_fixture.h"
 #include "tests/support/baton_fixture.h"
 
@@ -35,6 +36,27 @@ class AgentTest : public BatonTest {
 
   std::map<std::string, std::string> env_;
 };
+
+// Issue 35, finding 4: what an agent said was kept and shown in clear in
+// its events (baton events, MCP task_events, the board) and its stream.
+TEST_F(AgentTest, SecretsAnAgentSaysAreMaskedInItsEventsAndStream) {
+  // Built at run time; the fake claude says back what it was told.
+  std::string key = std::string("AKIA") + "IOSFODNN7EXAMPLE";
+  std::string id = Delegate({"remember " + key});
+  auto waited = Baton({"wait", "--timeout", "30s", id}, env_);
+  EXPECT_EQ(waited.exit_code, 0) << waited.err;
+  auto events = Baton({"--json", "events", id}, env_);
+  EXPECT_EQ(events.exit_code, 0) << events.err;
+  EXPECT_EQ(events.out.find(key), std::string::npos) << events.out;
+  EXPECT_NE(events.out.find("[redacted: aws-key]"), std::string::npos)
+      << events.out;
+  for (const char* file : {"events.jsonl", "stream.jsonl", "output.log"}) {
+    std::string text =
+        ReadFile(home_ + "/tasks/" + id + "/" + file).value_or("");
+    EXPECT_FALSE(text.empty()) << file;
+    EXPECT_EQ(text.find(key), std::string::npos) << file << ":\n" << text;
+  }
+}
 
 TEST_F(AgentTest, QuestionAnswerAndCompletion) {
   std::string id = Delegate({"please ASK me"});

@@ -8,6 +8,7 @@
 
 #include "baton/daemon/agent_event_log.h"
 #include "baton/daemon/agent_worker.h"
+#include "baton/daemon/output_redactor.h"
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
@@ -154,6 +155,17 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
           !why.empty()) {
         verdict_exit.verdict_detail =
             fmt::format("{} (exit code: {})", why, exit.exit_code.value_or(-1));
+      }
+    }
+  }
+  // The CLI's own stream and stderr are kept beside the output: masked
+  // like it once read to their end (doc/redaction.md).
+  if (task->spec.redact) {
+    std::string dir = executor_->TaskDir(id);
+    for (const char* name : {kAgentStreamFile, kAgentStderrFile}) {
+      if (auto masked = RedactLog(dir + "/" + name, 0, /*at_end=*/true);
+          !masked && masked.error().code != ErrorCode::kNotFound) {
+        BATON_LOG_WARN("redaction: {}", masked.error().message);
       }
     }
   }

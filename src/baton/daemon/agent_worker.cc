@@ -19,9 +19,22 @@
 #include "baton/util/file_util.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
+#include "baton/util/secret_shapes.h"
 
 namespace baton {
 namespace {
+
+// Every string in `value` (keys apart) with its secrets masked.
+void MaskStrings(Json& value) {
+  if (const auto* text = value.get_ptr<const std::string*>()) {
+    std::string masked = MaskSecrets(*text);
+    if (masked != *text)
+      value = std::move(masked);
+  } else if (value.is_structured()) {
+    for (Json& member : value)
+      MaskStrings(member);
+  }
+}
 
 std::string Lower(std::string text) {
   std::transform(text.begin(), text.end(), text.begin(),
@@ -533,6 +546,10 @@ void AgentWorker::TurnEnded() {
 }
 
 void AgentWorker::Record(Json event) {
+  // Kept and shown (baton events, MCP task_events, the board) like the
+  // output: masked (doc/redaction.md).
+  if (task_.spec.redact)
+    MaskStrings(event);
   bool was_failing = events_.failing();
   Status appended = events_.Append(event);
   WriteTranscript(TranscriptText(event));
