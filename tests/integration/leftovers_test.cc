@@ -49,6 +49,23 @@ TEST_F(LeftoversTest, AShellTaskLeavesNothingBehind) {
   EXPECT_EQ(Baton({"output", id}).out, "done\n");
 }
 
+// Issue 35, finding 9: a child that left the task's session (setsid)
+// outlived a task without limits, which said `completed` with no note. It
+// comes to the supervisor when its parent dies, and is stopped as a
+// leftover, found by the task's BATON_TASK_ID.
+TEST_F(LeftoversTest, ASetsidEscapeeOfATaskWithoutLimitsIsStopped) {
+  std::string id = Run("setsid sleep 83.125 & echo started; sleep 0.2");
+  auto waited = Baton({"wait", "--timeout", "15s", id});
+  EXPECT_EQ(waited.exit_code, 0) << waited.out << waited.err;
+  auto task = Status(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["detail"], "exit code: 0; stopped 1 leftover process")
+      << task.dump();
+  for (int i = 0; i < 200 && CountProcesses({"sleep", "83.125"}) > 0; ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  EXPECT_EQ(CountProcesses({"sleep", "83.125"}), 0);
+}
+
 // A leftover that ignores SIGTERM runs until the grace's SIGKILL; the task
 // is not over before, so `daemon stop --kill-tasks` stops it too.
 TEST_F(LeftoversTest, DaemonStopKillTasksLeavesNoLeftover) {

@@ -110,6 +110,49 @@ std::optional<int64_t> StartedAtWallMillis(uint64_t start_ticks) {
   return WallMillis() - (since_boot_ms - started_ms);
 }
 
+std::vector<pid_t> ChildrenOfThisProcess() {
+  std::vector<pid_t> children;
+  std::unique_ptr<DIR, int (*)(DIR*)> threads(::opendir("/proc/self/task"),
+                                              ::closedir);
+  if (!threads)
+    return children;
+  while (dirent* entry = ::readdir(threads.get())) {
+    if (entry->d_name[0] == '.')
+      continue;
+    auto text =
+        ReadFile(std::string("/proc/self/task/") + entry->d_name + "/children");
+    if (!text)
+      continue;
+    std::string_view rest = *text;
+    while (!rest.empty()) {
+      size_t space = rest.find(' ');
+      pid_t pid = 0;
+      if (ParseNumber(rest.substr(0, space), &pid) && pid > 0)
+        children.push_back(pid);
+      if (space == std::string_view::npos)
+        break;
+      rest.remove_prefix(space + 1);
+    }
+  }
+  return children;
+}
+
+bool EnvironmentHas(pid_t pid, std::string_view entry) {
+  auto environ = ReadFile("/proc/" + std::to_string(pid) + "/environ");
+  if (!environ || entry.empty())
+    return false;
+  std::string_view text = *environ;
+  for (size_t start = 0; start < text.size();) {
+    size_t end = text.find('\0', start);
+    if (end == std::string_view::npos)
+      end = text.size();
+    if (text.substr(start, end - start) == entry)
+      return true;
+    start = end + 1;
+  }
+  return false;
+}
+
 std::string BootId() {
   auto text = ReadFile("/proc/sys/kernel/random/boot_id");
   if (!text)

@@ -49,6 +49,14 @@ bool GroupExists(pid_t pgid);
 // nullopt if the clocks cannot be read.
 std::optional<int64_t> StartedAtWallMillis(uint64_t start_ticks);
 
+// This process's children, found in /proc/self/task/*/children: the tasks
+// it spawned and the orphans reparented to it (a child subreaper).
+std::vector<pid_t> ChildrenOfThisProcess();
+
+// True when `pid`'s environment holds the entry `entry` ("K=V"), which
+// only a process of the same user can read.
+bool EnvironmentHas(pid_t pid, std::string_view entry);
+
 // /proc/sys/kernel/random/boot_id, "" if unreadable. Start times and pids
 // mean nothing across a reboot.
 std::string BootId();

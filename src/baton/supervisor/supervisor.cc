@@ -306,6 +306,10 @@ void Supervisor::OnSpawned(SpawnOutcome outcome) {
     task.stdin_holder = std::move(outcome.stdin_holder);
     task.cgroup = std::move(outcome.cgroup);
     task.grace = request.grace;
+    for (const std::string& entry : request.env) {
+      if (entry.starts_with("BATON_TASK_ID="))
+        task.id_entry = entry;
+    }
     ids_by_pid_[task.pid] = task.id;
     // Journaled "started" by the spawn thread; ours to keep from now on.
     task.record = std::move(outcome.record);

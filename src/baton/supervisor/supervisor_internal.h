@@ -78,6 +78,11 @@ class Supervisor {
     // include what escaped its group (setsid), and the end says whether
     // the kernel killed it out of memory.
     std::shared_ptr<TaskCgroup> cgroup;
+    // Without a cgroup, what escaped its group is found among our
+    // children (orphans come to us, the subreaper) by this entry of its
+    // environment, "BATON_TASK_ID=<id>", and stopped with the group.
+    std::string id_entry;
+    std::vector<pid_t> escapees;
   };
   using TaskMap = std::map<std::string, Task>;
 
@@ -126,6 +131,9 @@ class Supervisor {
   // At start-up: takes over the tasks a dead supervisor's journal names.
   void AdoptOrphans(JournalState state);
   void AdoptOrphan(const JournalTask& record);
+  // Adds to task.escapees the processes of `task` that left its group and
+  // its session and came to us when their parent died.
+  void FindEscapees(Task& task);
   // The task a dead supervisor was spawning, as started, if its child said
   // "began" and the pid is still (or was, by its keeper's record) that
   // child's.

@@ -91,10 +91,33 @@ void Supervisor::SignalTask(const Task& task, int signal) {
   ::kill(-task.pid, signal);
   if (task.cgroup)
     task.cgroup->Signal(signal);
+  for (pid_t escapee : task.escapees)
+    ::kill(-escapee, signal);  // setsid made it its group's leader.
 }
 
 bool Supervisor::TaskAlive(const Task& task) {
-  return GroupExists(task.pid) || (task.cgroup && !task.cgroup->Empty());
+  return GroupExists(task.pid) || (task.cgroup && !task.cgroup->Empty()) ||
+         std::any_of(task.escapees.begin(), task.escapees.end(), GroupExists);
+}
+
+void Supervisor::FindEscapees(Task& task) {
+  if (task.cgroup || task.id_entry.empty())
+    return;
+  for (pid_t child : ChildrenOfThisProcess()) {
+    if (child == task.pid || ids_by_pid_.contains(child) ||
+        std::find(task.escapees.begin(), task.escapees.end(), child) !=
+            task.escapees.end()) {
+      continue;
+    }
+    // A member of the group is a leftover already; one that only changed
+    // its group (setpgid) is a leader too, and found the same way.
+    auto stat = ReadProcStat(child);
+    if (!stat || stat->pgrp == task.pid || stat->pgrp != child ||
+        !EnvironmentHas(child, task.id_entry)) {
+      continue;
+    }
+    task.escapees.push_back(child);
+  }
 }
 
 void Supervisor::RemoveCgroup(std::shared_ptr<TaskCgroup> cgroup, int tries) {
@@ -179,6 +202,7 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
   task.leader_ended = true;
   task.leader_status = status;
   task.status_lost = status_lost;
+  FindEscapees(task);
   if (!TaskAlive(task)) {
     Finish(it);
     return;
@@ -197,6 +221,7 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
   }
   // An adopted task's leader may still be its keeper's zombie.
   std::erase(members, task.pid);
+  members.insert(members.end(), task.escapees.begin(), task.escapees.end());
   if (task.cause == ExitCause::kNatural && !members.empty()) {
     task.leftovers = static_cast<int>(members.size());
     BATON_LOG_INFO(
@@ -206,6 +231,17 @@ void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
     SignalTask(task, SIGTERM);
     SignalTask(task, SIGCONT);
     EscalateAfter(task.pid, task.grace, task.cgroup);
+    for (pid_t escapee : task.escapees)
+      EscalateAfter(escapee, task.grace, nullptr);
+  } else if (!task.escapees.empty()) {
+    // A stop under way reached the group only: the escapees now, with the
+    // same SIGKILL after the stop's grace.
+    task.leftovers = static_cast<int>(task.escapees.size());
+    for (pid_t escapee : task.escapees) {
+      ::kill(-escapee, SIGTERM);
+      ::kill(-escapee, SIGCONT);
+      EscalateAfter(escapee, milliseconds(task.record.stop_grace_ms), nullptr);
+    }
   }
   task.drained = true;
   // The SIGKILL comes within the grace: the task's for leftovers, the
