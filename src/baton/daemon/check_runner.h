@@ -23,7 +23,7 @@
 #include "baton/core/ports.h"
 #include "baton/core/task_registry.h"
 #include "baton/loop/event_loop.h"
-#include "baton/loop/worker_thread.h"
+#include "baton/loop/worker_pool.h"
 
 namespace baton {
 
@@ -63,9 +63,10 @@ class CheckRunner : public ExecutorListener {
   // The environments of live tasks with checks, from their Snapshot until
   // their end: the one the task was started with.
   std::map<TaskId, std::vector<std::string>> environments_;
-  // Where evidence is collected, off the loop. Last: destroyed first, its
-  // job under way finished (bounded by git's deadline) and no `done` run.
-  WorkerThread evidence_worker_{loop_};
+  // Where evidence is collected, off the loop, one task's at a time. Last:
+  // destroyed first, its job under way finished (bounded by git's
+  // deadline), the queued ones and every `done` dropped.
+  WorkerPool evidence_worker_{loop_, 1, WorkerPool::AtExit::kDropQueued};
 };
 
 }  // namespace baton

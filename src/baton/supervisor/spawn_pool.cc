@@ -2,7 +2,6 @@
 
 #include <fcntl.h>
 #include <fmt/format.h>
-#include <sys/eventfd.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -172,82 +171,18 @@ SpawnOutcome StartTask(SpawnRequest request, ProgramCache* programs,
 
 SpawnPool::SpawnPool(EventLoop* loop, int threads, DoneCallback on_done,
                      const LimitHolder* limits, Journal* journal)
-    : loop_(loop),
-      thread_count_(threads < 1 ? 1 : threads),
-      on_done_(std::move(on_done)),
-      wake_fd_(::eventfd(0, EFD_NONBLOCK | EFD_CLOEXEC)),
+    : on_done_(std::move(on_done)),
       limits_(limits),
-      journal_(journal) {
-  if (wake_fd_) {
-    (void)loop_->AddFd(wake_fd_.get(), EPOLLIN, [this](uint32_t) { OnWake(); });
-  }
-}
-
-SpawnPool::~SpawnPool() {
-  {
-    std::lock_guard lock(mu_);
-    stopping_ = true;
-  }
-  work_ready_.notify_all();
-  for (std::thread& t : threads_)
-    t.join();
-  if (wake_fd_)
-    loop_->RemoveFd(wake_fd_.get());
-}
+      journal_(journal),
+      workers_(loop, threads, WorkerPool::AtExit::kRunQueued) {}
 
 void SpawnPool::Submit(SpawnRequest request) {
-  ++in_flight_;
-  if (!wake_fd_) {
-    // No eventfd (fd limit): spawn inline rather than not at all.
-    on_done_(StartTask(std::move(request), &programs_, limits_, journal_));
-    --in_flight_;
-    return;
-  }
-  if (threads_.empty()) {
-    for (int i = 0; i < thread_count_; ++i)
-      threads_.emplace_back([this] { Work(); });
-  }
-  {
-    std::lock_guard lock(mu_);
-    jobs_.push_back(std::move(request));
-  }
-  work_ready_.notify_one();
-}
-
-void SpawnPool::Work() {
-  for (;;) {
-    SpawnRequest job;
-    {
-      std::unique_lock lock(mu_);
-      work_ready_.wait(lock, [this] { return stopping_ || !jobs_.empty(); });
-      if (jobs_.empty())
-        return;  // Stopping, and nothing left to start.
-      job = std::move(jobs_.front());
-      jobs_.pop_front();
-    }
-    SpawnOutcome outcome =
-        StartTask(std::move(job), &programs_, limits_, journal_);
-    {
-      std::lock_guard lock(mu_);
-      results_.push_back(std::move(outcome));
-    }
-    uint64_t one = 1;
-    (void)!::write(wake_fd_.get(), &one, sizeof one);
-  }
-}
-
-void SpawnPool::OnWake() {
-  uint64_t count = 0;
-  (void)!::read(wake_fd_.get(), &count, sizeof count);
-  std::deque<SpawnOutcome> ready;
-  {
-    std::lock_guard lock(mu_);
-    ready.swap(results_);
-  }
-  for (SpawnOutcome& outcome : ready) {
-    --in_flight_;
-    on_done_(std::move(outcome));
-  }
+  auto outcome = std::make_shared<SpawnOutcome>();
+  workers_.Post(
+      [this, outcome, request = std::move(request)]() mutable {
+        *outcome = StartTask(std::move(request), &programs_, limits_, journal_);
+      },
+      [this, outcome] { on_done_(std::move(*outcome)); });
 }
 
 }  // namespace baton

@@ -13,16 +13,13 @@
 
 #include <sys/types.h>
 
-#include <condition_variable>
-#include <deque>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
-#include <thread>
 #include <vector>
 
 #include "baton/loop/event_loop.h"
+#include "baton/loop/worker_pool.h"
 #include "baton/supervisor/journal.h"
 #include "baton/supervisor/limits.h"
 #include "baton/supervisor/protocol.h"
@@ -68,33 +65,18 @@ class SpawnPool {
   // `limits` and `journal` outlive the pool.
   SpawnPool(EventLoop* loop, int threads, DoneCallback on_done,
             const LimitHolder* limits = nullptr, Journal* journal = nullptr);
-  ~SpawnPool();
-  SpawnPool(const SpawnPool&) = delete;
-  SpawnPool& operator=(const SpawnPool&) = delete;
 
   void Submit(SpawnRequest request);
   // Jobs submitted whose outcome was not delivered yet.
-  size_t in_flight() const { return in_flight_; }
+  size_t in_flight() const { return workers_.pending(); }
 
  private:
-  void Work();
-  void OnWake();
-
-  EventLoop* loop_;
-  int thread_count_;
   DoneCallback on_done_;
-  UniqueFd wake_fd_;  // eventfd: outcomes are ready.
-  size_t in_flight_ = 0;
-
-  std::mutex mu_;
-  std::condition_variable work_ready_;
-  std::deque<SpawnRequest> jobs_;     // Guarded by mu_.
-  std::deque<SpawnOutcome> results_;  // Guarded by mu_.
-  bool stopping_ = false;             // Guarded by mu_.
-  std::vector<std::thread> threads_;
   ProgramCache programs_;  // Where the spawns found their argv[0].
   const LimitHolder* limits_;
   Journal* journal_;
+  // Last: destroyed first, every spawn it was given made.
+  WorkerPool workers_;
 };
 
 }  // namespace baton
