@@ -230,8 +230,8 @@ UniqueFd LockJournalFile(const std::string& path, int flags) {
     }
     if (locked != 0)
       return UniqueFd();
-    struct stat held {
-    }, named{};
+    struct stat held = {};
+    struct stat named = {};
     if (::fstat(fd.get(), &held) == 0 && ::stat(path.c_str(), &named) == 0 &&
         held.st_ino == named.st_ino && held.st_dev == named.st_dev) {
       return fd;

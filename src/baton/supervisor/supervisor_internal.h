@@ -145,7 +145,6 @@ class Supervisor {
   // The keeper's record of an orphan's end, if it wrote it yet.
   std::optional<ReapedRecord> FindReaped(const Task& task);
   void CompactJournalIfLarge();
-  bool HasOrphans() const;
 
   StatePaths paths_;
   EventLoop loop_;

@@ -411,11 +411,6 @@ void Supervisor::WriteUnackedExits() {
   }
 }
 
-bool Supervisor::HasOrphans() const {
-  return std::any_of(tasks_.begin(), tasks_.end(),
-                     [](const auto& entry) { return entry.second.orphan; });
-}
-
 void Supervisor::CompactJournalIfLarge() {
   if (!journal_ || journal_->size() < Journal::kCompactBytes)
     return;
