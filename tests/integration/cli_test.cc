@@ -371,6 +371,10 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
       {{"run", "--cwd", "/etc/passwd", "--", "true"}, 1, "not a directory"},
       {{"run", "--cwd", "/no/such/dir", "--", "true"}, 1, "cwd"},
       {{"run", "--", "no-such-program-xyz", "arg"}, 1, "command not found"},
+      {{"run", "--", "no-such-program-xyz --flag && true"},
+       1,
+       "command not found: no-such-program-xyz (the shell line's first "
+       "program"},
       {{"run", "--timeout", "5x", "--", "true"}, 1, "invalid duration '5x'"},
       {{"run", "--env", "NOEQUALS", "--", "true"}, 1, "NAME=VALUE"},
       {{"wait", "--timeout", "soon", id}, 1, "invalid duration"},

@@ -4,9 +4,13 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
+#include <cctype>
 #include <cerrno>
 #include <cstdlib>
 #include <cstring>
+#include <optional>
+#include <set>
+#include <string_view>
 
 namespace baton {
 namespace {
@@ -26,6 +30,85 @@ std::string TaskPath(const TaskSpec& spec) {
     return kFallbackPath;
   const char* path = std::getenv("PATH");
   return path ? path : kFallbackPath;
+}
+
+// The program a shell line starts with, when the line plainly starts with
+// one: a word of ordinary characters, not an assignment, a reserved word or
+// a builtin. Anything else (a variable, a quote, a glob, a function the line
+// defines) is the shell's to judge: nullopt.
+std::optional<std::string> FirstProgramOf(std::string_view line) {
+  static const std::set<std::string_view> kShellWords = {
+      "!",        "{",       "}",     "[[",       "case",     "do",
+      "done",     "elif",    "else",  "esac",     "fi",       "for",
+      "function", "if",      "in",    "select",   "then",     "time",
+      "until",    "while",   ".",     ":",        "[",        "alias",
+      "bg",       "break",   "cd",    "command",  "continue", "echo",
+      "eval",     "exec",    "exit",  "export",   "false",    "fc",
+      "fg",       "getopts", "hash",  "jobs",     "kill",     "local",
+      "printf",   "pwd",     "read",  "readonly", "return",   "set",
+      "shift",    "source",  "test",  "times",    "trap",     "true",
+      "type",     "ulimit",  "umask", "unalias",  "unset",    "wait"};
+  size_t start = line.find_first_not_of(" \t");
+  if (start == std::string_view::npos)
+    return std::nullopt;
+  size_t end = line.find_first_of(" \t\n;&|", start);
+  std::string_view word = line.substr(start, end - start);
+  if (word.empty() || kShellWords.contains(word))
+    return std::nullopt;
+  for (char c : word) {
+    bool plain = std::isalnum(static_cast<unsigned char>(c)) ||
+                 std::string_view("_./+-:@%,").find(c) != std::string::npos;
+    if (!plain)
+      return std::nullopt;
+  }
+  // A function the line defines, `f() { ...; }` or `f () ...`.
+  size_t next = line.find_first_not_of(" \t", start + word.size());
+  if (next != std::string_view::npos && line[next] == '(')
+    return std::nullopt;
+  return std::string(word);
+}
+
+// Refuses `program` (argv[0], or a shell line's first program) when it
+// cannot be run: the same check and words for either form.
+Status CheckProgram(const TaskSpec& spec, const std::string& program,
+                    ProgramCache* cache, std::string_view shell_line) {
+  if (program.find('/') != std::string::npos) {
+    std::string full = program[0] == '/' ? program : spec.cwd + "/" + program;
+    if (!IsExecutableFile(full)) {
+      return MakeError(
+          ErrorCode::kInvalidArgument,
+          fmt::format(
+              "{} is not an executable file; check the "
+              "path{}",
+              full, shell_line.empty() ? "" : " (the shell line was not run)"));
+    }
+    return {};
+  }
+  if (ResolveProgram(program, {"PATH=" + TaskPath(spec)}, spec.cwd, cache))
+    return {};
+  if (spec.agent) {
+    // A delegate names an agent, not a command line: say which agent's CLI
+    // is missing, on every front end alike.
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        fmt::format("agent {}: its CLI `{}` is not installed (not found on "
+                    "PATH); install it, or name another agent (CLI: baton "
+                    "agents lists them)",
+                    spec.agent->profile, program));
+  }
+  if (!shell_line.empty()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("command not found: {} (the shell line's "
+                                 "first program; searched PATH); check the "
+                                 "name or give a full path. The line was not "
+                                 "run",
+                                 program));
+  }
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("command not found: {} (searched PATH); check "
+                               "the name, give a full path, or run a shell "
+                               "line as one argument: baton run -- '{} ...'",
+                               program, program));
 }
 
 }  // namespace
@@ -51,36 +134,16 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
                                  "(permission denied); choose another cwd",
                                  spec.cwd));
   }
-  if (spec.shell_command)
-    return {};
-  const std::string& program = spec.argv[0];
-  if (program.find('/') != std::string::npos) {
-    std::string full = program[0] == '/' ? program : spec.cwd + "/" + program;
-    if (!IsExecutableFile(full)) {
-      return MakeError(ErrorCode::kInvalidArgument,
-                       fmt::format("{} is not an executable file; check the "
-                                   "path",
-                                   full));
-    }
-    return {};
+  if (spec.shell_command) {
+    // On a Slurm node the line may rely on what the batch shell sets up
+    // (`module load`): only the cluster can judge it.
+    if (spec.slurm)
+      return {};
+    auto first = FirstProgramOf(*spec.shell_command);
+    return first ? CheckProgram(spec, *first, cache, *spec.shell_command)
+                 : Status{};
   }
-  if (ResolveProgram(program, {"PATH=" + TaskPath(spec)}, spec.cwd, cache))
-    return {};
-  if (spec.agent) {
-    // A delegate names an agent, not a command line: say which agent's CLI
-    // is missing, on every front end alike.
-    return MakeError(
-        ErrorCode::kInvalidArgument,
-        fmt::format("agent {}: its CLI `{}` is not installed (not found on "
-                    "PATH); install it, or name another agent (CLI: baton "
-                    "agents lists them)",
-                    spec.agent->profile, program));
-  }
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("command not found: {} (searched PATH); check "
-                               "the name, give a full path, or run a shell "
-                               "line as one argument: baton run -- '{} ...'",
-                               program, program));
+  return CheckProgram(spec, spec.argv[0], cache, "");
 }
 
 }  // namespace baton

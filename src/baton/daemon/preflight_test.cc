@@ -40,6 +40,43 @@ class PreflightTest : public ::testing::Test {
   ProgramCache cache_;
 };
 
+// Issue 35, finding 9: a shell line whose program does not exist became a
+// failing task, while the same mistake in argv form was refused.
+TEST_F(PreflightTest, AShellLinesFirstProgramIsCheckedAsArgvIs) {
+  MakeTool("a");
+  auto shell = [&](std::string line) {
+    TaskSpec spec = Spec();
+    spec.argv.clear();
+    spec.shell_command = std::move(line);
+    return PreflightTask(spec, &cache_);
+  };
+  for (const char* runs :
+       {"tool --flag", "  tool; nosuch", "tool|nosuch", "FOO=1 nosuch",
+        "cd / && nosuch", "$TOOL x", "'nosuch' x", "nosuch() { :; }; nosuch",
+        "nosuch () { :; }", "(nosuch)", "# a comment", "if nosuch; then :; fi",
+        "exec nosuch", ">out nosuch", "", "   "}) {
+    EXPECT_TRUE(shell(runs)) << runs;
+  }
+  auto missing = shell("nosuch --flag");
+  ASSERT_FALSE(missing);
+  EXPECT_EQ(missing.error().message,
+            "command not found: nosuch (the shell line's first program; "
+            "searched PATH); check the name or give a full path. The line "
+            "was not run");
+  auto no_file = shell("./missing.sh arg");
+  ASSERT_FALSE(no_file);
+  EXPECT_EQ(no_file.error().message,
+            root_ +
+                "/./missing.sh is not an executable file; check the path "
+                "(the shell line was not run)");
+  // On a Slurm node the batch shell may define it (module load ...).
+  TaskSpec slurm = Spec();
+  slurm.argv.clear();
+  slurm.shell_command = "module load gcc";
+  slurm.slurm = SlurmRequest{};
+  EXPECT_TRUE(PreflightTask(slurm, &cache_));
+}
+
 TEST_F(PreflightTest, ACachedCommandIsCheckedAgainOnEachUse) {
   MakeTool("b");
   EXPECT_TRUE(PreflightTask(Spec(), &cache_));
