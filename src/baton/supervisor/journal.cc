@@ -37,14 +37,13 @@ std::string SpawningLine(const JournalTask& t) {
   Json json = {{"op", "spawning"}, {"task", t.task}};
   if (t.may_run)
     json["may_run"] = true;
-  if (!t.exit_file.empty()) {
-    json["started_ms"] = t.started_ms;
-    json["exit_file"] = t.exit_file;
-    json["log"] = t.log;
-    json["grace_ms"] = t.grace_ms;
-    if (t.deadline_ms)
-      json["deadline_ms"] = *t.deadline_ms;
-  }
+  // Whatever was read is written back: a rewrite changes nothing of it.
+  json["started_ms"] = t.started_ms;
+  json["exit_file"] = t.exit_file;
+  json["log"] = t.log;
+  json["grace_ms"] = t.grace_ms;
+  if (t.deadline_ms)
+    json["deadline_ms"] = *t.deadline_ms;
   return Dump(json);
 }
 
