@@ -85,7 +85,9 @@ test('run + wait-any returns tasks in the order they end', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     const ids = [];
-    for (const [label, delay] of [['slow', 2.4], ['fast', 0.2], ['middle', 1.2]]) {
+    // Seconds apart, so that a spawn delayed under a loaded sanitizer run
+    // cannot swap two ends.
+    for (const [label, delay] of [['slow', 4.4], ['fast', 0.2], ['middle', 2.2]]) {
       const r = await call(client, 'run', { command: `sleep ${delay}; echo ${label}-done`, label });
       assert.equal(r.isError, false, text(r));
       assert.match(r.structuredContent.task_id, /^shell-\d+$/);
