@@ -36,10 +36,11 @@ bool LineChannel::CountInput() {
   counted_ = in_.size();
   if (budget->held_ <= budget->limit_)
     return true;
+  // Closed ones count nothing any more, and are not closed twice.
   LineChannel* largest = this;
   for (LineChannel* channel : budget->channels_) {
-    if (channel->in_.size() - channel->served_ >
-        largest->in_.size() - largest->served_) {
+    if (channel->fd_ && channel->in_.size() - channel->served_ >
+                            largest->in_.size() - largest->served_) {
       largest = channel;
     }
   }

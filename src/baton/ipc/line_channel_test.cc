@@ -176,5 +176,58 @@ TEST_F(LineChannelTest, OneReplyOverTheUnreadLimitStillGoesOut) {
   EXPECT_FALSE(channel_->closed());
 }
 
+// Issue 35, finding 7: what several channels hold together is bounded;
+// the one holding the most is refused, and one refused already (closed,
+// not yet destroyed) is never picked, nor closed, again.
+TEST(InputBudgetTest, TheChannelHoldingTheMostIsRefusedOnce) {
+  EventLoop loop;
+  InputBudget budget(100);
+  struct Peer {
+    UniqueFd fd;
+    std::unique_ptr<LineChannel> channel;
+    int closes = 0;
+  };
+  std::vector<std::unique_ptr<Peer>> peers;
+  auto open = [&] {
+    int fds[2];
+    EXPECT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_NONBLOCK, 0, fds), 0);
+    auto peer = std::make_unique<Peer>();
+    peer->fd = UniqueFd(fds[1]);
+    Peer* raw = peer.get();
+    LineChannel::Limits limits;
+    limits.shared_input = &budget;
+    limits.over_budget_reply = "too much";
+    peer->channel = std::make_unique<LineChannel>(
+        &loop, UniqueFd(fds[0]), [](std::string_view) {},
+        [raw] { ++raw->closes; }, limits);
+    peers.push_back(std::move(peer));
+    return raw;
+  };
+  auto send = [&](Peer* peer, size_t bytes) {
+    std::string data(bytes, 'x');
+    ASSERT_EQ(::write(peer->fd.get(), data.data(), data.size()),
+              static_cast<ssize_t>(data.size()));
+    for (int i = 0; i < 5; ++i)
+      (void)loop.RunOnce(std::chrono::milliseconds(5));
+  };
+  Peer* a = open();
+  Peer* b = open();
+  Peer* c = open();
+  send(a, 90);
+  send(b, 30);  // 120: a holds the most.
+  EXPECT_EQ(a->closes, 1);
+  EXPECT_TRUE(a->channel->closed());
+  EXPECT_EQ(a->channel->close_reason(), LineChannel::CloseReason::kOverBudget);
+  EXPECT_EQ(budget.held(), 30u);
+  send(c, 80);  // 110: c holds the most of those still open.
+  EXPECT_EQ(a->closes, 1) << "a channel refused already was refused again";
+  EXPECT_TRUE(c->channel->closed());
+  EXPECT_FALSE(b->channel->closed());
+  EXPECT_EQ(budget.held(), 30u);
+  char buf[64];
+  ssize_t n = ::read(c->fd.get(), buf, sizeof buf);
+  EXPECT_EQ(std::string(buf, n > 0 ? static_cast<size_t>(n) : 0), "too much\n");
+}
+
 }  // namespace
 }  // namespace baton
