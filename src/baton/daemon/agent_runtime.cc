@@ -162,12 +162,8 @@ void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
   // like it once read to their end (doc/redaction.md).
   if (task->spec.redact) {
     std::string dir = executor_->TaskDir(id);
-    for (const char* name : {kAgentStreamFile, kAgentStderrFile}) {
-      if (auto masked = RedactLog(dir + "/" + name, 0, /*at_end=*/true);
-          !masked && masked.error().code != ErrorCode::kNotFound) {
-        BATON_LOG_WARN("redaction: {}", masked.error().message);
-      }
-    }
+    for (const char* name : {kAgentStreamFile, kAgentStderrFile})
+      RedactFinishedFile(dir + "/" + name);
   }
   if (registry_->WillRetry(id, verdict_exit))
     KeepAttemptApart(id, task->attempts.size() + 1);

@@ -228,12 +228,8 @@ void CollectEvidence(const TaskRecord& task,
   }
   // The diff is shown (status, MCP, the board) like the output: masked
   // first (doc/redaction.md). A worker's new .env is in it.
-  if (!evidence.diff_path.empty() && task.spec.redact) {
-    if (auto masked = RedactLog(evidence.diff_path, 0, /*at_end=*/true);
-        !masked) {
-      BATON_LOG_WARN("redaction: {}", masked.error().message);
-    }
-  }
+  if (!evidence.diff_path.empty() && task.spec.redact)
+    RedactFinishedFile(evidence.diff_path);
 }
 
 }  // namespace
@@ -380,10 +376,8 @@ void CheckRunner::RunNext(const TaskId& id) {
                                                        : -1;
               // A check's output is shown and kept like the task's own:
               // masked first (doc/redaction.md).
-              if (run.task.spec.redact) {
-                if (auto masked = RedactLog(log, 0, /*at_end=*/true); !masked)
-                  BATON_LOG_WARN("redaction: {}", masked.error().message);
-              }
+              if (run.task.spec.redact)
+                RedactFinishedFile(log);
               result.tail = Tail(ReadFile(log).value_or(""));
               run.evidence.checks.push_back(std::move(result));
               RunNext(id);

@@ -16,6 +16,12 @@
 
 namespace baton {
 
+void RedactFinishedFile(const std::string& path) {
+  auto masked = RedactLog(path, 0, /*at_end=*/true);
+  if (!masked && masked.error().code != ErrorCode::kNotFound)
+    BATON_LOG_WARN("redaction: {}", masked.error().message);
+}
+
 Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
                              bool at_end, const RedactLimits& limits) {
   UniqueFd fd(::open(path.c_str(), O_RDWR | O_CLOEXEC));

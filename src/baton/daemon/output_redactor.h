@@ -55,6 +55,11 @@ struct RedactLimits {
 Result<RedactPass> RedactLog(const std::string& path, uint64_t from,
                              bool at_end, const RedactLimits& limits = {});
 
+// Masks the whole of a file nothing writes to any more (a check's log, a
+// diff, an agent's stream), in place. A missing file is nothing to mask;
+// a failure is logged: what is shown from the file is then not masked.
+void RedactFinishedFile(const std::string& path);
+
 // What a task's kTaskRedactionsFile at `path` says was masked; none when
 // there is no such file (nothing was).
 std::vector<RedactionCount> ReadRedactions(const std::string& path);

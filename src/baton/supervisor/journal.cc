@@ -414,12 +414,6 @@ Journal::SpawnSlot Journal::Spawning(const JournalTask& spawning) {
   return slot;
 }
 
-void Journal::Spawning(const std::string& task) {
-  JournalTask spawning;
-  spawning.task = task;
-  Spawning(spawning);
-}
-
 void Journal::Started(const JournalTask& task) {
   {
     std::lock_guard hold(mu_);

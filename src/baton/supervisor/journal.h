@@ -124,7 +124,6 @@ class Journal {
     std::string began_after_pid;
   };
   SpawnSlot Spawning(const JournalTask& spawning);
-  void Spawning(const std::string& task);
   void Started(const JournalTask& task);
   // The loop keeps this task's record now, and passes it to Compact.
   void Claim(const std::string& task);

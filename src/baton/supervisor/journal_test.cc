@@ -49,19 +49,19 @@ TEST_F(JournalTest, ANewSupervisorReadsWhatTheLastOneLeftOpen) {
     ASSERT_TRUE(opened) << opened.error().message;
     Journal& journal = *opened->first;
     EXPECT_TRUE(opened->second.open.empty());
-    journal.Spawning("shell-1");
+    journal.Spawning({.task = "shell-1"});
     journal.Started(Started("shell-1", 11));
-    journal.Spawning("shell-2");
+    journal.Spawning({.task = "shell-2"});
     journal.Started(Started("shell-2", 12));
     JournalTask stopped = Started("shell-2", 12);
     stopped.cause = ExitCause::kKilled;
     stopped.stopped_ms = 7000;
     stopped.stop_grace_ms = 200;
     journal.Stopped(stopped);
-    journal.Spawning("shell-3");  // Its child never said "began".
-    journal.Spawning("shell-4");
+    journal.Spawning({.task = "shell-3"});  // Its child never said "began".
+    journal.Spawning({.task = "shell-4"});
     journal.Ended("shell-4");  // Its spawn failed.
-    journal.Spawning("shell-5");
+    journal.Spawning({.task = "shell-5"});
     journal.Started(Started("shell-5", 15));
     journal.Ended("shell-5");
   }
@@ -174,9 +174,9 @@ TEST_F(JournalTest, ACompactionKeepsSpawnsTheLoopHasNotClaimed) {
   auto opened = Journal::Open(path_, "boot-1");
   ASSERT_TRUE(opened);
   Journal& journal = *opened->first;
-  journal.Spawning("shell-2");
+  journal.Spawning({.task = "shell-2"});
   journal.Started(Started("shell-2", 12));
-  journal.Spawning("shell-3");
+  journal.Spawning({.task = "shell-3"});
   journal.Started(Started("shell-3", 13));
   journal.Claim("shell-3");  // The loop passes it to Compact itself.
   journal.Compact({});
@@ -236,7 +236,7 @@ TEST_F(JournalTest, AnExitRecordIsHeldUntilAcknowledged) {
     ASSERT_TRUE(opened);
     Journal& journal = *opened->first;
     for (const char* task : {"shell-1", "shell-2", "shell-3"}) {
-      journal.Spawning(task);
+      journal.Spawning({.task = task});
       journal.Started(Started(task, 11));
       journal.Claim(task);
       JournalExit held{std::string("/x/") + task + "/exit.json",

@@ -2,6 +2,7 @@
 
 #include <dirent.h>
 #include <fcntl.h>
+#include <fmt/format.h>
 #include <signal.h>
 #include <sys/syscall.h>
 #include <unistd.h>
@@ -110,29 +111,21 @@ std::optional<int64_t> StartedAtWallMillis(uint64_t start_ticks) {
   return WallMillis() - (since_boot_ms - started_ms);
 }
 
-std::vector<pid_t> ChildrenOfThisProcess() {
+std::vector<pid_t> ChildrenOfMainThread() {
   std::vector<pid_t> children;
-  std::unique_ptr<DIR, int (*)(DIR*)> threads(::opendir("/proc/self/task"),
-                                              ::closedir);
-  if (!threads)
+  pid_t self = ::getpid();
+  auto text = ReadFile(fmt::format("/proc/{}/task/{}/children", self, self));
+  if (!text)
     return children;
-  while (dirent* entry = ::readdir(threads.get())) {
-    if (entry->d_name[0] == '.')
-      continue;
-    auto text =
-        ReadFile(std::string("/proc/self/task/") + entry->d_name + "/children");
-    if (!text)
-      continue;
-    std::string_view rest = *text;
-    while (!rest.empty()) {
-      size_t space = rest.find(' ');
-      pid_t pid = 0;
-      if (ParseNumber(rest.substr(0, space), &pid) && pid > 0)
-        children.push_back(pid);
-      if (space == std::string_view::npos)
-        break;
-      rest.remove_prefix(space + 1);
-    }
+  std::string_view rest = *text;
+  while (!rest.empty()) {
+    size_t space = rest.find(' ');
+    pid_t pid = 0;
+    if (ParseNumber(rest.substr(0, space), &pid) && pid > 0)
+      children.push_back(pid);
+    if (space == std::string_view::npos)
+      break;
+    rest.remove_prefix(space + 1);
   }
   return children;
 }

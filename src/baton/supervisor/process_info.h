@@ -49,9 +49,11 @@ bool GroupExists(pid_t pgid);
 // nullopt if the clocks cannot be read.
 std::optional<int64_t> StartedAtWallMillis(uint64_t start_ticks);
 
-// This process's children, found in /proc/self/task/*/children: the tasks
-// it spawned and the orphans reparented to it (a child subreaper).
-std::vector<pid_t> ChildrenOfThisProcess();
+// The children of this process's main thread (/proc/self/task/<pid>/
+// children): the orphans reparented to it, a child subreaper, since the
+// kernel gives them to the first live thread. The tasks its spawn threads
+// started are theirs, so the file stays short however many tasks run.
+std::vector<pid_t> ChildrenOfMainThread();
 
 // True when `pid`'s environment holds the entry `entry` ("K=V"), which
 // only a process of the same user can read.

@@ -78,8 +78,8 @@ class Supervisor {
     // include what escaped its group (setsid), and the end says whether
     // the kernel killed it out of memory.
     std::shared_ptr<TaskCgroup> cgroup;
-    // Without a cgroup, what escaped its group is found among our
-    // children (orphans come to us, the subreaper) by this entry of its
+    // Without a cgroup, what escaped its group is found among the orphans
+    // reparented to us (the subreaper) by this entry of its
     // environment, "BATON_TASK_ID=<id>", and stopped with the group.
     std::string id_entry;
     std::vector<pid_t> escapees;

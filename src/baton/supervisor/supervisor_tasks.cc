@@ -103,7 +103,7 @@ bool Supervisor::TaskAlive(const Task& task) {
 void Supervisor::FindEscapees(Task& task) {
   if (task.cgroup || task.id_entry.empty())
     return;
-  for (pid_t child : ChildrenOfThisProcess()) {
+  for (pid_t child : ChildrenOfMainThread()) {
     if (child == task.pid || ids_by_pid_.contains(child) ||
         std::find(task.escapees.begin(), task.escapees.end(), child) !=
             task.escapees.end()) {
@@ -187,7 +187,8 @@ void Supervisor::EarlyExit(pid_t pid, int status,
   early_exits_[pid] = status;
   // Journaled at once, as a keeper would: if we die before the spawn's
   // outcome comes back, the next supervisor knows the task's end by the pid
-  // its child said (IdentifyBegun). Grandchildren lead no session.
+  // its child said (IdentifyBegun). A child that leads no session is a
+  // grandchild, never a task; an escapee that does costs one line.
   if (journal_ && zombie && zombie->session == pid)
     journal_->Reaped({pid, zombie->start_ticks, status, WallMillis()});
 }
