@@ -148,12 +148,20 @@ TEST_F(SlurmTest, OutputIsReadableWhileItRunsAndWaitAnySpansBothExecutors) {
   EXPECT_NE(waited.out.find(local), std::string::npos) << waited.out;
   EXPECT_EQ(Status(slurm)["status"], "running");
 
-  // Kill: SIGTERM to the job's processes, then the end is killed.
+  // Kill: a cancel, so SIGTERM to the job's processes, then the end is
+  // killed, and Slurm's own accounting says CANCELLED as it does for a
+  // person's scancel (a signal alone left the job FAILED there).
   auto killed = Baton({"kill", slurm});
   EXPECT_EQ(killed.exit_code, 0) << killed.err;
   nlohmann::json task = WaitEnd(slurm, seconds(30));
   EXPECT_EQ(task["status"], "killed") << task.dump();
   EXPECT_EQ(task["detail"], "killed: by request");
+  std::string job = task["slurm_job"]["job_id"].get<std::string>();
+  auto shown = RunProcess({"/usr/bin/scontrol", "show", "job", "-o", job}, {},
+                          seconds(10));
+  EXPECT_NE(shown.out.find("JobState=CANCELLED"), std::string::npos)
+      << shown.out << shown.err;
+  EXPECT_EQ(task["slurm_job"]["state"], "CANCELLED") << task.dump();
 }
 
 TEST_F(SlurmTest, ARequestSlurmRefusesGetsAClearErrorAndNoTask) {

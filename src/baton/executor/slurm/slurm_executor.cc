@@ -381,35 +381,29 @@ void SlurmExecutor::Kill(const TaskId& task_id, milliseconds grace) {
 
 void SlurmExecutor::SendKills(const std::vector<std::string>& ids) {
   // One scancel for many jobs (a `daemon stop --kill-tasks` of a thousand
-  // is a few calls, not a thousand), per cluster config and per kind:
-  // a pending job is cancelled (nothing runs to be asked to stop); a
-  // running one gets SIGTERM on every process of the job, the script too,
-  // which records the command's end (a plain scancel --signal reaches only
-  // job steps, which a batch job without srun has none of), then SIGKILL
-  // after its grace.
+  // is a few calls, not a thousand), per cluster config. A plain scancel,
+  // pending or running: Slurm's accounting then says CANCELLED, as it does
+  // for a person's own scancel, and slurmd sends SIGTERM to every process
+  // of the job, the script too (which records the command's end), then
+  // SIGKILL after the cluster's KillWait. A cancelled job cannot be
+  // signalled any more, so that wait is the grace on Slurm; baton's grace
+  // only times a second scancel, for a first one the controller missed.
   constexpr size_t kIdsPerCall = 500;
-  std::map<std::pair<std::string, bool>, std::vector<Job*>> groups;
+  std::map<std::string, std::vector<Job*>> groups;
   for (const std::string& id : ids) {
     Job* job = Find(id);
     if (!job || job->phase != Phase::kSubmitted)
       continue;
-    groups[{job->task.spec.slurm->slurm_conf, job->running_told}].push_back(
-        job);
+    groups[job->task.spec.slurm->slurm_conf].push_back(job);
   }
-  for (auto& [key, jobs] : groups) {
+  for (auto& [conf, jobs] : groups) {
     const SlurmRequest request = *jobs.front()->task.spec.slurm;
     for (size_t from = 0; from < jobs.size(); from += kIdsPerCall) {
       std::vector<std::string> argv = {"scancel"};
-      if (key.second) {
-        argv.push_back("--full");
-        argv.push_back("--signal=TERM");
-      }
       for (size_t i = from; i < std::min(jobs.size(), from + kIdsPerCall); ++i)
         argv.push_back(jobs[i]->seen.job_id);
       RunCommand(request, std::move(argv), [](CommandResult) {});
     }
-    if (!key.second)
-      continue;
     for (Job* job : jobs) {
       std::string id = job->task.id.ToString();
       job->kill_timer = loop_->Schedule(
@@ -418,10 +412,6 @@ void SlurmExecutor::SendKills(const std::vector<std::string>& ids) {
             if (!left)
               return;
             left->kill_timer = 0;
-            RunCommand(
-                *left->task.spec.slurm,
-                {"scancel", "--full", "--signal=KILL", left->seen.job_id},
-                [](CommandResult) {});
             RunCommand(*left->task.spec.slurm, {"scancel", left->seen.job_id},
                        [](CommandResult) {});
           });
