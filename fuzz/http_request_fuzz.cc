@@ -109,9 +109,12 @@ void CheckWholeRequest(const HttpRequest& request) {
                "the board refuses with a 4xx");
     FUZZ_CHECK(!refused->message.empty(), "the board says why it refuses");
   }
-  if (baton::serve::IsBoardLogin(request, gate.token)) {
-    FUZZ_CHECK(baton::serve::QueryValue(request.target, "token") == gate.token,
-               "a login carries the token in its query");
+  if (baton::serve::BoardLoginCode(request)) {
+    FUZZ_CHECK(request.method == "GET" && request.path() == "/",
+               "a login is a GET of the page");
+    FUZZ_CHECK(!baton::serve::CheckBoardAccess(request, gate.token,
+                                               gate.cookie_name),
+               "a login reaches the page, which claims its code");
   }
   (void)baton::serve::CookieValue(request.Header("Cookie"), gate.cookie_name);
   (void)baton::serve::QueryValue(request.target, "task");

@@ -101,7 +101,9 @@ async function startServe() {
       if (m) { clearTimeout(timer); resolve(m[1]); }
     });
   });
-  return { child, login, stop() { child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
+  // A login code works once: every browser context takes a new one.
+  const newLogin = () => baton(['board', '--no-open']).stdout.match(/baton board: (http:\S+)/)[1];
+  return { child, login, newLogin, stop() { child.kill('SIGTERM'); return new Promise((r) => child.once('exit', r)); } };
 }
 
 const rssMiB = (pid) => Number(readFileSync(`/proc/${pid}/status`, 'utf8').match(/VmRSS:\s+(\d+) kB/)[1]) / 1024;
@@ -131,7 +133,7 @@ try {
       observer.observe(document, { childList: true, subtree: true });
     });
     const page = await context.newPage();
-    await page.goto(serve.login);  // Sets the cookie; the page loads.
+    await page.goto(serve.newLogin());  // Sets the cookie; the page loads.
     await page.locator('#ended tr').first().waitFor({ timeout: 120_000 });
     // A fresh load, the cookie set: from navigation to the first ended row.
     let bytes = 0;
@@ -158,7 +160,7 @@ try {
   for (let i = 0; i < 10; i++) {
     const context = await browser.newContext();
     const page = await context.newPage();
-    await page.goto(serve.login);
+    await page.goto(serve.newLogin());
     await page.locator('#live', { hasText: /^live$/ }).waitFor({ timeout: 120_000 });
     boards.push(context);
   }
@@ -173,7 +175,7 @@ try {
   // the FIFO's close to the row in the ended group.
   const live = await browser.newContext();
   const livePage = await live.newPage();
-  await livePage.goto(serve.login);
+  await livePage.goto(serve.newLogin());
   await livePage.locator('#live', { hasText: /^live$/ }).waitFor({ timeout: 120_000 });
   const appeared = [];
   const endShown = [];
@@ -217,7 +219,7 @@ try {
   await runMany(RUNNING - PRINTERS, ['sleep', '600']);
   const context = await browser.newContext();
   const page = await context.newPage();
-  await page.goto(serve.login);
+  await page.goto(serve.newLogin());
   await page.goto(new URL(`/#task=${first}`, serve.login).href);
   await page.locator('#output', { hasText: /\d{13}/ }).waitFor({ timeout: 60_000 });
   const lags = [];

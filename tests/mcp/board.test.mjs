@@ -99,8 +99,11 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     let dialogs = 0;
     page.on('dialog', (dialog) => { dialogs += 1; dialog.dismiss(); });
 
-    // Login: the printed URL sets the cookie and moves the token out of
-    // the address bar.
+    // Login: the printed URL carries a one-time code, not the token; it
+    // sets the cookie and leaves the address bar.
+    const code = new URL(serve.login).searchParams.get('login');
+    assert.match(code, /^[0-9a-f]{32}$/);
+    assert.ok(!serve.login.includes(serve.token));
     await page.goto(serve.login);
     assert.equal(page.url(), `${serve.base}/`);
     const cookies = await context.cookies();
@@ -108,7 +111,23 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     assert.equal(cookies[0].httpOnly, true);
     assert.equal(cookies[0].sameSite, 'Strict');
     assert.equal(await page.evaluate(() => document.cookie), '');
-    assert.ok(!(await page.content()).includes(new URL(serve.login).searchParams.get('token')));
+    assert.ok(!(await page.content()).includes(code));
+    // Kept in a history, the URL is worth nothing: a second browser gets
+    // 401 with it, and with the token in the old ?token= form; a URL that
+    // `baton board` prints works, once. A logged-in page that opens a used
+    // URL again stays logged in.
+    const stranger = await (await browser.newContext()).newPage();
+    for (const url of [serve.login, `${serve.base}/?token=${serve.token}`]) {
+      const refused = await stranger.goto(url);
+      assert.equal(refused.status(), 401, url);
+      assert.match(await refused.text(), url === serve.login ? /used already .* run baton board/ : /baton board/);
+    }
+    const fresh = serve.newLogin();
+    assert.equal((await stranger.goto(fresh)).status(), 200);
+    assert.equal(stranger.url(), `${serve.base}/`);
+    await stranger.context().close();
+    assert.equal((await page.goto(serve.login)).status(), 200);
+    assert.equal(page.url(), `${serve.base}/`);
     await page.locator('#live', { hasText: /^live$/ }).waitFor();
 
     // A task started from the CLI appears, and its end shows, pushed.

@@ -62,7 +62,7 @@ try {
   for (const scheme of ['light', 'dark']) {
     const context = await browser.newContext({ viewport: { width: 1100, height: 720 }, colorScheme: scheme });
     const page = await context.newPage();
-    await page.goto(serve.login);
+    await page.goto(serve.newLogin());
     await page.locator('#live', { hasText: /^live$/ }).waitFor();
     await page.locator(`tr[data-task="${asker}"]`).waitFor();
     const suffix = scheme === 'light' ? '' : '-dark';

@@ -82,7 +82,8 @@ export function text(result) {
 
 // `baton serve --listen 127.0.0.1:0 ARGS` on `home`; resolves once it
 // printed its URLs (within `waitMs`): the MCP endpoint `url`, the board's
-// `login` URL and its `base`, the `token` and the `auth` header with it.
+// `login` URL (its code works once; newLogin() mints another) and its
+// `base`, the `token` and the `auth` header with it.
 export async function startServe(home, { env = {}, args = [], waitMs = 15_000 } = {}) {
   const child = spawn(BATON, ['serve', '--listen', '127.0.0.1:0', ...args], {
     env: batonEnv(home, env), stdio: ['ignore', 'pipe', 'pipe'],
@@ -104,6 +105,14 @@ export async function startServe(home, { env = {}, args = [], waitMs = 15_000 } 
   const token = baton(home, ['serve', '--print-token']).trim();
   return {
     url, login, base: new URL(login).origin, token, stderr: () => stderr,
+    // A login code works once: each browser context needs its own URL,
+    // which `baton board` mints for the serve that runs.
+    newLogin() {
+      const printed = baton(home, ['board', '--no-open'], env);
+      const m = printed.match(/baton board: (http:\S+)/);
+      if (!m) throw new Error(`baton board printed no login URL: ${printed}`);
+      return m[1];
+    },
     auth: { Authorization: `Bearer ${token}` },
     async stop() {
       if (child.exitCode !== null || child.signalCode !== null) return;

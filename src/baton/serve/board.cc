@@ -12,6 +12,7 @@
 #include "baton/ipc/event_text.h"
 #include "baton/serve/board_assets.h"
 #include "baton/serve/http_checks.h"
+#include "baton/serve/login_code.h"
 #include "baton/util/environment.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
@@ -228,17 +229,30 @@ void Board::AddRoutes(HttpServer* http) {
 }
 
 void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
-  if (IsBoardLogin(request, options_.token)) {
-    // The token leaves the address bar at once; from now on the cookie,
-    // which the page's scripts cannot read, carries it.
+  if (auto code = BoardLoginCode(request)) {
+    // The code leaves the address bar at once, claimed or not; from now on
+    // the cookie, which the page's scripts cannot read, carries the token.
     HttpResponse response;
     response.status = 303;
-    response.headers = {
-        {"Location", "/"},
-        {"Cache-Control", "no-store"},
-        {"Referrer-Policy", "no-referrer"},
-        {"Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
-                                   options_.cookie_name, options_.token)}};
+    response.headers = {{"Location", "/"},
+                        {"Cache-Control", "no-store"},
+                        {"Referrer-Policy", "no-referrer"}};
+    if (ClaimLoginCode(options_.paths.home, *code)) {
+      response.headers.emplace_back(
+          "Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
+                                    options_.cookie_name, options_.token));
+    } else if (auto cookie =
+                   CookieValue(request.Header("Cookie"), options_.cookie_name);
+               !cookie || !TokenEquals(*cookie, options_.token)) {
+      BATON_LOG_INFO(
+          "board: a login code was refused (used, expired or "
+          "unknown)");
+      return exchange->Respond(BoardError(
+          401, Error{ErrorCode::kPermissionDenied,
+                     "Unauthorized: this login URL was used already or is "
+                     "more than 2 minutes old; run baton board for a new "
+                     "one"}));
+    }
     return exchange->Respond(std::move(response));
   }
   for (const BoardAsset& asset : BoardAssets()) {

@@ -28,7 +28,7 @@ namespace baton::serve {
 
 struct BoardOptions {
   StatePaths paths;
-  std::string token;        // What the login URL must carry.
+  std::string token;        // What the login cookie carries.
   std::string cookie_name;  // BoardCookieName(port).
   bool autostart = true;    // Start batond when none runs.
   // Output a page gets per read: the tail first, then this much more for

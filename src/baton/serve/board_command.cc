@@ -10,8 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "baton/serve/login_code.h"
 #include "baton/serve/serve.h"
-#include "baton/serve/token.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
@@ -138,11 +138,11 @@ int RunBoardMain(int argc, char** argv) {
       return Fail("baton serve started but wrote no serve.json");
     std::printf("baton board: started baton serve in the background\n");
   }
-  auto token = LoadOrCreateToken(paths->home + "/serve.token");
-  if (!token)
-    return Fail(token.error().message);
-  std::string url = *board + "?token=" + *token;
-  std::printf("baton board: %s\n", url.c_str());
+  auto code = MintLoginCode(paths->home);
+  if (!code)
+    return Fail("cannot make a login code: " + code.error().message);
+  std::string url = *board + "?login=" + *code;
+  std::printf("baton board: %s (works once, within 2 minutes)\n", url.c_str());
   if (open && OpenInBrowser(*paths, url))
     std::printf("baton board: opened in your browser\n");
   else if (open)

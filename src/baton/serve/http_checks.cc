@@ -255,24 +255,22 @@ std::string BoardCookieName(uint16_t port) {
   return fmt::format("baton_board_{}", port);
 }
 
-bool IsBoardLogin(const HttpRequest& request, std::string_view token) {
+std::optional<std::string> BoardLoginCode(const HttpRequest& request) {
   if (request.method != "GET" || request.path() != "/")
-    return false;
-  auto given = QueryValue(request.target, "token");
-  return given && TokenEquals(*given, token);
+    return std::nullopt;
+  return QueryValue(request.target, "login");
 }
 
 std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
                                         std::string_view token,
                                         std::string_view cookie_name) {
-  if (IsBoardLogin(request, token))
-    return std::nullopt;
+  if (BoardLoginCode(request))
+    return std::nullopt;  // The page claims the code, or refuses it.
   auto cookie = CookieValue(request.Header("Cookie"), cookie_name);
   if (!cookie || !TokenEquals(*cookie, token)) {
     return Refusal{401,
-                   "Unauthorized: log in to the board by opening the URL "
-                   "that baton serve printed (it carries the token once), "
-                   "or run baton board"};
+                   "Unauthorized: log in to the board with the URL that "
+                   "baton board prints (it works once, within 2 minutes)"};
   }
   if (request.method != "GET" && request.method != "HEAD" &&
       !request.Header("Origin")) {

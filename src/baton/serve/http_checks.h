@@ -83,17 +83,17 @@ struct Refusal {
 };
 
 // The board's checks (every route but /mcp), after Host and Origin
-// (doc/board.md, "Login"): the login request (GET / with ?token=<token>)
-// passes; any other request needs the login cookie (401); and one that
-// changes state (any method but GET and HEAD) also needs an Origin header,
-// which the gate already checked is ours (403 without it). Cross-site
-// requests carry no SameSite=Strict cookie and no Origin of ours, so a page
-// elsewhere can neither read the board nor act through it.
+// (doc/board.md, "Login"): the login request (GET / with ?login=<code>)
+// passes, for the page to claim its code; any other request needs the login
+// cookie (401); and one that changes state (any method but GET and HEAD) also
+// needs an Origin header, which the gate already checked is ours (403 without
+// it). Cross-site requests carry no SameSite=Strict cookie and no Origin of
+// ours, so a page elsewhere can neither read the board nor act through it.
 std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
                                         std::string_view token,
                                         std::string_view cookie_name);
-// GET / with a ?token= equal to `token`.
-bool IsBoardLogin(const HttpRequest& request, std::string_view token);
+// The code of a login request: GET / with ?login=<code>, whatever the code.
+std::optional<std::string> BoardLoginCode(const HttpRequest& request);
 
 // The Accept header lists `media_type` (or */*, or type/*). No Accept
 // header accepts everything (RFC 9110).

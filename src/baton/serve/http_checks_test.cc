@@ -94,21 +94,21 @@ TEST(ServeBoardLogin, ReadsCookiesAndQueries) {
   EXPECT_EQ(BoardCookieName(7420), "baton_board_7420");
 }
 
-TEST(ServeBoardLogin, LoginNeedsTheWholeTokenOnGetSlash) {
-  HttpRequest login{"GET", "/?token=secret", {}, ""};
-  EXPECT_TRUE(IsBoardLogin(login, "secret"));
+TEST(ServeBoardLogin, ALoginRequestIsGetSlashWithACodeForThePageToClaim) {
+  HttpRequest login{"GET", "/?login=abc", {}, ""};
+  EXPECT_EQ(BoardLoginCode(login), "abc");
   EXPECT_FALSE(CheckBoardAccess(login, "secret", "c"));
-  for (const char* target : {"/?token=secre", "/?token=secret1", "/",
-                             "/board/api/tasks?token=secret"}) {
+  // The token itself is no login any more, nor is a code elsewhere.
+  for (const char* target :
+       {"/?token=secret", "/", "/board/api/tasks?login=abc"}) {
     HttpRequest other{"GET", target, {}, ""};
-    EXPECT_FALSE(IsBoardLogin(other, "secret")) << target;
+    EXPECT_FALSE(BoardLoginCode(other)) << target;
     auto refused = CheckBoardAccess(other, "secret", "c");
     ASSERT_TRUE(refused) << target;
     EXPECT_EQ(refused->status, 401);
   }
-  HttpRequest post{"POST", "/?token=secret", {}, ""};
-  EXPECT_FALSE(IsBoardLogin(post, "secret"));
-  EXPECT_FALSE(IsBoardLogin(login, ""));
+  HttpRequest post{"POST", "/?login=abc", {}, ""};
+  EXPECT_FALSE(BoardLoginCode(post));
 }
 
 TEST(ServeBoardLogin, CookieOpensReadsAndOriginGuardsWrites) {

@@ -12,6 +12,7 @@
 #include "baton/loop/event_loop.h"
 #include "baton/serve/board.h"
 #include "baton/serve/http_server.h"
+#include "baton/serve/login_code.h"
 #include "baton/serve/mcp_endpoint.h"
 #include "baton/serve/token.h"
 #include "baton/util/detached_process.h"
@@ -111,10 +112,19 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
   std::string board_url =
       fmt::format("http://{}/", Authority(options.listen.host, *port));
   std::printf("baton serve: MCP at %s\n", url.c_str());
-  // The one place the token shows in a URL: opening it logs in, and the
-  // page moves it into a cookie at once.
-  std::printf("baton serve: board at %s?token=%s\n", board_url.c_str(),
-              token.c_str());
+  // A login URL with a code that works once, within 2 minutes: the token
+  // itself never shows in a URL (doc/board.md, "Login").
+  if (auto code = MintLoginCode(paths.home)) {
+    std::printf(
+        "baton serve: board at %s?login=%s (works once, within 2 minutes; "
+        "baton board prints a new one)\n",
+        board_url.c_str(), code->c_str());
+  } else {
+    std::printf(
+        "baton serve: board at %s (no login code: %s; run baton "
+        "board)\n",
+        board_url.c_str(), code.error().message.c_str());
+  }
   std::printf(
       "  every request needs Authorization: Bearer <token> (baton serve "
       "--print-token)\n");
