@@ -6,11 +6,14 @@
 
 #include <cctype>
 #include <cerrno>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <optional>
 #include <set>
 #include <string_view>
+
+#include "baton/util/run_to_end.h"
 
 namespace baton {
 namespace {
@@ -68,6 +71,28 @@ std::optional<std::string> FirstProgramOf(std::string_view line) {
   return std::string(word);
 }
 
+// The shell's own verdict on a line that may not parse (`sh -n`, the shell
+// the task would run with). A shell that cannot be asked in time lets the
+// line through: the run then says what the shell thinks.
+Status CheckShellSyntax(const TaskSpec& spec) {
+  constexpr std::chrono::milliseconds kSyntaxCheckTimeout{2000};
+  if (!ShellLineMayNotParse(*spec.shell_command))
+    return {};
+  auto checked = RunToEnd("/bin/sh", {"sh", "-n", "-c", *spec.shell_command},
+                          {"PATH=" + std::string(kFallbackPath)}, spec.cwd,
+                          kSyntaxCheckTimeout);
+  if (!checked || checked->timed_out || checked->exit_code != 2)
+    return {};
+  std::string said = checked->err;
+  while (!said.empty() && (said.back() == '\n' || said.back() == ' '))
+    said.pop_back();
+  return MakeError(ErrorCode::kInvalidArgument,
+                   fmt::format("the shell line does not parse ({}); fix its "
+                               "syntax (check it with sh -n -c LINE). The "
+                               "line was not run",
+                               said));
+}
+
 // Refuses `program` (argv[0], or a shell line's first program) when it
 // cannot be run: the same check and words for either form.
 Status CheckProgram(const TaskSpec& spec, const std::string& program,
@@ -113,6 +138,78 @@ Status CheckProgram(const TaskSpec& spec, const std::string& program,
 
 }  // namespace
 
+bool ShellLineMayNotParse(std::string_view line) {
+  static const std::set<std::string_view> kCompoundWords = {
+      "if",   "then", "elif", "else",  "fi",    "do", "done",
+      "case", "esac", "for",  "while", "until", "{",  "}"};
+  static const std::set<std::string_view> kControl = {";", "&", "|", "&&",
+                                                      "||"};
+  static const std::set<std::string_view> kRedirect = {">",  ">>", "<", ">&",
+                                                       "<&", ">|", "<>"};
+  if (line.find("<<") != std::string_view::npos)
+    return true;
+  char quote = 0;  // The quote we are in: ', " or `; 0 outside.
+  int parens = 0;
+  std::string word, op;
+  bool command_has_word = false;  // Since the last control operator.
+  bool needs_word = false;        // After a redirection, `|`, `&&`, `||`.
+  // Ends the word or the operator being read; true when it raises a doubt.
+  auto end_token = [&] {
+    bool doubt = false;
+    if (!word.empty()) {
+      doubt = kCompoundWords.contains(word);
+      command_has_word = true;
+      needs_word = false;
+    } else if (!op.empty()) {
+      if (kControl.contains(op)) {
+        doubt = !command_has_word || needs_word;  // `; a`, `a | | b`.
+        command_has_word = false;
+        needs_word = op != ";" && op != "&";
+      } else {
+        doubt = !kRedirect.contains(op) || needs_word;  // `a > | b`.
+        needs_word = true;
+      }
+    }
+    word.clear();
+    op.clear();
+    return doubt;
+  };
+  for (size_t i = 0; i < line.size(); ++i) {
+    char c = line[i];
+    if (quote == '\'') {
+      if (c == '\'')
+        quote = 0;
+      continue;
+    }
+    if (quote != 0) {
+      if (c == '\\')
+        ++i;  // \" and \` do not close.
+      else if (c == quote)
+        quote = 0;
+      continue;
+    }
+    bool is_op = std::string_view(";&|<>").find(c) != std::string_view::npos;
+    bool breaks = c == ' ' || c == '\t' || c == '\n' || c == '(' || c == ')';
+    // A word ends at an operator, an operator at a word.
+    if ((breaks || is_op != !op.empty()) && end_token())
+      return true;
+    if (c == '(' || c == ')') {
+      parens += c == '(' ? 1 : -1;
+      command_has_word = true;  // A subshell or $(...) is a command's part.
+      needs_word = false;
+    } else if (is_op) {
+      op.push_back(c);
+    } else if (!breaks) {
+      if (c == '\\')
+        ++i;  // The next character is part of the word, as it is.
+      else if (c == '\'' || c == '"' || c == '`')
+        quote = c;
+      word.push_back(c);
+    }
+  }
+  return end_token() || quote != 0 || parens != 0 || needs_word;
+}
+
 Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
   struct stat st {};
   if (::stat(spec.cwd.c_str(), &st) != 0) {
@@ -139,6 +236,8 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
     // (`module load`): only the cluster can judge it.
     if (spec.slurm)
       return {};
+    if (auto parsed = CheckShellSyntax(spec); !parsed)
+      return parsed;
     auto first = FirstProgramOf(*spec.shell_command);
     return first ? CheckProgram(spec, *first, cache, *spec.shell_command)
                  : Status{};

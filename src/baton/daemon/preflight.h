@@ -1,8 +1,12 @@
 // Checks of a new task against the file system, done before anything is
-// stored or spawned: the working directory exists and can be entered, and
-// an argv command can be found (as execvp would search PATH).
+// stored or spawned: the working directory exists and can be entered, an
+// argv command or a shell line's first program can be found (as execvp
+// would search PATH), and a shell line that may not parse is one `sh -n`
+// accepts.
 #ifndef BATON_DAEMON_PREFLIGHT_H_
 #define BATON_DAEMON_PREFLIGHT_H_
+
+#include <string_view>
 
 #include "baton/core/task.h"
 #include "baton/util/program_path.h"
@@ -13,6 +17,16 @@ namespace baton {
 // Fails with kInvalidArgument and a message that says how to fix the spec.
 // `cache`, if given, remembers where PATH searches found their commands.
 Status PreflightTask(const TaskSpec& spec, ProgramCache* cache = nullptr);
+
+// Whether a shell line may fail to parse, judged without a shell: a
+// quote, backquote or parenthesis left open, an operator where a word must
+// be (`; a`, `a |`, `a && || b`, `a >`), a here-document, or a word that
+// opens or closes a compound command (`if`, `do`, `{`, ...). The usual line
+// (`make test`, `echo M; sleep 2; exit 3`, `a 2>&1 | b > c`) has none, so
+// it never pays for `sh -n` (a process, about 2 ms); a line with one is
+// given to `sh -n`, which alone decides. The scan only raises a doubt: it
+// never refuses a line.
+bool ShellLineMayNotParse(std::string_view line);
 
 }  // namespace baton
 

@@ -77,6 +77,57 @@ TEST_F(PreflightTest, AShellLinesFirstProgramIsCheckedAsArgvIs) {
   EXPECT_TRUE(PreflightTask(slurm, &cache_));
 }
 
+// Issue 35, finding 9: a shell line with a syntax error became a failing
+// task. `sh -n` is asked only about lines the scan doubts.
+TEST_F(PreflightTest, AShellLineThatDoesNotParseIsRefusedBeforeItRuns) {
+  auto shell = [&](std::string line) {
+    TaskSpec spec = Spec();
+    spec.argv.clear();
+    spec.shell_command = std::move(line);
+    return PreflightTask(spec, &cache_);
+  };
+  for (const char* broken :
+       {"if true; echo x", "echo 'open", "echo \"open", "echo `open",
+        "echo $(date", "echo x |", "| echo x", "; echo x", "echo a && || b",
+        "echo a ; ; b", "echo a ;; b", "for f in 1; do echo", "done",
+        "echo x >", "f() { echo"}) {
+    auto refused = shell(broken);
+    ASSERT_FALSE(refused) << broken;
+    EXPECT_NE(refused.error().message.find("the shell line does not parse"),
+              std::string::npos)
+        << refused.error().message;
+    EXPECT_NE(refused.error().message.find("Syntax error"), std::string::npos)
+        << refused.error().message;
+  }
+  EXPECT_EQ(shell("if true; echo x").error().message,
+            "the shell line does not parse (sh: 1: Syntax error: end of file "
+            "unexpected (expecting \"then\")); fix its syntax (check it with "
+            "sh -n -c LINE). The line was not run");
+  for (const char* fine :
+       {"if true; then echo; fi", "echo \"$(echo \"x y\")\"",
+        "for f in *; do :; done", "echo 'a;;b' \"(\" \\(", "true <<EOF\nx\nEOF",
+        "true && echo || echo", "f() { :; }; f", "(cd / && ls) | wc -l",
+        "echo x 2>&1 >/dev/null &", "echo $((1 + 2)) # a (comment",
+        "case x in x) echo;; esac", "echo done", "echo \\; x"}) {
+    EXPECT_TRUE(shell(fine)) << fine;
+  }
+}
+
+TEST(ShellLineScan, TheUsualLinesNeedNoShellToParse) {
+  for (const char* plain :
+       {"make test", "echo M; sleep 2; exit 3", "a 2>&1 | b > c", "a && b &",
+        "FOO=1 cmd --flag='x y' \"z\"", "echo $(date) `id`", "cd /; ls -l",
+        ">out cmd", "", "  ", "echo 'if' \"done\" x\\ y",
+        "sleep 0.2; exit 4"}) {
+    EXPECT_FALSE(ShellLineMayNotParse(plain)) << plain;
+  }
+  for (const char* doubtful :
+       {"if x; then y; fi", "a |", "a >", "echo '", "(a", "a )", "; a",
+        "a | | b", "a &> f", "cat <<E", "{ a; }", "while :; do :; done"}) {
+    EXPECT_TRUE(ShellLineMayNotParse(doubtful)) << doubtful;
+  }
+}
+
 TEST_F(PreflightTest, ACachedCommandIsCheckedAgainOnEachUse) {
   MakeTool("b");
   EXPECT_TRUE(PreflightTask(Spec(), &cache_));

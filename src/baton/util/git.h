@@ -10,16 +10,11 @@
 #include <vector>
 
 #include "baton/util/result.h"
+#include "baton/util/run_to_end.h"
 
 namespace baton {
 
-struct GitResult {
-  int exit_code = -1;      // 128+N for a death by signal N.
-  bool timed_out = false;  // Killed at its deadline (exit_code 128+9).
-  std::string out;
-  std::string err;
-
-  bool ok() const { return exit_code == 0; }
+struct GitResult : RunOutcome {
   // What git said on stderr, trimmed, for an error message ("git exited
   // with code N" when it said nothing).
   std::string Complaint() const;
