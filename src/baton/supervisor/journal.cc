@@ -382,6 +382,7 @@ Status Journal::Rewrite(const std::vector<JournalTask>& open,
     return std::unexpected(ErrnoError("open " + path_, errno));
   size_ = text.size();
   read_offset_ = unread;
+  cut_ = false;  // A new file; lines still unwritten go on to it.
   return {};
 }
 
@@ -394,11 +395,63 @@ void Journal::Append(const std::string& line) {
   std::lock_guard hold(mu_);
   if (!fd_)
     return;
-  if (auto written = WriteAll(fd_.get(), line); !written) {
-    BATON_LOG_WARN("journal {}: {}", path_, written.error().message);
-    return;
+  unwritten_ += line;
+  WriteUnwritten();
+}
+
+bool Journal::WriteUnwritten() {
+  while (!unwritten_.empty()) {
+    // A line cut short by a failed write is ended first, so that it stays
+    // one line a reader drops, not the head of the next one.
+    if (cut_) {
+      if (::write(fd_.get(), "\n", 1) != 1)
+        return Unwritable(errno);
+      cut_ = false;
+      ++size_;
+    }
+    ssize_t n = ::write(fd_.get(), unwritten_.data(), unwritten_.size());
+    if (n < 0 && errno == EINTR)
+      continue;
+    if (n <= 0)
+      return Unwritable(n < 0 ? errno : ENOSPC);
+    // Only whole lines are done; the part of one that reached the file is
+    // written again, whole, after its end.
+    auto written = static_cast<size_t>(n);
+    size_t whole = written;
+    if (written < unwritten_.size()) {
+      size_t newline = unwritten_.rfind('\n', written - 1);
+      whole = newline == std::string::npos ? 0 : newline + 1;
+      cut_ = whole < written;
+    }
+    size_ += written;
+    unwritten_.erase(0, whole);
   }
-  size_ += line.size();
+  if (unwritable_) {
+    unwritable_ = false;
+    BATON_LOG_INFO("journal {}: written again, with the lines it kept", path_);
+  }
+  return true;
+}
+
+bool Journal::Unwritable(int err) {
+  if (!unwritable_) {
+    unwritable_ = true;
+    BATON_LOG_ERROR(
+        "journal {}: write: {}; its lines are kept in memory "
+        "and written once the file takes them",
+        path_, std::strerror(err));
+  }
+  return false;
+}
+
+bool Journal::HasUnwritten() const {
+  std::lock_guard hold(mu_);
+  return !unwritten_.empty();
+}
+
+bool Journal::Flush() {
+  std::lock_guard hold(mu_);
+  return !fd_ || WriteUnwritten();
 }
 
 Journal::SpawnSlot Journal::Spawning(const JournalTask& spawning) {
@@ -411,6 +464,13 @@ Journal::SpawnSlot Journal::Spawning(const JournalTask& spawning) {
   Append(SpawningLine(spawning));
   slot.began_before_pid = BeganBeforePid(spawning.task);
   slot.began_after_pid = kBeganAfterPid;
+  {
+    // A child's "began" may not come before the lines kept in memory:
+    // then "started", kept after them, says it.
+    std::lock_guard hold(mu_);
+    if (!unwritten_.empty())
+      slot.fd = -1;
+  }
   return slot;
 }
 

@@ -145,12 +145,21 @@ class Journal {
   void Compact(const std::vector<JournalTask>& open);
   static constexpr uint64_t kCompactBytes = 1 << 20;
   uint64_t size() const;
+  // Lines a write refused (a full disk) are kept in memory, in order, and
+  // written before any later line; this writes them now. False while the
+  // file still refuses them.
+  bool Flush();
+  bool HasUnwritten() const;
   const std::string& path() const { return path_; }
 
  private:
   Journal(std::string path, std::string boot_id)
       : path_(std::move(path)), boot_id_(std::move(boot_id)) {}
   void Append(const std::string& line);
+  // Writes unwritten_ to the file. REQUIRES: mu_ held.
+  bool WriteUnwritten();
+  // Notes a failed write (logged once per spell); false.
+  bool Unwritable(int err);
   // Writes the header, `open`, the unclaimed spawns, the held exits and
   // `carried` to a temp file renamed over the journal, and appends from
   // then on to the new file. REQUIRES: mu_ held, and the file's flock.
@@ -169,6 +178,11 @@ class Journal {
   // Spawns begun or done on a spawn thread, not yet claimed by the loop.
   std::map<std::string, JournalTask> unclaimed_;
   std::map<std::string, JournalExit> held_;  // Guarded by mu_.
+  // Whole lines not written yet, oldest first; `cut_`: the file ends in
+  // part of a line. Guarded by mu_.
+  std::string unwritten_;
+  bool cut_ = false;
+  bool unwritable_ = false;
 };
 
 // Appends one reaped record to the journal at `path` (the keeper's side:

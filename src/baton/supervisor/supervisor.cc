@@ -86,6 +86,14 @@ int Supervisor::Run(UniqueFd ready, UniqueFd lock,
          (!client_ && idle_exit_armed_ && unwritten_exits_.empty()))) {
       break;
     }
+    // Journal lines a full disk refused are written once it takes them.
+    if (journal_ && !journal_timer_ && journal_->HasUnwritten()) {
+      journal_timer_ = loop_.Schedule(
+          std::chrono::steady_clock::now() + kJournalRetry, [this] {
+            journal_timer_ = 0;
+            journal_->Flush();
+          });
+    }
     if (auto ran = loop_.RunOnce(std::chrono::hours(1)); !ran) {
       BATON_LOG_ERROR("event loop: {}", ran.error().message);
       exit_code = 1;

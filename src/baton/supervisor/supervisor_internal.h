@@ -187,6 +187,9 @@ class Supervisor {
   // hello lists them as live, and their records follow).
   std::map<std::string, PendingExit> unwritten_exits_;
   TimerId unwritten_timer_ = 0;
+  // Retries the journal's lines a write refused (Journal::Flush).
+  static constexpr std::chrono::milliseconds kJournalRetry{100};
+  TimerId journal_timer_ = 0;
   // Environments batond defined on this connection (EnvRequest), by id.
   static constexpr size_t kMaxEnvironments = 256;
   std::unordered_map<uint64_t, std::shared_ptr<const std::vector<std::string>>>
