@@ -8,6 +8,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "tests/integration/fake_agent_fixture.h"
 #include "tests/support/baton_fixture.h"
@@ -143,6 +144,44 @@ TEST_F(WorktreeTest, ASubfolderRunsInTheSameSubfolderOfTheWorktree) {
             nlohmann::json({"sub/new.txt", "sub/shared.txt"}))
       << task.dump();
   EXPECT_EQ(task["evidence"]["branch"]["uncommitted"], true);
+}
+
+// Issue 35, finding 10: the worktree's git runs off batond's loop. A git
+// that takes its time over `worktree add` holds only that delegate's
+// answer; other clients are answered meanwhile.
+TEST_F(WorktreeTest, ASlowGitHoldsOnlyItsOwnDelegate) {
+  std::string bin = home_ + "/slow-bin";
+  std::string began = home_ + "/git-worktree-began";
+  std::filesystem::create_directories(bin);
+  {
+    std::ofstream script(bin + "/git");
+    script << "#!/bin/sh\nif [ \"$1\" = worktree ]; then touch " << began
+           << "; sleep 4; fi\nPATH=/usr/bin:/bin exec git \"$@\"\n";
+  }
+  ASSERT_EQ(::chmod((bin + "/git").c_str(), 0755), 0);
+  auto slow_env = env_;
+  slow_env["PATH"] = bin + ":" + env_["PATH"];
+  ASSERT_EQ(Baton({"ls"}, env_).exit_code, 0);  // batond is up.
+  CommandResult delegated;
+  std::thread client([&] {
+    delegated = Baton({"delegate", "--agent", "dsh", "--worktree", "--cwd",
+                       repo_, "commit:slow"},
+                      slow_env, std::chrono::seconds(30));
+  });
+  for (int i = 0; i < 400 && !std::filesystem::exists(began); ++i)
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+  bool git_began = std::filesystem::exists(began);
+  auto listed =
+      Baton({"ls", "--all", "--quiet"}, env_, std::chrono::seconds(3));
+  client.join();
+  ASSERT_TRUE(git_began) << "the delegate never ran git worktree";
+  EXPECT_FALSE(listed.timed_out) << "batond waited for git";
+  EXPECT_EQ(listed.out, "");  // Not stored before its worktree is made.
+  ASSERT_EQ(delegated.exit_code, 0) << delegated.err;
+  std::string id = delegated.out.substr(0, delegated.out.find('\n'));
+  auto task = WaitEnd(id);
+  EXPECT_EQ(task["status"], "completed") << task.dump();
+  EXPECT_EQ(task["evidence"]["branch"]["commits"].size(), 1u) << task.dump();
 }
 
 TEST_F(WorktreeTest, OutsideARepositoryItIsRefusedAndNothingIsStarted) {

@@ -218,12 +218,17 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
   task.status = TaskStatus::kQueued;
   task.created_ms = clock_->WallNowMillis();
   task.output_path = executor_->OutputPath(task.id);
-  if (on_create_) {
-    if (auto made = on_create_(task); !made) {
-      done(std::unexpected(made.error()));
-      return;
-    }
-  }
+  if (!on_create_)
+    return Admit(std::move(task), std::move(done));
+  on_create_(std::move(task),
+             [this, done = std::move(done)](Result<TaskRecord> made) mutable {
+               if (!made)
+                 return done(std::unexpected(made.error()));
+               Admit(std::move(*made), std::move(done));
+             });
+}
+
+void TaskRegistry::Admit(TaskRecord task, StartCallback done) {
   bool held = HoldIfNeeded(task);
   Save(task, /*undoable=*/true);
   undo_.emplace_back(Undo::Kind::kCreated, task.id);

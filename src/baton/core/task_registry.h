@@ -166,8 +166,10 @@ class TaskRegistry : public ExecutorListener {
   // Validates `spec` (nothing is stored or spawned if it is bad), stores a
   // queued task and asks the executor to spawn it once the task is
   // committed. `done` runs before Start returns, with the queued task or the
-  // validation error. A spawn that fails later ends the task as failed, with
-  // the reason in its detail.
+  // validation error, unless the create hook (SetOnCreate) has work to do
+  // off the loop first: then it runs from the loop once that is done. A
+  // spawn that fails later ends the task as failed, with the reason in its
+  // detail.
   using StartCallback = std::function<void(Result<TaskRecord>)>;
   void Start(TaskSpec spec, StartCallback done);
 
@@ -285,10 +287,11 @@ class TaskRegistry : public ExecutorListener {
   // Called by Start once a new task has its id, before it is stored: what
   // batond makes on disk for a task, which the registry (no system calls)
   // cannot (an agent's own worktree, doc/agents.md). It may change the
-  // spec (the folder); an error refuses the task, and nothing is stored.
-  void SetOnCreate(std::function<Status(TaskRecord&)> on_create) {
-    on_create_ = std::move(on_create);
-  }
+  // spec (the folder), and calls `made` once, at once or later from the
+  // loop (git runs off it), with the task to store or an error that
+  // refuses it; then nothing is stored.
+  using CreateHook = std::function<void(TaskRecord task, StartCallback made)>;
+  void SetOnCreate(CreateHook on_create) { on_create_ = std::move(on_create); }
 
   // Queues (doc/scheduling.md): changes take effect at the next Commit,
   // which starts what may start. Errors say what to do: a bad name, an
@@ -444,6 +447,9 @@ class TaskRegistry : public ExecutorListener {
   Status PrepareSchedule(Schedule& schedule, const std::string& session);
   // Whether a new task must be held, and then holds it (indexes it, sets
   // its detail); the caller saves it.
+  // Start's second half, once the create hook gave the task back: stores
+  // it (held, or to be spawned at the commit) and answers.
+  void Admit(TaskRecord task, StartCallback done);
   bool HoldIfNeeded(TaskRecord& task);
   // Puts a held task where the pass finds it: its queue's ready set, or
   // under the tasks it waits for (and to be looked at).
@@ -578,7 +584,7 @@ class TaskRegistry : public ExecutorListener {
   // Tasks held for a retry, by the timer that releases them.
   std::map<TaskId, TimerId> retry_timers_;
   std::function<void(const TaskRecord&)> on_dispatch_;
-  std::function<Status(TaskRecord&)> on_create_;
+  CreateHook on_create_;
   std::function<std::optional<uint64_t>(const TaskRecord&)> read_bound_;
 
   // Sessions with a budget, and what their agent tasks spent (kept up to

@@ -245,14 +245,33 @@ Status Daemon::Start() {
     return output_redactor_->CatchUp(task.id);
   });
   // An agent that asked for its own worktree gets it once its id is known
-  // (the branch is named after it), before the task is stored.
-  registry_->SetOnCreate([this](TaskRecord& task) -> Status {
+  // (the branch is named after it), before the task is stored; git runs
+  // off the loop, so a slow repository holds only this task's answer.
+  worktree_worker_ =
+      std::make_unique<WorkerPool>(&loop_, 1, WorkerPool::AtExit::kDropQueued);
+  registry_->SetOnCreate([this](TaskRecord task,
+                                TaskRegistry::StartCallback made) {
     if (!task.spec.agent || !task.spec.agent->worktree)
-      return {};
-    std::vector<std::string> env = SetEnvironmentEntries(
+      return made(std::move(task));
+    struct Job {
+      TaskRecord task;
+      std::vector<std::string> env;
+      Status status;
+    };
+    auto job = std::make_shared<Job>();
+    job->env = SetEnvironmentEntries(
         task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
         TaskEnvironmentEntries(task));
-    return MakeWorktree(options_.paths.home + "/worktrees", env, task);
+    job->task = std::move(task);
+    worktree_worker_->Post(
+        [job, root = options_.paths.home + "/worktrees"] {
+          job->status = MakeWorktree(root, job->env, job->task);
+        },
+        [job, made = std::move(made)] {
+          if (!job->status)
+            return made(std::unexpected(job->status.error()));
+          made(std::move(job->task));
+        });
   });
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +

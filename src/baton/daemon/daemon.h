@@ -29,6 +29,7 @@
 #include "baton/ipc/codec.h"
 #include "baton/ipc/line_channel.h"
 #include "baton/loop/event_loop.h"
+#include "baton/loop/worker_pool.h"
 #include "baton/store/sqlite_task_store.h"
 #include "baton/util/state_paths.h"
 
@@ -205,6 +206,9 @@ class Daemon {
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;
+  // Where agents' worktrees are made (git, off the loop); gone before the
+  // registry its answers reach.
+  std::unique_ptr<WorkerPool> worktree_worker_;
   ProgramCache command_cache_;     // For the preflight's PATH searches.
   AgentConfigCache config_cache_;  // The config file's last parse.
   CrashPoints crash_points_;       // Test-only (doc/faults.md).
