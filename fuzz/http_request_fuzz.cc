@@ -112,9 +112,9 @@ void CheckWholeRequest(const HttpRequest& request) {
   if (baton::serve::BoardLoginCode(request)) {
     FUZZ_CHECK(request.method == "GET" && request.path() == "/",
                "a login is a GET of the page");
-    FUZZ_CHECK(!baton::serve::CheckBoardAccess(request, gate.token,
-                                               gate.cookie_name),
-               "a login reaches the page, which claims its code");
+    FUZZ_CHECK(
+        !baton::serve::CheckBoardAccess(request, gate.token, gate.cookie_name),
+        "a login reaches the page, which claims its code");
   }
   (void)baton::serve::CookieValue(request.Header("Cookie"), gate.cookie_name);
   (void)baton::serve::QueryValue(request.target, "task");
