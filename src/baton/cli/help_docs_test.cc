@@ -40,6 +40,12 @@ TEST(CommandTree, HoldsEveryVerbWithItsOptionsAndArguments) {
   ASSERT_NE(stop, nullptr);
   EXPECT_EQ(stop->path, "daemon stop");
   EXPECT_EQ(UsageLine(*stop), "baton daemon stop [--kill-tasks]");
+
+  // baton_main runs board itself; the table still describes it (issue 36:
+  // it was missing from --help, the man page and the completions).
+  const CommandDoc* board = Find(baton, "board");
+  ASSERT_NE(board, nullptr);
+  EXPECT_EQ(UsageLine(*board), "baton board [--listen HOST:PORT] [--no-open]");
 }
 
 TEST(ManPage, HasASectionForEveryVerbAndSubcommandAndEachOption) {

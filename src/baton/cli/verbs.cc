@@ -123,6 +123,10 @@ const std::vector<Verb>& Verbs() {
        "Serve MCP over HTTP at http://127.0.0.1:7420/mcp (baton serve "
        "--help)",
        DefineServe},
+      {"board",
+       "Open the live board in your browser (prints a one-time login URL; "
+       "starts baton serve when none runs)",
+       DefineBoard},
       {"doctor", "Check the set-up: batond, state, agent CLIs, MCP clients",
        DefineDoctor},
       {"completion", "Print the completion script of bash, zsh or fish",

@@ -69,6 +69,7 @@ void DefineDaemonService(CLI::App& daemon_command, const Context& ctx,
                          Action& action);
 void DefineMcp(CLI::App& command, const Context& ctx, Action& action);
 void DefineServe(CLI::App& command, const Context& ctx, Action& action);
+void DefineBoard(CLI::App& command, const Context& ctx, Action& action);
 void DefineDoctor(CLI::App& command, const Context& ctx, Action& action);
 void DefineCompletion(CLI::App& command, const Context& ctx, Action& action);
 

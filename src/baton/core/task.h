@@ -352,6 +352,10 @@ inline constexpr char kDefaultQueue[] = "default";
 // (doc/tasks.md, "Output cap").
 inline constexpr int64_t kDefaultMaxOutput = int64_t{1} << 30;
 
+// A task's label: a short name for people, one line of plain text. The one
+// bound, for every front end and batond alike.
+inline constexpr size_t kMaxLabelBytes = 256;
+
 // What a client asks to run. For a shell task exactly one of
 // `shell_command` (run by /bin/sh -c) and `argv` is set; for an agent task
 // `agent` is set and `argv` is the CLI's command line.

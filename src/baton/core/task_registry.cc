@@ -12,7 +12,6 @@
 namespace baton {
 namespace {
 
-constexpr size_t kMaxLabel = 256;
 
 Error NotFound(std::string_view id) {
   return Error{ErrorCode::kNotFound,
@@ -138,9 +137,9 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
           name));
     }
   }
-  if (spec.label.size() > kMaxLabel) {
+  if (spec.label.size() > kMaxLabelBytes) {
     return invalid(fmt::format("label is {} bytes long; keep it under {}",
-                               spec.label.size(), kMaxLabel));
+                               spec.label.size(), kMaxLabelBytes));
   }
   // A label is shown on terminals and pages: one line of plain text.
   if (size_t at = FindControlCharacter(spec.label); at != std::string::npos) {

@@ -195,6 +195,26 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
                  QueueSetRequest, QueueListRequest, BudgetRequest>());
 }
 
+// A label's bound is core's one rule (kMaxLabelBytes): the codec refuses
+// what the registry would, never passes a label the registry then refuses
+// (1,024 against 256 before).
+TEST(CodecTest, ALabelIsBoundedAsTheRegistryBoundsIt) {
+  auto line = [](size_t bytes) {
+    return R"({"id":1,"op":"run","command":"true","cwd":"/","label":")" +
+           std::string(bytes, 'x') + R"("})";
+  };
+  EXPECT_TRUE(DecodeRequestLine(line(kMaxLabelBytes)));
+  auto refused = DecodeRequestLine(line(kMaxLabelBytes + 1));
+  ASSERT_FALSE(refused);
+  EXPECT_NE(refused.error().error.message.find("'label'"), std::string::npos)
+      << refused.error().error.message;
+  for (const FieldDoc& field : DocumentFields<DelegateRequest>()) {
+    if (field.name == "label") {
+      EXPECT_EQ(field.rules.max_bytes, kMaxLabelBytes);
+    }
+  }
+}
+
 TEST(CodecTest, MalformedLinesGetAnErrorAndTheirIdWhenItCanBeRead) {
   struct Case {
     std::string line;

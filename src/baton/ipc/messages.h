@@ -538,7 +538,7 @@ struct KillRequest {
        .max_bytes = kMaxNameBytes,
        .max_items = kMaxTaskIds});
     v("reason", reason,
-      {.max_bytes = kMaxLabelBytes, .doc = "why, shown in the detail"});
+      {.max_bytes = kMaxReasonBytes, .doc = "why, shown in the detail"});
     v("grace_ms", grace,
       {.max = kMaxTimeoutMs, .doc = "SIGTERM to SIGKILL (default 5 s)"});
   }

@@ -93,7 +93,8 @@ std::string ProtocolReference() {
       "| a task's environment together (`base_env`, `env`) | {} bytes, {} "
       "entries |\n"
       "| a brief, a message, an answer | {} bytes |\n"
-      "| a label, a kill reason | {} bytes |\n"
+      "| a label | {} bytes |\n"
+      "| a kill reason | {} bytes |\n"
       "| a path (`cwd`) | {} bytes |\n"
       "| a task id, a session, an agent or model name | {} bytes |\n"
       "| checks of one task | {} |\n"
@@ -102,7 +103,7 @@ std::string ProtocolReference() {
       "| a deadline, a wait, a grace period | {} ms (366 days) |\n"
       "| objects and lists inside each other | 64 levels |\n",
       kMaxArgBytes, kMaxArgvBytes, kMaxArgs, kMaxEnvBytes, kMaxEnvEntries,
-      kMaxTextBytes, kMaxLabelBytes, kMaxPathBytes, kMaxNameBytes, kMaxChecks,
+      kMaxTextBytes, kMaxLabelBytes, kMaxReasonBytes, kMaxPathBytes, kMaxNameBytes, kMaxChecks,
       kMaxTaskIds, kMaxAnswers, kMaxTimeoutMs);
   return out;
 }

@@ -30,7 +30,8 @@ inline constexpr size_t kMaxArgs = 8192;
 inline constexpr size_t kMaxEnvEntries = 8192;
 // A brief, a follow-up message, an answer.
 inline constexpr size_t kMaxTextBytes = 1 << 20;
-inline constexpr size_t kMaxLabelBytes = 1024;
+// A kill's reason (a label's bound, kMaxLabelBytes, is core/task.h's).
+inline constexpr size_t kMaxReasonBytes = 1024;
 inline constexpr size_t kMaxPathBytes = 4096;
 inline constexpr size_t kMaxNameBytes = 256;  // Sessions, ids, profiles.
 inline constexpr size_t kMaxChecks = 64;

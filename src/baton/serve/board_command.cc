@@ -25,10 +25,10 @@ namespace {
 
 constexpr char kUsage[] =
     "usage: baton board [--listen HOST:PORT] [--no-open]\n"
-    "  Prints the board's login URL and opens it in your browser (xdg-open,\n"
-    "  when there is a display). Starts baton serve in the background when\n"
-    "  none runs for this state folder (--listen: where; default\n"
-    "  127.0.0.1:7420).\n";
+    "  Prints the board's login URL, which works once, within 2 minutes,\n"
+    "  and opens it in your browser (xdg-open, when there is a display).\n"
+    "  Starts baton serve in the background when none runs for this state\n"
+    "  folder (--listen: where; default 127.0.0.1:7420).\n";
 
 constexpr auto kServeStartTimeout = std::chrono::seconds(30);
 
