@@ -948,7 +948,8 @@ test('delegate: a max_tokens budget stops the worker; task_status shows usage an
     for (const [args, why] of [
       [{ max_turns: 0 }, /argument 'max_turns' must be a whole number >= 1/],
       [{ max_tokens: 2.5 }, /argument 'max_tokens' must be a whole number >= 1/],
-      [{ max_cost_usd: 0 }, /argument 'max_cost_usd' must be a number of US dollars > 0/],
+      [{ max_cost_usd: 0 }, /argument 'max_cost_usd' must be a number of US dollars above 0 and at most 1e9/],
+      [{ max_cost_usd: 2e9 }, /argument 'max_cost_usd' must be a number of US dollars above 0 and at most 1e9/],
     ]) {
       const bad = await call(client, 'delegate', { brief: 'LOOP', agent: 'claude', cwd: home, ...args });
       assert.equal(bad.isError, true, text(bad));

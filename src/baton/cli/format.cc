@@ -158,7 +158,7 @@ std::string TaskDetails(const TaskView& view) {
     // An agent's brief is what it was told; its CLI's command line comes
     // after, as what baton ran.
     field("agent:", agent->profile + ", model " + ModelText(*agent) +
-                        (agent->ask == "person" ? ", asks the person" : ""));
+                        (agent->AsksPerson() ? ", asks the person" : ""));
     if (!agent->resume_from.empty())
       field("resumes:", agent->resume_from);
     std::string_view brief = agent->brief;

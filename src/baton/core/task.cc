@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cctype>
 #include <charconv>
+#include <cmath>
 #include <csignal>
 #include <cstring>
 
@@ -107,6 +108,10 @@ Result<TaskId> TaskIdOfRun(std::string_view run) {
     run = run.substr(0, dot);
   }
   return TaskId::Parse(run);
+}
+
+bool IsCostBudget(double dollars) {
+  return std::isfinite(dollars) && dollars > 0 && dollars <= kMaxCostUsd;
 }
 
 bool KeepsEnvironment(const TaskRecord& task) {

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 #include "baton/core/model_spec.h"
@@ -84,6 +85,28 @@ struct Worktree {
   }
 };
 
+// A budget in US dollars, a task's or a session's, is at most this.
+inline constexpr double kMaxCostUsd = 1e9;
+// Whether `dollars` can be a task's cost budget: finite, above 0, at most
+// kMaxCostUsd. The one rule for the CLI, MCP, the config and batond.
+bool IsCostBudget(double dollars);
+inline constexpr char kCostBudgetRule[] =
+    "a number of US dollars above 0 and at most 1e9, e.g. 2.5";
+
+// Who answers an agent's questions: the director (the model that
+// delegated it) or the director's user, asked by the MCP server that
+// delegated it through a form (doc/mcp.md, "Questions for the person").
+// Either way the first answer wins, from anywhere.
+enum class Asker { kDirector, kPerson };
+// Its names on the wire and in the store (util/json_fields.h).
+template <class E>
+struct JsonEnum;
+template <>
+struct JsonEnum<Asker> {
+  static constexpr std::pair<Asker, std::string_view> kNames[] = {
+      {Asker::kDirector, "director"}, {Asker::kPerson, "person"}};
+};
+
 // What an agent task runs: an agent CLI through an adapter (doc/agents.md).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
@@ -113,11 +136,9 @@ struct AgentSpec {
   std::optional<int64_t> max_turns;
   std::optional<int64_t> max_tokens;  // Input (cached too) plus output.
   std::optional<double> max_cost_usd;
-  // Who answers its questions: "" the director (the model that delegated),
-  // "person" the director's user, asked by the MCP server that delegated
-  // it through a form (doc/mcp.md, "Questions for the person"). Either way
-  // the first answer wins, from anywhere.
-  std::string ask;
+  // Who answers its questions; unset: the director.
+  std::optional<Asker> ask;
+  bool AsksPerson() const { return ask == Asker::kPerson; }
 
   // The fields as stored and sent (util/json_fields.h).
   template <class V>

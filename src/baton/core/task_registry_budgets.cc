@@ -34,12 +34,12 @@ Status CheckChange(const SessionBudgetChange& change) {
           fmt::format("a session's {} must be 0 (none) or more", name));
     }
   }
-  if (change.max_cost_usd &&
-      !(std::isfinite(*change.max_cost_usd) && *change.max_cost_usd >= 0 &&
-        *change.max_cost_usd < 1e9)) {
+  // 0 removes a session's limit; any other value is a budget's.
+  if (change.max_cost_usd && *change.max_cost_usd != 0 &&
+      !IsCostBudget(*change.max_cost_usd)) {
     return MakeError(ErrorCode::kInvalidArgument,
-                     "a session's max-cost must be 0 (none) or more, and "
-                     "less than 1e9 US dollars");
+                     fmt::format("a session's max-cost must be 0 (none) or {}",
+                                 kCostBudgetRule));
   }
   return {};
 }

@@ -147,10 +147,9 @@ std::optional<double> AnyNumber(const toml::node& node) {
 std::optional<double> Dollars(Checker& check, const toml::node& node,
                               const std::string& key) {
   std::optional<double> amount = AnyNumber(node);
-  if (amount && *amount > 0 && std::isfinite(*amount))
+  if (amount && IsCostBudget(*amount))
     return amount;
-  check.Fail(node.source(), key,
-             "must be a positive number of US dollars, e.g. 2.5");
+  check.Fail(node.source(), key, std::string("must be ") + kCostBudgetRule);
   return std::nullopt;
 }
 

@@ -168,15 +168,9 @@ Status DelegateRequest::Validate() const {
   if (brief.find_first_not_of(" \t\r\n") == std::string::npos)
     return Invalid(
         "delegate request: empty brief; say what the agent should do");
-  if (max_cost_usd && !(*max_cost_usd > 0 && std::isfinite(*max_cost_usd))) {
-    return Invalid(
-        "delegate request: 'max_cost_usd' must be a positive number of "
-        "dollars, e.g. 2.5");
-  }
-  if (!ask.empty() && ask != "director" && ask != "person") {
-    return Invalid(fmt::format(
-        "delegate request: 'ask' is \"director\" or \"person\", not \"{}\"",
-        ask));
+  if (max_cost_usd && !IsCostBudget(*max_cost_usd)) {
+    return Invalid(fmt::format("delegate request: 'max_cost_usd' must be {}",
+                               kCostBudgetRule));
   }
   for (const Status& ok :
        {CheckAbsolute(cwd, "cwd"),

@@ -271,7 +271,7 @@ struct DelegateRequest {
   std::optional<int64_t> max_turns;
   std::optional<int64_t> max_tokens;
   std::optional<double> max_cost_usd;
-  std::string ask;  // "", "director" or "person".
+  std::optional<Asker> ask;  // Unset: the director.
   RetryFields retry;
   SlurmFields slurm;
   LimitFields limits;
@@ -327,8 +327,7 @@ struct DelegateRequest {
     v("max_cost_usd", max_cost_usd,
       {.doc = "its budget in US dollars (where the CLI reports a cost)"});
     v("ask", ask,
-      {.max_bytes = kMaxNameBytes,
-       .doc = "who answers its questions: `director` (default) or `person`, "
+      {.doc = "who answers its questions: `director` (default) or `person`, "
               "the MCP client's user through a form (doc/mcp.md)"});
     retry.Fields(v);
     slurm.Fields(v);

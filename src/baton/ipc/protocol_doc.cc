@@ -103,8 +103,8 @@ std::string ProtocolReference() {
       "| a deadline, a wait, a grace period | {} ms (366 days) |\n"
       "| objects and lists inside each other | 64 levels |\n",
       kMaxArgBytes, kMaxArgvBytes, kMaxArgs, kMaxEnvBytes, kMaxEnvEntries,
-      kMaxTextBytes, kMaxLabelBytes, kMaxReasonBytes, kMaxPathBytes, kMaxNameBytes, kMaxChecks,
-      kMaxTaskIds, kMaxAnswers, kMaxTimeoutMs);
+      kMaxTextBytes, kMaxLabelBytes, kMaxReasonBytes, kMaxPathBytes,
+      kMaxNameBytes, kMaxChecks, kMaxTaskIds, kMaxAnswers, kMaxTimeoutMs);
   return out;
 }
 

@@ -12,7 +12,7 @@ namespace baton::mcp {
 namespace {
 
 bool AsksPerson(const TaskRecord& task) {
-  return task.spec.agent && task.spec.agent->ask == "person";
+  return task.spec.agent && task.spec.agent->AsksPerson();
 }
 
 }  // namespace

@@ -85,6 +85,15 @@ std::string_view TypeOf(const Json& value);
 
 }  // namespace json_fields_internal
 
+// The names of a named enum, in order: for a schema's "enum".
+template <json_fields_internal::NamedEnum E>
+std::vector<std::string_view> EnumNames() {
+  std::vector<std::string_view> names;
+  for (const auto& [value, name] : JsonEnum<E>::kNames)
+    names.push_back(name);
+  return names;
+}
+
 // `text` as a JSON string literal, quotes included. Invalid UTF-8 becomes
 // U+FFFD, so the line stays valid JSON whatever the bytes were.
 void AppendJsonString(std::string& out, std::string_view text);

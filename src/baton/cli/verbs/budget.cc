@@ -32,7 +32,7 @@ void DefineBudget(CLI::App& command, const Context& ctx, Action& action) {
       .add_option("--max-cost", request->max_cost_usd,
                   "Stop them once they cost USD dollars together, where the "
                   "CLI reports a cost (0: no limit)")
-      ->check(DecimalNumber(0, 1e9));
+      ->check(DecimalNumber(0, kMaxCostUsd));
   command.add_flag("--clear", request->clear, "Remove the session's budget");
   command.callback([&ctx, &action, request] {
     // --clear with a limit is refused by batond (BudgetRequest::Validate).

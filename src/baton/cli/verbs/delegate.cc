@@ -117,7 +117,7 @@ void DefineDelegate(CLI::App& command, const Context& ctx, Action& action) {
       .add_option("--max-cost", args->max_cost,
                   "Stop it once it cost USD dollars (where the CLI reports "
                   "a cost)")
-      ->check(PositiveAmount(1e9));
+      ->check(PositiveAmount(kMaxCostUsd));
   command.add_flag("--wait", args->wait,
                    "Wait until it ends or asks something");
   command.add_option("brief", args->brief, "What to do (or on stdin)");

@@ -335,8 +335,8 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
       request.max_tokens ? request.max_tokens : profile->max_tokens;
   agent.max_cost_usd =
       request.max_cost_usd ? request.max_cost_usd : profile->max_cost_usd;
-  if (request.ask == "person")
-    agent.ask = "person";
+  if (request.ask == Asker::kPerson)
+    agent.ask = Asker::kPerson;
   spec.agent = std::move(agent);
   if (spec.cwd.empty()) {
     return reply(MakeError(ErrorCode::kInvalidArgument,

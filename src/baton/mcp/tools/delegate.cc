@@ -82,30 +82,29 @@ void HandleDelegate(const ToolCallPtr& call) {
     *field = *count;
   }
   auto cost = OptionalNumber(args, "max_cost_usd", 0);
-  if (!cost || (*cost && **cost <= 0)) {
+  if (!cost || (*cost && !IsCostBudget(**cost))) {
     return call->Finish(ToolResult::Error(
-        "argument 'max_cost_usd' must be a number of US dollars > 0, e.g. "
-        "{\"max_cost_usd\": 2.5}"));
+        fmt::format("argument 'max_cost_usd' must be {}", kCostBudgetRule)));
   }
   request.max_cost_usd = *cost;
-  auto ask = OptionalString(args, "ask");
-  if (!ask)
-    return call->Finish(ToolResult::Error(ask.error().message));
-  if (!ask->empty() && *ask != "director" && *ask != "person") {
-    return call->Finish(ToolResult::Error(fmt::format(
-        "argument 'ask' must be \"director\" (you answer its questions, the "
-        "default) or \"person\" (your user answers them in a form); got "
-        "\"{}\"",
-        *ask)));
+  if (const Json* ask = FindArgument(args, "ask")) {
+    Asker asker{};
+    if (!DecodeValue(*ask, asker, {}, "ask")) {
+      return call->Finish(ToolResult::Error(fmt::format(
+          "argument 'ask' must be \"director\" (you answer its questions, "
+          "the default) or \"person\" (your user answers them in a form); "
+          "got {}",
+          ask->dump())));
+    }
+    request.ask = asker;
   }
-  if (*ask == "person" && !call->CanAskPerson()) {
+  if (request.ask == Asker::kPerson && !call->CanAskPerson()) {
     return call->Finish(ToolResult::Error(
         "ask: \"person\" needs a client that can show its user a form, and "
         "this one did not declare elicitation (form) in its capabilities; "
         "leave 'ask' out and answer the agent's questions with task_answer "
         "(nothing was started)"));
   }
-  request.ask = *ask;
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
   if (!cwd->empty()) {
@@ -177,7 +176,7 @@ void HandleDelegate(const ToolCallPtr& call) {
         structured["note"] = task.spec.agent->note;
       }
     }
-    if (task.spec.agent && task.spec.agent->ask == "person" &&
+    if (task.spec.agent && task.spec.agent->AsksPerson() &&
         !IsTerminal(task.status)) {
       text +=
           "Its questions go to your user, in a form of your client; you "
@@ -283,7 +282,7 @@ ToolDefinition DelegateToolDefinition() {
               "(Claude Code reports a cost; the others only tokens)"}}},
            {"ask",
             {{"type", "string"},
-             {"enum", {"director", "person"}},
+             {"enum", EnumNames<Asker>()},
              {"description",
               "Who answers the agent's questions: director (you, with "
               "task_answer; the default) or person (your user, in a form "

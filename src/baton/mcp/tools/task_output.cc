@@ -120,7 +120,7 @@ void FinishGather(const std::shared_ptr<Gather>& gather) {
     text += EndEvidenceText(task);
     if (entry.questions) {
       text += PendingQuestionsText(entry.id, *entry.questions);
-      if (task.spec.agent && task.spec.agent->ask == "person") {
+      if (task.spec.agent && task.spec.agent->AsksPerson()) {
         text +=
             "(It asks your user, in a form of your client: answer only if "
             "they cannot; the first answer wins.)\n";
@@ -329,7 +329,7 @@ Json PersonForms(const std::vector<TaskView>& ended) {
   for (const auto& view : ended) {
     const TaskRecord& task = view.task;
     if (task.status != TaskStatus::kWaiting || view.questions.empty() ||
-        !task.spec.agent || task.spec.agent->ask != "person") {
+        !task.spec.agent || !task.spec.agent->AsksPerson()) {
       continue;
     }
     const OpenQuestion& oldest = view.questions.front();

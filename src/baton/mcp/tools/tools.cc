@@ -162,7 +162,7 @@ Json TaskSummary(const TaskRecord& task) {
     summary["model"] =
         agent->model.empty() ? Json(nullptr) : Json(agent->model);
     summary["usage"] = task.usage ? UsageJson(*task.usage) : Json(nullptr);
-    if (agent->ask == "person")
+    if (agent->AsksPerson())
       summary["ask"] = "person";
   }
   return summary;
