@@ -34,17 +34,18 @@ constexpr std::chrono::seconds kFlushRetry{1};
 // How long accepting pauses when even the reserve descriptor is gone.
 constexpr std::chrono::milliseconds kAcceptPause{100};
 
-// Whether the reply to `op` tells something that a failed commit of its
-// loop iteration would make untrue. Not for these: they describe batond
-// itself, or what already happened outside the store (a message written to
-// an agent, a connection attached, a stop begun), and stay true whether
-// the commit works or not. Their replies go out as they are; any other
-// reply of a failed iteration becomes the commit's error.
-bool NeedsCommit(std::string_view op) {
-  static constexpr std::string_view kIndependent[] = {
-      "hello",  "daemon_status", "agents",   "send", "queued",
-      "answer", "attach",        "shutdown", "watch"};
-  return std::ranges::find(kIndependent, op) == std::end(kIndependent);
+// Whether the reply to `request` tells something that a failed commit of
+// its loop iteration would make untrue (ipc/messages.h,
+// kReplyKeptIfCommitFails).
+bool NeedsCommit(const Request& request) {
+  return std::visit(
+      [](const auto& typed) {
+        using R = std::decay_t<decltype(typed)>;
+        if constexpr (requires { R::kReplyKeptIfCommitFails; })
+          return !R::kReplyKeptIfCommitFails;
+        return true;
+      },
+      request);
 }
 
 // A closed client whose input buffer grew this large makes batond trim its
@@ -533,9 +534,8 @@ void Daemon::OnLine(uint64_t connection_id, std::string_view line) {
          .needs_commit = false});
     return;
   }
-  Reply reply =
-      MakeReplier(connection_id, std::move(request->id_json), request->session,
-                  NeedsCommit(OpOf(request->request)));
+  Reply reply = MakeReplier(connection_id, std::move(request->id_json),
+                            request->session, NeedsCommit(request->request));
   std::visit(
       [&](const auto& typed) {
         Handle(connection, typed, request->session, reply);

@@ -28,6 +28,12 @@ namespace baton {
 inline constexpr int kProtocolVersion = 1;
 
 // ---- requests and replies, one pair per op --------------------------------
+//
+// A request whose reply stays true whether its loop iteration's commit
+// works or not (it describes batond itself, or what already happened
+// outside the store: a message written to an agent, a connection attached,
+// a stop begun) says so with `kReplyKeptIfCommitFails`; any other reply of
+// an iteration whose commit fails becomes the commit's error.
 
 struct HelloReply {
   int64_t daemon_pid = 0;
@@ -44,6 +50,7 @@ struct HelloReply {
 };
 struct HelloRequest {
   static constexpr std::string_view kOp = "hello";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc = "who answers";
   using Reply = HelloReply;
   template <class V>
@@ -640,6 +647,7 @@ struct AttachReply {
 };
 struct AttachRequest {
   static constexpr std::string_view kOp = "attach";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc =
       "holds the session attached while this connection lives (needs "
       "`session`)";
@@ -665,6 +673,7 @@ struct SendReply {
 };
 struct SendRequest {
   static constexpr std::string_view kOp = "send";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc = "a message to an agent worker";
   using Reply = SendReply;
   std::string task;
@@ -705,6 +714,7 @@ struct QueuedReply {
 };
 struct QueuedRequest {
   static constexpr std::string_view kOp = "queued";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc =
       "an agent worker's follow-ups not yet delivered: lists them, or "
       "replaces or withdraws one; a delivered or withdrawn one is refused "
@@ -755,6 +765,7 @@ struct AnswerReply {
 };
 struct AnswerRequest {
   static constexpr std::string_view kOp = "answer";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc =
       "answers an agent's open question; the first answer wins, a late one "
       "gets `already_exists`";
@@ -881,6 +892,7 @@ struct AgentsReply {
 };
 struct AgentsRequest {
   static constexpr std::string_view kOp = "agents";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc =
       "the agent profiles; a bad config file is the error "
       "(`invalid_config`, `invalid_model`)";
@@ -1101,6 +1113,7 @@ struct WatchReply {
 };
 struct WatchRequest {
   static constexpr std::string_view kOp = "watch";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc =
       "answered once batond's state changed past `after` (at once when it "
       "did already): the board's live updates, pushed, never polled";
@@ -1144,6 +1157,7 @@ struct DaemonStatusReply {
 };
 struct DaemonStatusRequest {
   static constexpr std::string_view kOp = "daemon_status";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc = "batond itself";
   using Reply = DaemonStatusReply;
   template <class V>
@@ -1165,6 +1179,7 @@ struct ShutdownReply {
 };
 struct ShutdownRequest {
   static constexpr std::string_view kOp = "shutdown";
+  static constexpr bool kReplyKeptIfCommitFails = true;
   static constexpr std::string_view kDoc =
       "stops batond (tasks keep running unless `kill_tasks`)";
   using Reply = ShutdownReply;
