@@ -35,6 +35,14 @@ class PreflightTest : public ::testing::Test {
     return spec;
   }
 
+  // The preflight of a shell line run in Spec()'s folder and PATH.
+  Status Shell(std::string line) {
+    TaskSpec spec = Spec();
+    spec.argv.clear();
+    spec.shell_command = std::move(line);
+    return PreflightTask(spec, &cache_);
+  }
+
   testing::TempDir tmp_;
   const std::string& root_ = tmp_.path();
   ProgramCache cache_;
@@ -44,26 +52,20 @@ class PreflightTest : public ::testing::Test {
 // failing task, while the same mistake in argv form was refused.
 TEST_F(PreflightTest, AShellLinesFirstProgramIsCheckedAsArgvIs) {
   MakeTool("a");
-  auto shell = [&](std::string line) {
-    TaskSpec spec = Spec();
-    spec.argv.clear();
-    spec.shell_command = std::move(line);
-    return PreflightTask(spec, &cache_);
-  };
   for (const char* runs :
        {"tool --flag", "  tool; nosuch", "tool|nosuch", "FOO=1 nosuch",
         "cd / && nosuch", "$TOOL x", "'nosuch' x", "nosuch() { :; }; nosuch",
         "nosuch () { :; }", "(nosuch)", "# a comment", "if nosuch; then :; fi",
         "exec nosuch", ">out nosuch", "", "   "}) {
-    EXPECT_TRUE(shell(runs)) << runs;
+    EXPECT_TRUE(Shell(runs)) << runs;
   }
-  auto missing = shell("nosuch --flag");
+  auto missing = Shell("nosuch --flag");
   ASSERT_FALSE(missing);
   EXPECT_EQ(missing.error().message,
             "command not found: nosuch (the shell line's first program; "
             "searched PATH); check the name or give a full path. The line "
             "was not run");
-  auto no_file = shell("./missing.sh arg");
+  auto no_file = Shell("./missing.sh arg");
   ASSERT_FALSE(no_file);
   EXPECT_EQ(no_file.error().message,
             root_ +
@@ -80,18 +82,12 @@ TEST_F(PreflightTest, AShellLinesFirstProgramIsCheckedAsArgvIs) {
 // Issue 35, finding 9: a shell line with a syntax error became a failing
 // task. `sh -n` is asked only about lines the scan doubts.
 TEST_F(PreflightTest, AShellLineThatDoesNotParseIsRefusedBeforeItRuns) {
-  auto shell = [&](std::string line) {
-    TaskSpec spec = Spec();
-    spec.argv.clear();
-    spec.shell_command = std::move(line);
-    return PreflightTask(spec, &cache_);
-  };
   for (const char* broken :
        {"if true; echo x", "echo 'open", "echo \"open", "echo `open",
         "echo $(date", "echo x |", "| echo x", "; echo x", "echo a && || b",
         "echo a ; ; b", "echo a ;; b", "for f in 1; do echo", "done",
         "echo x >", "f() { echo"}) {
-    auto refused = shell(broken);
+    auto refused = Shell(broken);
     ASSERT_FALSE(refused) << broken;
     EXPECT_NE(refused.error().message.find("the shell line does not parse"),
               std::string::npos)
@@ -99,7 +95,7 @@ TEST_F(PreflightTest, AShellLineThatDoesNotParseIsRefusedBeforeItRuns) {
     EXPECT_NE(refused.error().message.find("Syntax error"), std::string::npos)
         << refused.error().message;
   }
-  EXPECT_EQ(shell("if true; echo x").error().message,
+  EXPECT_EQ(Shell("if true; echo x").error().message,
             "the shell line does not parse (sh: 1: Syntax error: end of file "
             "unexpected (expecting \"then\")); fix its syntax (check it with "
             "sh -n -c LINE). The line was not run");
@@ -109,7 +105,7 @@ TEST_F(PreflightTest, AShellLineThatDoesNotParseIsRefusedBeforeItRuns) {
         "true && echo || echo", "f() { :; }; f", "(cd / && ls) | wc -l",
         "echo x 2>&1 >/dev/null &", "echo $((1 + 2)) # a (comment",
         "case x in x) echo;; esac", "echo done", "echo \\; x"}) {
-    EXPECT_TRUE(shell(fine)) << fine;
+    EXPECT_TRUE(Shell(fine)) << fine;
   }
 }
 
