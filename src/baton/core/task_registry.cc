@@ -12,7 +12,6 @@
 namespace baton {
 namespace {
 
-
 Error NotFound(std::string_view id) {
   return Error{ErrorCode::kNotFound,
                fmt::format("no task {}; 'baton ls --all' lists the tasks "
