@@ -189,6 +189,28 @@ class CheckSourceTest(unittest.TestCase):
         self.assertIn(f"src/baton/util/duration.cc:{line}: cites "
                       f"{DESIGN_NOTE}", out)
 
+    def test_a_long_function_not_named_in_architecture_md_fails(self):
+        rel = "src/baton/util/duration.cc"
+        body = "\n".join(f"  (void){i};" for i in range(125))
+        with open(self.path(rel), "a") as f:
+            f.write(f"\nnamespace baton {{\nint TooLong(int x) {{\n{body}\n"
+                    "  return x;\n}\n}  // namespace baton\n")
+        code, out = self.run_check("sizes")
+        self.assertEqual(code, 1, out)
+        self.assertIn("TooLong is 128 lines, over 120", out)
+
+    def test_a_long_file_not_named_fails_and_a_name_back_within_fails(self):
+        rel = "src/baton/util/duration.cc"
+        with open(self.path(rel), "a") as f:
+            f.write("\n" * 700)
+        with open(self.path("ARCHITECTURE.md"), "a") as f:
+            f.write("- `src/baton/util/split.cc` for a reason\n")
+        code, out = self.run_check("sizes")
+        self.assertEqual(code, 1, out)
+        self.assertIn(f"{rel}: ", out)
+        self.assertIn("src/baton/util/split.cc is within the size limits",
+                      out)
+
 
 if __name__ == "__main__":
     unittest.main()
