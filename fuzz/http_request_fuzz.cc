@@ -19,9 +19,11 @@
 
 #include "baton/mcp/json_rpc.h"
 #include "baton/mcp/modern.h"
+#include "baton/serve/board_access.h"
 #include "baton/serve/http_checks.h"
 #include "baton/serve/http_parse.h"
 #include "baton/serve/http_server.h"
+#include "baton/serve/mcp_headers.h"
 #include "baton/serve/serve.h"
 #include "fuzz/fuzz_checks.h"
 

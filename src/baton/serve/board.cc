@@ -10,6 +10,7 @@
 
 #include "baton/ipc/codec.h"
 #include "baton/ipc/event_text.h"
+#include "baton/serve/board_access.h"
 #include "baton/serve/board_assets.h"
 #include "baton/serve/http_checks.h"
 #include "baton/serve/login_code.h"

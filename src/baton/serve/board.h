@@ -1,14 +1,14 @@
 // The board of `baton serve` (doc/board.md): a live web page where a person
 // sees the tasks and steers them. Serves the page's files (built into the
-// binary, board_assets.h), the login that turns the printed URL's token
-// into a cookie, a JSON API under /board/api/ that calls batond with ipc's
+// binary, board_assets.h), the login that turns a one-time code into the
+// cookie, a JSON API under /board/api/ that calls batond with ipc's
 // typed requests (the same rules and errors as the CLI and MCP), and an
 // event stream that tells the page to look again whenever batond's state
 // changes (a `watch` request held at batond: pushed, never polled), and a
 // task's output: offset reads, a stream per open task page that says how
 // far its log has grown (inotify), and the whole log as a download.
 // The access checks run before any of this, in the gate (serve.cc,
-// http_checks.h: CheckBoardAccess).
+// board_access.h: CheckBoardAccess).
 #ifndef BATON_SERVE_BOARD_H_
 #define BATON_SERVE_BOARD_H_
 

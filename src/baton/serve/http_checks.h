@@ -13,15 +13,10 @@
 #include <string_view>
 #include <vector>
 
-#include "baton/mcp/json_rpc.h"
-#include "baton/mcp/modern.h"
 #include "baton/serve/http_message.h"
 #include "baton/util/result.h"
 
 namespace baton::serve {
-
-// HeaderMismatch of the 2026-07-28 Streamable HTTP transport.
-inline constexpr int kHeaderMismatch = -32020;
 
 struct ListenAddress {
   std::string host;   // An IP literal (IPv6 without brackets).
@@ -72,46 +67,13 @@ std::optional<std::string> CookieValue(const std::string* cookie,
 std::optional<std::string> QueryValue(std::string_view target,
                                       std::string_view name);
 
-// The board's login cookie, one per port, so that two servers on one
-// machine (cookies ignore the port) do not log each other out.
-std::string BoardCookieName(uint16_t port);
-
-// A refused request: the status and what to do instead.
-struct Refusal {
-  int status = 403;
-  std::string message;
-};
-
-// The board's checks (every route but /mcp), after Host and Origin
-// (doc/board.md, "Login"): the login request (GET / with ?login=<code>)
-// passes, for the page to claim its code; any other request needs the login
-// cookie (401); and one that changes state (any method but GET and HEAD) also
-// needs an Origin header, which the gate already checked is ours (403 without
-// it). Cross-site requests carry no SameSite=Strict cookie and no Origin of
-// ours, so a page elsewhere can neither read the board nor act through it.
-std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
-                                        std::string_view token,
-                                        std::string_view cookie_name);
-// The code of a login request: GET / with ?login=<code>, whatever the code.
-std::optional<std::string> BoardLoginCode(const HttpRequest& request);
+// A header value without the blanks (spaces, tabs) around it (RFC 9110's
+// OWS).
+std::string_view TrimHeaderValue(std::string_view value);
 
 // The Accept header lists `media_type` (or */*, or type/*). No Accept
 // header accepts everything (RFC 9110).
 bool Accepts(const std::string* accept, std::string_view media_type);
-
-// A header value as the client meant it: the `=?base64?...?=` sentinel of
-// the 2026-07-28 transport decoded, a plain value as is; nullopt when the
-// value has characters a header may not carry or bad base64.
-std::optional<std::string> DecodeHeaderValue(std::string_view value);
-
-// A modern request's mirrored headers against its body: MCP-Protocol-Version
-// (= the body's _meta version), Mcp-Method (= method) and Mcp-Name (=
-// params.name of tools/call and prompts/get, params.uri of resources/read;
-// checked when sent for tasks/*, whose taskId clients mirror too). The
-// HeaderMismatch error, or nullopt when they agree.
-std::optional<mcp::RpcError> CheckModernHeaders(const HttpRequest& request,
-                                                const mcp::Message& message,
-                                                std::string_view body_version);
 
 }  // namespace baton::serve
 

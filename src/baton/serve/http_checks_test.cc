@@ -3,6 +3,8 @@
 #include <gtest/gtest.h>
 
 #include "baton/mcp/json_rpc.h"
+#include "baton/serve/board_access.h"
+#include "baton/serve/mcp_headers.h"
 #include "baton/serve/serve.h"
 
 namespace baton::serve {

@@ -6,6 +6,7 @@
 #include "baton/mcp/modern.h"
 #include "baton/mcp/protocol_version.h"
 #include "baton/serve/http_checks.h"
+#include "baton/serve/mcp_headers.h"
 #include "baton/serve/mcp_session.h"
 #include "baton/serve/token.h"
 #include "baton/util/log.h"

@@ -11,6 +11,7 @@
 
 #include "baton/loop/event_loop.h"
 #include "baton/serve/board.h"
+#include "baton/serve/board_access.h"
 #include "baton/serve/http_server.h"
 #include "baton/serve/login_code.h"
 #include "baton/serve/mcp_endpoint.h"
