@@ -83,14 +83,11 @@ Status CheckShellSyntax(const TaskSpec& spec) {
                           kSyntaxCheckTimeout);
   if (!checked || checked->timed_out || checked->exit_code != 2)
     return {};
-  std::string said = checked->err;
-  while (!said.empty() && (said.back() == '\n' || said.back() == ' '))
-    said.pop_back();
   return MakeError(ErrorCode::kInvalidArgument,
                    fmt::format("the shell line does not parse ({}); fix its "
                                "syntax (check it with sh -n -c LINE). The "
                                "line was not run",
-                               said));
+                               checked->Said()));
 }
 
 // Refuses `program` (argv[0], or a shell line's first program) when it

@@ -242,9 +242,7 @@ void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
       response.headers.emplace_back(
           "Set-Cookie", fmt::format("{}={}; Path=/; HttpOnly; SameSite=Strict",
                                     options_.cookie_name, options_.token));
-    } else if (auto cookie =
-                   CookieValue(request.Header("Cookie"), options_.cookie_name);
-               !cookie || !TokenEquals(*cookie, options_.token)) {
+    } else if (!HasBoardCookie(request, options_.token, options_.cookie_name)) {
       BATON_LOG_INFO(
           "board: a login code was refused (used, expired or "
           "unknown)");

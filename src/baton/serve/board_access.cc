@@ -16,13 +16,18 @@ std::optional<std::string> BoardLoginCode(const HttpRequest& request) {
   return QueryValue(request.target, "login");
 }
 
+bool HasBoardCookie(const HttpRequest& request, std::string_view token,
+                    std::string_view cookie_name) {
+  auto cookie = CookieValue(request.Header("Cookie"), cookie_name);
+  return cookie && TokenEquals(*cookie, token);
+}
+
 std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
                                         std::string_view token,
                                         std::string_view cookie_name) {
   if (BoardLoginCode(request))
     return std::nullopt;  // The page claims the code, or refuses it.
-  auto cookie = CookieValue(request.Header("Cookie"), cookie_name);
-  if (!cookie || !TokenEquals(*cookie, token)) {
+  if (!HasBoardCookie(request, token, cookie_name)) {
     return Refusal{401,
                    "Unauthorized: log in to the board with the URL that "
                    "baton board prints (it works once, within 2 minutes)"};

@@ -24,6 +24,10 @@ struct Refusal {
   std::string message;
 };
 
+// The request carries the board's login cookie, with the token.
+bool HasBoardCookie(const HttpRequest& request, std::string_view token,
+                    std::string_view cookie_name);
+
 // The board's checks (every route but /mcp), after Host and Origin
 // (doc/board.md, "Login"): the login request (GET / with ?login=<code>)
 // passes, for the page to claim its code; any other request needs the login

@@ -6,9 +6,7 @@
 namespace baton {
 
 std::string GitResult::Complaint() const {
-  std::string text = err;
-  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
-    text.pop_back();
+  std::string text = Said();
   if (text.empty())
     return "git exited with code " + std::to_string(exit_code);
   return text;

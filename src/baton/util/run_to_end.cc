@@ -15,6 +15,13 @@
 
 namespace baton {
 
+std::string RunOutcome::Said() const {
+  std::string text = err;
+  while (!text.empty() && (text.back() == '\n' || text.back() == ' '))
+    text.pop_back();
+  return text;
+}
+
 Result<RunOutcome> RunToEnd(std::string program, std::vector<std::string> argv,
                             const std::vector<std::string>& env,
                             const std::string& cwd,

@@ -19,6 +19,8 @@ struct RunOutcome {
   std::string err;
 
   bool ok() const { return exit_code == 0; }
+  // What it said on stderr, without the trailing newlines and spaces.
+  std::string Said() const;
 };
 
 // Runs `program` (a full path) with `argv` (argv[0] included) and the
