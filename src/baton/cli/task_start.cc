@@ -177,7 +177,7 @@ Status PlaceTask(R& request, const PlacementFlags& flags) {
     if (!timeout)
       return std::unexpected(timeout.error());
     if (timeout->count() <= 0) {
-      // MCP's timeout_s reads the same (mcp/tool.cc, TimeoutSeconds).
+      // MCP's timeout_s reads the same (mcp/arguments.cc, Seconds).
       constexpr bool kAgent = std::is_same_v<R, DelegateRequest>;
       return MakeError(
           ErrorCode::kInvalidArgument,

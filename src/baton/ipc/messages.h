@@ -132,7 +132,8 @@ struct SlurmFields {
     v("on", on,
       {.max_bytes = kMaxNameBytes,
        .doc = "`local` (the default) or `slurm`: a job on the Slurm cluster, "
-              "with the fields below (doc/slurm.md)"});
+              "shaped by `partition`, `account`, `time_limit_s`, `mem`, "
+              "`gres` and `sbatch_args` (doc/slurm.md)"});
     v("partition", partition,
       {.max_bytes = kMaxNameBytes, .doc = "with `on` slurm: `--partition`"});
     v("account", account,
@@ -1047,8 +1048,9 @@ struct BudgetRequest {
               "limit"});
     v("max_cost_usd", max_cost_usd,
       {.min = 0,
+       .max = static_cast<int64_t>(kMaxCostUsd),
        .doc = "US dollars its agent tasks may cost together (where the CLI "
-              "reports a cost), below 1e9; 0: no limit"});
+              "reports a cost); 0: no limit"});
     v("clear", clear, {.doc = "remove the budget (no other field with it)"});
   }
   Status Validate() const;

@@ -234,15 +234,13 @@ void Server::HandleListen(const Message& message, const RequestMeta& meta) {
   if (ids && !ids->is_null()) {
     if (!meta.HasExtension(kTasksExtension))
       return ReplyError(message, MissingTasksExtension("taskIds"));
-    auto names = NonEmptyStrings(*ids);
-    if (!names) {
+    if (!ParseArgument(*ids, tasks, {}, "taskIds")) {
       return ReplyError(message,
                         {kInvalidParams,
                          "Invalid params: notifications.taskIds must be a list "
                          "of task ids, e.g. [\"shell-1\"]",
                          nullptr});
     }
-    tasks = std::move(*names);
   }
   auto subscription =
       std::make_shared<Subscription>(this, message.id, message.exchange);

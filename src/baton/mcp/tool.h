@@ -1,7 +1,7 @@
 // What one MCP tool is (name, schemas, annotations, handler) and what its
 // handler may use while it runs (ToolCall: typed requests to batond, a
 // cancellable wait, the result). The tools themselves live in tools/, one file
-// each; tools/tools.h lists them.
+// each; tools/tools.h lists them. Their arguments: arguments.h.
 #ifndef BATON_MCP_TOOL_H_
 #define BATON_MCP_TOOL_H_
 
@@ -16,6 +16,7 @@
 
 #include "baton/ipc/async_daemon_client.h"
 #include "baton/ipc/messages.h"
+#include "baton/mcp/arguments.h"
 #include "baton/mcp/modern.h"
 #include "baton/util/result.h"
 
@@ -130,79 +131,6 @@ struct ToolDefinition {
   // Starts the call; must end in call->Finish (now or from a callback).
   std::function<void(const ToolCallPtr& call)> handler;
 };
-
-// Argument helpers. Each returns a message the model can act on, naming the
-// argument, what was wrong and an example. `args` is the arguments object.
-// None throws, whatever the client sent: every value's type is checked
-// before it is read.
-
-// The argument `name`, or nullptr when it is absent or null.
-const Json* FindArgument(const Json& args, std::string_view name);
-// `value` as a list of non-empty strings; nullopt for anything else.
-std::optional<std::vector<std::string>> NonEmptyStrings(const Json& value);
-
-// A required non-empty string.
-Result<std::string> RequiredString(const Json& args, std::string_view name,
-                                   std::string_view example);
-// An optional string ("" when absent or null).
-Result<std::string> OptionalString(const Json& args, std::string_view name);
-// The optional `checks` of run and delegate: shell commands run in the
-// task's folder when it ends (empty when absent).
-Result<std::vector<std::string>> ChecksArgument(const Json& args);
-// The optional `queue`, `priority`, `after` and `after_any` of run and
-// delegate (doc/scheduling.md), and their schema properties.
-Result<ScheduleFields> ScheduleArguments(const Json& args);
-void AddScheduleProperties(Json& properties);
-// The optional `on` ("local" or "slurm") and a Slurm job's resources
-// (`partition`, `time_limit_s`, `mem`, `gres`, `sbatch_args`;
-// doc/slurm.md), each of its type; what goes with what (a resource needs
-// `on` slurm) batond checks, for every client alike. And their schema
-// properties. The names, for CheckKnownArguments: kSlurmArguments.
-Result<SlurmFields> SlurmArguments(const Json& args);
-void AddSlurmProperties(Json& properties);
-inline constexpr std::string_view kSlurmArguments[] = {
-    "on", "partition", "time_limit_s", "mem", "gres", "sbatch_args"};
-// The optional hard limits of run and delegate (doc/limits.md): `memory`
-// as a size ("2G"), `cpus` (1.5) and `pids`; batond checks their bounds.
-// And their schema properties. The names: kLimitArguments.
-Result<LimitFields> LimitArguments(const Json& args);
-void AddLimitProperties(Json& properties);
-inline constexpr std::string_view kLimitArguments[] = {"memory", "cpus",
-                                                       "pids"};
-// The optional `retries` (0 to kMaxRetries) and `retry_delay_s` (at most
-// 600) of run and delegate (doc/scheduling.md, "Retries"), and their
-// schema properties. The names: kRetryArguments.
-Result<RetryFields> RetryArguments(const Json& args);
-void AddRetryProperties(Json& properties);
-inline constexpr std::string_view kRetryArguments[] = {"retries",
-                                                       "retry_delay_s"};
-// An optional boolean.
-Result<bool> OptionalBool(const Json& args, std::string_view name,
-                          bool fallback);
-// An optional number >= minimum (fractions allowed); nullopt when absent.
-Result<std::optional<double>> OptionalNumber(const Json& args,
-                                             std::string_view name,
-                                             double minimum);
-// An optional whole number >= minimum; nullopt when absent.
-Result<std::optional<int64_t>> OptionalCount(const Json& args,
-                                             std::string_view name,
-                                             int64_t minimum = 1);
-// The optional `timeout_s` of every tool, with one rule: a number of
-// seconds > 0. Zero and negative values are refused alike, with what
-// leaving it out means (`when_absent`, e.g. "no limit"); nullopt when
-// absent.
-Result<std::optional<double>> TimeoutSeconds(const Json& args,
-                                             std::string_view when_absent);
-// A time limit given in seconds (> 0, checked by TimeoutSeconds) as the
-// milliseconds batond takes: at least 1 ms, at most kMaxTimeoutMs (a
-// longer one is refused here, never wrapped).
-Result<std::chrono::milliseconds> TimeoutArgument(double seconds);
-// The task ids of "task_id" and/or "task_ids" (merged, in order, without
-// duplicates); at least one is required.
-Result<std::vector<std::string>> TaskIdsArgument(const Json& args);
-// Refuses arguments not in `known` (a typo should not silently do nothing).
-Status CheckKnownArguments(const Json& args,
-                           const std::vector<std::string_view>& known);
 
 }  // namespace baton::mcp
 

@@ -7,49 +7,6 @@
 namespace baton::mcp {
 namespace {
 
-TEST(ToolArguments, TaskIdsMergeAndExplain) {
-  auto ids = TaskIdsArgument(
-      {{"task_id", "shell-1"}, {"task_ids", {"shell-2", "shell-1"}}});
-  ASSERT_TRUE(ids.has_value());
-  EXPECT_EQ(*ids, (std::vector<std::string>{"shell-1", "shell-2"}));
-  auto none = TaskIdsArgument(Json::object());
-  ASSERT_FALSE(none.has_value());
-  EXPECT_NE(none.error().message.find("task_id"), std::string::npos);
-  auto bad = TaskIdsArgument({{"task_ids", "shell-1"}});
-  ASSERT_FALSE(bad.has_value());
-  EXPECT_NE(bad.error().message.find("list"), std::string::npos);
-}
-
-TEST(ToolArguments, TypesAndUnknownNames) {
-  EXPECT_FALSE(RequiredString({{"command", 3}}, "command", "\"ls\""));
-  EXPECT_FALSE(RequiredString(Json::object(), "command", "\"ls\""));
-  EXPECT_EQ(*RequiredString({{"command", "ls"}}, "command", "\"ls\""), "ls");
-  EXPECT_FALSE(OptionalBool({{"wait", "yes"}}, "wait", false));
-  EXPECT_TRUE(*OptionalBool({{"wait", true}}, "wait", false));
-  EXPECT_FALSE(OptionalNumber({{"timeout_s", -1}}, "timeout_s", 0));
-  EXPECT_FALSE(OptionalNumber({{"timeout_s", "5"}}, "timeout_s", 0));
-  EXPECT_EQ(**OptionalNumber({{"timeout_s", 2.5}}, "timeout_s", 0), 2.5);
-  auto unknown = CheckKnownArguments({{"comand", "ls"}}, {"command", "cwd"});
-  ASSERT_FALSE(unknown.has_value());
-  EXPECT_NE(unknown.error().message.find("comand"), std::string::npos);
-}
-
-TEST(ToolArguments, CheckedReadersOfListsAndTimeouts) {
-  EXPECT_EQ(*NonEmptyStrings(Json::array({"a", "b"})),
-            (std::vector<std::string>{"a", "b"}));
-  EXPECT_TRUE(NonEmptyStrings(Json::array())->empty());
-  for (const Json& bad : {Json("a"), Json(1), Json::array({"a", ""}),
-                          Json::array({"a", 1}), Json::object()}) {
-    EXPECT_FALSE(NonEmptyStrings(bad).has_value()) << bad.dump();
-  }
-  EXPECT_EQ(*TimeoutArgument(2.5), std::chrono::milliseconds(2500));
-  EXPECT_EQ(*TimeoutArgument(1e-9), std::chrono::milliseconds(1));
-  EXPECT_FALSE(TimeoutArgument(1e300).has_value());
-  EXPECT_FALSE(TimeoutArgument(366.0 * 86400 + 1).has_value());
-  EXPECT_EQ(FindArgument(Json::array(), "a"), nullptr);
-  EXPECT_EQ(FindArgument({{"a", nullptr}}, "a"), nullptr);
-}
-
 // A call whose batond cannot be reached: every request fails with
 // kUnavailable, from Post, as the server's would.
 class UnreachableCall : public ToolCall {

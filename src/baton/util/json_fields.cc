@@ -208,8 +208,15 @@ Status DecodeValue(const Json& in, double& out, const FieldRules& rules,
   if (!std::isfinite(out))
     return Invalid(fmt::format("'{}' must be a finite number", path));
   if (rules.min != std::numeric_limits<int64_t>::min() &&
-      out < static_cast<double>(rules.min)) {
-    return Invalid(fmt::format("'{}' must be at least {}", path, rules.min));
+      (out < static_cast<double>(rules.min) ||
+       (rules.above_min && out == static_cast<double>(rules.min)))) {
+    return Invalid(fmt::format("'{}' must be {} {}", path,
+                               rules.above_min ? "above" : "at least",
+                               rules.min));
+  }
+  if (rules.max != std::numeric_limits<int64_t>::max() &&
+      out > static_cast<double>(rules.max)) {
+    return Invalid(fmt::format("'{}' must be at most {}", path, rules.max));
   }
   return {};
 }

@@ -47,12 +47,20 @@ struct FieldRules {
   // maps too), and the items of lists and maps.
   size_t max_bytes = 0;
   size_t max_items = 0;
-  // Integers, durations; reals take `min` too.
+  // Integers, durations; reals take them too, and `above_min` makes `min`
+  // itself out of bounds for them ("above 0").
   int64_t min = std::numeric_limits<int64_t>::min();
   int64_t max = std::numeric_limits<int64_t>::max();
+  bool above_min = false;
   // Encoding leaves the field out when it is null, "" or an empty list.
   bool omit_when_empty = false;
   std::string_view doc;  // For the protocol's documentation.
+  // A valid value as JSON text (`"2G"`, `["make test"]`), shown in the
+  // errors and schemas of MCP tools' arguments (mcp/arguments.h).
+  std::string_view example;
+  // What leaving it out means ("no limit"): MCP schemas say "default: ...",
+  // and a refused duration "leave it out for ...".
+  std::string_view when_absent;
 };
 
 // Names of an enum on the wire. Specialize with

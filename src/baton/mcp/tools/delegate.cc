@@ -3,121 +3,121 @@
 // returns at once with its id and a `baton wait` command line.
 #include <fmt/format.h>
 
+#include "baton/mcp/tools/start_arguments.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/environment.h"
 
 namespace baton::mcp {
 namespace {
 
+// The arguments, each described once (mcp/arguments.h).
+struct DelegateArguments {
+  std::string brief;
+  std::string agent;
+  std::string model;
+  std::string resume_from;
+  std::optional<Seconds> timeout_s;
+  std::optional<bool> worktree;
+  std::optional<int64_t> max_turns;
+  std::optional<int64_t> max_tokens;
+  std::optional<double> max_cost_usd;
+  std::optional<Asker> ask;
+  StartArguments start;
+  template <class V>
+  void Fields(V& v) {
+    v("brief", brief,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxTextBytes,
+       .doc = "What the agent should do, self-contained (it does not see "
+              "your conversation)",
+       .example = "\"Fix the failing test in tests/parse_test.cc\""});
+    v("agent", agent,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "The agent profile: claude (default), codex, codex-exec (codex "
+              "exec, for a codex without app-server), gemini, opencode, "
+              "qwen, dsh, or one from baton's config"});
+    v("model", model,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "<provider>/<model>[:<effort>], e.g. "
+              "anthropic/claude-sonnet-4-5:high (effort: off, minimal, low, "
+              "medium, high, xhigh, max); default: the profile's, then the "
+              "CLI's own"});
+    v("resume_from", resume_from,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "Continue the session of an ended agent task (its id, e.g. "
+              "agent-1) or an agent CLI session id, as a new task"});
+    v("timeout_s", timeout_s,
+      {.doc = "Stop the agent after this many seconds",
+       .example = "1800",
+       .when_absent = "the profile's default (else the config's, else 30 "
+                      "minutes)"});
+    v("worktree", worktree,
+      {.doc = "true: the agent works in a new git worktree on a new branch "
+              "baton/<task id> made from HEAD, so parallel agents in one "
+              "repository never touch each other's files; its evidence "
+              "names the branch, its commits and diff. Default: the "
+              "profile's"});
+    v("max_turns", max_turns,
+      {.min = 1,
+       .doc = "Budget: stop the agent past this many model turns; it ends "
+              "killed with detail 'budget: max-turns N reached'. Default: "
+              "the profile's, else no limit",
+       .example = "20"});
+    v("max_tokens", max_tokens,
+      {.min = 1,
+       .doc = "Budget: stop the agent once it used this many tokens (input, "
+              "cached input included, plus output), as its CLI reports them",
+       .example = "200000"});
+    v("max_cost_usd", max_cost_usd,
+      {.min = 0,
+       .max = static_cast<int64_t>(kMaxCostUsd),
+       .above_min = true,
+       .doc = "Budget: stop the agent once it cost this many US dollars "
+              "(Claude Code reports a cost; the others only tokens)",
+       .example = "2.5"});
+    v("ask", ask,
+      {.doc = "Who answers the agent's questions: director (you, with "
+              "task_answer; the default) or person (your user, in a form "
+              "your client shows; needs a client with elicitation)"});
+    start.Fields(v);
+  }
+};
+
 void HandleDelegate(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  std::vector<std::string_view> names = {
-      "brief",        "agent",     "model",     "label",     "cwd",
-      "resume_from",  "checks",    "timeout_s", "queue",     "priority",
-      "after",        "after_any", "worktree",  "max_turns", "max_tokens",
-      "max_cost_usd", "ask"};
-  names.insert(names.end(), std::begin(kSlurmArguments),
-               std::end(kSlurmArguments));
-  names.insert(names.end(), std::begin(kLimitArguments),
-               std::end(kLimitArguments));
-  names.insert(names.end(), std::begin(kRetryArguments),
-               std::end(kRetryArguments));
-  if (auto known = CheckKnownArguments(args, names); !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
-  }
-  auto brief = RequiredString(
-      args, "brief", "\"Fix the failing test in tests/parse_test.cc\"");
-  if (!brief)
-    return call->Finish(ToolResult::Error(brief.error().message));
-  DelegateRequest request;
-  request.brief = *brief;
-  for (auto [name, field] :
-       {std::pair{"agent", &request.agent}, std::pair{"model", &request.model},
-        std::pair{"label", &request.label},
-        std::pair{"resume_from", &request.resume_from}}) {
-    auto value = OptionalString(args, name);
-    if (!value)
-      return call->Finish(ToolResult::Error(value.error().message));
-    *field = std::move(*value);
-  }
-  auto cwd = OptionalString(args, "cwd");
-  if (!cwd)
-    return call->Finish(ToolResult::Error(cwd.error().message));
-  auto timeout = TimeoutSeconds(
-      args, "the profile's default (else the config's, else 30 minutes)");
-  if (!timeout)
-    return call->Finish(ToolResult::Error(timeout.error().message));
-  auto checks = ChecksArgument(args);
-  if (!checks)
-    return call->Finish(ToolResult::Error(checks.error().message));
-  request.checks = std::move(*checks);
-  auto schedule = ScheduleArguments(args);
-  if (!schedule)
-    return call->Finish(ToolResult::Error(schedule.error().message));
-  request.schedule = std::move(*schedule);
-  auto slurm = SlurmArguments(args);
-  if (!slurm)
-    return call->Finish(ToolResult::Error(slurm.error().message));
-  request.slurm = std::move(*slurm);
-  auto limits = LimitArguments(args);
-  if (!limits)
-    return call->Finish(ToolResult::Error(limits.error().message));
-  request.limits = std::move(*limits);
-  auto retry = RetryArguments(args);
-  if (!retry)
-    return call->Finish(ToolResult::Error(retry.error().message));
-  request.retry = *retry;
-  if (args.contains("worktree")) {
-    auto worktree = OptionalBool(args, "worktree", false);
-    if (!worktree)
-      return call->Finish(ToolResult::Error(worktree.error().message));
-    request.worktree = *worktree;
-  }
-  // Its budget (doc/agents.md, "Budgets"); absent: the profile's.
-  for (auto [name, field] : {std::pair{"max_turns", &request.max_turns},
-                             std::pair{"max_tokens", &request.max_tokens}}) {
-    auto count = OptionalCount(args, name);
-    if (!count)
-      return call->Finish(ToolResult::Error(count.error().message));
-    *field = *count;
-  }
-  auto cost = OptionalNumber(args, "max_cost_usd", 0);
-  if (!cost || (*cost && !IsCostBudget(**cost))) {
-    return call->Finish(ToolResult::Error(
-        fmt::format("argument 'max_cost_usd' must be {}", kCostBudgetRule)));
-  }
-  request.max_cost_usd = *cost;
-  if (const Json* ask = FindArgument(args, "ask")) {
-    Asker asker{};
-    if (!DecodeValue(*ask, asker, {}, "ask")) {
-      return call->Finish(ToolResult::Error(fmt::format(
-          "argument 'ask' must be \"director\" (you answer its questions, "
-          "the default) or \"person\" (your user answers them in a form); "
-          "got {}",
-          ask->dump())));
-    }
-    request.ask = asker;
-  }
-  if (request.ask == Asker::kPerson && !call->CanAskPerson()) {
+  auto args = ParseArguments<DelegateArguments>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
+  if (args->ask == Asker::kPerson && !call->CanAskPerson()) {
     return call->Finish(ToolResult::Error(
         "ask: \"person\" needs a client that can show its user a form, and "
         "this one did not declare elicitation (form) in its capabilities; "
         "leave 'ask' out and answer the agent's questions with task_answer "
         "(nothing was started)"));
   }
+  DelegateRequest request;
+  request.brief = args->brief;
+  request.agent = args->agent;
+  request.model = args->model;
+  request.resume_from = args->resume_from;
+  if (args->timeout_s)
+    request.timeout = args->timeout_s->Milliseconds();
+  request.worktree = args->worktree;
+  request.max_turns = args->max_turns;
+  request.max_tokens = args->max_tokens;
+  request.max_cost_usd = args->max_cost_usd;
+  request.ask = args->ask;
   // A relative cwd is relative to the server's. Without one, a resumed
   // task runs where its session ran (the daemon's choice), a new one here.
-  if (!cwd->empty()) {
-    request.cwd = (*cwd)[0] == '/' ? *cwd : call->facts().cwd + "/" + *cwd;
-  } else if (request.resume_from.empty()) {
+  request.cwd = args->start.Folder(call->facts().cwd);
+  if (request.cwd.empty() && request.resume_from.empty())
     request.cwd = call->facts().cwd;
-  }
-  if (*timeout) {
-    auto ms = TimeoutArgument(**timeout);
-    if (!ms)
-      return call->Finish(ToolResult::Error(ms.error().message));
-    request.timeout = *ms;
-  }
+  request.label = args->start.label;
+  request.checks = args->start.checks;
+  request.schedule = args->start.schedule;
+  request.retry = args->start.retry.ToWire();
+  request.slurm = args->start.slurm;
+  request.limits = args->start.limits.ToWire();
   request.base_env = ProcessEnvironment();
   std::string agent = request.agent.empty() ? "claude" : request.agent;
   std::string model = request.model;
@@ -205,92 +205,7 @@ ToolDefinition DelegateToolDefinition() {
       "blocks until the task ends and prints its status and last lines or "
       "its question: for a client that wakes you when a background shell "
       "ends.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"brief",
-            {{"type", "string"},
-             {"description",
-              "What the agent should do, self-contained (it does not see "
-              "your conversation)"}}},
-           {"agent",
-            {{"type", "string"},
-             {"description",
-              "The agent profile: claude (default), codex, codex-exec "
-              "(codex exec, for a codex without app-server), gemini, "
-              "opencode, qwen, dsh, or one from baton's config"}}},
-           {"model",
-            {{"type", "string"},
-             {"description",
-              "<provider>/<model>[:<effort>], e.g. "
-              "anthropic/claude-sonnet-4-5:high (effort: off, minimal, low, "
-              "medium, high, xhigh, max); default: the profile's, then the "
-              "CLI's own"}}},
-           {"label",
-            {{"type", "string"},
-             {"description",
-              "A short name for the task, e.g. \"fix-parser\""}}},
-           {"cwd",
-            {{"type", "string"},
-             {"description",
-              "Working directory (absolute, or relative to the server's); "
-              "default: the server's, or for a resume where the session ran"}}},
-           {"resume_from",
-            {{"type", "string"},
-             {"description",
-              "Continue the session of an ended agent task (its id, e.g. "
-              "agent-1) or an agent CLI session id, as a new task"}}},
-           {"checks",
-            {{"type", "array"},
-             {"items", {{"type", "string"}}},
-             {"description",
-              "Shell commands run in its folder when it ends, e.g. [\"make "
-              "test\"]; their exit codes and last lines join the result"}}},
-           {"timeout_s",
-            {{"type", "number"},
-             {"exclusiveMinimum", 0},
-             {"description",
-              "Stop the agent after this many seconds; default: 1800"}}},
-           {"worktree",
-            {{"type", "boolean"},
-             {"description",
-              "true: the agent works in a new git worktree on a new branch "
-              "baton/<task id> made from HEAD, so parallel agents in one "
-              "repository never touch each other's files; its evidence "
-              "names the branch, its commits and diff. Default: the "
-              "profile's"}}},
-           {"max_turns",
-            {{"type", "integer"},
-             {"minimum", 1},
-             {"description",
-              "Budget: stop the agent past this many model turns; it ends "
-              "killed with detail 'budget: max-turns N reached'. Default: "
-              "the profile's, else no limit"}}},
-           {"max_tokens",
-            {{"type", "integer"},
-             {"minimum", 1},
-             {"description",
-              "Budget: stop the agent once it used this many tokens (input, "
-              "cached input included, plus output), as its CLI reports "
-              "them"}}},
-           {"max_cost_usd",
-            {{"type", "number"},
-             {"exclusiveMinimum", 0},
-             {"description",
-              "Budget: stop the agent once it cost this many US dollars "
-              "(Claude Code reports a cost; the others only tokens)"}}},
-           {"ask",
-            {{"type", "string"},
-             {"enum", EnumNames<Asker>()},
-             {"description",
-              "Who answers the agent's questions: director (you, with "
-              "task_answer; the default) or person (your user, in a form "
-              "your client shows; needs a client with elicitation)"}}},
-       }},
-      {"required", {"brief"}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<DelegateArguments>();
   Json output = TaskSummarySchema();
   output["properties"]["agent"] = {{"type", "string"},
                                    {"description", "the agent profile"}};
@@ -327,10 +242,6 @@ ToolDefinition DelegateToolDefinition() {
                       {"idempotentHint", false},
                       {"openWorldHint", true}};
   tool.handler = HandleDelegate;
-  AddScheduleProperties(tool.input_schema["properties"]);
-  AddSlurmProperties(tool.input_schema["properties"]);
-  AddLimitProperties(tool.input_schema["properties"]);
-  AddRetryProperties(tool.input_schema["properties"]);
   return tool;
 }
 

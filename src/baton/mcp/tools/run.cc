@@ -2,107 +2,76 @@
 // once with its id and a `baton wait` command line that wakes the client.
 #include <fmt/format.h>
 
+#include "baton/mcp/tools/start_arguments.h"
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/environment.h"
 
 namespace baton::mcp {
 namespace {
 
-void HandleRun(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  std::vector<std::string_view> names = {
-      "command",          "cwd",   "label",    "env",   "timeout_s",
-      "checks",           "queue", "priority", "after", "after_any",
-      "max_output_bytes", "redact"};
-  names.insert(names.end(), std::begin(kSlurmArguments),
-               std::end(kSlurmArguments));
-  names.insert(names.end(), std::begin(kLimitArguments),
-               std::end(kLimitArguments));
-  names.insert(names.end(), std::begin(kRetryArguments),
-               std::end(kRetryArguments));
-  if (auto known = CheckKnownArguments(args, names); !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
+// The arguments, each described once (mcp/arguments.h).
+struct RunArguments {
+  std::string command;
+  std::map<std::string, std::string> env;
+  std::optional<Seconds> timeout_s;
+  std::optional<int64_t> max_output_bytes;
+  bool redact = true;
+  StartArguments start;
+  template <class V>
+  void Fields(V& v) {
+    v("command", command,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxArgBytes,
+       .doc = "The shell command line, e.g. \"make -j4 && ctest\"",
+       .example = "\"make -j4\""});
+    v("env", env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "Extra environment variables, e.g. {\"MODE\": \"fast\"}",
+       .example = "{\"MODE\": \"fast\"}"});
+    v("timeout_s", timeout_s,
+      {.doc = "Kill the task after this many seconds",
+       .example = "600",
+       .when_absent = "no limit"});
+    v("max_output_bytes", max_output_bytes,
+      {.min = 0,
+       .max = int64_t{1} << 62,
+       .doc = "The output it keeps; past it, what it prints is dropped and "
+              "counted, and its output ends with a marker saying how much. "
+              "0: keep all; default: 1 GiB",
+       .example = "104857600"});
+    v("redact", redact,
+      {.doc = "Mask secrets of well-known shapes (API keys, tokens, private "
+              "keys) in its output, in place; false keeps its output as "
+              "printed. Default: true"});
+    start.Fields(v);
   }
-  auto command = RequiredString(args, "command", "\"make -j4\"");
-  if (!command)
-    return call->Finish(ToolResult::Error(command.error().message));
-  auto cwd = OptionalString(args, "cwd");
-  if (!cwd)
-    return call->Finish(ToolResult::Error(cwd.error().message));
-  auto label = OptionalString(args, "label");
-  if (!label)
-    return call->Finish(ToolResult::Error(label.error().message));
-  auto timeout = TimeoutSeconds(args, "no limit");
-  if (!timeout)
-    return call->Finish(ToolResult::Error(timeout.error().message));
+};
 
+void HandleRun(const ToolCallPtr& call) {
+  auto args = ParseArguments<RunArguments>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
   RunRequest request;
-  request.command = *command;
-  request.label = *label;
+  request.command = args->command;
+  request.env = args->env;
+  if (args->timeout_s)
+    request.timeout = args->timeout_s->Milliseconds();
+  request.max_output = args->max_output_bytes;
+  if (!args->redact)
+    request.redact = false;
   // A relative cwd is relative to the server's, which clients start in the
   // project folder.
-  std::string dir = cwd->empty() ? call->facts().cwd : *cwd;
-  if (dir[0] != '/')
-    dir = call->facts().cwd + "/" + dir;
-  request.cwd = dir;
-  auto checks = ChecksArgument(args);
-  if (!checks)
-    return call->Finish(ToolResult::Error(checks.error().message));
-  request.checks = std::move(*checks);
-  auto schedule = ScheduleArguments(args);
-  if (!schedule)
-    return call->Finish(ToolResult::Error(schedule.error().message));
-  request.schedule = std::move(*schedule);
-  auto slurm = SlurmArguments(args);
-  if (!slurm)
-    return call->Finish(ToolResult::Error(slurm.error().message));
-  request.slurm = std::move(*slurm);
-  auto limits = LimitArguments(args);
-  if (!limits)
-    return call->Finish(ToolResult::Error(limits.error().message));
-  request.limits = std::move(*limits);
-  if (const Json* max = FindArgument(args, "max_output_bytes")) {
-    const auto* bytes = max->get_ptr<const Json::number_unsigned_t*>();
-    if (!bytes || *bytes > (uint64_t{1} << 62)) {
-      return call->Finish(ToolResult::Error(fmt::format(
-          "argument 'max_output_bytes' must be a whole number of bytes >= 0 "
-          "(0: keep all), e.g. {{\"max_output_bytes\": 104857600}} (got {})",
-          max->dump())));
-    }
-    request.max_output = static_cast<int64_t>(*bytes);
-  }
-  auto redact = OptionalBool(args, "redact", true);
-  if (!redact)
-    return call->Finish(ToolResult::Error(redact.error().message));
-  if (!*redact)
-    request.redact = false;
-  auto retry = RetryArguments(args);
-  if (!retry)
-    return call->Finish(ToolResult::Error(retry.error().message));
-  request.retry = *retry;
-  if (const Json* env = FindArgument(args, "env")) {
-    if (!env->is_object()) {
-      return call->Finish(ToolResult::Error(
-          "argument 'env' must be an object of variables, e.g. {\"env\": "
-          "{\"MODE\": \"fast\"}}"));
-    }
-    for (const auto& [name, value] : env->items()) {
-      const auto* text = value.get_ptr<const std::string*>();
-      if (!text || name.empty() || name.find('=') != std::string::npos) {
-        return call->Finish(ToolResult::Error(fmt::format(
-            "argument 'env': '{}' must be a variable name with a string "
-            "value, e.g. {{\"env\": {{\"MODE\": \"fast\"}}}}",
-            name)));
-      }
-      request.env[name] = *text;
-    }
-  }
-  if (*timeout) {
-    auto ms = TimeoutArgument(**timeout);
-    if (!ms)
-      return call->Finish(ToolResult::Error(ms.error().message));
-    request.timeout = *ms;
-  }
+  request.cwd = args->start.Folder(call->facts().cwd);
+  if (request.cwd.empty())
+    request.cwd = call->facts().cwd;
+  request.label = args->start.label;
+  request.checks = args->start.checks;
+  request.schedule = args->start.schedule;
+  request.retry = args->start.retry.ToWire();
+  request.slurm = args->start.slurm;
+  request.limits = args->start.limits.ToWire();
   // The task inherits the environment the client gave the server (PATH,
   // virtualenvs, ...), as a command the client ran itself would.
   request.base_env = ProcessEnvironment();
@@ -150,56 +119,7 @@ ToolDefinition RunToolDefinition() {
       "wait_command is a shell line that blocks until the task ends and "
       "prints its status and last lines: for a client that wakes you when a "
       "background shell ends.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"command",
-            {{"type", "string"},
-             {"description",
-              "The shell command line, e.g. \"make -j4 && ctest\""}}},
-           {"cwd",
-            {{"type", "string"},
-             {"description",
-              "Working directory (absolute, or relative to the server's); "
-              "default: the server's working directory"}}},
-           {"label",
-            {{"type", "string"},
-             {"description", "A short name for the task, e.g. \"tests\""}}},
-           {"env",
-            {{"type", "object"},
-             {"additionalProperties", {{"type", "string"}}},
-             {"description",
-              "Extra environment variables, e.g. {\"MODE\": \"fast\"}"}}},
-           {"timeout_s",
-            {{"type", "number"},
-             {"exclusiveMinimum", 0},
-             {"description",
-              "Kill the task after this many seconds; default: no limit"}}},
-           {"checks",
-            {{"type", "array"},
-             {"items", {{"type", "string"}}},
-             {"description",
-              "Shell commands run in its folder when it ends, e.g. [\"make "
-              "test\"]; a check that fails makes the task failed, and their "
-              "exit codes and last lines join its end"}}},
-           {"max_output_bytes",
-            {{"type", "integer"},
-             {"minimum", 0},
-             {"description",
-              "The output it keeps; past it, what it prints is dropped and "
-              "counted, and its output ends with a marker saying how much. "
-              "0: keep all; default: 1 GiB"}}},
-           {"redact",
-            {{"type", "boolean"},
-             {"description",
-              "Mask secrets of well-known shapes (API keys, tokens, private "
-              "keys) in its output, in place; false keeps its output as "
-              "printed. Default: true"}}},
-       }},
-      {"required", {"command"}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<RunArguments>();
   Json output = TaskSummarySchema();
   output["properties"]["cwd"] = {{"type", "string"}};
   output["properties"]["wait_command"] = {
@@ -217,10 +137,6 @@ ToolDefinition RunToolDefinition() {
                       {"idempotentHint", false},
                       {"openWorldHint", true}};
   tool.handler = HandleRun;
-  AddScheduleProperties(tool.input_schema["properties"]);
-  AddSlurmProperties(tool.input_schema["properties"]);
-  AddLimitProperties(tool.input_schema["properties"]);
-  AddRetryProperties(tool.input_schema["properties"]);
   return tool;
 }
 

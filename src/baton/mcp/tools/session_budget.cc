@@ -9,29 +9,11 @@ namespace baton::mcp {
 namespace {
 
 void HandleSessionBudget(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args, {"max_turns", "max_tokens", "max_cost_usd", "clear"});
-      !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
-  }
-  BudgetRequest request;
-  for (auto [name, field] : {std::pair{"max_turns", &request.max_turns},
-                             std::pair{"max_tokens", &request.max_tokens}}) {
-    auto count = OptionalCount(args, name, 0);
-    if (!count)
-      return call->Finish(ToolResult::Error(count.error().message));
-    *field = *count;
-  }
-  auto cost = OptionalNumber(args, "max_cost_usd", 0);
-  if (!cost)
-    return call->Finish(ToolResult::Error(cost.error().message));
-  request.max_cost_usd = *cost;
-  auto clear = OptionalBool(args, "clear", false);
-  if (!clear)
-    return call->Finish(ToolResult::Error(clear.error().message));
-  request.clear = *clear;
-  call->Daemon(request, [call](Result<BudgetReply> reply) {
+  // The protocol's own request: its fields are the tool's arguments.
+  auto request = ParseArguments<BudgetRequest>(call->arguments());
+  if (!request)
+    return call->Finish(ToolResult::Error(request.error().message));
+  call->Daemon(*request, [call](Result<BudgetReply> reply) {
     if (!reply) {
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error()) +
                                             " (the budget is unchanged)"));
@@ -58,33 +40,7 @@ ToolDefinition SessionBudgetToolDefinition() {
       "it); once the session's usage reaches one, its working agents are "
       "stopped (killed, detail 'budget: session NAME's max-tokens N "
       "reached') and a new delegate is refused with budget_spent.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"max_turns",
-            {{"type", "integer"},
-             {"minimum", 0},
-             {"description",
-              "Model turns of its agent tasks together; 0: no limit"}}},
-           {"max_tokens",
-            {{"type", "integer"},
-             {"minimum", 0},
-             {"description",
-              "Tokens (input, cached input included, plus output) of its "
-              "agent tasks together; 0: no limit"}}},
-           {"max_cost_usd",
-            {{"type", "number"},
-             {"minimum", 0},
-             {"description",
-              "US dollars its agent tasks may cost together (Claude Code "
-              "reports a cost; the others only tokens); 0: no limit"}}},
-           {"clear",
-            {{"type", "boolean"},
-             {"description", "Remove the whole budget (give it alone)"}}},
-       }},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<BudgetRequest>();
   Json limit = {{"type", "object"},
                 {"properties",
                  {{"max_turns", {{"type", "integer"}}},

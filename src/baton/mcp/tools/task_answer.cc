@@ -22,24 +22,36 @@ std::string AnswerText(const Json& answer) {
   return text;
 }
 
-void HandleTaskAnswer(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(args, {"task_id", "answers"}); !known)
-    return call->Finish(ToolResult::Error(known.error().message));
-  auto id = RequiredString(args, "task_id", "\"agent-1\"");
-  if (!id)
-    return call->Finish(ToolResult::Error(id.error().message));
-  const Json* given = FindArgument(args, "answers");
-  auto answers = given ? NonEmptyStrings(*given) : std::nullopt;
-  if (!answers || answers->empty()) {
-    return call->Finish(ToolResult::Error(fmt::format(
-        "argument 'answers' must be a list with one non-empty string per "
-        "question item: an option number, its label, free text, or \"skip\", "
-        "e.g. {{\"answers\": [\"2\"]}} (got {})",
-        given ? given->dump() : "nothing")));
+struct TaskAnswerArguments {
+  std::string task_id;
+  std::vector<std::string> answers;
+  template <class V>
+  void Fields(V& v) {
+    v("task_id", task_id,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "The asking agent task's id, e.g. agent-1",
+       .example = "\"agent-1\""});
+    v("answers", answers,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxTextBytes,
+       .max_items = kMaxAnswers,
+       .doc = "One answer per item of the question, in order: an option's "
+              "number (\"2\"), several for a multi-select (\"1,3\"), an "
+              "option's label, free text, or \"skip\"",
+       .example = "[\"2\"]"});
   }
-  AnswerRequest request{.task = *id, .answers = std::move(*answers)};
-  call->Daemon(request, [call, id = *id](Result<AnswerReply> reply) {
+};
+
+void HandleTaskAnswer(const ToolCallPtr& call) {
+  auto args = ParseArguments<TaskAnswerArguments>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
+  std::string id = args->task_id;
+  AnswerRequest request{.task = id, .answers = std::move(args->answers)};
+  call->Daemon(request, [call, id](Result<AnswerReply> reply) {
     if (!reply) {
       return call->Finish(
           ToolResult::Error(DaemonErrorText(reply.error()) +
@@ -76,24 +88,7 @@ ToolDefinition TaskAnswerToolDefinition() {
       "number (\"2\"), an option label, free text, or \"skip\"; several "
       "options of a multi-select item separated by commas. The first answer "
       "wins: a late one is refused with \"no open question\".";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"task_id",
-            {{"type", "string"},
-             {"description", "The agent task id, e.g. agent-1"}}},
-           {"answers",
-            {{"type", "array"},
-             {"items", {{"type", "string"}}},
-             {"minItems", 1},
-             {"description",
-              "One per question item, e.g. [\"2\"] or [\"Postgres\", "
-              "\"skip\"]"}}},
-       }},
-      {"required", {"task_id", "answers"}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskAnswerArguments>();
   tool.output_schema = {
       {"type", "object"},
       {"properties",

@@ -16,29 +16,37 @@ namespace {
 constexpr int64_t kDefaultLimit = 50;
 constexpr int64_t kMaxLimit = 500;
 
+struct TaskEventsArguments {
+  std::string task_id;
+  int64_t after = 0;
+  int64_t limit = kDefaultLimit;
+  template <class V>
+  void Fields(V& v) {
+    v("task_id", task_id,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "An agent task's id, e.g. agent-1",
+       .example = "\"agent-1\""});
+    v("after", after,
+      {.min = 0,
+       .doc = "Only events after this seq: the next_after of the last page; "
+              "default 0",
+       .example = "40"});
+    v("limit", limit,
+      {.min = 1,
+       .max = kMaxLimit,
+       .doc = "Events a page; default 50",
+       .example = "100"});
+  }
+};
+
 void HandleTaskEvents(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(args, {"task_id", "after", "limit"});
-      !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
-  }
-  auto id = RequiredString(args, "task_id", "\"agent-1\"");
-  if (!id)
-    return call->Finish(ToolResult::Error(id.error().message));
-  auto after = OptionalCount(args, "after", 0);
-  if (!after)
-    return call->Finish(ToolResult::Error(after.error().message));
-  auto limit = OptionalCount(args, "limit", 1);
-  if (!limit)
-    return call->Finish(ToolResult::Error(limit.error().message));
-  if (limit->value_or(kDefaultLimit) > kMaxLimit) {
-    return call->Finish(ToolResult::Error(fmt::format(
-        "argument 'limit' must be at most {} (events a page); page on with "
-        "after",
-        kMaxLimit)));
-  }
-  EventsRequest request{.task = *id, .after = after->value_or(0)};
-  size_t page = static_cast<size_t>(limit->value_or(kDefaultLimit));
+  auto args = ParseArguments<TaskEventsArguments>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
+  EventsRequest request{.task = args->task_id, .after = args->after};
+  size_t page = static_cast<size_t>(args->limit);
   call->Daemon(request, [call, page,
                          from = request.after](Result<EventsReply> reply) {
     if (!reply)
@@ -90,27 +98,7 @@ ToolDefinition TaskEventsToolDefinition() {
       "messages it was sent, each turn's result. A page at a time: pass "
       "next_after back as after for the next page (more: true says there "
       "is one). Reading consumes nothing.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {{"task_id",
-         {{"type", "string"},
-          {"description", "An agent task's id, e.g. agent-1"}}},
-        {"after",
-         {{"type", "integer"},
-          {"minimum", 0},
-          {"default", 0},
-          {"description",
-           "Only events after this seq: the next_after of the last page"}}},
-        {"limit",
-         {{"type", "integer"},
-          {"minimum", 1},
-          {"maximum", kMaxLimit},
-          {"default", kDefaultLimit},
-          {"description", "Events a page"}}}}},
-      {"required", {"task_id"}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskEventsArguments>();
   Json event = {
       {"type", "object"},
       {"description",

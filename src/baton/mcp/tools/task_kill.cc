@@ -8,19 +8,25 @@
 namespace baton::mcp {
 namespace {
 
-void HandleTaskKill(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(args, {"task_id", "task_ids", "reason"});
-      !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
+struct TaskKillArguments {
+  TaskIdsArguments ids;
+  std::string reason;
+  template <class V>
+  void Fields(V& v) {
+    ids.Fields(v);
+    v("reason", reason,
+      {.max_bytes = kMaxReasonBytes,
+       .doc = "Why (shown in the task's detail)"});
   }
-  auto ids = TaskIdsArgument(args);
+};
+
+void HandleTaskKill(const ToolCallPtr& call) {
+  auto args = ParseArguments<TaskKillArguments>(call->arguments());
+  Result<std::vector<std::string>> ids =
+      args ? args->ids.Ids() : std::unexpected(args.error());
   if (!ids)
     return call->Finish(ToolResult::Error(ids.error().message));
-  auto reason = OptionalString(args, "reason");
-  if (!reason)
-    return call->Finish(ToolResult::Error(reason.error().message));
-  KillRequest request{.tasks = std::move(*ids), .reason = std::move(*reason)};
+  KillRequest request{.tasks = std::move(*ids), .reason = args->reason};
   call->Daemon(request, [call](Result<KillReply> reply) {
     if (!reply) {
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error()) +
@@ -48,22 +54,7 @@ ToolDefinition TaskKillToolDefinition() {
       "process group, SIGKILL after a grace period. Answers per task "
       "'requested' or 'already-terminal'. An unknown id refuses the whole "
       "call (nothing is killed).";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"task_id",
-            {{"type", "string"}, {"description", "A task id, e.g. shell-1"}}},
-           {"task_ids",
-            {{"type", "array"},
-             {"items", {{"type", "string"}}},
-             {"description", "Several task ids"}}},
-           {"reason",
-            {{"type", "string"},
-             {"description", "Why (shown in the task's detail)"}}},
-       }},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskKillArguments>();
   tool.output_schema = {
       {"type", "object"},
       {"properties",

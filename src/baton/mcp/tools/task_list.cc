@@ -27,14 +27,19 @@ std::string RowFacts(const TaskRecord& task) {
   return out;
 }
 
+struct TaskListArguments {
+  bool all = false;
+  template <class V>
+  void Fields(V& v) {
+    v("all", all, {.doc = "Include every ended task; default false"});
+  }
+};
+
 void HandleTaskList(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(args, {"all"}); !known)
-    return call->Finish(ToolResult::Error(known.error().message));
-  auto all = OptionalBool(args, "all", false);
-  if (!all)
-    return call->Finish(ToolResult::Error(all.error().message));
-  call->Daemon(ListRequest{.all = *all}, [call](Result<ListReply> reply) {
+  auto args = ParseArguments<TaskListArguments>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
+  call->Daemon(ListRequest{.all = args->all}, [call](Result<ListReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
     Json tasks = Json::array();
@@ -85,15 +90,7 @@ ToolDefinition TaskListToolDefinition() {
       "every one). Ended tasks whose end you have not collected are marked "
       "[not collected] (uncollected: true): after losing track (a "
       "compacted context, a restart), call task_list and collect those.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {{"all",
-         {{"type", "boolean"},
-          {"default", false},
-          {"description", "Include every ended task"}}}}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskListArguments>();
   tool.output_schema = {
       {"type", "object"},
       {"properties",

@@ -15,6 +15,18 @@
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/clock.h"
 
+namespace baton {
+namespace mcp {
+// What ends a wait: a task's end, or also an agent's turn.
+enum class WaitUntil { kEnd, kTurn };
+}  // namespace mcp
+template <>
+struct JsonEnum<mcp::WaitUntil> {
+  static constexpr std::pair<mcp::WaitUntil, std::string_view> kNames[] = {
+      {mcp::WaitUntil::kEnd, "end"}, {mcp::WaitUntil::kTurn, "turn"}};
+};
+}  // namespace baton
+
 namespace baton::mcp {
 namespace {
 
@@ -23,7 +35,7 @@ constexpr double kDefaultWaitS = 30;
 // Codex: 60 s); returning well before it keeps a wait from ever failing.
 constexpr double kMaxWaitS = 50;
 // The largest offset a double holds exactly (2^53); no output is longer.
-constexpr double kMaxOffset = 9007199254740992.0;
+constexpr int64_t kMaxOffset = int64_t{1} << 53;
 
 // One task's part of the answer, filled as its read comes back.
 struct Entry {
@@ -392,45 +404,49 @@ void AnswerNext(const std::shared_ptr<PersonAnswers>& state) {
       });
 }
 
-void HandleTaskOutput(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(args, {"task_id", "task_ids", "wait",
-                                              "timeout_s", "offset", "until"});
-      !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
+struct TaskOutputArguments {
+  TaskIdsArguments ids;
+  bool wait = false;
+  std::optional<Seconds> timeout_s;
+  std::optional<WaitUntil> until;
+  std::optional<int64_t> offset;
+  template <class V>
+  void Fields(V& v) {
+    ids.Fields(v);
+    v("wait", wait,
+      {.doc = "Block until any of the tasks ends (or timeout_s passes); "
+              "default false"});
+    v("timeout_s", timeout_s,
+      {.doc = "Longest wait in seconds (at most 50, a longer one is cut to "
+              "50)",
+       .example = "30",
+       .when_absent = "the default wait of 30 s"});
+    v("until", until,
+      {.doc = "With wait: \"turn\" also returns when an agent task ends a "
+              "turn (it runs on), with the turn's final text: follow a "
+              "worker turn by turn without polling; default \"end\""});
+    v("offset", offset,
+      {.min = 0,
+       .max = kMaxOffset,
+       .doc = "Read one task's output from this byte offset without "
+              "consuming it (to see what a long output left out)",
+       .example = "8000"});
   }
-  auto ids = TaskIdsArgument(args);
+};
+
+void HandleTaskOutput(const ToolCallPtr& call) {
+  auto args = ParseArguments<TaskOutputArguments>(call->arguments());
+  Result<std::vector<std::string>> ids =
+      args ? args->ids.Ids() : std::unexpected(args.error());
   if (!ids)
     return call->Finish(ToolResult::Error(ids.error().message));
-  auto wait = OptionalBool(args, "wait", false);
-  if (!wait)
-    return call->Finish(ToolResult::Error(wait.error().message));
-  auto timeout = TimeoutSeconds(args, "the default wait of 30 s");
-  if (!timeout)
-    return call->Finish(ToolResult::Error(timeout.error().message));
-  auto offset = OptionalNumber(args, "offset", 0);
-  if (!offset)
-    return call->Finish(ToolResult::Error(offset.error().message));
-  auto until = OptionalString(args, "until");
-  if (!until)
-    return call->Finish(ToolResult::Error(until.error().message));
-  if (!until->empty() && *until != "end" && *until != "turn") {
-    return call->Finish(ToolResult::Error(fmt::format(
-        "argument 'until' must be \"end\" (the default) or \"turn\" (also "
-        "return when an agent task ends a turn); got \"{}\"",
-        *until)));
-  }
-  if (!until->empty() && !*wait) {
+  if (args->until && !args->wait) {
     return call->Finish(ToolResult::Error(
         "'until' says what ends a wait: give it with wait: true, e.g. "
         "{\"task_id\": \"agent-1\", \"wait\": true, \"until\": \"turn\"}"));
   }
-  if (*offset && **offset > kMaxOffset) {
-    return call->Finish(ToolResult::Error(fmt::format(
-        "argument 'offset' must be a byte offset of at most {:.0f} (got {})",
-        kMaxOffset, **offset)));
-  }
-  if (*offset && (*wait || ids->size() != 1)) {
+  const std::optional<int64_t>& offset = args->offset;
+  if (offset && (args->wait || ids->size() != 1)) {
     return call->Finish(ToolResult::Error(
         "'offset' reads one task's output from a byte offset, without "
         "consuming it: give a single task_id and no wait, e.g. "
@@ -439,19 +455,19 @@ void HandleTaskOutput(const ToolCallPtr& call) {
 
   auto gather = std::make_shared<Gather>();
   gather->call = call;
-  if (!*wait) {
-    gather->offset_mode = offset->has_value();
+  if (!args->wait) {
+    gather->offset_mode = offset.has_value();
     for (const auto& id : *ids)
       gather->entries.push_back(MakeEntry(id));
     gather->outstanding = ids->size();
     gather->cap = std::max<uint64_t>(kOutputCap / ids->size(), 2000);
     std::optional<uint64_t> from;
-    if (*offset)
-      from = static_cast<uint64_t>(**offset);  // <= kMaxOffset: exact.
+    if (offset)
+      from = static_cast<uint64_t>(*offset);
     return ReadAllEntries(gather, from);
   }
 
-  double seconds = timeout->value_or(kDefaultWaitS);
+  double seconds = args->timeout_s ? args->timeout_s->value : kDefaultWaitS;
   if (seconds > kMaxWaitS) {
     gather->note = fmt::format(
         "(timeout_s {} was capped at {}: a call must return before the "
@@ -466,7 +482,7 @@ void HandleTaskOutput(const ToolCallPtr& call) {
   WaitRequest request{
       .tasks = *ids,
       .timeout = std::chrono::milliseconds(std::llround(seconds * 1000.0)),
-      .turns = *until == "turn"};
+      .turns = args->until == WaitUntil::kTurn};
   // A retry after the person answered: what the first wait told since it
   // began is news again.
   int64_t news_since = WallMillis();
@@ -536,46 +552,7 @@ ToolDefinition TaskOutputToolDefinition() {
       "you are blocked on in one call; never "
       "poll in a loop or sleep. Long output keeps its head and tail and "
       "says how to read the rest (offset).";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"task_id",
-            {{"type", "string"}, {"description", "A task id, e.g. shell-1"}}},
-           {"task_ids",
-            {{"type", "array"},
-             {"items", {{"type", "string"}}},
-             {"description",
-              "Several task ids, e.g. [\"shell-1\", "
-              "\"shell-2\"]"}}},
-           {"wait",
-            {{"type", "boolean"},
-             {"default", false},
-             {"description",
-              "Block until any of the tasks ends (or timeout_s passes)"}}},
-           {"timeout_s",
-            {{"type", "number"},
-             {"exclusiveMinimum", 0},
-             {"maximum", kMaxWaitS},
-             {"default", kDefaultWaitS},
-             {"description", "Longest wait in seconds (max 50)"}}},
-           {"until",
-            {{"type", "string"},
-             {"enum", {"end", "turn"}},
-             {"default", "end"},
-             {"description",
-              "With wait: \"turn\" also returns when an agent task ends a "
-              "turn (it runs on), with the turn's final text: follow a "
-              "worker turn by turn without polling"}}},
-           {"offset",
-            {{"type", "integer"},
-             {"minimum", 0},
-             {"description",
-              "Read one task's output from this byte offset without "
-              "consuming it (to see what a long output left out)"}}},
-       }},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskOutputArguments>();
   Json entry = TaskSummarySchema();
   entry["properties"]["output"] = {
       {"type", "string"},

@@ -12,8 +12,8 @@ namespace baton::mcp {
 namespace {
 
 void HandleTaskQuestions(const ToolCallPtr& call) {
-  if (auto known = CheckKnownArguments(call->arguments(), {}); !known)
-    return call->Finish(ToolResult::Error(known.error().message));
+  if (auto none = ParseArguments<NoArguments>(call->arguments()); !none)
+    return call->Finish(ToolResult::Error(none.error().message));
   call->Daemon(QuestionsRequest{}, [call](Result<QuestionsReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
@@ -55,9 +55,7 @@ ToolDefinition TaskQuestionsToolDefinition() {
       "with its chain of tasks (agent-1 > agent-4: agent-4 was started by "
       "your agent-1) and its numbered options. Answer any of them with "
       "task_answer, a sub-worker's too.";
-  tool.input_schema = {{"type", "object"},
-                       {"properties", Json::object()},
-                       {"additionalProperties", false}};
+  tool.input_schema = ArgumentSchema<NoArguments>();
   Json entry = {
       {"type", "object"},
       {"properties",

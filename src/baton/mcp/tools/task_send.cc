@@ -36,63 +36,75 @@ void ChangeQueued(const ToolCallPtr& call, QueuedRequest request) {
   });
 }
 
-void HandleTaskSend(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(
-          args, {"task_id", "message", "mode", "replace", "withdraw"});
-      !known) {
-    return call->Finish(ToolResult::Error(known.error().message));
+struct TaskSendArguments {
+  std::string task_id;
+  std::string message;
+  std::optional<SendMode> mode;
+  std::string replace;
+  std::string withdraw;
+  template <class V>
+  void Fields(V& v) {
+    v("task_id", task_id,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "The agent task id, e.g. agent-1",
+       .example = "\"agent-1\""});
+    v("message", message,
+      {.max_bytes = kMaxTextBytes,
+       .doc = "What to tell the agent (with replace: the new text)",
+       .example = "\"Also update the docs\""});
+    v("mode", mode,
+      {.doc = "steer: into the running turn; followup (the default): after "
+              "it"});
+    v("replace", replace,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "The id (m-3) of a queued follow-up whose text message "
+              "replaces, before it is delivered"});
+    v("withdraw", withdraw,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "The id (m-3) of a queued follow-up to withdraw, before it is "
+              "delivered (no message)"});
   }
-  auto id = RequiredString(args, "task_id", "\"agent-1\"");
-  if (!id)
-    return call->Finish(ToolResult::Error(id.error().message));
-  auto replace = OptionalString(args, "replace");
-  if (!replace)
-    return call->Finish(ToolResult::Error(replace.error().message));
-  auto withdraw = OptionalString(args, "withdraw");
-  if (!withdraw)
-    return call->Finish(ToolResult::Error(withdraw.error().message));
-  if (!replace->empty() && !withdraw->empty()) {
+};
+
+void HandleTaskSend(const ToolCallPtr& call) {
+  auto args = ParseArguments<TaskSendArguments>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
+  const std::string& id = args->task_id;
+  if (!args->replace.empty() && !args->withdraw.empty()) {
     return call->Finish(ToolResult::Error(
         "give either 'replace' or 'withdraw' (a queued message's id), not "
         "both"));
   }
-  if ((!replace->empty() || !withdraw->empty()) && args.contains("mode")) {
+  if ((!args->replace.empty() || !args->withdraw.empty()) && args->mode) {
     return call->Finish(ToolResult::Error(
         "argument 'mode' is for a new message; 'replace' keeps the queued "
         "message's place (a follow-up)"));
   }
-  if (!withdraw->empty()) {
-    if (args.contains("message")) {
+  if (!args->withdraw.empty()) {
+    if (!args->message.empty()) {
       return call->Finish(ToolResult::Error(
           "argument 'message' goes with 'replace', not 'withdraw'"));
     }
-    return ChangeQueued(call, {.task = *id, .withdraw = *withdraw});
+    return ChangeQueued(call, {.task = id, .withdraw = args->withdraw});
   }
-  auto message = RequiredString(args, "message", "\"Also update the docs\"");
-  if (!message)
-    return call->Finish(ToolResult::Error(message.error().message));
-  auto mode = OptionalString(args, "mode");
-  if (!mode)
-    return call->Finish(ToolResult::Error(mode.error().message));
-  if (!replace->empty()) {
+  if (args->message.empty()) {
+    return call->Finish(ToolResult::Error(
+        "missing argument 'message', e.g. {\"message\": \"Also update the "
+        "docs\"}"));
+  }
+  if (!args->replace.empty()) {
     return ChangeQueued(
-        call, {.task = *id, .replace = *replace, .message = *message});
+        call, {.task = id, .replace = args->replace, .message = args->message});
   }
-  if (mode->empty())
-    *mode = "followup";
-  if (*mode != "followup" && *mode != "steer") {
-    return call->Finish(ToolResult::Error(fmt::format(
-        "argument 'mode' must be \"followup\" (after the current turn) or "
-        "\"steer\" (into the running turn) (got \"{}\")",
-        *mode)));
-  }
-  SendRequest request{
-      .task = *id,
-      .message = *message,
-      .mode = *mode == "steer" ? SendMode::kSteer : SendMode::kFollowup};
+  SendRequest request{.task = id,
+                      .message = args->message,
+                      .mode = args->mode.value_or(SendMode::kFollowup)};
+  std::string mode(WireName(request.mode));
   call->Daemon(
-      request, [call, id = *id, mode = *mode](Result<SendReply> reply) {
+      request, [call, id, mode](Result<SendReply> reply) {
         if (!reply) {
           return call->Finish(ToolResult::Error(
               DaemonErrorText(reply.error()) +
@@ -134,37 +146,7 @@ ToolDefinition TaskSendToolDefinition() {
       "id); once delivered, that is refused with already_delivered. To "
       "answer a question use task_answer; to continue an ended task, "
       "delegate with resume_from.";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {
-           {"task_id",
-            {{"type", "string"},
-             {"description", "The agent task id, e.g. agent-1"}}},
-           {"message",
-            {{"type", "string"},
-             {"description",
-              "What to tell the agent (with replace: the new text)"}}},
-           {"mode",
-            {{"type", "string"},
-             {"enum", {"followup", "steer"}},
-             {"default", "followup"},
-             {"description",
-              "steer: into the running turn; followup: after it"}}},
-           {"replace",
-            {{"type", "string"},
-             {"description",
-              "The id (m-3) of a queued follow-up whose text message "
-              "replaces, before it is delivered"}}},
-           {"withdraw",
-            {{"type", "string"},
-             {"description",
-              "The id (m-3) of a queued follow-up to withdraw, before it "
-              "is delivered (no message)"}}},
-       }},
-      {"required", {"task_id"}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskSendArguments>();
   tool.output_schema = {
       {"type", "object"},
       {"properties",

@@ -148,13 +148,10 @@ void AddAgentFacts(const std::string& id, const EventsReply& reply,
 }
 
 void HandleTaskStatus(const ToolCallPtr& call) {
-  const Json& args = call->arguments();
-  if (auto known = CheckKnownArguments(args, {"task_id"}); !known)
-    return call->Finish(ToolResult::Error(known.error().message));
-  auto id = RequiredString(args, "task_id", "\"shell-1\"");
-  if (!id)
-    return call->Finish(ToolResult::Error(id.error().message));
-  call->Daemon(GetRequest{.task = *id}, [call](Result<TaskReply> reply) {
+  auto args = ParseArguments<TaskIdArgument>(call->arguments());
+  if (!args)
+    return call->Finish(ToolResult::Error(args.error().message));
+  call->Daemon(GetRequest{.task = args->task_id}, [call](Result<TaskReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
     const TaskRecord& task = reply->task.task;
@@ -234,14 +231,7 @@ ToolDefinition TaskStatusToolDefinition() {
       "it used and its pending questions (task_events: everything it did). "
       "Does not move your read position (task_output "
       "does).";
-  tool.input_schema = {
-      {"type", "object"},
-      {"properties",
-       {{"task_id",
-         {{"type", "string"}, {"description", "The task id, e.g. shell-1"}}}}},
-      {"required", {"task_id"}},
-      {"additionalProperties", false},
-  };
+  tool.input_schema = ArgumentSchema<TaskIdArgument>();
   Json output = TaskSummarySchema();
   auto& props = output["properties"];
   props["signal"] = NullableString("the signal that ended it, e.g. SIGKILL");

@@ -2,6 +2,8 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
+
 #include "baton/ipc/task_text.h"
 #include "baton/util/clock.h"
 #include "baton/util/json_fields.h"
@@ -279,6 +281,24 @@ std::string TaskName(const TaskRecord& task) {
   std::string id = task.id.ToString();
   const std::string& label = task.spec.label;
   return label.empty() ? id : fmt::format("{} ({})", id, label);
+}
+
+Result<std::vector<std::string>> TaskIdsArguments::Ids() const {
+  std::vector<std::string> ids;
+  if (!task_id.empty())
+    ids.push_back(task_id);
+  for (const auto& id : task_ids) {
+    if (std::find(ids.begin(), ids.end(), id) == ids.end())
+      ids.push_back(id);
+  }
+  if (ids.empty()) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "give the task: {\"task_id\": \"shell-1\"} or several with "
+        "{\"task_ids\": [\"shell-1\", \"shell-2\"]}; task_list shows your "
+        "tasks");
+  }
+  return ids;
 }
 
 std::string DaemonErrorText(const Error& error) {

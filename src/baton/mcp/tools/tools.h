@@ -22,6 +22,49 @@ ToolDefinition TaskSendToolDefinition();
 ToolDefinition TaskAnswerToolDefinition();
 ToolDefinition SessionBudgetToolDefinition();
 
+// The arguments of a tool that takes none.
+struct NoArguments {
+  template <class V>
+  void Fields(V&) {}
+};
+
+// One task's id (task_status).
+struct TaskIdArgument {
+  std::string task_id;
+  template <class V>
+  void Fields(V& v) {
+    v("task_id", task_id,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "The task id, e.g. shell-1",
+       .example = "\"shell-1\""});
+  }
+};
+
+// One task or several: `task_id` and/or `task_ids` (task_output,
+// task_kill).
+struct TaskIdsArguments {
+  std::string task_id;
+  std::vector<std::string> task_ids;
+  template <class V>
+  void Fields(V& v) {
+    v("task_id", task_id,
+      {.non_empty = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "A task id, e.g. shell-1",
+       .example = "\"shell-1\""});
+    v("task_ids", task_ids,
+      {.max_bytes = kMaxNameBytes,
+       .max_items = kMaxTaskIds,
+       .doc = "Several task ids, e.g. [\"shell-1\", \"shell-2\"]",
+       .example = "[\"shell-1\", \"shell-2\"]"});
+  }
+  // Both, merged in order without duplicates; an error that says how to
+  // name a task when neither was given.
+  Result<std::vector<std::string>> Ids() const;
+};
+
 // Every tool, in the order tools/list shows them.
 const std::vector<ToolDefinition>& AllTools();
 
