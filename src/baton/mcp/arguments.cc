@@ -78,7 +78,7 @@ Status TooLong(std::string_view name, size_t bytes, const FieldRules& rules) {
   if (rules.max_bytes == 0 || bytes <= rules.max_bytes)
     return {};
   return std::unexpected(
-      Bad(fmt::format("argument '{}' is {} bytes; at most {} are allowed",
+      Bad(fmt::format("argument '{}' is {} bytes long; at most {} are allowed",
                       name, bytes, rules.max_bytes)));
 }
 

@@ -49,7 +49,7 @@ TEST(ToolArguments, EachValueIsCheckedWithAMessageTheModelCanActOn) {
             "argument 'name' must be a non-empty string, e.g. {\"name\": "
             "\"x\"} (got \"\")");
   EXPECT_EQ(Refusal<Sample>({{"name", "123456789"}}),
-            "argument 'name' is 9 bytes; at most 8 are allowed");
+            "argument 'name' is 9 bytes long; at most 8 are allowed");
   EXPECT_EQ(Refusal<Sample>({{"name", "a"}, {"flag", "yes"}}),
             "argument 'flag' must be true or false (got \"yes\")");
   for (const Json& bad : {Json(0), Json(6), Json(2.5), Json("2")}) {
@@ -131,7 +131,7 @@ TEST(ToolArguments, RunAndDelegateShareTheProtocolsBounds) {
   EXPECT_EQ(schema["properties"]["retries"]["maximum"], kMaxRetries);
   std::string label(kMaxLabelBytes + 1, 'x');
   EXPECT_EQ(Refusal<StartArguments>({{"label", label}}),
-            fmt::format("argument 'label' is {} bytes; at most {} are allowed",
+            fmt::format("argument 'label' is {} bytes long; at most {} are allowed",
                         kMaxLabelBytes + 1, kMaxLabelBytes));
   EXPECT_EQ(Refusal<StartArguments>({{"label", std::string(kMaxLabelBytes,
                                                             'x')}}),
