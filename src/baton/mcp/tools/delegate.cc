@@ -107,17 +107,11 @@ void HandleDelegate(const ToolCallPtr& call) {
   request.max_tokens = args->max_tokens;
   request.max_cost_usd = args->max_cost_usd;
   request.ask = args->ask;
-  // A relative cwd is relative to the server's. Without one, a resumed
-  // task runs where its session ran (the daemon's choice), a new one here.
-  request.cwd = args->start.Folder(call->facts().cwd);
+  // Without a cwd, a resumed task runs where its session ran (the daemon's
+  // choice), a new one here.
+  args->start.ApplyTo(request, call->facts().cwd);
   if (request.cwd.empty() && request.resume_from.empty())
     request.cwd = call->facts().cwd;
-  request.label = args->start.label;
-  request.checks = args->start.checks;
-  request.schedule = args->start.schedule;
-  request.retry = args->start.retry.ToWire();
-  request.slurm = args->start.slurm;
-  request.limits = args->start.limits.ToWire();
   request.base_env = ProcessEnvironment();
   std::string agent = request.agent.empty() ? "claude" : request.agent;
   std::string model = request.model;

@@ -61,17 +61,9 @@ void HandleRun(const ToolCallPtr& call) {
   request.max_output = args->max_output_bytes;
   if (!args->redact)
     request.redact = false;
-  // A relative cwd is relative to the server's, which clients start in the
-  // project folder.
-  request.cwd = args->start.Folder(call->facts().cwd);
+  args->start.ApplyTo(request, call->facts().cwd);
   if (request.cwd.empty())
     request.cwd = call->facts().cwd;
-  request.label = args->start.label;
-  request.checks = args->start.checks;
-  request.schedule = args->start.schedule;
-  request.retry = args->start.retry.ToWire();
-  request.slurm = args->start.slurm;
-  request.limits = args->start.limits.ToWire();
   // The task inherits the environment the client gave the server (PATH,
   // virtualenvs, ...), as a command the client ran itself would.
   request.base_env = ProcessEnvironment();

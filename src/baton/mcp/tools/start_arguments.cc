@@ -21,10 +21,4 @@ LimitFields LimitArguments::ToWire() const {
   return wire;
 }
 
-std::string StartArguments::Folder(const std::string& server_cwd) const {
-  if (cwd.empty() || cwd[0] == '/')
-    return cwd;
-  return server_cwd + "/" + cwd;
-}
-
 }  // namespace baton::mcp

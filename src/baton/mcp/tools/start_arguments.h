@@ -98,8 +98,20 @@ struct StartArguments {
     slurm.Fields(v);
     limits.Fields(v);
   }
-  // `cwd` made absolute against the server's folder; "" stays "".
-  std::string Folder(const std::string& server_cwd) const;
+  // Fills these fields of `request` (a RunRequest or a DelegateRequest):
+  // its folder (a relative cwd is relative to the server's, which clients
+  // start in the project folder; "" stays "" for the caller to choose),
+  // label, checks, schedule, retries, Slurm job and limits.
+  template <class R>
+  void ApplyTo(R& request, const std::string& server_cwd) const {
+    request.cwd = cwd.empty() || cwd[0] == '/' ? cwd : server_cwd + "/" + cwd;
+    request.label = label;
+    request.checks = checks;
+    request.schedule = schedule;
+    request.retry = retry.ToWire();
+    request.slurm = slurm;
+    request.limits = limits.ToWire();
+  }
 };
 
 }  // namespace baton::mcp

@@ -23,16 +23,11 @@ std::string AnswerText(const Json& answer) {
 }
 
 struct TaskAnswerArguments {
-  std::string task_id;
+  TaskIdArgument task;
   std::vector<std::string> answers;
   template <class V>
   void Fields(V& v) {
-    v("task_id", task_id,
-      {.required = true,
-       .non_empty = true,
-       .max_bytes = kMaxNameBytes,
-       .doc = "The asking agent task's id, e.g. agent-1",
-       .example = "\"agent-1\""});
+    task.Fields(v);
     v("answers", answers,
       {.required = true,
        .non_empty = true,
@@ -49,7 +44,7 @@ void HandleTaskAnswer(const ToolCallPtr& call) {
   auto args = ParseArguments<TaskAnswerArguments>(call->arguments());
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
-  std::string id = args->task_id;
+  std::string id = args->task.task_id;
   AnswerRequest request{.task = id, .answers = std::move(args->answers)};
   call->Daemon(request, [call, id](Result<AnswerReply> reply) {
     if (!reply) {

@@ -17,17 +17,12 @@ constexpr int64_t kDefaultLimit = 50;
 constexpr int64_t kMaxLimit = 500;
 
 struct TaskEventsArguments {
-  std::string task_id;
+  TaskIdArgument task;
   int64_t after = 0;
   int64_t limit = kDefaultLimit;
   template <class V>
   void Fields(V& v) {
-    v("task_id", task_id,
-      {.required = true,
-       .non_empty = true,
-       .max_bytes = kMaxNameBytes,
-       .doc = "An agent task's id, e.g. agent-1",
-       .example = "\"agent-1\""});
+    task.Fields(v);
     v("after", after,
       {.min = 0,
        .doc = "Only events after this seq: the next_after of the last page; "
@@ -45,7 +40,7 @@ void HandleTaskEvents(const ToolCallPtr& call) {
   auto args = ParseArguments<TaskEventsArguments>(call->arguments());
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
-  EventsRequest request{.task = args->task_id, .after = args->after};
+  EventsRequest request{.task = args->task.task_id, .after = args->after};
   size_t page = static_cast<size_t>(args->limit);
   call->Daemon(request, [call, page,
                          from = request.after](Result<EventsReply> reply) {

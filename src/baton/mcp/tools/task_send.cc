@@ -37,19 +37,14 @@ void ChangeQueued(const ToolCallPtr& call, QueuedRequest request) {
 }
 
 struct TaskSendArguments {
-  std::string task_id;
+  TaskIdArgument task;
   std::string message;
   std::optional<SendMode> mode;
   std::string replace;
   std::string withdraw;
   template <class V>
   void Fields(V& v) {
-    v("task_id", task_id,
-      {.required = true,
-       .non_empty = true,
-       .max_bytes = kMaxNameBytes,
-       .doc = "The agent task id, e.g. agent-1",
-       .example = "\"agent-1\""});
+    task.Fields(v);
     v("message", message,
       {.max_bytes = kMaxTextBytes,
        .doc = "What to tell the agent (with replace: the new text)",
@@ -72,7 +67,7 @@ void HandleTaskSend(const ToolCallPtr& call) {
   auto args = ParseArguments<TaskSendArguments>(call->arguments());
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
-  const std::string& id = args->task_id;
+  const std::string& id = args->task.task_id;
   if (!args->replace.empty() && !args->withdraw.empty()) {
     return call->Finish(ToolResult::Error(
         "give either 'replace' or 'withdraw' (a queued message's id), not "

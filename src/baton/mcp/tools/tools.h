@@ -28,7 +28,7 @@ struct NoArguments {
   void Fields(V&) {}
 };
 
-// One task's id (task_status).
+// One task's id (task_status, task_events, task_send, task_answer).
 struct TaskIdArgument {
   std::string task_id;
   template <class V>
