@@ -10,21 +10,16 @@
 
 #include "baton/agent/adapter.h"
 #include "baton/core/model_spec.h"
+#include "baton/daemon/config_values.h"
 #include "baton/util/byte_size.h"
 #include "baton/util/duration.h"
 #include "baton/util/file_util.h"
 #include "baton/util/toml_precheck.h"
 
-// toml++ as a header-only library compiled into this file alone (not
-// Debian's libtomlplusplus.so: the binary carries no extra shared library),
-// with parse errors as values, not exceptions (HOUSE-STYLE: our code does
-// not throw).
-#define TOML_HEADER_ONLY 1
-#define TOML_EXCEPTIONS 0
-#include <toml++/toml.h>
-
 namespace baton {
 namespace {
+
+using namespace config_values;  // The readers of TOML values.
 
 const std::vector<AgentProfile>& BuiltinProfiles() {
   static const std::vector<AgentProfile> profiles = [] {
@@ -63,156 +58,6 @@ const std::vector<AgentProfile>& BuiltinProfiles() {
   return profiles;
 }
 
-// Collects the first problem; everything after it is skipped.
-class Checker {
- public:
-  explicit Checker(const std::string& path) : path_(path) {}
-
-  bool failed() const { return error_.has_value(); }
-  const Error& error() const { return *error_; }
-
-  void Fail(const toml::source_region& where, std::string_view key,
-            std::string_view what, ErrorCode code = ErrorCode::kInvalidConfig) {
-    if (error_)
-      return;
-    error_ =
-        Error{code, fmt::format("{}:{}:{}: {}: {}", path_, where.begin.line,
-                                where.begin.column, key, what)};
-  }
-
-  std::string Line(const toml::source_region& where) const {
-    return fmt::format("{}:{}", path_, where.begin.line);
-  }
-
- private:
-  const std::string& path_;
-  std::optional<Error> error_;
-};
-
-std::string TypeName(const toml::node& node) {
-  switch (node.type()) {
-    case toml::node_type::table:
-      return "a table";
-    case toml::node_type::array:
-      return "an array";
-    case toml::node_type::string:
-      return "a string";
-    case toml::node_type::integer:
-      return "an integer";
-    case toml::node_type::floating_point:
-      return "a float";
-    case toml::node_type::boolean:
-      return "a boolean";
-    default:
-      return "a date or time";
-  }
-}
-
-std::optional<std::string> String(Checker& check, const toml::node& node,
-                                  const std::string& key) {
-  if (const auto* value = node.as_string())
-    return value->get();
-  check.Fail(node.source(), key, "must be a string, not " + TypeName(node));
-  return std::nullopt;
-}
-
-std::optional<bool> Bool(Checker& check, const toml::node& node,
-                         const std::string& key) {
-  if (const auto* value = node.as_boolean())
-    return value->get();
-  check.Fail(node.source(), key,
-             "must be true or false, not " + TypeName(node));
-  return std::nullopt;
-}
-
-// A count of at least 1.
-std::optional<int64_t> Count(Checker& check, const toml::node& node,
-                             const std::string& key) {
-  if (const auto* value = node.as_integer(); value && value->get() > 0)
-    return value->get();
-  check.Fail(node.source(), key, "must be a whole number of at least 1");
-  return std::nullopt;
-}
-
-// A TOML number, whole or not (2 or 2.5); nullopt for anything else.
-std::optional<double> AnyNumber(const toml::node& node) {
-  if (const auto* value = node.as_integer())
-    return static_cast<double>(value->get());
-  if (const auto* real = node.as_floating_point())
-    return real->get();
-  return std::nullopt;
-}
-
-// An amount of US dollars above 0 (2 or 2.5).
-std::optional<double> Dollars(Checker& check, const toml::node& node,
-                              const std::string& key) {
-  std::optional<double> amount = AnyNumber(node);
-  if (amount && IsCostBudget(*amount))
-    return amount;
-  check.Fail(node.source(), key, std::string("must be ") + kCostBudgetRule);
-  return std::nullopt;
-}
-
-// A share of CPUs: 0.01 to 65536, as thousandths (1.5 = 1500).
-std::optional<int64_t> CpuMillis(Checker& check, const toml::node& node,
-                                 const std::string& key) {
-  std::optional<double> cpus = AnyNumber(node);
-  if (cpus && *cpus >= 0.01 && *cpus <= 65536)
-    return std::llround(*cpus * 1000);
-  check.Fail(node.source(), key,
-             "must be a number of CPUs from 0.01 to 65536, e.g. 1.5");
-  return std::nullopt;
-}
-
-// A list of strings; a lone string is a list of one.
-std::optional<std::vector<std::string>> StringList(Checker& check,
-                                                   const toml::node& node,
-                                                   const std::string& key) {
-  if (const auto* value = node.as_string())
-    return std::vector<std::string>{value->get()};
-  const auto* array = node.as_array();
-  if (!array) {
-    check.Fail(node.source(), key,
-               "must be a list of strings, not " + TypeName(node));
-    return std::nullopt;
-  }
-  std::vector<std::string> list;
-  for (size_t i = 0; i < array->size(); ++i) {
-    const toml::node& item = *array->get(i);
-    const auto* value = item.as_string();
-    if (!value) {
-      check.Fail(item.source(), fmt::format("{}[{}]", key, i),
-                 "must be a string, not " + TypeName(item));
-      return std::nullopt;
-    }
-    list.push_back(value->get());
-  }
-  return list;
-}
-
-// "30m", "1h30m", or a number of seconds.
-std::optional<std::chrono::milliseconds> Duration(Checker& check,
-                                                  const toml::node& node,
-                                                  const std::string& key) {
-  std::optional<std::chrono::milliseconds> duration;
-  // The bound ParseDuration keeps (1e15 ms), so that no conversion to
-  // milliseconds overflows.
-  constexpr int64_t kMaxSeconds = 1'000'000'000'000;
-  if (const auto* seconds = node.as_integer()) {
-    if (seconds->get() > 0 && seconds->get() <= kMaxSeconds)
-      duration = std::chrono::seconds(seconds->get());
-  } else if (const auto* text = node.as_string()) {
-    if (auto parsed = ParseDuration(text->get()); parsed && parsed->count() > 0)
-      duration = *parsed;
-  }
-  if (!duration) {
-    check.Fail(node.source(), key,
-               "must be a positive duration such as \"30m\", \"1h30m\" or a "
-               "number of seconds");
-  }
-  return duration;
-}
-
 bool ValidName(std::string_view name) {
   return !name.empty() && name.size() <= 64 &&
          std::all_of(name.begin(), name.end(), [](unsigned char c) {
@@ -220,170 +65,218 @@ bool ValidName(std::string_view name) {
          });
 }
 
-// model_arg, model_flag, effort_flag: how the CLI takes the model. False
-// when `field` is none of them.
-bool ParseModelArgField(Checker& check, std::string_view field,
-                        const toml::node& node, const std::string& key,
-                        ModelArgs& args) {
-  if (field != "model_arg" && field != "model_flag" && field != "effort_flag")
-    return false;
+std::optional<std::string> Adapter(Checker& check, const toml::node& node,
+                                   const std::string& key) {
+  auto adapter = String(check, node, key);
+  if (adapter && !MakeAdapter(*adapter)) {
+    check.Fail(node.source(), key,
+               fmt::format("unknown adapter '{}'; adapters: claude, codex, "
+                           "codex-exec, acp, command",
+                           *adapter));
+    return std::nullopt;
+  }
+  return adapter;
+}
+
+// The program and its first arguments: not empty.
+std::optional<std::vector<std::string>> Command(Checker& check,
+                                                const toml::node& node,
+                                                const std::string& key) {
+  auto command = StringList(check, node, key);
+  if (command && (command->empty() || (*command)[0].empty())) {
+    check.Fail(node.source(), key,
+               "is empty; give the program to run, e.g. [\"claude\"]");
+    return std::nullopt;
+  }
+  return command;
+}
+
+std::optional<std::map<std::string, std::string>> Env(Checker& check,
+                                                      const toml::node& node,
+                                                      const std::string& key) {
+  const auto* table = node.as_table();
+  if (!table) {
+    check.Fail(node.source(), key,
+               "must be a table of strings, e.g. { NAME = \"value\" }, not " +
+                   TypeName(node));
+    return std::nullopt;
+  }
+  std::map<std::string, std::string> env;
+  for (auto&& [var, value] : *table) {
+    std::string var_key = key + "." + std::string(var.str());
+    if (var.str().empty() || var.str().find('=') != std::string::npos ||
+        var.str().find('\0') != std::string::npos) {
+      check.Fail(var.source(), var_key,
+                 "is not a valid environment variable name");
+      return std::nullopt;
+    }
+    auto text = String(check, value, var_key);
+    if (!text)
+      return std::nullopt;
+    env[std::string(var.str())] = *text;
+  }
+  return env;
+}
+
+// <provider>/<model>[:<effort>], or "" for the CLI's own.
+std::optional<std::string> Model(Checker& check, const toml::node& node,
+                                 const std::string& key) {
+  auto model = String(check, node, key);
+  if (model && !model->empty()) {
+    if (auto spec = ParseModelSpec(*model); !spec) {
+      check.Fail(node.source(), key, spec.error().message,
+                 ErrorCode::kInvalidModel);
+      return std::nullopt;
+    }
+  }
+  return model;
+}
+
+std::optional<ModelArgStyle> ModelArg(Checker& check, const toml::node& node,
+                                      const std::string& key) {
   auto text = String(check, node, key);
   if (!text)
-    return true;
-  if (field == "model_arg") {
-    if (auto style = ParseModelArgStyle(*text))
-      args.style = *style;
-    else
-      check.Fail(node.source(), key, style.error().message);
-  } else if (!text->starts_with("-") || text->size() < 2) {
-    check.Fail(
-        node.source(), key,
-        fmt::format("must be a flag, e.g. \"{}\" (got \"{}\")",
-                    field == "model_flag" ? "--model" : "--effort", *text));
-  } else {
-    (field == "model_flag" ? args.model_flag : args.effort_flag) = *text;
+    return std::nullopt;
+  auto style = ParseModelArgStyle(*text);
+  if (!style) {
+    check.Fail(node.source(), key, style.error().message);
+    return std::nullopt;
   }
-  return true;
+  return *style;
 }
+
+// A reader of a command-line flag ("--model"), `example` in its error.
+auto Flag(std::string_view example) {
+  return [example](Checker& check, const toml::node& node,
+                   const std::string& key) -> std::optional<std::string> {
+    auto text = String(check, node, key);
+    if (text && (!text->starts_with("-") || text->size() < 2)) {
+      check.Fail(node.source(), key,
+                 fmt::format("must be a flag, e.g. \"{}\" (got \"{}\")",
+                             example, *text));
+      return std::nullopt;
+    }
+    return text;
+  };
+}
+
+// At least 1 MiB, written as a size ("2G").
+std::optional<int64_t> Memory(Checker& check, const toml::node& node,
+                              const std::string& key) {
+  auto text = String(check, node, key);
+  if (!text)
+    return std::nullopt;
+  auto bytes = ParseByteSize(*text);
+  if (!bytes || *bytes < (int64_t{1} << 20)) {
+    check.Fail(node.source(), key,
+               bytes ? "must be at least 1M" : bytes.error().message);
+    return std::nullopt;
+  }
+  return *bytes;
+}
+
+// The text a command prints right before its session id.
+std::optional<std::string> SessionMarker(Checker& check, const toml::node& node,
+                                         const std::string& key) {
+  auto text = String(check, node, key);
+  if (text && text->empty()) {
+    check.Fail(node.source(), key,
+               "is empty; give the text the command prints right before its "
+               "session id, e.g. \"session: \"");
+    return std::nullopt;
+  }
+  return text;
+}
+
+std::optional<std::vector<std::string>> Providers(Checker& check,
+                                                  const toml::node& node,
+                                                  const std::string& key) {
+  auto providers = StringList(check, node, key);
+  for (const std::string& provider :
+       providers.value_or(std::vector<std::string>{})) {
+    if (provider.empty() || provider.find('/') != std::string::npos) {
+      check.Fail(node.source(), key,
+                 fmt::format("'{}' is not a provider name, e.g. "
+                             "\"anthropic\" (the part of a model before its "
+                             "'/')",
+                             provider));
+      return std::nullopt;
+    }
+  }
+  return providers;
+}
+
+// The keys of an [agents.NAME] table, each once: its reader and the field
+// of the profile it sets. A key left out keeps the field as it was (the
+// built-in's, for a table that changes one).
+template <class V>
+void ProfileKeys(V& v, AgentProfile& p) {
+  v("adapter", p.adapter, Adapter);
+  v("command", p.command, Command);
+  v("args", p.args, StringList);
+  v("env", p.env, Env);
+  v("model", p.default_model, Model);
+  v("model_arg", p.model_args.style, ModelArg);
+  v("model_flag", p.model_args.model_flag, Flag("--model"));
+  v("effort_flag", p.model_args.effort_flag, Flag("--effort"));
+  v("timeout", p.timeout, Duration);
+  v("worktree", p.worktree, Bool);
+  v("max_turns", p.max_turns, Count);
+  v("max_tokens", p.max_tokens, Count);
+  v("max_cost_usd", p.max_cost_usd, Dollars);
+  v("memory", p.limits.memory_bytes, Memory);
+  v("cpus", p.limits.cpu_millis, CpuMillis);
+  v("pids", p.limits.pids, Count);
+  v("resume_flag", p.resume_flag, Flag("--resume"));
+  v("session_id_after", p.session_id_after, SessionMarker);
+  v("providers", p.providers, Providers);
+}
+
+// Reads the keys ProfileKeys lists from one table; the first problem
+// sticks (Checker), and a key it does not list is refused with the list.
+class ProfileKeyReader {
+ public:
+  ProfileKeyReader(Checker& check, const toml::table& table, std::string prefix)
+      : check_(check), table_(table), prefix_(std::move(prefix)) {}
+
+  template <class T, class Read>
+  void operator()(std::string_view name, T& field, const Read& read) {
+    names_.push_back(name);
+    const toml::node* node = table_.get(name);
+    if (!node || check_.failed())
+      return;
+    if (auto value = read(check_, *node, prefix_ + "." + std::string(name)))
+      field = std::move(*value);
+  }
+
+  void RefuseUnknownKeys() {
+    for (auto&& [key, node] : table_) {
+      if (std::find(names_.begin(), names_.end(), key.str()) != names_.end())
+        continue;
+      std::string names;
+      for (auto name : names_)
+        names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
+      check_.Fail(key.source(), prefix_ + "." + std::string(key.str()),
+                  "unknown key; a profile takes " + names);
+      return;
+    }
+  }
+
+ private:
+  Checker& check_;
+  const toml::table& table_;
+  std::string prefix_;
+  std::vector<std::string_view> names_;
+};
 
 void ParseProfile(Checker& check, const std::string& name,
                   const toml::table& table, AgentProfile& profile,
                   bool is_new) {
   std::string prefix = "agents." + name;
-  bool has_command = false;
-  for (auto&& [key_name, node] : table) {
-    std::string key = prefix + "." + std::string(key_name.str());
-    std::string_view field = key_name.str();
-    if (field == "adapter") {
-      auto adapter = String(check, node, key);
-      if (adapter && !MakeAdapter(*adapter)) {
-        check.Fail(node.source(), key,
-                   fmt::format("unknown adapter '{}'; adapters: claude, "
-                               "codex, codex-exec, acp, command",
-                               *adapter));
-      } else if (adapter) {
-        profile.adapter = *adapter;
-      }
-    } else if (field == "command") {
-      auto command = StringList(check, node, key);
-      if (command && (command->empty() || (*command)[0].empty())) {
-        check.Fail(node.source(), key,
-                   "is empty; give the program to run, e.g. [\"claude\"]");
-      } else if (command) {
-        profile.command = std::move(*command);
-        has_command = true;
-      }
-    } else if (field == "args") {
-      if (auto args = StringList(check, node, key))
-        profile.args = std::move(*args);
-    } else if (field == "env") {
-      const auto* env = node.as_table();
-      if (!env) {
-        check.Fail(node.source(), key,
-                   "must be a table of strings, e.g. { NAME = \"value\" }, "
-                   "not " +
-                       TypeName(node));
-        continue;
-      }
-      profile.env.clear();
-      for (auto&& [var, value] : *env) {
-        std::string var_key = key + "." + std::string(var.str());
-        if (var.str().empty() || var.str().find('=') != std::string::npos ||
-            var.str().find('\0') != std::string::npos) {
-          check.Fail(var.source(), var_key,
-                     "is not a valid environment variable name");
-          continue;
-        }
-        if (auto text = String(check, value, var_key))
-          profile.env[std::string(var.str())] = *text;
-      }
-    } else if (field == "model") {
-      auto model = String(check, node, key);
-      if (!model)
-        continue;
-      if (!model->empty()) {
-        if (auto spec = ParseModelSpec(*model); !spec) {
-          check.Fail(node.source(), key, spec.error().message,
-                     ErrorCode::kInvalidModel);
-          continue;
-        }
-      }
-      profile.default_model = *model;
-    } else if (field == "timeout") {
-      if (auto timeout = Duration(check, node, key))
-        profile.timeout = *timeout;
-    } else if (field == "worktree") {
-      if (auto worktree = Bool(check, node, key))
-        profile.worktree = *worktree;
-    } else if (field == "max_turns") {
-      if (auto turns = Count(check, node, key))
-        profile.max_turns = *turns;
-    } else if (field == "max_tokens") {
-      if (auto tokens = Count(check, node, key))
-        profile.max_tokens = *tokens;
-    } else if (field == "max_cost_usd") {
-      if (auto dollars = Dollars(check, node, key))
-        profile.max_cost_usd = *dollars;
-    } else if (field == "memory") {
-      auto text = String(check, node, key);
-      if (!text)
-        continue;
-      auto bytes = ParseByteSize(*text);
-      if (!bytes || *bytes < (int64_t{1} << 20)) {
-        check.Fail(node.source(), key,
-                   bytes ? "must be at least 1M" : bytes.error().message);
-      } else {
-        profile.limits.memory_bytes = *bytes;
-      }
-    } else if (field == "cpus") {
-      if (auto millis = CpuMillis(check, node, key))
-        profile.limits.cpu_millis = *millis;
-    } else if (field == "pids") {
-      if (auto pids = Count(check, node, key))
-        profile.limits.pids = *pids;
-    } else if (field == "resume_flag") {
-      auto flag = String(check, node, key);
-      if (flag && (!flag->starts_with("-") || flag->size() < 2)) {
-        check.Fail(node.source(), key,
-                   fmt::format("must be a flag, e.g. \"--resume\" (got "
-                               "\"{}\")",
-                               *flag));
-      } else if (flag) {
-        profile.resume_flag = *flag;
-      }
-    } else if (field == "session_id_after") {
-      auto text = String(check, node, key);
-      if (text && text->empty()) {
-        check.Fail(node.source(), key,
-                   "is empty; give the text the command prints right "
-                   "before its session id, e.g. \"session: \"");
-      } else if (text) {
-        profile.session_id_after = *text;
-      }
-    } else if (field == "providers") {
-      auto providers = StringList(check, node, key);
-      if (!providers)
-        continue;
-      for (const std::string& provider : *providers) {
-        if (provider.empty() || provider.find('/') != std::string::npos) {
-          check.Fail(node.source(), key,
-                     fmt::format("'{}' is not a provider name, e.g. "
-                                 "\"anthropic\" (the part of a model "
-                                 "before its '/')",
-                                 provider));
-        }
-      }
-      profile.providers = std::move(*providers);
-    } else if (!ParseModelArgField(check, field, node, key,
-                                   profile.model_args)) {
-      check.Fail(
-          key_name.source(), key,
-          "unknown key; a profile takes adapter, command, args, env, "
-          "model, model_arg, model_flag, effort_flag, timeout, worktree, "
-          "max_turns, max_tokens, max_cost_usd, memory, cpus, pids, "
-          "resume_flag, session_id_after, providers");
-    }
-  }
+  ProfileKeyReader reader(check, table, prefix);
+  ProfileKeys(reader, profile);
+  reader.RefuseUnknownKeys();
+  bool has_command = table.contains("command");
   if (check.failed())
     return;
   if (profile.resume_flag.empty() != profile.session_id_after.empty()) {

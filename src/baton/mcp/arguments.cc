@@ -57,8 +57,8 @@ std::string RealRange(const FieldRules& rules) {
   if (rules.min != kNoMin)
     range = fmt::format(" {} {}", rules.above_min ? "above" : ">=", rules.min);
   if (rules.max != kNoMax) {
-    range += fmt::format("{} at most {}", range.empty() ? "" : " and",
-                         rules.max);
+    range +=
+        fmt::format("{} at most {}", range.empty() ? "" : " and", rules.max);
   }
   return range;
 }
@@ -157,8 +157,8 @@ Status ParseArgument(const Json& in, int64_t& out, const FieldRules& rules,
   // JSON parsers keep a positive integer unsigned.
   const auto* negative = in.get_ptr<const Json::number_integer_t*>();
   const auto* positive = in.get_ptr<const Json::number_unsigned_t*>();
-  bool fits = negative || (positive && *positive <= static_cast<uint64_t>(
-                                                        kNoMax));
+  bool fits =
+      negative || (positive && *positive <= static_cast<uint64_t>(kNoMax));
   int64_t value = negative ? *negative
                   : fits   ? static_cast<int64_t>(*positive)
                            : 0;
@@ -203,9 +203,9 @@ Status ParseArgument(const Json& in, ByteSize& out, const FieldRules& rules,
     return Refuse(in, name, "a size such as \"2G\"", rules);
   auto bytes = ParseByteSize(*text);
   if (!bytes) {
-    return std::unexpected(Bad(fmt::format("argument '{}': {}{}", name,
-                                           bytes.error().message,
-                                           Example(name, rules))));
+    return std::unexpected(
+        Bad(fmt::format("argument '{}': {}{}", name, bytes.error().message,
+                        Example(name, rules))));
   }
   if (rules.min != kNoMin && *bytes < rules.min) {
     return Refuse(in, name,
@@ -287,9 +287,9 @@ Status ArgumentReader::Finish() const {
     std::string names;
     for (auto name : known_)
       names += fmt::format("{}{}", names.empty() ? "" : ", ", name);
-    return std::unexpected(Bad(fmt::format(
-        "unknown argument '{}'; this tool takes: {}", key,
-        names.empty() ? "no arguments" : names)));
+    return std::unexpected(
+        Bad(fmt::format("unknown argument '{}'; this tool takes: {}", key,
+                        names.empty() ? "no arguments" : names)));
   }
   return {};
 }

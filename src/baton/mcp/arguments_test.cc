@@ -28,7 +28,9 @@ struct Sample {
   template <class V>
   void Fields(V& v) {
     v("name", name,
-      {.required = true, .non_empty = true, .max_bytes = 8,
+      {.required = true,
+       .non_empty = true,
+       .max_bytes = 8,
        .example = "\"x\""});
     v("flag", flag);
     v("count", count, {.min = 1, .max = 5, .example = "2"});
@@ -89,10 +91,15 @@ TEST(ToolArguments, ValuesArriveTyped) {
   // An unknown name is refused even when null; a known one that is null
   // is "not given".
   EXPECT_NE(Refusal<Sample>({{"name", "a"}, {"unset", nullptr}}), "");
-  auto parsed = ParseArguments<Sample>(
-      {{"name", "a"},    {"flag", true},       {"count", nullptr},
-       {"share", 0.5},   {"timeout_s", 1e-9},  {"memory", "2M"},
-       {"items", {"x"}}, {"env", {{"A", "b"}}}, {"mode", "steer"}});
+  auto parsed = ParseArguments<Sample>({{"name", "a"},
+                                        {"flag", true},
+                                        {"count", nullptr},
+                                        {"share", 0.5},
+                                        {"timeout_s", 1e-9},
+                                        {"memory", "2M"},
+                                        {"items", {"x"}},
+                                        {"env", {{"A", "b"}}},
+                                        {"mode", "steer"}});
   ASSERT_TRUE(parsed) << parsed.error().message;
   EXPECT_TRUE(parsed->flag);
   EXPECT_EQ(parsed->count, std::nullopt);
@@ -112,9 +119,9 @@ TEST(ToolArguments, TheSchemaComesFromTheSameList) {
   EXPECT_EQ(p["name"], Json({{"type", "string"}, {"minLength", 1}}));
   EXPECT_EQ(p["count"],
             Json({{"type", "integer"}, {"minimum", 1}, {"maximum", 5}}));
-  EXPECT_EQ(p["share"], Json({{"type", "number"},
-                              {"exclusiveMinimum", 0},
-                              {"maximum", 10}}));
+  EXPECT_EQ(
+      p["share"],
+      Json({{"type", "number"}, {"exclusiveMinimum", 0}, {"maximum", 10}}));
   EXPECT_EQ(p["timeout_s"]["exclusiveMinimum"], 0);
   EXPECT_EQ(p["items"]["maxItems"], 2);
   EXPECT_EQ(p["env"]["additionalProperties"], Json({{"type", "string"}}));
@@ -130,12 +137,13 @@ TEST(ToolArguments, RunAndDelegateShareTheProtocolsBounds) {
   EXPECT_EQ(schema["properties"]["priority"]["maximum"], 1000000);
   EXPECT_EQ(schema["properties"]["retries"]["maximum"], kMaxRetries);
   std::string label(kMaxLabelBytes + 1, 'x');
-  EXPECT_EQ(Refusal<StartArguments>({{"label", label}}),
-            fmt::format("argument 'label' is {} bytes long; at most {} are allowed",
-                        kMaxLabelBytes + 1, kMaxLabelBytes));
-  EXPECT_EQ(Refusal<StartArguments>({{"label", std::string(kMaxLabelBytes,
-                                                            'x')}}),
-            "");
+  EXPECT_EQ(
+      Refusal<StartArguments>({{"label", label}}),
+      fmt::format("argument 'label' is {} bytes long; at most {} are allowed",
+                  kMaxLabelBytes + 1, kMaxLabelBytes));
+  EXPECT_EQ(
+      Refusal<StartArguments>({{"label", std::string(kMaxLabelBytes, 'x')}}),
+      "");
 }
 
 TEST(ToolArguments, TaskIdsMergeAndExplain) {

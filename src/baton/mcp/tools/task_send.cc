@@ -98,31 +98,30 @@ void HandleTaskSend(const ToolCallPtr& call) {
                       .message = args->message,
                       .mode = args->mode.value_or(SendMode::kFollowup)};
   std::string mode(WireName(request.mode));
-  call->Daemon(
-      request, [call, id, mode](Result<SendReply> reply) {
-        if (!reply) {
-          return call->Finish(ToolResult::Error(
-              DaemonErrorText(reply.error()) +
-              " (nothing was sent; an ended agent task can be continued "
-              "with delegate and resume_from)"));
-        }
-        std::string text = fmt::format(
-            "{} ({}): message {} {}\nYou will be told when it ends or asks; "
-            "task_output with wait: true returns then.\n",
-            id, mode, reply->id, reply->delivery);
-        if (reply->delivery.starts_with("queued")) {
-          text += fmt::format(
-              "Until it is delivered, task_send with replace: \"{}\" (and "
-              "a message) or withdraw: \"{}\" changes it.\n",
-              reply->id, reply->id);
-        }
-        call->Finish({std::move(text),
-                      {{"task_id", id},
-                       {"mode", mode},
-                       {"message_id", reply->id},
-                       {"delivery", reply->delivery}},
-                      false});
-      });
+  call->Daemon(request, [call, id, mode](Result<SendReply> reply) {
+    if (!reply) {
+      return call->Finish(ToolResult::Error(
+          DaemonErrorText(reply.error()) +
+          " (nothing was sent; an ended agent task can be continued "
+          "with delegate and resume_from)"));
+    }
+    std::string text = fmt::format(
+        "{} ({}): message {} {}\nYou will be told when it ends or asks; "
+        "task_output with wait: true returns then.\n",
+        id, mode, reply->id, reply->delivery);
+    if (reply->delivery.starts_with("queued")) {
+      text += fmt::format(
+          "Until it is delivered, task_send with replace: \"{}\" (and "
+          "a message) or withdraw: \"{}\" changes it.\n",
+          reply->id, reply->id);
+    }
+    call->Finish({std::move(text),
+                  {{"task_id", id},
+                   {"mode", mode},
+                   {"message_id", reply->id},
+                   {"delivery", reply->delivery}},
+                  false});
+  });
 }
 
 }  // namespace

@@ -151,7 +151,8 @@ void HandleTaskStatus(const ToolCallPtr& call) {
   auto args = ParseArguments<TaskIdArgument>(call->arguments());
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
-  call->Daemon(GetRequest{.task = args->task_id}, [call](Result<TaskReply> reply) {
+  call->Daemon(GetRequest{.task = args->task_id}, [call](
+                                                      Result<TaskReply> reply) {
     if (!reply)
       return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
     const TaskRecord& task = reply->task.task;
