@@ -13,7 +13,6 @@
 #include <set>
 
 #include "baton/ipc/codec.h"
-#include "baton/mcp/output_text.h"
 #include "baton/serve/board.h"
 #include "baton/serve/http_checks.h"
 #include "baton/util/file_util.h"
@@ -141,11 +140,11 @@ void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
           end = static_cast<uint64_t>(std::min(before, reply->to));
           from = end > chunk ? end - chunk : 0;
         }
-        auto slice = mcp::ReadOutputSlice(reply->path, out.task, from, end,
-                                          std::numeric_limits<uint64_t>::max());
-        if (!slice)
-          return exchange->Respond(BoardError(500, slice.error()));
-        std::string& text = slice->text;
+        // The board shows output whole, page by page: no model's cut.
+        auto read = ReadFileRange(reply->path, from, end);
+        if (!read)
+          return exchange->Respond(BoardError(500, read.error()));
+        std::string& text = *read;
         // Start on a character: the bytes of a cut one belong to the
         // earlier read. A read forward ends on one instead, unless the
         // log ends there for good.
