@@ -158,10 +158,25 @@ class ExecutorListener {
 };
 
 // Runs task processes. Asynchronous: results arrive through the listener.
+//
+// Ordering contract: Start() and Kill() only queue what they ask for;
+// nothing reaches a process, a supervisor or a cluster before Flush(),
+// which batond calls once per loop iteration, after the commit of the
+// store transaction that recorded the same changes. So nothing runs that
+// the store does not know, and a crash between the two loses a start that
+// was never acknowledged, not a task.
 class Executor {
  public:
   virtual ~Executor() = default;
   virtual void SetListener(ExecutorListener* listener) = 0;
+
+  // Whether this executor runs a task of `spec` (the router asks each in
+  // its order; the last takes what no other does).
+  virtual bool Takes(const TaskSpec&) const { return true; }
+  // Whether `id` is a live task this executor started or adopted.
+  virtual bool Owns(const TaskId&) const { return false; }
+  // Sends what Start() and Kill() queued. Never blocks.
+  virtual void Flush() {}
 
   // The folder of a task's files.
   virtual std::string TaskDir(const TaskId& id) const = 0;

@@ -214,7 +214,9 @@ Status Daemon::Start() {
   slurm_options.grace = options_.grace;
   slurm_ =
       std::make_unique<SlurmExecutor>(&loop_, options_.paths, slurm_options);
-  router_ = std::make_unique<RoutingExecutor>(executor_.get(), slurm_.get());
+  // In the order the router asks them; the last takes the rest.
+  router_ = std::make_unique<RoutingExecutor>(
+      std::vector<Executor*>{slurm_.get(), executor_.get()});
   TaskRegistry::Options registry_options;
   registry_options.lease = options_.lease;
   registry_options.default_grace = options_.grace;
@@ -596,8 +598,7 @@ void Daemon::BeforeSleep() {
           const TaskRecord* task = registry_->FindLive(id);
           return !task || RunName(*task) != run;
         });
-    executor_->Flush();
-    slurm_->Flush();
+    router_->Flush();
     if (committing)
       crash_points_.Pass("after-flush");
   }

@@ -28,10 +28,8 @@ namespace baton {
 // Adopt(), which reports what it settles before it returns.
 // REQUIRES: SetListener() before Start() or Adopt().
 //
-// Ordering contract: Start() and Kill() only queue their messages. Nothing
-// reaches the supervisor until Flush(), which batond calls after committing
-// the store transaction of the same loop iteration, so the supervisor never
-// runs a task the store does not know.
+// Ordering contract (Executor's): Start() and Kill() only queue their
+// messages; nothing reaches the supervisor until Flush().
 class LocalExecutor : public Executor {
  public:
   static constexpr std::chrono::milliseconds kDefaultGrace{5000};
@@ -55,7 +53,7 @@ class LocalExecutor : public Executor {
   // supervisor dies").
   Status Connect();
   // Sends everything queued by Start() and Kill(). Never blocks.
-  void Flush();
+  void Flush() override;
   // The live supervisor's pid; 0 when none is connected or it has died.
   int64_t supervisor_pid() const;
 

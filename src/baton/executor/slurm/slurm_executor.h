@@ -33,9 +33,8 @@ namespace baton {
 // Lives on batond's loop thread; not thread-safe.
 // REQUIRES: SetListener() before Start() or Adopt().
 //
-// Ordering contract, as LocalExecutor's: Start() and Kill() only queue;
-// nothing reaches Slurm before Flush(), which batond calls after the
-// commit, so no job runs that the store does not know.
+// Ordering contract (Executor's): Start() and Kill() only queue; nothing
+// reaches Slurm before Flush().
 class SlurmExecutor : public Executor {
  public:
   struct Options {
@@ -76,9 +75,14 @@ class SlurmExecutor : public Executor {
   // it did not answer. Never calls `done` from inside.
   void Preflight(const TaskSpec& spec, std::function<void(Status)> done);
   // Submits what Start() queued, and sends the kills Kill() asked for.
-  void Flush();
-  // Whether `id` is a live task of this executor.
-  bool Owns(const TaskId& id) const { return jobs_.contains(id.ToString()); }
+  void Flush() override;
+  // A task whose spec asks for a Slurm job.
+  bool Takes(const TaskSpec& spec) const override {
+    return spec.slurm.has_value();
+  }
+  bool Owns(const TaskId& id) const override {
+    return jobs_.contains(id.ToString());
+  }
   // The folder of a task's job files: its own folder (TaskDir), or, with
   // a shared_dir, "<shared_dir>/<home tag>/<id>" (output.log in the task's
   // folder is then a link to the job's).
@@ -99,7 +103,7 @@ class SlurmExecutor : public Executor {
   // A shell job's stdin is /dev/null; an agent's is a file batond appends
   // to: this marks it closed.
   void CloseStdin(const TaskId& id) override;
-  // Tasks on Slurm only (the RoutingExecutor splits them out).
+  // Tasks on Slurm only (the RoutingExecutor splits them out by Takes).
   void Adopt(const std::vector<TaskRecord>& live) override;
 
  private:
