@@ -43,9 +43,7 @@ class RoutingExecutor : public Executor {
   Result<uint64_t> OutputSize(const TaskRecord& task) const override {
     return executors_.back()->OutputSize(task);
   }
-  void Start(const TaskRecord& task) override {
-    For(task.spec).Start(task);
-  }
+  void Start(const TaskRecord& task) override { For(task.spec).Start(task); }
   void Kill(const TaskId& id, std::chrono::milliseconds grace) override {
     OwnerOf(id).Kill(id, grace);
   }
