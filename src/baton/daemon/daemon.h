@@ -172,6 +172,7 @@ class Daemon {
   void Handle(Connection&, const QueueListRequest&, Session, Reply);
   void Handle(Connection&, const BudgetRequest&, Session, Reply);
   void Handle(Connection&, const AuditRequest&, Session, Reply);
+  void Handle(Connection&, const WorktreesRequest&, Session, Reply);
 
   // An audit record of an action `connection` asked for in `session`:
   // who, with the action and task; the handler adds what and why.

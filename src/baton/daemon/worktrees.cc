@@ -124,4 +124,131 @@ std::optional<WorktreeFindings> ReadWorktree(
   return findings;
 }
 
+namespace {
+
+// git in `cwd`, its result, or a failed one when git could not run.
+GitResult Git(const std::string& cwd, const std::vector<std::string>& args,
+              const std::vector<std::string>& env) {
+  auto result = RunGit(cwd, args, env);
+  return result ? std::move(*result) : GitResult{};
+}
+
+// "merged", "2 commits not merged", "task running", ... for people.
+std::string StateText(const TaskRecord& task, const WorktreeInfo& info) {
+  if (!info.exists)
+    return "removed";
+  std::string text;
+  if (!IsTerminal(task.status)) {
+    text = "task " + std::string(TaskStatusName(task.status));
+  } else if (!info.branch_exists) {
+    text = "branch deleted";
+  } else if (info.merged) {
+    text = "merged";
+  } else {
+    text = fmt::format("{} commit{} not merged", info.commits_not_merged,
+                       info.commits_not_merged == 1 ? "" : "s");
+  }
+  if (info.uncommitted)
+    text += ", uncommitted changes";
+  return text;
+}
+
+}  // namespace
+
+WorktreeInfo InspectWorktree(const TaskRecord& task,
+                             const std::vector<std::string>& env) {
+  const Worktree& worktree = *task.spec.agent->worktree;
+  WorktreeInfo info{.task = task.id.ToString(),
+                    .status = std::string(TaskStatusName(task.status)),
+                    .repo = worktree.repo,
+                    .path = worktree.path,
+                    .branch = worktree.branch,
+                    .base = worktree.base};
+  std::error_code error;
+  info.exists = std::filesystem::is_directory(worktree.path, error);
+  info.branch_exists = Git(worktree.repo,
+                           {"rev-parse", "--verify", "--quiet",
+                            "refs/heads/" + worktree.branch},
+                           env)
+                           .ok();
+  if (info.branch_exists) {
+    info.merged = Git(worktree.repo,
+                      {"merge-base", "--is-ancestor", worktree.branch, "HEAD"},
+                      env)
+                      .ok();
+    auto count = Git(worktree.repo,
+                     {"rev-list", "--count", "HEAD.." + worktree.branch}, env);
+    if (count.ok())
+      info.commits_not_merged = std::strtoll(count.out.c_str(), nullptr, 10);
+  }
+  if (info.exists) {
+    auto status = Git(worktree.path, {"status", "--porcelain"}, env);
+    info.uncommitted = !status.ok() || !status.out.empty();
+  }
+  info.state = StateText(task, info);
+  return info;
+}
+
+void CleanWorktree(const TaskRecord& task, bool named, bool force,
+                   const std::vector<std::string>& env, WorktreeInfo& info) {
+  const Worktree& worktree = *task.spec.agent->worktree;
+  auto keep = [&info](std::string why) {
+    info.outcome = "kept";
+    info.note = std::move(why);
+  };
+  if (!info.exists) {
+    // Removed by hand: git forgets it, and a merged branch goes too.
+    (void)RunGit(worktree.repo, {"worktree", "prune"}, env);
+    if (info.branch_exists && info.merged && IsTerminal(task.status))
+      (void)RunGit(worktree.repo, {"branch", "-d", worktree.branch}, env);
+    return;
+  }
+  if (!IsTerminal(task.status)) {
+    return keep(fmt::format("it is {}; its worktree stays until it ends",
+                            TaskStatusName(task.status)));
+  }
+  if (info.uncommitted && !force) {
+    return keep(fmt::format(
+        "uncommitted changes in {} (commit them, or clean --force to discard "
+        "them)",
+        worktree.path));
+  }
+  int64_t ahead = info.commits_not_merged;
+  if (info.branch_exists && !info.merged && !named) {
+    return keep(fmt::format(
+        "branch {} has {} commit{} not in HEAD of {} (merge it, or name the "
+        "task: baton worktree clean {})",
+        worktree.branch, ahead, ahead == 1 ? "" : "s", worktree.repo,
+        info.task));
+  }
+  std::vector<std::string> remove = {"worktree", "remove"};
+  if (force)
+    remove.push_back("--force");
+  remove.push_back(worktree.path);
+  auto removing = RunGit(worktree.repo, remove, env);
+  if (!removing || !removing->ok()) {
+    return keep("git worktree remove failed: " +
+                (removing ? removing->Complaint() : removing.error().message));
+  }
+  info.outcome = "removed";
+  info.exists = false;
+  info.state = "removed";
+  if (info.branch_exists && info.merged) {
+    auto deleted =
+        RunGit(worktree.repo, {"branch", "-d", worktree.branch}, env);
+    info.note =
+        deleted && deleted->ok()
+            ? fmt::format("deleted branch {} (merged)", worktree.branch)
+            : fmt::format(
+                  "kept branch {} (git branch -d: {})", worktree.branch,
+                  deleted ? deleted->Complaint() : deleted.error().message);
+  } else if (info.branch_exists) {
+    info.note = fmt::format(
+        "kept branch {} ({} commit{} not merged; git branch -D {} discards "
+        "{})",
+        worktree.branch, ahead, ahead == 1 ? "" : "s", worktree.branch,
+        ahead == 1 ? "it" : "them");
+  }
+}
+
 }  // namespace baton

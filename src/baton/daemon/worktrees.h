@@ -1,7 +1,8 @@
 // Agent workers' own git worktrees (doc/agents.md, "Worktrees"): made when
 // such a task is submitted, before it is stored; read for its evidence when
-// it ends. Each runs git synchronously, as the check runner's `git status`
-// does: a few quick calls per task.
+// it ends; listed and cleaned for every front end (the `worktrees`
+// request). Each runs git synchronously: batond calls them on a
+// WorkerPool, off its loop.
 #ifndef BATON_DAEMON_WORKTREES_H_
 #define BATON_DAEMON_WORKTREES_H_
 
@@ -10,6 +11,7 @@
 #include <vector>
 
 #include "baton/core/task.h"
+#include "baton/ipc/messages.h"
 #include "baton/util/result.h"
 
 namespace baton {
@@ -38,6 +40,20 @@ struct WorktreeFindings {
 };
 std::optional<WorktreeFindings> ReadWorktree(
     const Worktree& worktree, const std::vector<std::string>& env);
+
+// The worktree of `task` (HasWorktree) as git tells it now. Blocks on git:
+// off the loop.
+WorktreeInfo InspectWorktree(const TaskRecord& task,
+                             const std::vector<std::string>& env);
+
+// Removes the worktree of `task` (inspected as `info`) when that loses
+// nothing, and says so in info.outcome and info.note: never a live task's,
+// never uncommitted work without `force`, never an unmerged branch (its
+// worktree goes when the task is `named`, the branch stays); a merged
+// branch is deleted with it. A worktree removed by hand is pruned from
+// git's list. Blocks on git: off the loop.
+void CleanWorktree(const TaskRecord& task, bool named, bool force,
+                   const std::vector<std::string>& env, WorktreeInfo& info);
 
 }  // namespace baton
 

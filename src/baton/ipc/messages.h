@@ -908,6 +908,92 @@ struct AgentsRequest {
   }
 };
 
+// An agent task's own worktree (doc/agents.md, "Worktrees") as git tells
+// it now, and what `clean` did with it.
+struct WorktreeInfo {
+  std::string task;
+  std::string status;
+  std::string repo;
+  std::string path;
+  std::string branch;
+  std::string base;
+  bool exists = false;
+  bool branch_exists = false;
+  bool merged = false;
+  int64_t commits_not_merged = 0;
+  bool uncommitted = false;
+  std::string state;
+  std::string outcome;
+  std::string note;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task, {.required = true});
+    v("status", status, {.doc = "the task's"});
+    v("repo", repo);
+    v("path", path);
+    v("branch", branch);
+    v("base", base, {.doc = "the commit it was made from"});
+    v("exists", exists, {.doc = "its folder is there"});
+    v("branch_exists", branch_exists);
+    v("merged", merged, {.doc = "its branch is in the repository's HEAD"});
+    v("commits_not_merged", commits_not_merged);
+    v("uncommitted", uncommitted,
+      {.doc = "changes or new files not committed"});
+    v("state", state,
+      {.doc = "for people: `merged`, `2 commits not merged`, `task "
+              "running`, `removed`, ..."});
+    v("outcome", outcome,
+      {.omit_when_empty = true,
+       .doc = "with `clean`: `removed` or `kept` (absent: not its turn)"});
+    v("note", note,
+      {.omit_when_empty = true,
+       .doc = "with `clean`: why it was kept, or what became of its branch"});
+  }
+};
+struct WorktreesReply {
+  std::vector<WorktreeInfo> worktrees;
+  template <class V>
+  void Fields(V& v) {
+    v("worktrees", worktrees,
+      {.doc = "in creation order, each: `task`, `status`, `repo`, `path`, "
+              "`branch`, `base`, `exists`, `branch_exists`, `merged`, "
+              "`commits_not_merged`, `uncommitted`, `state` (for people); "
+              "with `clean`, `outcome` and `note`"});
+  }
+};
+struct WorktreesRequest {
+  static constexpr std::string_view kOp = "worktrees";
+  // What it removed stays removed whatever the store does.
+  static constexpr bool kReplyKeptIfCommitFails = true;
+  static constexpr std::string_view kDoc =
+      "the worktrees of the session's agent tasks, as git tells them now; "
+      "with `clean`, removes those that lose nothing (answered once git is "
+      "done, off batond's loop)";
+  using Reply = WorktreesReply;
+  std::vector<std::string> tasks;
+  bool clean = false;
+  bool force = false;
+  std::optional<std::vector<std::string>> base_env;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.max_bytes = kMaxNameBytes,
+       .max_items = kMaxTaskIds,
+       .doc = "only these tasks (an id without a worktree of the session's "
+              "is `not_found`); default: all"});
+    v("clean", clean,
+      {.doc = "remove the worktrees of ended tasks without uncommitted "
+              "changes whose branches are merged, and of the tasks named "
+              "(keeping their unmerged branches); never a live task's"});
+    v("force", force,
+      {.doc = "with `clean`: discard uncommitted changes too"});
+    v("base_env", base_env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "git's environment (the client's); absent: batond's"});
+  }
+};
+
 // A queue as `queue_set` and `queue_list` answer it.
 struct QueueInfo {
   std::string name;
@@ -1198,7 +1284,8 @@ using Request = std::variant<
     AnswerRequest, QuestionsRequest, EventsRequest, AgentsRequest, GetRequest,
     ListRequest, ReadRequest, KillRequest, WaitRequest, AttachRequest,
     NoticesRequest, DaemonStatusRequest, ShutdownRequest, WatchRequest,
-    QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest>;
+    QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
+    WorktreesRequest>;
 
 }  // namespace baton
 

@@ -1,0 +1,59 @@
+// The `worktrees` request: the worktrees of the session's agent tasks as
+// git tells them now, and, with `clean`, the removal of those that lose
+// nothing (doc/agents.md, "Worktrees"). git runs on the worktree worker,
+// off the loop, one request's tasks after the other; the reply goes out
+// when it is done.
+#include <fmt/format.h>
+
+#include <algorithm>
+
+#include "baton/daemon/daemon.h"
+#include "baton/daemon/worktrees.h"
+#include "baton/util/environment.h"
+
+namespace baton {
+
+void Daemon::Handle(Connection&, const WorktreesRequest& request,
+                    Session session, Reply reply) {
+  auto tasks = registry_->List(session, /*all=*/true, nullptr);
+  if (!tasks)
+    return reply(std::unexpected(tasks.error()));
+  std::erase_if(*tasks, [](const TaskRecord& task) {
+    return !HasWorktree(task);
+  });
+  for (const std::string& id : request.tasks) {
+    if (std::none_of(tasks->begin(), tasks->end(), [&](const TaskRecord& t) {
+          return t.id.ToString() == id;
+        })) {
+      return reply(MakeError(ErrorCode::kNotFound,
+                             fmt::format("{} has no worktree among this "
+                                         "session's tasks (baton worktree ls "
+                                         "lists them)",
+                                         id)));
+    }
+  }
+  struct Job {
+    std::vector<TaskRecord> tasks;
+    std::vector<std::string> env;
+    WorktreesReply answer;
+  };
+  auto job = std::make_shared<Job>();
+  job->tasks = std::move(*tasks);
+  job->env = request.base_env ? *request.base_env : ProcessEnvironment();
+  worktree_worker_->Post(
+      [job, request] {
+        for (const TaskRecord& task : job->tasks) {
+          bool named = std::find(request.tasks.begin(), request.tasks.end(),
+                                 task.id.ToString()) != request.tasks.end();
+          if (!request.tasks.empty() && !named)
+            continue;
+          WorktreeInfo info = InspectWorktree(task, job->env);
+          if (request.clean)
+            CleanWorktree(task, named, request.force, job->env, info);
+          job->answer.worktrees.push_back(std::move(info));
+        }
+      },
+      [job, reply = std::move(reply)] { reply(std::move(job->answer)); });
+}
+
+}  // namespace baton
