@@ -4,7 +4,7 @@ import { test } from 'node:test';
 import assert from 'node:assert/strict';
 import { spawn, spawnSync, execFileSync } from 'node:child_process';
 import { createInterface } from 'node:readline';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { BATON, makeHome, batonEnv, baton, stopDaemon, sleep, connect, call, text } from './helpers.mjs';
 
@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: eleven tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: twelve tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -40,7 +40,7 @@ test('initialize, tools/list: eleven tools with schemas and honest annotations',
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
       'delegate', 'run', 'session_budget', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output',
-      'task_questions', 'task_send', 'task_status']);
+      'task_questions', 'task_send', 'task_status', 'worktrees']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
     for (const tool of tools) {
@@ -885,6 +885,26 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     assert.equal(s.structuredContent.evidence.diff_bytes, s.structuredContent.evidence.diff.length);
     assert.match(text(s), /the diff \(\d+ bytes\):\n(.*\n)*\+work of turn 1\n/);
     assert.match(text(s), new RegExp(`branch baton/${id}: 1 commit on`));
+
+    // Its worktree's life is batond's, for MCP as for the CLI: listed as
+    // git tells it, kept by a plain clean (its commit is not merged),
+    // removed when named, its branch (the work) kept.
+    const listed = await call(client, 'worktrees', {});
+    assert.equal(listed.isError, false, text(listed));
+    assert.equal(listed.structuredContent.worktrees.length, 1, text(listed));
+    assert.equal(listed.structuredContent.worktrees[0].state, '1 commit not merged', text(listed));
+    const kept = await call(client, 'worktrees', { clean: true });
+    assert.equal(kept.structuredContent.worktrees[0].outcome, 'kept', text(kept));
+    assert.match(kept.structuredContent.worktrees[0].note, /1 commit not in HEAD/);
+    assert.ok(existsSync(worktree.path));
+    const gone = await call(client, 'worktrees', { clean: true, task_ids: [id] });
+    assert.equal(gone.structuredContent.worktrees[0].outcome, 'removed', text(gone));
+    assert.match(gone.structuredContent.worktrees[0].note, new RegExp(`kept branch baton/${id} \\(1 commit not merged`));
+    assert.ok(!existsSync(worktree.path));
+    assert.match(git('branch', '--list', `baton/${id}`), new RegExp(`baton/${id}`));
+    const unknown = await call(client, 'worktrees', { task_ids: ['agent-99'] });
+    assert.equal(unknown.isError, true, text(unknown));
+    assert.match(text(unknown), /not_found: agent-99 has no worktree/);
   });
 });
 

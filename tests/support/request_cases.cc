@@ -36,6 +36,7 @@ const std::map<std::string, Json>& Samples() {
       {"queue_list", Json::object()},
       {"budget", {{"max_tokens", 1000}}},
       {"audit", {{"task", "shell-1"}, {"limit", 10}}},
+      {"worktrees", {{"clean", true}}},
   };
   return samples;
 }

@@ -166,16 +166,16 @@ WorktreeInfo InspectWorktree(const TaskRecord& task,
                     .base = worktree.base};
   std::error_code error;
   info.exists = std::filesystem::is_directory(worktree.path, error);
-  info.branch_exists = Git(worktree.repo,
-                           {"rev-parse", "--verify", "--quiet",
-                            "refs/heads/" + worktree.branch},
-                           env)
-                           .ok();
+  info.branch_exists =
+      Git(worktree.repo,
+          {"rev-parse", "--verify", "--quiet", "refs/heads/" + worktree.branch},
+          env)
+          .ok();
   if (info.branch_exists) {
-    info.merged = Git(worktree.repo,
-                      {"merge-base", "--is-ancestor", worktree.branch, "HEAD"},
-                      env)
-                      .ok();
+    info.merged =
+        Git(worktree.repo,
+            {"merge-base", "--is-ancestor", worktree.branch, "HEAD"}, env)
+            .ok();
     auto count = Git(worktree.repo,
                      {"rev-list", "--count", "HEAD.." + worktree.branch}, env);
     if (count.ok())

@@ -985,8 +985,7 @@ struct WorktreesRequest {
       {.doc = "remove the worktrees of ended tasks without uncommitted "
               "changes whose branches are merged, and of the tasks named "
               "(keeping their unmerged branches); never a live task's"});
-    v("force", force,
-      {.doc = "with `clean`: discard uncommitted changes too"});
+    v("force", force, {.doc = "with `clean`: discard uncommitted changes too"});
     v("base_env", base_env,
       {.max_bytes = kMaxArgBytes,
        .max_items = kMaxEnvEntries,
@@ -1279,13 +1278,14 @@ struct ShutdownRequest {
 };
 
 // Every request, in the order doc/protocol.md lists them.
-using Request = std::variant<
-    HelloRequest, RunRequest, DelegateRequest, SendRequest, QueuedRequest,
-    AnswerRequest, QuestionsRequest, EventsRequest, AgentsRequest, GetRequest,
-    ListRequest, ReadRequest, KillRequest, WaitRequest, AttachRequest,
-    NoticesRequest, DaemonStatusRequest, ShutdownRequest, WatchRequest,
-    QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
-    WorktreesRequest>;
+using Request =
+    std::variant<HelloRequest, RunRequest, DelegateRequest, SendRequest,
+                 QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
+                 AgentsRequest, GetRequest, ListRequest, ReadRequest,
+                 KillRequest, WaitRequest, AttachRequest, NoticesRequest,
+                 DaemonStatusRequest, ShutdownRequest, WatchRequest,
+                 QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
+                 WorktreesRequest>;
 
 }  // namespace baton
 

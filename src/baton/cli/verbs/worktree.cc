@@ -16,8 +16,7 @@ namespace baton {
 namespace {
 
 // git runs in batond with this CLI's environment, as it would here.
-WorktreesRequest Request(std::vector<std::string> ids, bool clean,
-                         bool force) {
+WorktreesRequest Request(std::vector<std::string> ids, bool clean, bool force) {
   return {.tasks = std::move(ids),
           .clean = clean,
           .force = force,
@@ -31,8 +30,8 @@ int DoWorktreeList(const Context& ctx) {
           std::printf("no worktrees (baton delegate --worktree makes one)\n");
           return kExitOk;
         }
-        std::printf("%-10s %-11s %-18s %-30s %s\n", "TASK", "STATUS",
-                    "BRANCH", "STATE", "PATH");
+        std::printf("%-10s %-11s %-18s %-30s %s\n", "TASK", "STATUS", "BRANCH",
+                    "STATE", "PATH");
         for (const WorktreeInfo& info : reply.worktrees) {
           std::printf("%-10s %-11s %-18s %-30s %s\n", info.task.c_str(),
                       info.status.c_str(), info.branch.c_str(),

@@ -3,12 +3,13 @@
 // nothing (doc/agents.md, "Worktrees"). git runs on the worktree worker,
 // off the loop, one request's tasks after the other; the reply goes out
 // when it is done.
+#include "baton/daemon/worktrees.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
 #include "baton/daemon/daemon.h"
-#include "baton/daemon/worktrees.h"
 #include "baton/util/environment.h"
 
 namespace baton {
@@ -18,9 +19,8 @@ void Daemon::Handle(Connection&, const WorktreesRequest& request,
   auto tasks = registry_->List(session, /*all=*/true, nullptr);
   if (!tasks)
     return reply(std::unexpected(tasks.error()));
-  std::erase_if(*tasks, [](const TaskRecord& task) {
-    return !HasWorktree(task);
-  });
+  std::erase_if(*tasks,
+                [](const TaskRecord& task) { return !HasWorktree(task); });
   for (const std::string& id : request.tasks) {
     if (std::none_of(tasks->begin(), tasks->end(), [&](const TaskRecord& t) {
           return t.id.ToString() == id;

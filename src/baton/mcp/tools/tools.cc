@@ -47,7 +47,7 @@ const std::vector<ToolDefinition>& AllTools() {
       TaskListToolDefinition(),      TaskEventsToolDefinition(),
       TaskQuestionsToolDefinition(), TaskSendToolDefinition(),
       TaskAnswerToolDefinition(),    TaskKillToolDefinition(),
-      SessionBudgetToolDefinition(),
+      SessionBudgetToolDefinition(), WorktreesToolDefinition(),
   };
   return tools;
 }

@@ -21,6 +21,7 @@ ToolDefinition DelegateToolDefinition();
 ToolDefinition TaskSendToolDefinition();
 ToolDefinition TaskAnswerToolDefinition();
 ToolDefinition SessionBudgetToolDefinition();
+ToolDefinition WorktreesToolDefinition();
 
 // The arguments of a tool that takes none.
 struct NoArguments {
