@@ -14,7 +14,7 @@
 
 namespace baton {
 
-void Daemon::Handle(Connection&, const WorktreesRequest& request,
+void Daemon::Handle(Connection& connection, const WorktreesRequest& request,
                     Session session, Reply reply) {
   auto tasks = registry_->List(session, /*all=*/true, nullptr);
   if (!tasks)
@@ -37,6 +37,8 @@ void Daemon::Handle(Connection&, const WorktreesRequest& request,
     std::vector<std::string> env;
     WorktreesReply answer;
   };
+  // Who asked, taken now: the connection may be gone when git is done.
+  AuditRecord audit = AuditOf(connection, session, "worktree_remove");
   auto job = std::make_shared<Job>();
   job->tasks = std::move(*tasks);
   job->env = request.base_env ? *request.base_env : ProcessEnvironment();
@@ -53,7 +55,21 @@ void Daemon::Handle(Connection&, const WorktreesRequest& request,
           job->answer.worktrees.push_back(std::move(info));
         }
       },
-      [job, reply = std::move(reply)] { reply(std::move(job->answer)); });
+      [this, job, audit, reply = std::move(reply)] {
+        // A removal is done whatever the next commit does: its record is
+        // not taken back with the batch (doc/audit.md).
+        for (const WorktreeInfo& info : job->answer.worktrees) {
+          if (info.outcome != "removed")
+            continue;
+          AuditRecord record = audit;
+          record.task = info.task;
+          record.detail = info.note.empty()
+                              ? info.path
+                              : fmt::format("{}; {}", info.path, info.note);
+          registry_->Audit(std::move(record), /*with_batch=*/false);
+        }
+        reply(std::move(job->answer));
+      });
 }
 
 }  // namespace baton
