@@ -255,8 +255,7 @@ TEST_F(WorktreeTest, CleanRemovesOnlyWhatLosesNothing) {
   EXPECT_EQ(Shell("git -C " + repo_ + " branch --list baton/" + merged), "");
   // A removal is a control action: the audit trail names it.
   auto audit = Baton({"audit", "--task", merged}, env_);
-  EXPECT_NE(audit.out.find("worktree_remove"), std::string::npos)
-      << audit.out;
+  EXPECT_NE(audit.out.find("worktree_remove"), std::string::npos) << audit.out;
   EXPECT_TRUE(std::filesystem::exists(path(unmerged)));
   EXPECT_NE(cleaned.out.find(unmerged + ": kept: branch baton/" + unmerged +
                              " has 1 commit not in HEAD"),
