@@ -902,6 +902,10 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     assert.match(gone.structuredContent.worktrees[0].note, new RegExp(`kept branch baton/${id} \\(1 commit not merged`));
     assert.ok(!existsSync(worktree.path));
     assert.match(git('branch', '--list', `baton/${id}`), new RegExp(`baton/${id}`));
+    // A rule across fields is the request's own, batond's for every front end.
+    const forced = await call(client, 'worktrees', { force: true });
+    assert.equal(forced.isError, true, text(forced));
+    assert.match(text(forced), /'force' goes with 'clean'/);
     const unknown = await call(client, 'worktrees', { task_ids: ['agent-99'] });
     assert.equal(unknown.isError, true, text(unknown));
     assert.match(text(unknown), /not_found: agent-99 has no worktree/);

@@ -192,8 +192,9 @@ std::optional<std::vector<std::string>> Providers(Checker& check,
                                                   const toml::node& node,
                                                   const std::string& key) {
   auto providers = StringList(check, node, key);
-  for (const std::string& provider :
-       providers.value_or(std::vector<std::string>{})) {
+  if (!providers)
+    return std::nullopt;
+  for (const std::string& provider : *providers) {
     if (provider.empty() || provider.find('/') != std::string::npos) {
       check.Fail(node.source(), key,
                  fmt::format("'{}' is not a provider name, e.g. "

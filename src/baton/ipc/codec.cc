@@ -223,6 +223,15 @@ Status ListRequest::Validate() const {
   return {};
 }
 
+Status WorktreesRequest::Validate() const {
+  if (force && !clean) {
+    return Invalid(
+        "worktrees request: 'force' goes with 'clean' (it discards "
+        "uncommitted changes while cleaning)");
+  }
+  return {};
+}
+
 Status BudgetRequest::Validate() const {
   if (clear && (max_turns || max_tokens || max_cost_usd)) {
     return Invalid(

@@ -135,6 +135,18 @@ TEST(CodecTest, AListViewsFiltersAreCheckedAndNeedTheView) {
   EXPECT_EQ(list.filter.ended_limit, 10);
 }
 
+// A rule across fields of one request lives in its Validate, which the
+// decoder applies, so batond refuses it for every front end alike.
+TEST(CodecTest, AWorktreesForceGoesWithClean) {
+  auto forced = DecodeRequestLine(R"({"id":1,"op":"worktrees","force":true})");
+  ASSERT_FALSE(forced);
+  EXPECT_NE(forced.error().error.message.find("'force' goes with 'clean'"),
+            std::string::npos)
+      << forced.error().error.message;
+  EXPECT_TRUE(DecodeRequestLine(
+      R"({"id":1,"op":"worktrees","force":true,"clean":true})"));
+}
+
 TEST(CodecTest, EveryValidSampleDecodes) {
   for (const auto& sample : testing::ValidRequests()) {
     auto decoded = DecodeRequestLine(sample.line);

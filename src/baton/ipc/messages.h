@@ -991,6 +991,7 @@ struct WorktreesRequest {
        .max_items = kMaxEnvEntries,
        .doc = "git's environment (the client's); absent: batond's"});
   }
+  Status Validate() const;
 };
 
 // A queue as `queue_set` and `queue_list` answer it.

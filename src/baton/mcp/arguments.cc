@@ -256,12 +256,6 @@ Status ParseArgument(const Json& in, std::map<std::string, std::string>& out,
   return {};
 }
 
-Status ParseArgument(const Json& in, Json& out, const FieldRules&,
-                     std::string_view) {
-  out = in;
-  return {};
-}
-
 Status arguments_internal::NotOneOf(const Json& in, std::string_view name,
                                     const std::vector<std::string_view>& names,
                                     const FieldRules& rules) {
@@ -350,10 +344,6 @@ Json SchemaOf(const std::map<std::string, std::string>*,
   if (rules.max_items)
     schema["maxProperties"] = rules.max_items;
   return schema;
-}
-
-Json SchemaOf(const Json*, const FieldRules&) {
-  return Json::object();
 }
 
 void ArgumentSchemaWriter::Add(std::string_view name, Json schema,

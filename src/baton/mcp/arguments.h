@@ -65,9 +65,6 @@ Status ParseArgument(const Json& in, std::vector<std::string>& out,
 // Variables: names without '=', string values.
 Status ParseArgument(const Json& in, std::map<std::string, std::string>& out,
                      const FieldRules& rules, std::string_view name);
-// Whatever JSON it is (a tool that reads it itself, as task_answer does).
-Status ParseArgument(const Json& in, Json& out, const FieldRules& rules,
-                     std::string_view name);
 
 namespace arguments_internal {
 Status NotOneOf(const Json& in, std::string_view name,
@@ -159,7 +156,6 @@ Json SchemaOf(const ByteSize*, const FieldRules& rules);
 Json SchemaOf(const std::vector<std::string>*, const FieldRules& rules);
 Json SchemaOf(const std::map<std::string, std::string>*,
               const FieldRules& rules);
-Json SchemaOf(const Json*, const FieldRules& rules);
 
 template <json_fields_internal::NamedEnum E>
 Json SchemaOf(const E*, const FieldRules&) {

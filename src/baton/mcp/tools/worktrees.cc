@@ -38,11 +38,6 @@ void HandleWorktrees(const ToolCallPtr& call) {
   auto args = ParseArguments<WorktreesArguments>(call->arguments());
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
-  if (args->force && !args->clean) {
-    return call->Finish(
-        ToolResult::Error("'force' goes with clean: true (it discards "
-                          "uncommitted changes while cleaning)"));
-  }
   WorktreesRequest request{.tasks = args->task_ids,
                            .clean = args->clean,
                            .force = args->force,
