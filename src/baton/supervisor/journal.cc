@@ -218,9 +218,12 @@ size_t ForEachLine(std::string_view text, F line) {
 
 // Opens the journal at `path` with `flags` and takes its flock, retrying
 // when the path was renamed to a new file while we waited: the lock must be
-// on the file that `path` names (journal.h).
+// on the file that `path` names (journal.h). There is no cap on the tries:
+// each retry means a rewriter renamed a file in, so it made progress, and
+// a keeper that gave up would lose a task's end (flock is not fair; a
+// supervisor compacting in a loop won it over 100 times in a row once).
 UniqueFd LockJournalFile(const std::string& path, int flags) {
-  for (int tries = 0; tries < 100; ++tries) {
+  for (;;) {
     UniqueFd fd(::open(path.c_str(), flags | O_CLOEXEC, 0600));
     if (!fd)
       return fd;
@@ -236,8 +239,6 @@ UniqueFd LockJournalFile(const std::string& path, int flags) {
       return fd;
     }
   }
-  errno = EAGAIN;
-  return UniqueFd();
 }
 
 // What the file at `path` holds from `offset` on ("" if unreadable).
