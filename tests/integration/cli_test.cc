@@ -375,6 +375,9 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
        1,
        "command not found: no-such-program-xyz (the shell line's first "
        "program"},
+      // batond asks `sh -n` off its loop; the verdict still comes first.
+      {{"run", "--", "if true; echo x"}, 1, "the shell line does not parse"},
+      {{"run", "--cwd", "/no/such/dir", "--", "echo 'open"}, 1, "cwd"},
       {{"run", "--timeout", "5x", "--", "true"}, 1, "invalid duration '5x'"},
       {{"run", "--env", "NOEQUALS", "--", "true"}, 1, "NAME=VALUE"},
       {{"wait", "--timeout", "soon", id}, 1, "invalid duration"},

@@ -183,6 +183,7 @@ class Daemon {
   // folder, label, environment, deadline, checks), then its own parts.
   template <class R>
   TaskSpec CommonSpec(const R& request, TaskKind kind, Session session);
+  // A shell task's spec, before its preflight (daemon/preflight.h).
   Result<TaskSpec> ShellSpec(const RunRequest& request, Session session);
   // Stores and starts `spec`, with its audit record (`audit`, to which it
   // adds the task and the command); replies with the task.
@@ -210,7 +211,10 @@ class Daemon {
   // Where agents' worktrees are made (git, off the loop); gone before the
   // registry its answers reach.
   std::unique_ptr<WorkerPool> worktree_worker_;
-  ProgramCache command_cache_;     // For the preflight's PATH searches.
+  ProgramCache command_cache_;  // For the preflight's PATH searches.
+  // The preflight's `sh -n`, off the loop; after the cache its callbacks
+  // use, so that it goes first.
+  CommandRunner preflight_runner_{&loop_};
   AgentConfigCache config_cache_;  // The config file's last parse.
   CrashPoints crash_points_;       // Test-only (doc/faults.md).
   UniqueFd listen_fd_;

@@ -11,9 +11,10 @@
 #include <cstring>
 #include <optional>
 #include <set>
+#include <string>
 #include <string_view>
-
-#include "baton/util/run_to_end.h"
+#include <utility>
+#include <vector>
 
 namespace baton {
 namespace {
@@ -69,25 +70,6 @@ std::optional<std::string> FirstProgramOf(std::string_view line) {
   if (next != std::string_view::npos && line[next] == '(')
     return std::nullopt;
   return std::string(word);
-}
-
-// The shell's own verdict on a line that may not parse (`sh -n`, the shell
-// the task would run with). A shell that cannot be asked in time lets the
-// line through: the run then says what the shell thinks.
-Status CheckShellSyntax(const TaskSpec& spec) {
-  constexpr std::chrono::milliseconds kSyntaxCheckTimeout{2000};
-  if (!ShellLineMayNotParse(*spec.shell_command))
-    return {};
-  auto checked = RunToEnd("/bin/sh", {"sh", "-n", "-c", *spec.shell_command},
-                          {"PATH=" + std::string(kFallbackPath)}, spec.cwd,
-                          kSyntaxCheckTimeout);
-  if (!checked || checked->timed_out || checked->exit_code != 2)
-    return {};
-  return MakeError(ErrorCode::kInvalidArgument,
-                   fmt::format("the shell line does not parse ({}); fix its "
-                               "syntax (check it with sh -n -c LINE). The "
-                               "line was not run",
-                               checked->Said()));
 }
 
 // Refuses `program` (argv[0], or a shell line's first program) when it
@@ -233,13 +215,52 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
     // (`module load`): only the cluster can judge it.
     if (spec.slurm)
       return {};
-    if (auto parsed = CheckShellSyntax(spec); !parsed)
-      return parsed;
     auto first = FirstProgramOf(*spec.shell_command);
     return first ? CheckProgram(spec, *first, cache, *spec.shell_command)
                  : Status{};
   }
   return CheckProgram(spec, spec.argv[0], cache, "");
+}
+
+bool NeedsShellSyntaxCheck(const TaskSpec& spec) {
+  return spec.shell_command && !spec.slurm &&
+         ShellLineMayNotParse(*spec.shell_command);
+}
+
+void PreflightTask(TaskSpec spec, ProgramCache* cache, CommandRunner* runner,
+                   PreflightDone done) {
+  auto finish = [cache](TaskSpec checked, const PreflightDone& told) {
+    if (auto ok = PreflightTask(checked, cache); !ok)
+      return told(std::unexpected(ok.error()));
+    told(std::move(checked));
+  };
+  if (!NeedsShellSyntaxCheck(spec))
+    return finish(std::move(spec), done);
+  // The shell the task would run with, off the loop and with a deadline. A
+  // shell that cannot be asked in time lets the line through: the run then
+  // says what the shell thinks.
+  constexpr std::chrono::milliseconds kSyntaxCheckTimeout{2000};
+  std::vector<std::string> argv = {"sh", "-n", "-c", *spec.shell_command};
+  std::string cwd = spec.cwd;
+  runner->Run(
+      std::move(argv), {"PATH=" + std::string(kFallbackPath)},
+      kSyntaxCheckTimeout,
+      [spec = std::move(spec), done = std::move(done),
+       finish](CommandResult result) mutable {
+        if (result.end == CommandResult::End::kExited && result.code == 2) {
+          std::string said = result.err;
+          while (!said.empty() && (said.back() == '\n' || said.back() == ' '))
+            said.pop_back();
+          return done(MakeError(
+              ErrorCode::kInvalidArgument,
+              fmt::format("the shell line does not parse ({}); fix its "
+                          "syntax (check it with sh -n -c LINE). The line "
+                          "was not run",
+                          said)));
+        }
+        finish(std::move(spec), done);
+      },
+      cwd);
 }
 
 }  // namespace baton

@@ -6,6 +6,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <optional>
 
 #include "tests/support/temp_dir.h"
 
@@ -35,17 +36,30 @@ class PreflightTest : public ::testing::Test {
     return spec;
   }
 
-  // The preflight of a shell line run in Spec()'s folder and PATH.
+  // The whole preflight of a shell line run in Spec()'s folder and PATH,
+  // `sh -n` included, on a loop as batond runs it.
   Status Shell(std::string line) {
     TaskSpec spec = Spec();
     spec.argv.clear();
     spec.shell_command = std::move(line);
-    return PreflightTask(spec, &cache_);
+    std::optional<Status> verdict;
+    PreflightTask(spec, &cache_, &runner_, [&](Result<TaskSpec> checked) {
+      verdict = checked ? Status{} : Status(std::unexpected(checked.error()));
+      if (checked) {
+        EXPECT_EQ(checked->shell_command, spec.shell_command);
+      }
+    });
+    for (int i = 0; i < 1000 && !verdict; ++i)
+      loop_.RunOnce(std::chrono::milliseconds(10));
+    EXPECT_TRUE(verdict) << "no verdict in 10 s";
+    return verdict.value_or(Status{});
   }
 
   testing::TempDir tmp_;
   const std::string& root_ = tmp_.path();
   ProgramCache cache_;
+  EventLoop loop_;
+  CommandRunner runner_{&loop_};
 };
 
 // Issue 35, finding 9: a shell line whose program does not exist became a
@@ -107,6 +121,26 @@ TEST_F(PreflightTest, AShellLineThatDoesNotParseIsRefusedBeforeItRuns) {
         "case x in x) echo;; esac", "echo done", "echo \\; x"}) {
     EXPECT_TRUE(Shell(fine)) << fine;
   }
+}
+
+// Issue 36: `sh -n` ran on batond's loop and held every client for its
+// few milliseconds. It is now a process the loop watches: the verdict on a
+// doubtful line comes from the loop, never from inside the call, and a
+// plain line asks no shell at all.
+TEST_F(PreflightTest, TheShellIsAskedOffTheLoopAndOnlyAboutDoubtfulLines) {
+  TaskSpec spec = Spec();
+  spec.argv.clear();
+  spec.shell_command = "if true; echo x";
+  bool told = false;
+  PreflightTask(spec, &cache_, &runner_,
+                [&](const Result<TaskSpec>&) { told = true; });
+  EXPECT_FALSE(told);
+  EXPECT_EQ(runner_.started(), 1);
+  for (int i = 0; i < 1000 && !told; ++i)
+    loop_.RunOnce(std::chrono::milliseconds(10));
+  EXPECT_TRUE(told);
+  EXPECT_TRUE(Shell("echo a; sleep 1 | cat > /dev/null"));
+  EXPECT_EQ(runner_.started(), 1);
 }
 
 TEST(ShellLineScan, TheUsualLinesNeedNoShellToParse) {

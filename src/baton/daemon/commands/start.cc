@@ -169,10 +169,6 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   } else {
     spec.limits = LimitsOf(request.limits, ResourceLimits{});
   }
-  // The file-system checks live here, not in the registry, which makes no
-  // system calls; they too run before anything is stored or spawned.
-  if (auto ok = PreflightTask(spec, &command_cache_); !ok)
-    return std::unexpected(ok.error());
   return spec;
 }
 
@@ -216,7 +212,15 @@ void Daemon::Handle(Connection& connection, const RunRequest& request,
   auto spec = ShellSpec(request, session);
   if (!spec)
     return reply(std::unexpected(spec.error()));
-  StartChecked(std::move(*spec), AuditOf(connection, session, "run"), reply);
+  // The file-system checks live here, not in the registry, which makes no
+  // system calls; they too run before anything is stored or spawned.
+  PreflightTask(std::move(*spec), &command_cache_, &preflight_runner_,
+                [this, reply, audit = AuditOf(connection, session, "run")](
+                    Result<TaskSpec> checked) mutable {
+                  if (!checked)
+                    return reply(std::unexpected(checked.error()));
+                  StartChecked(std::move(*checked), std::move(audit), reply);
+                });
 }
 
 void Daemon::Handle(Connection& connection, const DelegateRequest& request,
