@@ -267,29 +267,57 @@ void CheckRunner::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
   registry_->OnTaskPlaced(id, job);
 }
 
-void CheckRunner::Snapshot(const TaskRecord& task) {
-  bool worktree = HasWorktree(task);
-  if (task.spec.checks.empty() && !worktree)
-    return;
+namespace {
+
+// The "before" half of the scan of `cwd`, kept in the task's folder `dir`
+// so that a restarted batond still has it. The folder is made here: the
+// spawn (which makes it too) leaves batond only after the task is
+// committed.
+void WriteBefore(const std::string& cwd, const std::string& dir) {
+  Json before = Scan(cwd);
+  (void)MakeDir(dir.substr(0, dir.rfind('/')));
+  (void)MakeDir(dir);
+  (void)WriteFileAtomic(
+      dir + "/before.json",
+      before.dump(-1, ' ', false, Json::error_handler_t::replace));
+}
+
+}  // namespace
+
+void CheckRunner::KeepEnvironment(const TaskRecord& task) {
   // The environment the task runs with, kept in memory only (the client's
   // part may hold secrets): the base the executor uses, then the task's
   // own entries.
   environments_[task.id] = SetEnvironmentEntries(
       task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
       TaskEnvironmentEntries(task));
+}
+
+void CheckRunner::TakeBefore(TaskRecord task,
+                             TaskRegistry::StartCallback made) {
+  bool worktree = HasWorktree(task);
+  if (task.spec.checks.empty() && !worktree)
+    return made(std::move(task));
+  KeepEnvironment(task);
   // A worktree's evidence is the worktree against its base: no scan.
   if (worktree)
-    return;
-  // Kept on disk, so that a restarted batond still has it. The task's
-  // folder is made here: the spawn (which makes it too) leaves batond only
-  // after the task is committed.
-  Json before = Scan(task.spec.cwd);
+    return made(std::move(task));
+  // Up to kMaxScannedFiles stats: on a thread, so that a big folder holds
+  // this task's answer, not batond's loop.
+  std::string cwd = task.spec.cwd;
   std::string dir = executor_->TaskDir(task.id);
-  (void)MakeDir(dir.substr(0, dir.rfind('/')));
-  (void)MakeDir(dir);
-  (void)WriteFileAtomic(
-      dir + "/before.json",
-      before.dump(-1, ' ', false, Json::error_handler_t::replace));
+  auto held = std::make_shared<TaskRecord>(std::move(task));
+  scan_worker_.Post([cwd, dir] { WriteBefore(cwd, dir); },
+                    [held, made = std::move(made)] { made(std::move(*held)); });
+}
+
+void CheckRunner::Snapshot(const TaskRecord& task) {
+  bool worktree = HasWorktree(task);
+  if (task.spec.checks.empty() && !worktree)
+    return;
+  KeepEnvironment(task);
+  if (!worktree)
+    WriteBefore(task.spec.cwd, executor_->TaskDir(task.id));
 }
 
 void CheckRunner::OnTaskSpawnFailed(const TaskId& id, const Error& error) {

@@ -35,9 +35,16 @@ class CheckRunner : public ExecutorListener {
   CheckRunner(EventLoop* loop, Executor* executor, TaskRegistry* registry);
   ~CheckRunner() override;
 
-  // The "before" half of the changed-files scan. REQUIRES: called before
-  // the task's spawn request leaves batond (the daemon calls it when the
-  // task was just stored), so the task cannot have changed anything yet.
+  // For a new task with checks or a worktree: keeps the environment it
+  // runs with, and takes the "before" half of the changed-files scan on a
+  // thread, then calls `made(task)` on the loop. Part of the registry's
+  // create hook (TaskRegistry::SetOnCreate), so the task is stored,
+  // answered and spawned only once its "before" is on disk.
+  void TakeBefore(TaskRecord task, TaskRegistry::StartCallback made);
+  // The same, at once, on the loop, for a task the registry held (queue,
+  // dependencies, retry) and starts now. REQUIRES: called before the task's
+  // spawn request leaves batond, so the task cannot have changed anything
+  // yet.
   void Snapshot(const TaskRecord& task);
 
   void OnTaskSpawned(const TaskId& id, int64_t pid,
@@ -48,6 +55,7 @@ class CheckRunner : public ExecutorListener {
 
  private:
   struct Run;
+  void KeepEnvironment(const TaskRecord& task);
   void RunNext(const TaskId& id);
   // Runs `argv` (argv[0] a path) with `env` in `cwd`, output to `log`;
   // `done` gets the wait status.
@@ -60,13 +68,16 @@ class CheckRunner : public ExecutorListener {
   Executor* executor_;
   TaskRegistry* registry_;
   std::map<TaskId, std::unique_ptr<Run>> runs_;
-  // The environments of live tasks with checks, from their Snapshot until
-  // their end: the one the task was started with.
+  // The environments of live tasks with checks, from their TakeBefore or
+  // Snapshot until their end: the one the task was started with.
   std::map<TaskId, std::vector<std::string>> environments_;
   // Where evidence is collected, off the loop, one task's at a time. Last:
   // destroyed first, its job under way finished (bounded by git's
   // deadline), the queued ones and every `done` dropped.
   WorkerPool evidence_worker_{loop_, 1, WorkerPool::AtExit::kDropQueued};
+  // Where new tasks' "before" scans are taken (TakeBefore): apart from the
+  // evidence, so that a start never waits behind another task's end.
+  WorkerPool scan_worker_{loop_, 1, WorkerPool::AtExit::kDropQueued};
 };
 
 }  // namespace baton

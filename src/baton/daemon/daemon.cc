@@ -238,8 +238,9 @@ Status Daemon::Start() {
                                            registry_.get(), output_cap_.get());
   codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
   router_->SetListener(agents_.get());
-  // A task held by its queue or its dependencies starts later: its
-  // evidence's "before" is taken then (doc/scheduling.md).
+  // A task held by its queue, its dependencies or for a retry starts
+  // later: its evidence's "before" is taken then, on the loop, since a
+  // dispatch does not wait (doc/scheduling.md).
   registry_->SetOnDispatch(
       [this](const TaskRecord& task) { checks_->Snapshot(task); });
   // Reads of a live task's log stop where the redactor has decided
@@ -249,13 +250,14 @@ Status Daemon::Start() {
   });
   // An agent that asked for its own worktree gets it once its id is known
   // (the branch is named after it), before the task is stored; git runs
-  // off the loop, so a slow repository holds only this task's answer.
+  // off the loop, so a slow repository holds only this task's answer. Then
+  // the check runner takes the task's "before" (on a thread too).
   worktree_worker_ =
       std::make_unique<WorkerPool>(&loop_, 1, WorkerPool::AtExit::kDropQueued);
   registry_->SetOnCreate([this](TaskRecord task,
                                 TaskRegistry::StartCallback made) {
     if (!task.spec.agent || !task.spec.agent->worktree)
-      return made(std::move(task));
+      return checks_->TakeBefore(std::move(task), std::move(made));
     struct Job {
       TaskRecord task;
       std::vector<std::string> env;
@@ -270,10 +272,10 @@ Status Daemon::Start() {
         [job, root = options_.paths.home + "/worktrees"] {
           job->status = MakeWorktree(root, job->env, job->task);
         },
-        [job, made = std::move(made)] {
+        [this, job, made = std::move(made)] {
           if (!job->status)
             return made(std::unexpected(job->status.error()));
-          made(std::move(job->task));
+          checks_->TakeBefore(std::move(job->task), made);
         });
   });
   if (auto connected = executor_->Connect(); !connected) {

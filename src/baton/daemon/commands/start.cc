@@ -186,9 +186,6 @@ void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
       audit.detail = CommandText(task->spec);
     }
     registry_->Audit(std::move(audit), /*with_batch=*/true);
-    // A held task's snapshot is taken when it starts (SetOnDispatch).
-    if (!task->held)
-      checks_->Snapshot(*task);
     // No output yet: the spawn thread makes the file after this reply.
     reply(TaskReply{{std::move(*task), std::nullopt}});
   });
