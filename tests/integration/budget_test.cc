@@ -97,6 +97,9 @@ TEST_F(BudgetTest, MaxCostStopsBeforeTheNextTurnNotAfterTheLast) {
 
   std::string id = Delegate(
       {"--agent", "claude", "--max-cost", "0.005", "SLOW4 first turn"});
+  // Messages go to running agents: a send that raced the spawn was refused
+  // on a loaded machine (the task still queued).
+  WaitStarted(id, env_);
   auto sent = Baton({"send", id, "a second turn"}, env_);
   EXPECT_EQ(sent.exit_code, 0) << sent.err;
   auto task = WaitEnd(id);
