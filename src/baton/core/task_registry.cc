@@ -48,7 +48,11 @@ TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
       executor_(executor),
       timers_(timers),
       clock_(clock),
-      options_(options) {
+      options_(options),
+      waits_(
+          timers, clock,
+          [this](const WaitBook::Waiter& waiter, TaskRecord* ended,
+                 WaitResult& result) { AnswerWait(waiter, ended, result); }) {
   queues_[""];  // The default queue is always there.
 }
 
@@ -58,10 +62,6 @@ TaskRegistry::~TaskRegistry() {
   for (const auto& [session, state] : sessions_) {
     if (state.lease_timer)
       timers_->Cancel(state.lease_timer);
-  }
-  for (const auto& [id, waiter] : waiters_) {
-    if (waiter.timer)
-      timers_->Cancel(waiter.timer);
   }
 }
 
@@ -369,7 +369,7 @@ void TaskRegistry::Finish(TaskRecord task) {
   if (!task.spec.owner.empty() && !task.end_seen && !task.notice_delivered) {
     unnoticed_[task.spec.owner].push_back(task.id);
   }
-  WakeWaiters(task.id, &task);
+  waits_.TaskChanged(task.id, &task);
 }
 
 Result<TaskRecord> TaskRegistry::Lookup(const TaskId& id) {
@@ -595,27 +595,11 @@ void TaskRegistry::SetWaiting(const TaskId& id, bool waiting) {
     const std::string& owner = it->second.spec.owner;
     if (!owner.empty())
       unnoticed_[owner].push_back(id);
-    WakeWaiters(id, nullptr);
+    waits_.TaskChanged(id, nullptr);
     return;
   }
   // Answered: it counts as running again for a wait --all still open.
-  auto entry = waits_by_task_.find(id);
-  if (entry == waits_by_task_.end())
-    return;
-  for (const WaitRef& ref : entry->second) {
-    auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end())
-      continue;
-    Waiter& w = waiter->second;
-    if (!w.pending[ref.index]) {
-      w.pending[ref.index] = true;
-      ++w.pending_count;
-    }
-    if (w.fresh[ref.index]) {
-      w.fresh[ref.index] = false;
-      --w.fresh_count;
-    }
-  }
+  waits_.TaskRunsAgain(id);
 }
 
 void TaskRegistry::SetAgentSession(const TaskId& id,

@@ -24,6 +24,7 @@
 
 #include "baton/core/ports.h"
 #include "baton/core/task.h"
+#include "baton/core/wait_book.h"
 
 namespace baton {
 
@@ -35,46 +36,6 @@ struct OutputRange {
   uint64_t to = 0;
   bool at_end = false;  // The task is terminal and the range reaches its end.
 };
-
-struct WaitResult {
-  std::vector<TaskRecord> ended;  // Terminal (or asking a question).
-  bool timed_out = false;
-  // Set when the wait has no answer: a task it names was taken back by a
-  // failed commit (TaskRegistry::Commit). Nothing else is set then.
-  std::optional<Error> error;
-  // Named tasks that ended or ask, whose end or question the session was
-  // told before, left out of `ended` because others are news.
-  std::vector<TaskId> already_told;
-  // Tasks in `ended` whose end (or question) the session was told before
-  // this wait: when nothing named is news, a wait answers at once with
-  // every ended one, and these say which were not news.
-  std::vector<TaskId> told_before;
-  // With `turns`: the agent tasks of `ended` that ended a turn (and run
-  // on), each with that turn's final text.
-  std::vector<std::pair<TaskId, std::string>> turns;
-
-  // The tasks still running, in the order asked: only ids (FindLive has
-  // the records), and only listed on demand. A wait over a thousand ids is
-  // answered by a count as quickly as a wait over one.
-  size_t still_running_count() const { return still_running_count_; }
-  std::vector<TaskId> StillRunning() const {
-    std::vector<TaskId> ids;
-    ids.reserve(still_running_count_);
-    for (size_t i = 0; i < asked_.size(); ++i) {
-      if (running_[i])
-        ids.push_back(asked_[i]);
-    }
-    return ids;
-  }
-
- private:
-  friend class TaskRegistry;
-  std::vector<TaskId> asked_;  // Each once, in the order asked.
-  std::vector<bool> running_;  // Per entry of asked_.
-  size_t still_running_count_ = 0;
-};
-
-using WaitId = uint64_t;
 
 // A queue as people see it (doc/scheduling.md).
 struct QueueView {
@@ -231,7 +192,7 @@ class TaskRegistry : public ExecutorListener {
   // With `news_since_ms` (a wait sent again after its connection to a
   // batond was lost), an end at or after that wall time, or an open
   // question, is news even if told: the lost answer may have told it.
-  using WaitCallback = std::function<void(WaitResult)>;
+  using WaitCallback = WaitBook::Done;
   Result<WaitId> Wait(const std::vector<std::string>& ids,
                       const std::string& session, bool all,
                       std::optional<std::chrono::milliseconds> timeout,
@@ -340,46 +301,6 @@ class TaskRegistry : public ExecutorListener {
   bool WillRetry(const TaskId& id, const ExitInfo& exit) const;
 
  private:
-  struct Waiter {
-    std::string session;
-    std::vector<TaskId> ids;  // Each once, in the order asked.
-    // Per entry of `ids`: neither ended nor waiting. Kept up to date on
-    // each change of one of them, so that a task's end costs O(1) per
-    // waiter; flat, so that answering a wait over 1,000 ids walks two
-    // arrays instead of chasing a thousand tree nodes.
-    std::vector<bool> pending;
-    size_t pending_count = 0;
-    // Per entry of `ids`: ended or asking, and not yet told to `session`
-    // (news). A wait-any answers at the first.
-    std::vector<bool> fresh;
-    size_t fresh_count = 0;
-    // Whether a turn's end answers it, and the turns that ended (index
-    // in `ids`, final text).
-    bool turns = false;
-    std::vector<std::pair<size_t, std::string>> turns_ended;
-    bool all = false;
-    TimerId timer = 0;
-    WaitCallback done;
-  };
-  // A task a new wait names: whether the wait counts it as pending, and
-  // whether it is live (a task that has ended changes no more).
-  struct WaitEntry {
-    TaskId id;
-    bool pending;
-    bool live;
-    bool fresh = false;
-  };
-  // Where a wait names a task: the wait, and the task's place in its ids.
-  struct WaitRef {
-    WaitId wait;
-    size_t index;
-  };
-  struct TaskIdHash {
-    size_t operator()(const TaskId& id) const {
-      return std::hash<int64_t>()(id.number * 2 +
-                                  static_cast<int64_t>(id.kind));
-    }
-  };
   struct SessionState {
     int attached = 0;
     TimerId lease_timer = 0;  // 0 when no lease runs.
@@ -494,8 +415,6 @@ class TaskRegistry : public ExecutorListener {
 
   void RunEffect(Effect effect);
   void RollBack(const Error& error, std::vector<TaskId>* rolled_back);
-  // Answers every wait naming `id` (which was rolled back) with `error`.
-  void FailWaitsOn(const TaskId& id, const Error& error);
 
   // The task, if `session` may see it.
   Result<TaskRecord> Resolve(std::string_view id, const std::string& session);
@@ -525,17 +444,10 @@ class TaskRegistry : public ExecutorListener {
       std::optional<std::chrono::milliseconds> grace,
       std::chrono::milliseconds stop_delay = std::chrono::milliseconds(0),
       bool undoable = false, KillOrigin origin = KillOrigin::kRequest);
-  // Registers `waiter` over `entries` (each task once, in order) under a
-  // new id; answers it at once if it is ready.
-  WaitId AddWait(Waiter waiter, const std::vector<WaitEntry>& entries,
-                 std::optional<std::chrono::milliseconds> timeout);
-  // Wakes the waits naming a task that ended (`ended`) or now asks a
-  // question (`ended` null).
-  void WakeWaiters(const TaskId& id, TaskRecord* ended);
-  static bool WaiterReady(const Waiter& waiter);
-  // `ended`, when given, is the record of a task that just ended: the
-  // answer takes it from there instead of reading it back.
-  void CompleteWait(WaitId id, bool timed_out, TaskRecord* ended = nullptr);
+  // Fills a completing wait's answer with the tasks it names that ended
+  // or ask (WaitBook::Answer), marking them told to its session.
+  void AnswerWait(const WaitBook::Waiter& waiter, TaskRecord* ended,
+                  WaitResult& result);
   void StartLease(const std::string& session);
   void ExpireLease(const std::string& session);
 
@@ -551,13 +463,7 @@ class TaskRegistry : public ExecutorListener {
   std::vector<Effect> effects_;
   std::vector<Undo> undo_;
   std::set<TaskId> saved_in_batch_;
-  std::unordered_map<WaitId, Waiter> waiters_;
-  // Per live task, the waits naming it. An answered or cancelled wait
-  // leaves its entries behind: they are skipped, and dropped when the task
-  // ends or a new wait names it. Removing them at once would cost a wait
-  // over 1,000 ids a thousand look-ups right when it is answered.
-  std::unordered_map<TaskId, std::vector<WaitRef>, TaskIdHash> waits_by_task_;
-  WaitId next_wait_id_ = 1;
+  WaitBook waits_;
   // Per owner, tasks that ended unseen and not yet noticed, in end order.
   std::map<std::string, std::vector<TaskId>> unnoticed_;
   std::map<std::string, SessionState> sessions_;

@@ -138,7 +138,10 @@ void TaskRegistry::RollBack(const Error& error,
       live_.erase(id);
       std::erase_if(effects_,
                     [&](const Effect& effect) { return effect.task.id == id; });
-      FailWaitsOn(id, error);
+      waits_.Fail(id, Error{ErrorCode::kIo,
+                            fmt::format("cannot save state, so {} was not "
+                                        "created: {}",
+                                        id.ToString(), error.message)});
       if (rolled_back)
         rolled_back->push_back(id);
       continue;
@@ -167,27 +170,6 @@ void TaskRegistry::RollBack(const Error& error,
   std::erase_if(effects_, [](const Effect& effect) { return effect.undoable; });
   undo_.clear();
   saved_in_batch_.clear();
-}
-
-void TaskRegistry::FailWaitsOn(const TaskId& id, const Error& error) {
-  auto entry = waits_by_task_.find(id);
-  if (entry == waits_by_task_.end())
-    return;
-  std::vector<WaitRef> refs = std::move(entry->second);
-  waits_by_task_.erase(entry);
-  for (const WaitRef& ref : refs) {
-    auto node = waiters_.extract(ref.wait);
-    if (!node)
-      continue;
-    if (node.mapped().timer)
-      timers_->Cancel(node.mapped().timer);
-    WaitResult result;
-    result.error =
-        Error{ErrorCode::kIo,
-              fmt::format("cannot save state, so {} was not created: {}",
-                          id.ToString(), error.message)};
-    node.mapped().done(std::move(result));
-  }
 }
 
 void TaskRegistry::KeepSeen(const std::vector<TaskId>& ids) {

@@ -1,7 +1,6 @@
-// TaskRegistry's waits (task_registry.h, Wait): a flat flag per named task,
-// an index from task to waits pruned lazily, answers at the first end (or
-// the last, with `all`). Split from task_registry.cc.
-#include <unordered_set>
+// TaskRegistry's waits (task_registry.h, Wait): the ids resolved and their
+// owners checked here, the open waits kept by the WaitBook
+// (core/wait_book.h), and their answers read here.
 #include <utility>
 
 #include "baton/core/task_registry.h"
@@ -38,12 +37,12 @@ Result<WaitId> TaskRegistry::Wait(
     return MakeError(ErrorCode::kInvalidArgument,
                      "nothing to wait for; name one or more task ids");
   }
-  Waiter waiter;
+  WaitBook::Waiter waiter;
   waiter.session = session;
   waiter.all = all;
   waiter.turns = turns;
   waiter.done = std::move(done);
-  std::vector<WaitEntry> entries;
+  std::vector<WaitBook::Entry> entries;
   entries.reserve(ids.size());
   for (const auto& text : ids) {
     // A live task is checked in place: a wait over a thousand running
@@ -66,118 +65,11 @@ Result<WaitId> TaskRegistry::Wait(
                        happened && (!ToldTo(*task, session) ||
                                     MayHaveBeenLost(*task, news_since_ms))});
   }
-  return AddWait(std::move(waiter), entries, timeout);
+  return waits_.Add(std::move(waiter), entries, timeout);
 }
 
-WaitId TaskRegistry::AddWait(Waiter waiter,
-                             const std::vector<WaitEntry>& entries,
-                             std::optional<std::chrono::milliseconds> timeout) {
-  WaitId id = next_wait_id_++;
-  std::unordered_set<TaskId, TaskIdHash> seen;
-  for (const WaitEntry& entry : entries) {
-    if (!seen.insert(entry.id).second)
-      continue;
-    size_t index = waiter.ids.size();
-    waiter.ids.push_back(entry.id);
-    waiter.pending.push_back(entry.pending);
-    waiter.pending_count += entry.pending;
-    waiter.fresh.push_back(entry.fresh);
-    waiter.fresh_count += entry.fresh;
-    // A task that has ended changes no more: only live ones are indexed.
-    if (!entry.live)
-      continue;
-    std::vector<WaitRef>& refs = waits_by_task_[entry.id];
-    // The entries of waits answered or cancelled since are dropped here,
-    // so a task's list never outgrows the waits open at once.
-    std::erase_if(
-        refs, [&](const WaitRef& ref) { return !waiters_.contains(ref.wait); });
-    refs.push_back({id, index});
-  }
-  bool ready = WaiterReady(waiter);
-  Waiter& added = waiters_.emplace(id, std::move(waiter)).first->second;
-  if (ready) {
-    CompleteWait(id, false);
-  } else if (timeout) {
-    added.timer = timers_->Schedule(clock_->Now() + *timeout,
-                                    [this, id] { CompleteWait(id, true); });
-  }
-  return id;
-}
-
-bool TaskRegistry::WaiterReady(const Waiter& waiter) {
-  // Any: at the first news, or when nothing is left to happen (every task
-  // ended or asks, all told before), so that it never blocks forever.
-  return waiter.all ? waiter.pending_count == 0
-                    : waiter.fresh_count > 0 || waiter.pending_count == 0;
-}
-
-void TaskRegistry::WakeWaiters(const TaskId& id, TaskRecord* ended) {
-  auto entry = waits_by_task_.find(id);
-  if (entry == waits_by_task_.end())
-    return;
-  std::vector<WaitId> ready;
-  for (const WaitRef& ref : entry->second) {
-    auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end())
-      continue;
-    Waiter& w = waiter->second;
-    // An end or a question is news, also for a task that already asked
-    // (told) and now ends.
-    bool changed = false;
-    if (w.pending[ref.index]) {
-      w.pending[ref.index] = false;
-      --w.pending_count;
-      changed = true;
-    }
-    if (!w.fresh[ref.index]) {
-      w.fresh[ref.index] = true;
-      ++w.fresh_count;
-      changed = true;
-    }
-    if (changed && WaiterReady(w))
-      ready.push_back(ref.wait);
-  }
-  // An ended task changes no more; a waiting one may run again.
-  if (ended)
-    waits_by_task_.erase(entry);
-  for (WaitId wait : ready)
-    CompleteWait(wait, false, ended);
-}
-
-void TaskRegistry::TurnEnded(const TaskId& id, const std::string& text) {
-  auto entry = waits_by_task_.find(id);
-  if (entry == waits_by_task_.end())
-    return;
-  std::vector<WaitId> ready;
-  for (const WaitRef& ref : entry->second) {
-    auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end() || !waiter->second.turns)
-      continue;
-    Waiter& w = waiter->second;
-    // Only a task still running: an end or a question says more.
-    if (!w.pending[ref.index])
-      continue;
-    w.pending[ref.index] = false;
-    --w.pending_count;
-    w.fresh[ref.index] = true;
-    ++w.fresh_count;
-    w.turns_ended.emplace_back(ref.index, text);
-    if (WaiterReady(w))
-      ready.push_back(ref.wait);
-  }
-  for (WaitId wait : ready)
-    CompleteWait(wait, false);
-}
-
-void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
-  auto node = waiters_.extract(id);
-  if (!node)
-    return;
-  Waiter& waiter = node.mapped();
-  if (waiter.timer && !timed_out)
-    timers_->Cancel(waiter.timer);
-  WaitResult result;
-  result.timed_out = timed_out;
+void TaskRegistry::AnswerWait(const WaitBook::Waiter& waiter, TaskRecord* ended,
+                              WaitResult& result) {
   // A wait-any with news answers with the news only; the rest of what
   // ended or asks was told before.
   bool news_only = !waiter.all && waiter.fresh_count > 0;
@@ -204,34 +96,28 @@ void TaskRegistry::CompleteWait(WaitId id, bool timed_out, TaskRecord* ended) {
     MarkSeen(*task, waiter.session);
     result.ended.push_back(std::move(*task));
   }
-  for (auto& [index, text] : waiter.turns_ended)
-    result.turns.emplace_back(waiter.ids[index], std::move(text));
-  result.asked_ = std::move(waiter.ids);
-  result.running_ = std::move(waiter.pending);
-  result.still_running_count_ = waiter.pending_count;
-  // A listener that fails must not starve the others; ours cannot throw,
-  // and each waiter is completed on its own.
-  waiter.done(std::move(result));
+}
+
+void TaskRegistry::TurnEnded(const TaskId& id, const std::string& text) {
+  waits_.TurnEnded(id, text);
 }
 
 void TaskRegistry::CancelWait(WaitId id) {
-  auto node = waiters_.extract(id);
-  if (node && node.mapped().timer)
-    timers_->Cancel(node.mapped().timer);
+  waits_.Cancel(id);
 }
 
 void TaskRegistry::WaitForAll(const std::vector<TaskId>& ids,
                               std::function<void()> done) {
-  Waiter waiter;
+  WaitBook::Waiter waiter;
   waiter.all = true;
   waiter.done = [done = std::move(done)](WaitResult) { done(); };
-  std::vector<WaitEntry> entries;
+  std::vector<WaitBook::Entry> entries;
   for (const TaskId& id : ids) {
     // Until it ends: a task asking a question is still to be stopped.
     bool live = live_.contains(id);
     entries.push_back({id, live, live});
   }
-  AddWait(std::move(waiter), entries, std::nullopt);
+  waits_.Add(std::move(waiter), entries, std::nullopt);
 }
 
 }  // namespace baton

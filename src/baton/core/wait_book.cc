@@ -1,0 +1,181 @@
+#include "baton/core/wait_book.h"
+
+#include <unordered_set>
+
+namespace baton {
+
+WaitBook::WaitBook(Timers* timers, const Clock* clock, Answer answer)
+    : timers_(timers), clock_(clock), answer_(std::move(answer)) {}
+
+WaitBook::~WaitBook() {
+  for (const auto& [id, waiter] : waiters_) {
+    if (waiter.timer)
+      timers_->Cancel(waiter.timer);
+  }
+}
+
+WaitId WaitBook::Add(Waiter waiter, const std::vector<Entry>& entries,
+                     std::optional<std::chrono::milliseconds> timeout) {
+  WaitId id = next_id_++;
+  std::unordered_set<TaskId, TaskIdHash> seen;
+  for (const Entry& entry : entries) {
+    if (!seen.insert(entry.id).second)
+      continue;
+    size_t index = waiter.ids.size();
+    waiter.ids.push_back(entry.id);
+    waiter.pending.push_back(entry.pending);
+    waiter.pending_count += entry.pending;
+    waiter.fresh.push_back(entry.fresh);
+    waiter.fresh_count += entry.fresh;
+    // A task that has ended changes no more: only live ones are indexed.
+    if (!entry.live)
+      continue;
+    std::vector<Ref>& refs = by_task_[entry.id];
+    // The entries of waits answered or cancelled since are dropped here,
+    // so a task's list never outgrows the waits open at once.
+    std::erase_if(refs,
+                  [&](const Ref& ref) { return !waiters_.contains(ref.wait); });
+    refs.push_back({id, index});
+  }
+  bool ready = Ready(waiter);
+  Waiter& added = waiters_.emplace(id, std::move(waiter)).first->second;
+  if (ready) {
+    Complete(id, false);
+  } else if (timeout) {
+    added.timer = timers_->Schedule(clock_->Now() + *timeout,
+                                    [this, id] { Complete(id, true); });
+  }
+  return id;
+}
+
+void WaitBook::Cancel(WaitId id) {
+  auto node = waiters_.extract(id);
+  if (node && node.mapped().timer)
+    timers_->Cancel(node.mapped().timer);
+}
+
+bool WaitBook::Ready(const Waiter& waiter) {
+  // Any: at the first news, or when nothing is left to happen (every task
+  // ended or asks, all told before), so that it never blocks forever.
+  return waiter.all ? waiter.pending_count == 0
+                    : waiter.fresh_count > 0 || waiter.pending_count == 0;
+}
+
+void WaitBook::TaskChanged(const TaskId& id, TaskRecord* ended) {
+  auto entry = by_task_.find(id);
+  if (entry == by_task_.end())
+    return;
+  std::vector<WaitId> ready;
+  for (const Ref& ref : entry->second) {
+    auto waiter = waiters_.find(ref.wait);
+    if (waiter == waiters_.end())
+      continue;
+    Waiter& w = waiter->second;
+    // An end or a question is news, also for a task that already asked
+    // (told) and now ends.
+    bool changed = false;
+    if (w.pending[ref.index]) {
+      w.pending[ref.index] = false;
+      --w.pending_count;
+      changed = true;
+    }
+    if (!w.fresh[ref.index]) {
+      w.fresh[ref.index] = true;
+      ++w.fresh_count;
+      changed = true;
+    }
+    if (changed && Ready(w))
+      ready.push_back(ref.wait);
+  }
+  // An ended task changes no more; a waiting one may run again.
+  if (ended)
+    by_task_.erase(entry);
+  for (WaitId wait : ready)
+    Complete(wait, false, ended);
+}
+
+void WaitBook::TaskRunsAgain(const TaskId& id) {
+  auto entry = by_task_.find(id);
+  if (entry == by_task_.end())
+    return;
+  // It counts as running again for a wait --all still open.
+  for (const Ref& ref : entry->second) {
+    auto waiter = waiters_.find(ref.wait);
+    if (waiter == waiters_.end())
+      continue;
+    Waiter& w = waiter->second;
+    if (!w.pending[ref.index]) {
+      w.pending[ref.index] = true;
+      ++w.pending_count;
+    }
+    if (w.fresh[ref.index]) {
+      w.fresh[ref.index] = false;
+      --w.fresh_count;
+    }
+  }
+}
+
+void WaitBook::TurnEnded(const TaskId& id, const std::string& text) {
+  auto entry = by_task_.find(id);
+  if (entry == by_task_.end())
+    return;
+  std::vector<WaitId> ready;
+  for (const Ref& ref : entry->second) {
+    auto waiter = waiters_.find(ref.wait);
+    if (waiter == waiters_.end() || !waiter->second.turns)
+      continue;
+    Waiter& w = waiter->second;
+    // Only a task still running: an end or a question says more.
+    if (!w.pending[ref.index])
+      continue;
+    w.pending[ref.index] = false;
+    --w.pending_count;
+    w.fresh[ref.index] = true;
+    ++w.fresh_count;
+    w.turns_ended.emplace_back(ref.index, text);
+    if (Ready(w))
+      ready.push_back(ref.wait);
+  }
+  for (WaitId wait : ready)
+    Complete(wait, false);
+}
+
+void WaitBook::Fail(const TaskId& id, const Error& error) {
+  auto entry = by_task_.find(id);
+  if (entry == by_task_.end())
+    return;
+  std::vector<Ref> refs = std::move(entry->second);
+  by_task_.erase(entry);
+  for (const Ref& ref : refs) {
+    auto node = waiters_.extract(ref.wait);
+    if (!node)
+      continue;
+    if (node.mapped().timer)
+      timers_->Cancel(node.mapped().timer);
+    WaitResult result;
+    result.error = error;
+    node.mapped().done(std::move(result));
+  }
+}
+
+void WaitBook::Complete(WaitId id, bool timed_out, TaskRecord* ended) {
+  auto node = waiters_.extract(id);
+  if (!node)
+    return;
+  Waiter& waiter = node.mapped();
+  if (waiter.timer && !timed_out)
+    timers_->Cancel(waiter.timer);
+  WaitResult result;
+  result.timed_out = timed_out;
+  answer_(waiter, ended, result);
+  for (auto& [index, text] : waiter.turns_ended)
+    result.turns.emplace_back(waiter.ids[index], std::move(text));
+  result.asked_ = std::move(waiter.ids);
+  result.running_ = std::move(waiter.pending);
+  result.still_running_count_ = waiter.pending_count;
+  // A listener that fails must not starve the others; ours cannot throw,
+  // and each waiter is completed on its own.
+  waiter.done(std::move(result));
+}
+
+}  // namespace baton
