@@ -61,81 +61,73 @@ bool WaitBook::Ready(const Waiter& waiter) {
                     : waiter.fresh_count > 0 || waiter.pending_count == 0;
 }
 
-void WaitBook::TaskChanged(const TaskId& id, TaskRecord* ended) {
+std::vector<WaitId> WaitBook::ChangeEach(
+    const TaskId& id, const std::function<bool(Waiter&, size_t)>& change) {
+  std::vector<WaitId> ready;
   auto entry = by_task_.find(id);
   if (entry == by_task_.end())
-    return;
-  std::vector<WaitId> ready;
+    return ready;
   for (const Ref& ref : entry->second) {
     auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end())
-      continue;
-    Waiter& w = waiter->second;
+    if (waiter != waiters_.end() && change(waiter->second, ref.index) &&
+        Ready(waiter->second)) {
+      ready.push_back(ref.wait);
+    }
+  }
+  return ready;
+}
+
+void WaitBook::TaskChanged(const TaskId& id, TaskRecord* ended) {
+  std::vector<WaitId> ready = ChangeEach(id, [](Waiter& w, size_t i) {
     // An end or a question is news, also for a task that already asked
     // (told) and now ends.
     bool changed = false;
-    if (w.pending[ref.index]) {
-      w.pending[ref.index] = false;
+    if (w.pending[i]) {
+      w.pending[i] = false;
       --w.pending_count;
       changed = true;
     }
-    if (!w.fresh[ref.index]) {
-      w.fresh[ref.index] = true;
+    if (!w.fresh[i]) {
+      w.fresh[i] = true;
       ++w.fresh_count;
       changed = true;
     }
-    if (changed && Ready(w))
-      ready.push_back(ref.wait);
-  }
+    return changed;
+  });
   // An ended task changes no more; a waiting one may run again.
   if (ended)
-    by_task_.erase(entry);
+    by_task_.erase(id);
   for (WaitId wait : ready)
     Complete(wait, false, ended);
 }
 
 void WaitBook::TaskRunsAgain(const TaskId& id) {
-  auto entry = by_task_.find(id);
-  if (entry == by_task_.end())
-    return;
   // It counts as running again for a wait --all still open.
-  for (const Ref& ref : entry->second) {
-    auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end())
-      continue;
-    Waiter& w = waiter->second;
-    if (!w.pending[ref.index]) {
-      w.pending[ref.index] = true;
+  ChangeEach(id, [](Waiter& w, size_t i) {
+    if (!w.pending[i]) {
+      w.pending[i] = true;
       ++w.pending_count;
     }
-    if (w.fresh[ref.index]) {
-      w.fresh[ref.index] = false;
+    if (w.fresh[i]) {
+      w.fresh[i] = false;
       --w.fresh_count;
     }
-  }
+    return false;
+  });
 }
 
 void WaitBook::TurnEnded(const TaskId& id, const std::string& text) {
-  auto entry = by_task_.find(id);
-  if (entry == by_task_.end())
-    return;
-  std::vector<WaitId> ready;
-  for (const Ref& ref : entry->second) {
-    auto waiter = waiters_.find(ref.wait);
-    if (waiter == waiters_.end() || !waiter->second.turns)
-      continue;
-    Waiter& w = waiter->second;
+  std::vector<WaitId> ready = ChangeEach(id, [&](Waiter& w, size_t i) {
     // Only a task still running: an end or a question says more.
-    if (!w.pending[ref.index])
-      continue;
-    w.pending[ref.index] = false;
+    if (!w.turns || !w.pending[i])
+      return false;
+    w.pending[i] = false;
     --w.pending_count;
-    w.fresh[ref.index] = true;
+    w.fresh[i] = true;
     ++w.fresh_count;
-    w.turns_ended.emplace_back(ref.index, text);
-    if (Ready(w))
-      ready.push_back(ref.wait);
-  }
+    w.turns_ended.emplace_back(i, text);
+    return true;
+  });
   for (WaitId wait : ready)
     Complete(wait, false);
 }

@@ -148,6 +148,10 @@ class WaitBook {
   };
 
   static bool Ready(const Waiter& waiter);
+  // Calls `change(waiter, index)` for each open wait naming `id`; returns
+  // those for which it said "changed" and that are now ready.
+  std::vector<WaitId> ChangeEach(
+      const TaskId& id, const std::function<bool(Waiter&, size_t)>& change);
   void Complete(WaitId id, bool timed_out, TaskRecord* ended = nullptr);
 
   Timers* timers_;
