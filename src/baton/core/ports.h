@@ -157,6 +157,31 @@ class ExecutorListener {
   virtual void OnTaskPlaced(const TaskId& id, const SlurmJob& job) = 0;
 };
 
+// A stage of a chain of listeners (batond's: executor → agent runtime →
+// output cap → redactor → check runner → registry): each event it does
+// not override goes on to `next` as it came.
+class ForwardingListener : public ExecutorListener {
+ public:
+  explicit ForwardingListener(ExecutorListener* next) : next_(next) {}
+
+  void OnTaskSpawned(const TaskId& id, int64_t pid,
+                     int64_t started_ms) override {
+    next_->OnTaskSpawned(id, pid, started_ms);
+  }
+  void OnTaskSpawnFailed(const TaskId& id, const Error& error) override {
+    next_->OnTaskSpawnFailed(id, error);
+  }
+  void OnTaskExited(const TaskId& id, const ExitInfo& exit) override {
+    next_->OnTaskExited(id, exit);
+  }
+  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override {
+    next_->OnTaskPlaced(id, job);
+  }
+
+ protected:
+  ExecutorListener* next_;
+};
+
 // Runs task processes. Asynchronous: results arrive through the listener.
 //
 // Ordering contract: Start() and Kill() only queue what they ask for;

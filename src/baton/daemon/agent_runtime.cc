@@ -17,10 +17,10 @@ namespace baton {
 
 AgentRuntime::AgentRuntime(EventLoop* loop, Executor* executor,
                            TaskRegistry* registry, ExecutorListener* next)
-    : loop_(loop),
+    : ForwardingListener(next ? next : registry),
+      loop_(loop),
       executor_(executor),
-      registry_(registry),
-      next_(next ? next : registry) {}
+      registry_(registry) {}
 
 AgentRuntime::~AgentRuntime() = default;
 
@@ -103,14 +103,6 @@ void AgentRuntime::OnTaskSpawned(const TaskId& id, int64_t pid,
   const TaskRecord* task = registry_->FindLive(id);
   if (task && task->spec.agent && !Find(id))
     Start(*task, /*replay=*/false);
-}
-
-void AgentRuntime::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
-  next_->OnTaskPlaced(id, job);
-}
-
-void AgentRuntime::OnTaskSpawnFailed(const TaskId& id, const Error& error) {
-  next_->OnTaskSpawnFailed(id, error);
 }
 
 void AgentRuntime::OnTaskExited(const TaskId& id, const ExitInfo& exit) {

@@ -33,7 +33,7 @@ inline constexpr std::chrono::milliseconds kAgentStopWindow{3000};
 
 class AgentWorker;
 
-class AgentRuntime : public ExecutorListener {
+class AgentRuntime : public ForwardingListener {
  public:
   // Borrows all four. Executor events go on to `next` (default: the
   // registry) once an agent's verdict is in.
@@ -77,8 +77,6 @@ class AgentRuntime : public ExecutorListener {
   // on to the registry.
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;
-  void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
-  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override;
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
 
  private:
@@ -96,7 +94,6 @@ class AgentRuntime : public ExecutorListener {
   EventLoop* loop_;
   Executor* executor_;
   TaskRegistry* registry_;
-  ExecutorListener* next_;
   std::map<TaskId, std::unique_ptr<AgentWorker>> workers_;
 };
 

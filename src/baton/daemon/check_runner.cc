@@ -247,7 +247,10 @@ struct CheckRunner::Run {
 
 CheckRunner::CheckRunner(EventLoop* loop, Executor* executor,
                          TaskRegistry* registry)
-    : loop_(loop), executor_(executor), registry_(registry) {}
+    : ForwardingListener(registry),
+      loop_(loop),
+      executor_(executor),
+      registry_(registry) {}
 
 CheckRunner::~CheckRunner() {
   for (auto& [id, run] : runs_) {
@@ -256,15 +259,6 @@ CheckRunner::~CheckRunner() {
     if (run->pid > 0)
       ::kill(-run->pid, SIGKILL);
   }
-}
-
-void CheckRunner::OnTaskSpawned(const TaskId& id, int64_t pid,
-                                int64_t started_ms) {
-  registry_->OnTaskSpawned(id, pid, started_ms);
-}
-
-void CheckRunner::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
-  registry_->OnTaskPlaced(id, job);
 }
 
 namespace {

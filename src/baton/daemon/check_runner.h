@@ -27,7 +27,7 @@
 
 namespace baton {
 
-class CheckRunner : public ExecutorListener {
+class CheckRunner : public ForwardingListener {
  public:
   // How long one check may run before it is killed.
   static constexpr std::chrono::minutes kCheckTimeout{10};
@@ -47,10 +47,7 @@ class CheckRunner : public ExecutorListener {
   // yet.
   void Snapshot(const TaskRecord& task);
 
-  void OnTaskSpawned(const TaskId& id, int64_t pid,
-                     int64_t started_ms) override;
   void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
-  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override;
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
 
  private:

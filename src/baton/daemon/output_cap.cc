@@ -112,7 +112,7 @@ Result<uint64_t> FinishCappedOutput(const std::string& path, uint64_t cap) {
 
 OutputCap::OutputCap(EventLoop* loop, TaskRegistry* registry,
                      ExecutorListener* next)
-    : loop_(loop), registry_(registry), next_(next) {}
+    : ForwardingListener(next), loop_(loop), registry_(registry) {}
 
 OutputCap::~OutputCap() {
   if (timer_)
@@ -167,10 +167,6 @@ void OutputCap::OnTaskSpawned(const TaskId& id, int64_t pid,
   if (const TaskRecord* task = registry_->FindLive(id))
     Watch(*task);
   next_->OnTaskSpawned(id, pid, started_ms);
-}
-
-void OutputCap::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
-  next_->OnTaskPlaced(id, job);
 }
 
 void OutputCap::OnTaskSpawnFailed(const TaskId& id, const Error& error) {

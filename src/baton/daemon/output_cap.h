@@ -44,7 +44,7 @@ Result<uint64_t> PunchPastCap(const std::string& path, uint64_t cap,
 // its marker says.
 Result<uint64_t> FinishCappedOutput(const std::string& path, uint64_t cap);
 
-class OutputCap : public ExecutorListener {
+class OutputCap : public ForwardingListener {
  public:
   static constexpr std::chrono::milliseconds kTick{250};
 
@@ -57,7 +57,6 @@ class OutputCap : public ExecutorListener {
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;
   void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
-  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override;
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
 
  private:
@@ -73,7 +72,6 @@ class OutputCap : public ExecutorListener {
 
   EventLoop* loop_;
   TaskRegistry* registry_;
-  ExecutorListener* next_;
   std::map<TaskId, Watched> watched_;
   TimerId timer_ = 0;
   bool punch_failed_logged_ = false;

@@ -101,7 +101,10 @@ std::vector<RedactionCount> ReadRedactions(const std::string& path) {
 
 OutputRedactor::OutputRedactor(EventLoop* loop, TaskRegistry* registry,
                                const Executor* executor, ExecutorListener* next)
-    : loop_(loop), registry_(registry), executor_(executor), next_(next) {}
+    : ForwardingListener(next),
+      loop_(loop),
+      registry_(registry),
+      executor_(executor) {}
 
 OutputRedactor::~OutputRedactor() {
   if (timer_)

@@ -66,7 +66,7 @@ std::vector<RedactionCount> ReadRedactions(const std::string& path);
 
 // The listener: every kTick a pass over each running task's log; at its
 // end, before the end is reported, the last pass.
-class OutputRedactor : public ExecutorListener {
+class OutputRedactor : public ForwardingListener {
  public:
   static constexpr std::chrono::milliseconds kTick{250};
   // What one pass scans at most, per task: some 20 ms.
@@ -120,7 +120,6 @@ class OutputRedactor : public ExecutorListener {
   EventLoop* loop_;
   TaskRegistry* registry_;
   const Executor* executor_;
-  ExecutorListener* next_;
   std::map<TaskId, Watched> watched_;
   TimerId timer_ = 0;
   TimerId finish_timer_ = 0;
