@@ -82,13 +82,14 @@ void AnswerLast(baton::AgentAdapter& adapter, CheckingSink& sink, bool skip) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
-  std::unique_ptr<baton::AgentAdapter> adapter =
-      baton::MakeAdapter(kFuzzedAdapter);
-  FUZZ_CHECK(adapter != nullptr, "the adapter exists");
+  std::optional<baton::AdapterKind> kind =
+      baton::EnumFromName<baton::AdapterKind>(kFuzzedAdapter);
+  FUZZ_CHECK(kind.has_value(), "the adapter exists");
+  std::unique_ptr<baton::AgentAdapter> adapter = baton::MakeAdapter(*kind);
   CheckingSink sink;
   baton::AgentSpec spec;
   spec.profile = kFuzzedAdapter;
-  spec.adapter = kFuzzedAdapter;
+  spec.adapter = *kind;
   spec.brief = "fuzz the adapter";
   adapter->Begin(spec, "/fuzz", sink);
 

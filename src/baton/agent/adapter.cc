@@ -29,18 +29,20 @@ std::optional<Json> ParseStreamLine(std::string_view line, std::string_view who,
   return message;
 }
 
-std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name) {
-  if (name == "claude")
-    return std::make_unique<ClaudeAdapter>();
-  if (name == "codex")
-    return std::make_unique<CodexAdapter>();
-  if (name == "codex-exec")
-    return std::make_unique<CodexExecAdapter>();
-  if (name == "acp")
-    return std::make_unique<AcpAdapter>();
-  if (name == "command")
-    return std::make_unique<CommandAdapter>();
-  return nullptr;
+std::unique_ptr<AgentAdapter> MakeAdapter(AdapterKind kind) {
+  switch (kind) {
+    case AdapterKind::kClaude:
+      return std::make_unique<ClaudeAdapter>();
+    case AdapterKind::kCodex:
+      return std::make_unique<CodexAdapter>();
+    case AdapterKind::kCodexExec:
+      return std::make_unique<CodexExecAdapter>();
+    case AdapterKind::kAcp:
+      return std::make_unique<AcpAdapter>();
+    case AdapterKind::kCommand:
+      return std::make_unique<CommandAdapter>();
+  }
+  return std::make_unique<CommandAdapter>();  // Not reached.
 }
 
 std::string ToLine(const Json& message) {

@@ -118,9 +118,8 @@ class UsageTally {
   AgentUsage reported_;
 };
 
-// "claude", "codex", "codex-exec", "acp", "command"; nullptr for anything
-// else.
-std::unique_ptr<AgentAdapter> MakeAdapter(std::string_view name);
+// A new adapter of `kind`, at the start of a CLI's stream.
+std::unique_ptr<AgentAdapter> MakeAdapter(AdapterKind kind);
 
 // How deeply a CLI's line may nest objects and lists: deeper than any real
 // message (a tool's input nests a few levels), shallow enough that every

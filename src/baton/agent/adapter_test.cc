@@ -16,7 +16,7 @@ using testing::RecordingSink;
 // The command adapter passes the model as its profile says: dsh gets the
 // whole spec, effort included (issue 13).
 TEST(CommandAdapter, PassesTheModelAsTheProfileSays) {
-  auto adapter = MakeAdapter("command");
+  auto adapter = MakeAdapter(AdapterKind::kCommand);
   ASSERT_NE(adapter, nullptr);
   AgentSpec spec{.model = "deepseek/deepseek-v4-pro:max"};
   spec.model_args.style = ModelArgStyle::kSpec;
@@ -42,7 +42,7 @@ TEST(CommandAdapter, TakesTheFirstPrintedSessionIdAndResumesWithTheFlag) {
   EXPECT_EQ(SessionIdAfter("session: ", "session: "), "");
   EXPECT_EQ(SessionIdAfter("session: abc", ""), "");
 
-  auto adapter = MakeAdapter("command");
+  auto adapter = MakeAdapter(AdapterKind::kCommand);
   ASSERT_NE(adapter, nullptr);
   AgentSpec spec;
   spec.resume_flag = "--resume";
@@ -115,7 +115,7 @@ TEST(ToLine, ADirectorsInvalidUtf8IsReplacedNotThrown) {
       (void)adapter->Send(text, SendMode::kSteer, sink);
     }) << name;
   }
-  auto claude = MakeAdapter("claude");
+  auto claude = MakeAdapter(AdapterKind::kClaude);
   RecordingSink sink;
   AgentSpec spec;
   spec.brief = text;

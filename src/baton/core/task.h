@@ -107,12 +107,25 @@ struct JsonEnum<Asker> {
       {Asker::kDirector, "director"}, {Asker::kPerson, "person"}};
 };
 
+// Which adapter reads an agent CLI's stream and speaks its protocol
+// (agent/adapter.h, doc/agents.md).
+enum class AdapterKind { kClaude, kCodex, kCodexExec, kAcp, kCommand };
+template <>
+struct JsonEnum<AdapterKind> {
+  static constexpr std::pair<AdapterKind, std::string_view> kNames[] = {
+      {AdapterKind::kClaude, "claude"},
+      {AdapterKind::kCodex, "codex"},
+      {AdapterKind::kCodexExec, "codex-exec"},
+      {AdapterKind::kAcp, "acp"},
+      {AdapterKind::kCommand, "command"}};
+};
+
 // What an agent task runs: an agent CLI through an adapter (doc/agents.md).
 struct AgentSpec {
   std::string profile;  // The named profile ("claude", "codex", ...).
-  std::string adapter;  // "claude", "codex", "codex-exec", "acp", "command".
-  std::string brief;    // The director's instructions.
-  std::string model;    // A validated <provider>/<model>[:<effort>], or "".
+  AdapterKind adapter = AdapterKind::kClaude;
+  std::string brief;  // The director's instructions.
+  std::string model;  // A validated <provider>/<model>[:<effort>], or "".
   std::string resume_session;  // The CLI's own session id to resume, or "".
   std::string resume_from;     // The task id that session came from, or "".
   // Why batond chose this adapter over the profile's, for people (a codex

@@ -24,14 +24,28 @@ using namespace config_values;  // The readers of TOML values.
 const std::vector<AgentProfile>& BuiltinProfiles() {
   static const std::vector<AgentProfile> profiles = [] {
     std::vector<AgentProfile> list = {
-        {"claude", "claude", {"claude"}, {}, {}, "", {}, "built-in"},
-        {"codex", "codex", {"codex"}, {}, {}, "", {}, "built-in"},
+        {"claude",
+         AdapterKind::kClaude,
+         {"claude"},
+         {},
+         {},
+         "",
+         {},
+         "built-in"},
+        {"codex", AdapterKind::kCodex, {"codex"}, {}, {}, "", {}, "built-in"},
         // Codex without app-server: `codex exec --json` (doc/agents.md).
-        {"codex-exec", "codex-exec", {"codex"}, {}, {}, "", {}, "built-in"},
+        {"codex-exec",
+         AdapterKind::kCodexExec,
+         {"codex"},
+         {},
+         {},
+         "",
+         {},
+         "built-in"},
         // DeepSeek Harness takes <provider>/<model>[:<effort>] as one
         // string (doc/agents.md).
         {"dsh",
-         "command",
+         AdapterKind::kCommand,
          {"dsh", "--profile", "headless"},
          {},
          {},
@@ -39,16 +53,38 @@ const std::vector<AgentProfile>& BuiltinProfiles() {
          {},
          "built-in",
          {.style = ModelArgStyle::kSpec}},
-        {"gemini", "acp", {"gemini", "--acp"}, {}, {}, "", {}, "built-in"},
-        {"opencode", "acp", {"opencode", "acp"}, {}, {}, "", {}, "built-in"},
-        {"qwen", "acp", {"qwen", "--acp"}, {}, {}, "", {}, "built-in"},
+        {"gemini",
+         AdapterKind::kAcp,
+         {"gemini", "--acp"},
+         {},
+         {},
+         "",
+         {},
+         "built-in"},
+        {"opencode",
+         AdapterKind::kAcp,
+         {"opencode", "acp"},
+         {},
+         {},
+         "",
+         {},
+         "built-in"},
+        {"qwen",
+         AdapterKind::kAcp,
+         {"qwen", "--acp"},
+         {},
+         {},
+         "",
+         {},
+         "built-in"},
     };
     // The model providers each CLI reaches by itself; the others (dsh,
     // opencode, qwen) take many, and a config can set `providers` on any.
     for (AgentProfile& profile : list) {
-      if (profile.adapter == "claude")
+      if (profile.adapter == AdapterKind::kClaude)
         profile.providers = {"anthropic"};
-      else if (profile.adapter == "codex" || profile.adapter == "codex-exec")
+      else if (profile.adapter == AdapterKind::kCodex ||
+               profile.adapter == AdapterKind::kCodexExec)
         profile.providers = {"openai"};
       else if (profile.name == "gemini")
         profile.providers = {"google", "gemini"};
@@ -65,15 +101,16 @@ bool ValidName(std::string_view name) {
          });
 }
 
-std::optional<std::string> Adapter(Checker& check, const toml::node& node,
+std::optional<AdapterKind> Adapter(Checker& check, const toml::node& node,
                                    const std::string& key) {
-  auto adapter = String(check, node, key);
-  if (adapter && !MakeAdapter(*adapter)) {
-    check.Fail(node.source(), key,
-               fmt::format("unknown adapter '{}'; adapters: claude, codex, "
-                           "codex-exec, acp, command",
-                           *adapter));
+  auto name = String(check, node, key);
+  if (!name)
     return std::nullopt;
+  auto adapter = EnumFromName<AdapterKind>(*name);
+  if (!adapter) {
+    check.Fail(node.source(), key,
+               fmt::format("unknown adapter '{}'; adapters: {}", *name,
+                           fmt::join(EnumNames<AdapterKind>(), ", ")));
   }
   return adapter;
 }
@@ -280,6 +317,12 @@ void ParseProfile(Checker& check, const std::string& name,
   bool has_command = table.contains("command");
   if (check.failed())
     return;
+  if (is_new && !table.contains("adapter")) {
+    check.Fail(table.source(), prefix,
+               fmt::format("a new profile needs an adapter ({})",
+                           fmt::join(EnumNames<AdapterKind>(), ", ")));
+    return;
+  }
   if (profile.resume_flag.empty() != profile.session_id_after.empty()) {
     check.Fail(table.source(), prefix,
                "resume_flag and session_id_after go together: the flag "
@@ -287,12 +330,12 @@ void ParseProfile(Checker& check, const std::string& name,
                "prints right before it");
     return;
   }
-  if (!profile.resume_flag.empty() && !profile.adapter.empty() &&
-      profile.adapter != "command") {
+  if (!profile.resume_flag.empty() &&
+      profile.adapter != AdapterKind::kCommand) {
     check.Fail(table.source(), prefix + ".resume_flag",
                fmt::format("is for the command adapter; the {} adapter "
                            "resumes through its own protocol",
-                           profile.adapter));
+                           EnumName(profile.adapter)));
     return;
   }
   if (profile.model_args.style == ModelArgStyle::kModelAndEffort &&
@@ -302,20 +345,18 @@ void ParseProfile(Checker& check, const std::string& name,
                "effort (e.g. effort_flag = \"--effort\")");
     return;
   }
-  if (is_new && profile.adapter.empty()) {
-    check.Fail(table.source(), prefix,
-               "a new profile needs an adapter (claude, codex, "
-               "codex-exec, acp or command)");
-  } else if (is_new && !has_command) {
+  if (is_new && !has_command) {
     // The built-in of the adapter's own name knows its program.
-    auto builtin = std::find_if(
-        BuiltinProfiles().begin(), BuiltinProfiles().end(),
-        [&](const AgentProfile& p) { return p.name == profile.adapter; });
+    auto builtin =
+        std::find_if(BuiltinProfiles().begin(), BuiltinProfiles().end(),
+                     [&](const AgentProfile& p) {
+                       return p.name == EnumName(profile.adapter);
+                     });
     if (builtin == BuiltinProfiles().end()) {
       check.Fail(table.source(), prefix,
                  fmt::format("a profile with adapter '{}' needs a command, "
                              "e.g. command = [\"my-agent\", \"--acp\"]",
-                             profile.adapter));
+                             EnumName(profile.adapter)));
     } else {
       profile.command = builtin->command;
     }
@@ -538,7 +579,7 @@ Status CheckResumeAllowed(const TaskRecord& ended, int64_t now_ms) {
   // The rule follows the CLI that wrote the session, whatever its profile
   // is called.
   constexpr std::string_view kSessionPerMinuteClis[] = {"gemini", "qwen"};
-  if (!ended.spec.agent || ended.spec.agent->adapter != "acp" ||
+  if (!ended.spec.agent || ended.spec.agent->adapter != AdapterKind::kAcp ||
       ended.spec.argv.empty()) {
     return {};
   }

@@ -27,7 +27,7 @@ inline constexpr std::chrono::minutes kDefaultAgentTimeout{30};
 
 struct AgentProfile {
   std::string name;
-  std::string adapter;               // claude, codex, codex-exec, acp, command
+  AdapterKind adapter = AdapterKind::kClaude;
   std::vector<std::string> command;  // argv prefix, e.g. {"gemini", "--acp"}
   std::vector<std::string> args;     // After `command`, before the adapter's
   std::map<std::string, std::string> env;  // Over the client's environment.

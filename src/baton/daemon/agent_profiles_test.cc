@@ -34,7 +34,7 @@ TEST(AgentProfiles, BuiltinsWithoutAFile) {
   EXPECT_EQ(config.agent_timeout, milliseconds(minutes(30)));
   auto gemini = config.Find("gemini");
   ASSERT_TRUE(gemini);
-  EXPECT_EQ(gemini->adapter, "acp");
+  EXPECT_EQ(gemini->adapter, AdapterKind::kAcp);
   EXPECT_EQ(gemini->ArgvPrefix(),
             (std::vector<std::string>{"gemini", "--acp"}));
   EXPECT_EQ(gemini->origin, "built-in");
@@ -96,7 +96,7 @@ model = "anthropic/claude-opus-4-1"
   EXPECT_EQ(config.agent_timeout, milliseconds(minutes(60)));
   auto reviewer = config.Find("reviewer");
   ASSERT_TRUE(reviewer);
-  EXPECT_EQ(reviewer->adapter, "claude");
+  EXPECT_EQ(reviewer->adapter, AdapterKind::kClaude);
   EXPECT_EQ(reviewer->ArgvPrefix(),
             (std::vector<std::string>{"claude", "--append-system-prompt",
                                       "You review code."}));
@@ -109,7 +109,7 @@ model = "anthropic/claude-opus-4-1"
   auto claude = config.Find("claude");
   ASSERT_TRUE(claude);
   EXPECT_EQ(claude->command, std::vector<std::string>{"claude"});
-  EXPECT_EQ(claude->adapter, "claude");
+  EXPECT_EQ(claude->adapter, AdapterKind::kClaude);
   EXPECT_EQ(claude->default_model, "anthropic/claude-opus-4-1");
   EXPECT_EQ(claude->origin, "/cfg/config.toml:14 (over the built-in)");
   EXPECT_FALSE(claude->timeout);

@@ -31,11 +31,6 @@ AgentWorker* AgentRuntime::Find(const TaskId& id) {
 
 void AgentRuntime::Start(const TaskRecord& task, bool replay) {
   auto adapter = MakeAdapter(task.spec.agent->adapter);
-  if (!adapter) {
-    BATON_LOG_ERROR("{}: unknown adapter {}", task.id.ToString(),
-                    task.spec.agent->adapter);
-    return;
-  }
   auto worker = std::make_unique<AgentWorker>(loop_, executor_, registry_, task,
                                               std::move(adapter));
   AgentWorker* raw = worker.get();

@@ -855,7 +855,7 @@ struct EventsRequest {
 
 struct AgentInfo {
   std::string name;
-  std::string adapter;
+  AdapterKind adapter = AdapterKind::kClaude;
   std::vector<std::string> command;
   std::vector<std::string> args;
   std::vector<std::string> env;  // Names only: values may be secrets.

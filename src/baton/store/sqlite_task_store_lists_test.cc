@@ -69,7 +69,8 @@ TEST_F(SqliteTaskStoreTest, PagesEndedTasksByTheirEndWithFiltersAndCounts) {
   t2.spec.shell_command = "make Test";
   TaskRecord t3 = ended(TaskKind::kAgent, 3, "", TaskStatus::kCompleted, 6000);
   t3.spec.shell_command.reset();
-  t3.spec.agent = AgentSpec{.adapter = "claude", .brief = "Fix the LOGIN bug"};
+  t3.spec.agent =
+      AgentSpec{.adapter = AdapterKind::kClaude, .brief = "Fix the LOGIN bug"};
   t3.spec.label = "fix";
   TaskRecord t4 = ended(TaskKind::kShell, 4, "b", TaskStatus::kKilled, 8000);
   t4.spec.label = "secret";

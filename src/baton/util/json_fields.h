@@ -102,6 +102,26 @@ std::vector<std::string_view> EnumNames() {
   return names;
 }
 
+// The name of `value` ("" for a value without one).
+template <json_fields_internal::NamedEnum E>
+std::string_view EnumName(E value) {
+  for (const auto& [known, name] : JsonEnum<E>::kNames) {
+    if (known == value)
+      return name;
+  }
+  return {};
+}
+
+// The value named `name`; nullopt for a name that is not one.
+template <json_fields_internal::NamedEnum E>
+std::optional<E> EnumFromName(std::string_view name) {
+  for (const auto& [value, known] : JsonEnum<E>::kNames) {
+    if (known == name)
+      return value;
+  }
+  return std::nullopt;
+}
+
 // `text` as a JSON string literal, quotes included. Invalid UTF-8 becomes
 // U+FFFD, so the line stays valid JSON whatever the bytes were.
 void AppendJsonString(std::string& out, std::string_view text);

@@ -44,7 +44,7 @@ int PrintAgents(const AgentsReply& reply) {
   rows.push_back({"NAME", "ADAPTER", "MODEL", "TIMEOUT"});
   for (const AgentInfo& agent : reply.agents) {
     rows.push_back(
-        {agent.name, agent.adapter,
+        {agent.name, std::string(EnumName(agent.adapter)),
          agent.model.empty() ? "(the CLI's own)" : agent.model,
          FormatDuration(std::chrono::milliseconds(agent.timeout_ms))});
   }

@@ -31,9 +31,9 @@ void ApplyProfileEnv(const std::map<std::string, std::string>& env,
 // the brief on stdin (doc/agents.md, "Codex: app-server or exec").
 void UseCodexExec(TaskSpec& spec, const std::vector<std::string>& prefix,
                   std::string note) {
-  spec.agent->adapter = "codex-exec";
+  spec.agent->adapter = AdapterKind::kCodexExec;
   spec.agent->note = std::move(note);
-  spec.argv = MakeAdapter("codex-exec")->Argv(prefix, *spec.agent);
+  spec.argv = MakeAdapter(AdapterKind::kCodexExec)->Argv(prefix, *spec.agent);
   spec.stdin_pipe = false;
   spec.stdin_text = spec.agent->brief;
 }
@@ -95,7 +95,7 @@ std::string NoSessionToResume(const TaskRecord& task) {
         id);
   }
   const AgentSpec& agent = *task.spec.agent;
-  if (agent.adapter == "command" && agent.resume_flag.empty()) {
+  if (agent.adapter == AdapterKind::kCommand && agent.resume_flag.empty()) {
     return fmt::format(
         "{} ran agent {}, whose CLI baton cannot resume (its profile sets "
         "no resume_flag, doc/agents.md); delegate a new brief instead, with "
@@ -287,9 +287,9 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
   if (resumed) {
     // A codex task that ran through exec (its codex had no app-server)
     // resumes through exec: its thread is an exec thread.
-    if (agent.adapter == "codex" &&
-        resumed->spec.agent->adapter == "codex-exec") {
-      agent.adapter = "codex-exec";
+    if (agent.adapter == AdapterKind::kCodex &&
+        resumed->spec.agent->adapter == AdapterKind::kCodexExec) {
+      agent.adapter = AdapterKind::kCodexExec;
       agent.note = fmt::format(
           "resumes {} through codex exec, as it ran (its thread is an exec "
           "thread)",
@@ -306,7 +306,7 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
   } else {
     agent.resume_session = request.resume_from;  // A CLI session id, or "".
   }
-  if (agent.adapter == "command" && !agent.resume_session.empty() &&
+  if (agent.adapter == AdapterKind::kCommand && !agent.resume_session.empty() &&
       agent.resume_flag.empty()) {
     return reply(MakeError(
         ErrorCode::kInvalidArgument,
@@ -317,10 +317,6 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
                     profile->name)));
   }
   auto adapter = MakeAdapter(agent.adapter);
-  if (!adapter) {
-    return reply(
-        MakeError(ErrorCode::kInternal, "no adapter named " + agent.adapter));
-  }
   spec.argv = adapter->Argv(profile->ArgvPrefix(), agent);
   if (adapter->interactive()) {
     spec.stdin_pipe = true;
@@ -354,7 +350,7 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
   }
   AuditRecord audit = AuditOf(connection, session, "delegate");
   // The codex probe asks the codex of this machine: a job's runs elsewhere.
-  if (spec.agent->adapter != "codex" || spec.slurm)
+  if (spec.agent->adapter != AdapterKind::kCodex || spec.slurm)
     return StartChecked(std::move(spec), std::move(audit), reply);
   // Does this codex have app-server? Asked once per codex install, by a
   // probe the loop watches; the reply waits for it (doc/agents.md).
