@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "baton/agent/adapter.h"
+#include "baton/util/json_fields.h"
 #include "fuzz/fuzz_checks.h"
 
 // Defined by each target's one-line source.

@@ -5,6 +5,7 @@
 #include <string>
 
 #include "baton/agent/command_adapter.h"
+#include "baton/util/json_fields.h"
 #include "tests/support/adapter_sinks.h"
 
 namespace baton {
@@ -73,8 +74,10 @@ TEST(ParseStreamLine, ALineNestedTooDeeplyIsAnErrorForEveryAdapter) {
   const std::string line =
       R"({"id":)" + deep +
       R"(,"method":"item/commandExecution/requestApproval","params":{}})";
-  for (const char* name : {"claude", "codex", "codex-exec", "acp"}) {
-    auto adapter = MakeAdapter(name);
+  for (AdapterKind kind : {AdapterKind::kClaude, AdapterKind::kCodex,
+                           AdapterKind::kCodexExec, AdapterKind::kAcp}) {
+    std::string_view name = EnumName(kind);
+    auto adapter = MakeAdapter(kind);
     ASSERT_NE(adapter, nullptr) << name;
     RecordingSink sink;
     adapter->OnLine(line, sink);
@@ -103,17 +106,18 @@ TEST(ParseStreamLine, NestingUpToTheLimitIsRead) {
 // valid UTF-8 today; the adapters no longer rely on it.
 TEST(ToLine, ADirectorsInvalidUtf8IsReplacedNotThrown) {
   const std::string text = "fix \xff\xfe it";
-  for (const char* name : {"claude", "codex", "acp"}) {
-    auto adapter = MakeAdapter(name);
+  for (AdapterKind kind :
+       {AdapterKind::kClaude, AdapterKind::kCodex, AdapterKind::kAcp}) {
+    auto adapter = MakeAdapter(kind);
     RecordingSink sink;
     AgentSpec spec;
-    spec.adapter = name;
+    spec.adapter = kind;
     spec.brief = text;
     EXPECT_NO_THROW({
       adapter->Begin(spec, "/w", sink);
       (void)adapter->Send(text, SendMode::kFollowup, sink);
       (void)adapter->Send(text, SendMode::kSteer, sink);
-    }) << name;
+    }) << EnumName(kind);
   }
   auto claude = MakeAdapter(AdapterKind::kClaude);
   RecordingSink sink;

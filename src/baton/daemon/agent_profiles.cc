@@ -8,12 +8,12 @@
 #include <cmath>
 #include <cstring>
 
-#include "baton/agent/adapter.h"
 #include "baton/core/model_spec.h"
 #include "baton/daemon/config_values.h"
 #include "baton/util/byte_size.h"
 #include "baton/util/duration.h"
 #include "baton/util/file_util.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/toml_precheck.h"
 
 namespace baton {

@@ -349,7 +349,7 @@ TEST(AgentProfiles, AModelOfAProviderTheAgentDoesNotReachIsRefused) {
 }
 
 // An agent task that ended at 12:00:10 UTC (in ms), run by `program`.
-TaskRecord Ended(const std::string& adapter, const std::string& program) {
+TaskRecord Ended(AdapterKind adapter, const std::string& program) {
   TaskRecord task;
   task.id = TaskId{TaskKind::kAgent, 7};
   task.spec.kind = TaskKind::kAgent;
@@ -361,7 +361,7 @@ TaskRecord Ended(const std::string& adapter, const std::string& program) {
 }
 
 TEST(AgentProfiles, GeminiAndQwenCannotResumeInTheMinuteTheSessionWasWritten) {
-  TaskRecord gemini = Ended("acp", "gemini");
+  TaskRecord gemini = Ended(AdapterKind::kAcp, "gemini");
   int64_t same_minute = gemini.ended_ms + 5'000;  // :15
   auto refused = CheckResumeAllowed(gemini, same_minute);
   ASSERT_FALSE(refused);
@@ -371,11 +371,14 @@ TEST(AgentProfiles, GeminiAndQwenCannotResumeInTheMinuteTheSessionWasWritten) {
             "written in (it would lose its history); resume agent-7 in 45 s");
   EXPECT_TRUE(CheckResumeAllowed(gemini, gemini.ended_ms + 50'000));  // 1:00
   // The CLI decides, by its program name, not the profile's.
-  EXPECT_FALSE(CheckResumeAllowed(Ended("acp", "/opt/bin/qwen"), same_minute));
+  EXPECT_FALSE(CheckResumeAllowed(Ended(AdapterKind::kAcp, "/opt/bin/qwen"),
+                                  same_minute));
   // Other CLIs and adapters keep their sessions apart.
-  EXPECT_TRUE(CheckResumeAllowed(Ended("acp", "opencode"), same_minute));
-  EXPECT_TRUE(CheckResumeAllowed(Ended("claude", "gemini"), same_minute));
-  TaskRecord no_argv = Ended("acp", "gemini");
+  EXPECT_TRUE(
+      CheckResumeAllowed(Ended(AdapterKind::kAcp, "opencode"), same_minute));
+  EXPECT_TRUE(
+      CheckResumeAllowed(Ended(AdapterKind::kClaude, "gemini"), same_minute));
+  TaskRecord no_argv = Ended(AdapterKind::kAcp, "gemini");
   no_argv.spec.argv.clear();
   EXPECT_TRUE(CheckResumeAllowed(no_argv, same_minute));
 }

@@ -71,7 +71,7 @@ inline TaskRecord FullTask() {
   task.notice_delivered = true;
   task.output_path = "/state/tasks/agent-7/output.log";
   task.spec.agent =
-      AgentSpec{"claude",          "claude",
+      AgentSpec{"claude",          AdapterKind::kClaude,
                 "fix the bug",     "anthropic/claude-sonnet-4-5:high",
                 "sess-1",          "agent-3",
                 "why this adapter"};

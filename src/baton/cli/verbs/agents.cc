@@ -8,6 +8,7 @@
 #include "baton/cli/verbs.h"
 #include "baton/util/duration.h"
 #include "baton/util/environment.h"
+#include "baton/util/json_fields.h"
 
 namespace baton {
 namespace {
