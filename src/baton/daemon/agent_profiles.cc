@@ -21,62 +21,33 @@ namespace {
 
 using namespace config_values;  // The readers of TOML values.
 
+// A built-in profile: its name, adapter and command line.
+AgentProfile Builtin(std::string name, AdapterKind adapter,
+                     std::vector<std::string> command,
+                     ModelArgs model_args = {}) {
+  AgentProfile profile;
+  profile.name = std::move(name);
+  profile.adapter = adapter;
+  profile.command = std::move(command);
+  profile.origin = "built-in";
+  profile.model_args = model_args;
+  return profile;
+}
+
 const std::vector<AgentProfile>& BuiltinProfiles() {
   static const std::vector<AgentProfile> profiles = [] {
     std::vector<AgentProfile> list = {
-        {"claude",
-         AdapterKind::kClaude,
-         {"claude"},
-         {},
-         {},
-         "",
-         {},
-         "built-in"},
-        {"codex", AdapterKind::kCodex, {"codex"}, {}, {}, "", {}, "built-in"},
+        Builtin("claude", AdapterKind::kClaude, {"claude"}),
+        Builtin("codex", AdapterKind::kCodex, {"codex"}),
         // Codex without app-server: `codex exec --json` (doc/agents.md).
-        {"codex-exec",
-         AdapterKind::kCodexExec,
-         {"codex"},
-         {},
-         {},
-         "",
-         {},
-         "built-in"},
+        Builtin("codex-exec", AdapterKind::kCodexExec, {"codex"}),
         // DeepSeek Harness takes <provider>/<model>[:<effort>] as one
         // string (doc/agents.md).
-        {"dsh",
-         AdapterKind::kCommand,
-         {"dsh", "--profile", "headless"},
-         {},
-         {},
-         "",
-         {},
-         "built-in",
-         {.style = ModelArgStyle::kSpec}},
-        {"gemini",
-         AdapterKind::kAcp,
-         {"gemini", "--acp"},
-         {},
-         {},
-         "",
-         {},
-         "built-in"},
-        {"opencode",
-         AdapterKind::kAcp,
-         {"opencode", "acp"},
-         {},
-         {},
-         "",
-         {},
-         "built-in"},
-        {"qwen",
-         AdapterKind::kAcp,
-         {"qwen", "--acp"},
-         {},
-         {},
-         "",
-         {},
-         "built-in"},
+        Builtin("dsh", AdapterKind::kCommand, {"dsh", "--profile", "headless"},
+                {.style = ModelArgStyle::kSpec}),
+        Builtin("gemini", AdapterKind::kAcp, {"gemini", "--acp"}),
+        Builtin("opencode", AdapterKind::kAcp, {"opencode", "acp"}),
+        Builtin("qwen", AdapterKind::kAcp, {"qwen", "--acp"}),
     };
     // The model providers each CLI reaches by itself; the others (dsh,
     // opencode, qwen) take many, and a config can set `providers` on any.
