@@ -384,6 +384,28 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
       {{"kill", "--grace", "-1s", id}, 1, "invalid duration"},
       {{"run", "--bogus", "--", "true"}, 2, "--bogus"},
       {{"frobnicate"}, 2, "unknown command 'frobnicate'"},
+      // Issue 38: each parse error says what to type.
+      {{"run", "ls", "-la"},
+       2,
+       "baton run: '-la' is not one of its options; to give options to the "
+       "command, put -- before it: baton run [OPTIONS] -- COMMAND"},
+      {{"run", "--tiemout", "5s", "--", "true"},
+       2,
+       "baton run: unexpected '--tiemout' (did you mean --timeout?); see "
+       "'baton run --help'"},
+      {{"sttaus", id}, 2, "unknown command 'sttaus'; did you mean 'status'?"},
+      {{"help", "sttaus"}, 2, "did you mean 'status'?"},
+      {{"wait"},
+       2,
+       "baton wait: missing ids (task ids); see 'baton wait --help'"},
+      {{"status", id, "extra"},
+       2,
+       "baton status: unexpected 'extra'; see 'baton status --help'"},
+      {{"queue", "ad", "q"},
+       2,
+       "baton queue: give one of add, set, ls, pause, resume; see 'baton "
+       "queue --help'"},
+      {{}, 2, "give a command, e.g. baton run -- make test"},
       {{"kill", live, "shell-77"}, 1, "no task shell-77"},
       // Every number typed is parsed without an exception; out of range is
       // an error that shows the text as typed, never a clamped value.
@@ -436,6 +458,18 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
   ASSERT_EQ(listed["tasks"].size(), 1u) << listed.dump();
   EXPECT_EQ(listed["tasks"][0]["status"], "running");
   EXPECT_EQ(Run("true"), "shell-3");
+}
+
+// Issue 38: `baton help run` was an unknown command; it is `baton run
+// --help`, and `baton help` is `baton --help`.
+TEST_F(CliTest, HelpVerbShowsTheVerbsHelp) {
+  auto run = Baton({"help", "run"});
+  EXPECT_EQ(run.exit_code, 0) << run.err;
+  EXPECT_EQ(run.out, Baton({"run", "--help"}).out);
+  EXPECT_NE(run.out.find("Usage: baton run"), std::string::npos) << run.out;
+  auto all = Baton({"help"});
+  EXPECT_EQ(all.exit_code, 0) << all.err;
+  EXPECT_EQ(all.out, Baton({"--help"}).out);
 }
 
 // --help lists every verb, mcp and serve among them; --json keeps a long

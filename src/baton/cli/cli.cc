@@ -1,9 +1,15 @@
 #include "baton/cli/cli.h"
 
+#include <fmt/format.h>
+
 #include <CLI/CLI.hpp>
+#include <algorithm>
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <string>
+#include <string_view>
+#include <vector>
 
 #include "baton/cli/help_docs.h"
 #include "baton/cli/verbs.h"
@@ -34,6 +40,151 @@ const Verb* ChooseVerb(int argc, char** argv, std::string* unknown) {
   return nullptr;
 }
 
+// How many single-character edits turn `a` into `b`.
+size_t EditDistance(std::string_view a, std::string_view b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j)
+    row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1,
+                         diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// "unknown command 'sttaus'; did you mean 'status'? ...": the verb two
+// edits away or closer, if one is.
+std::string UnknownCommand(std::string_view word) {
+  const Verb* closest = nullptr;
+  size_t best = 3;
+  for (const Verb& verb : Verbs()) {
+    size_t distance = EditDistance(word, verb.name);
+    if (distance < best) {
+      best = distance;
+      closest = &verb;
+    }
+  }
+  std::string text = "unknown command '" + std::string(word) + "'";
+  if (closest)
+    text += "; did you mean '" + std::string(closest->name) + "'?";
+  return text + " ('baton --help' lists the commands)";
+}
+
+// The deepest subcommand the parse reached under `app` (`queue add`, not
+// `queue`), or `app` itself.
+const CLI::App* Deepest(const CLI::App& app) {
+  const CLI::App* at = &app;
+  for (;;) {
+    auto parsed = at->get_subcommands();
+    if (parsed.empty())
+      return at;
+    at = parsed.front();
+  }
+}
+
+// What a parse error says, in words that say what to type: the command it
+// is about, what is missing or unexpected, and the help that fits.
+std::string DescribeParseError(const CLI::ParseError& error,
+                               const CLI::App& app, int argc, char** argv) {
+  const CLI::App* at = Deepest(app);
+  std::string path;  // "baton queue add"
+  for (const CLI::App* up = at; up; up = up->get_parent())
+    path = up->get_name() + (path.empty() ? "" : " " + path);
+  std::string help = "see '" + path + " --help'";
+  if (dynamic_cast<const CLI::RequiredError*>(&error)) {
+    if (at == &app) {
+      return "give a command, e.g. baton run -- make test ('baton --help' "
+             "lists them)";
+    }
+    std::vector<std::string> choices;
+    for (const CLI::App* sub :
+         at->get_subcommands([](const CLI::App*) { return true; })) {
+      choices.push_back(sub->get_name());
+    }
+    if (!choices.empty()) {
+      return fmt::format("{}: give one of {}; {}", path,
+                         fmt::join(choices, ", "), help);
+    }
+    for (const CLI::Option* option : at->get_options()) {
+      if (option->get_required() && option->count() == 0 &&
+          option->get_positional()) {
+        std::string what = option->get_description();
+        if (!what.empty())
+          what[0] = static_cast<char>(std::tolower(what[0]));
+        return fmt::format("{}: missing {} ({}); {}", path, option->get_name(),
+                           what, help);
+      }
+    }
+  }
+  if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
+    // CLI11 lists them last first: put them back in the order typed.
+    std::string text = error.what();
+    std::vector<std::string> extras;
+    for (std::string_view rest = std::string_view(text).substr(
+             std::min(text.size(), text.find(": ") + 2));
+         !rest.empty();) {
+      size_t space = rest.find(' ');
+      if (space != 0)
+        extras.emplace_back(rest.substr(0, space));
+      rest = space == std::string_view::npos ? "" : rest.substr(space + 1);
+    }
+    auto typed_at = [&](const std::string& word) {
+      for (int i = 1; i < argc; ++i) {
+        if (word == argv[i])
+          return i;
+      }
+      return argc;
+    };
+    std::stable_sort(extras.begin(), extras.end(),
+                     [&](const std::string& a, const std::string& b) {
+                       return typed_at(a) < typed_at(b);
+                     });
+    // An option that is not one: only it is news (what followed it was
+    // taken as something else).
+    if (std::any_of(extras.begin(), extras.end(),
+                    [](const std::string& word) { return word[0] == '-'; })) {
+      std::erase_if(extras,
+                    [](const std::string& word) { return word[0] != '-'; });
+    }
+    bool has_dashes = false;
+    for (int i = 1; i < argc; ++i)
+      has_dashes = has_dashes || std::string_view(argv[i]) == "--";
+    if (extras.empty())
+      return fmt::format("{}; {}", text, help);
+    std::string shown = fmt::format("'{}'", fmt::join(extras, " "));
+    // The newcomer's mistake: a command's own options read as baton's.
+    if (at->get_name() == "run" && !has_dashes) {
+      return fmt::format(
+          "{}: {} is not one of its options; to give options to the "
+          "command, put -- before it: baton run [OPTIONS] -- COMMAND "
+          "[ARGS...]",
+          path, shown);
+    }
+    // A mistyped option: the one it was likely meant to be.
+    std::string meant;
+    size_t best = 3;
+    for (const CLI::Option* option : at->get_options()) {
+      for (const std::string& name : option->get_lnames()) {
+        size_t distance = EditDistance(extras.front(), "--" + name);
+        if (extras.front().starts_with("--") && distance < best) {
+          best = distance;
+          meant = "--" + name;
+        }
+      }
+    }
+    return fmt::format("{}: unexpected {}{}; {}", path, shown,
+                       meant.empty() ? "" : " (did you mean " + meant + "?)",
+                       help);
+  }
+  return fmt::format("{}; {}", error.what(), help);
+}
+
 }  // namespace
 
 void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
@@ -58,12 +209,21 @@ void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
 int RunCli(int argc, char** argv) {
   if (argc == 3 && std::string_view(argv[1]) == "internal-docs")
     return WriteGeneratedDocs(argv[2]);
+  // `baton help [VERB]` is `baton [VERB] --help`.
+  std::vector<char*> help_argv;
+  char help_flag[] = "--help";
+  if (argc >= 2 && std::string_view(argv[1]) == "help") {
+    help_argv.push_back(argv[0]);
+    if (argc >= 3)
+      help_argv.push_back(argv[2]);
+    help_argv.push_back(help_flag);
+    argc = static_cast<int>(help_argv.size());
+    argv = help_argv.data();
+  }
   std::string unknown;
   const Verb* chosen = ChooseVerb(argc, argv, &unknown);
   if (!unknown.empty()) {
-    std::fprintf(stderr,
-                 "baton: error: unknown command '%s'; see 'baton --help'\n",
-                 unknown.c_str());
+    std::fprintf(stderr, "baton: error: %s\n", UnknownCommand(unknown).c_str());
     return kExitUsage;
   }
   // `baton --version` builds no parser at all: it is what scripts and
@@ -88,7 +248,8 @@ int RunCli(int argc, char** argv) {
   } catch (const CLI::CallForVersion& e) {
     return app.exit(e);
   } catch (const CLI::ParseError& e) {
-    std::fprintf(stderr, "baton: error: %s; see 'baton --help'\n", e.what());
+    std::fprintf(stderr, "baton: error: %s\n",
+                 DescribeParseError(e, app, argc, argv).c_str());
     return kExitUsage;
   }
   if (!action)
