@@ -142,6 +142,19 @@ class FakeExecutor : public Executor {
   ExecutorListener* listener_ = nullptr;
 };
 
+// The fake executor, with each task's folder under `root` (a temporary
+// folder): for what writes there (an agent's files, a check's "before").
+class FolderExecutor : public FakeExecutor {
+ public:
+  explicit FolderExecutor(std::string root) : root_(std::move(root)) {}
+  std::string TaskDir(const TaskId& id) const override {
+    return root_ + "/" + id.ToString();
+  }
+
+ private:
+  std::string root_;
+};
+
 // A clock and timers that move only when the test says so.
 class FakeTimeline : public Clock, public Timers {
  public:

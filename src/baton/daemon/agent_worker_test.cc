@@ -51,18 +51,6 @@ class ScriptedAdapter : public AgentAdapter {
   int* interrupts;
 };
 
-// The fake executor, with the task's folder in a temp dir.
-class FolderExecutor : public testing::FakeExecutor {
- public:
-  explicit FolderExecutor(std::string root) : root_(std::move(root)) {}
-  std::string TaskDir(const TaskId& id) const override {
-    return root_ + "/" + id.ToString();
-  }
-
- private:
-  std::string root_;
-};
-
 class AgentWorkerTest : public ::testing::Test {
  protected:
   AgentWorkerTest()
@@ -104,7 +92,7 @@ class AgentWorkerTest : public ::testing::Test {
   testing::TempDir tmp_;
   EventLoop loop_;
   testing::InMemoryTaskStore store_;
-  FolderExecutor executor_;
+  testing::FolderExecutor executor_;
   testing::FakeTimeline time_;
   TaskRegistry registry_;
   TaskRecord task_;

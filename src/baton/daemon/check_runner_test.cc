@@ -14,18 +14,6 @@ namespace {
 
 using std::chrono::milliseconds;
 
-// The fake executor, with task folders in a temporary folder.
-class FolderExecutor : public testing::FakeExecutor {
- public:
-  explicit FolderExecutor(std::string root) : root_(std::move(root)) {}
-  std::string TaskDir(const TaskId& id) const override {
-    return root_ + "/tasks/" + id.ToString();
-  }
-
- private:
-  std::string root_;
-};
-
 class CheckRunnerTest : public ::testing::Test {
  protected:
   TaskRecord Task(int64_t number, std::vector<std::string> checks) {
@@ -54,7 +42,7 @@ class CheckRunnerTest : public ::testing::Test {
   EventLoop loop_;
   SystemClock clock_;
   testing::InMemoryTaskStore store_;
-  FolderExecutor executor_{tmp_.path()};
+  testing::FolderExecutor executor_{tmp_.path() + "/tasks"};
   TaskRegistry registry_{&store_, &executor_, &loop_, &clock_,
                          TaskRegistry::Options{}};
   CheckRunner checks_{&loop_, &executor_, &registry_};
