@@ -179,14 +179,14 @@ TEST_F(CliTest, KillEscalatesToSigkillForAChildThatIgnoresSigterm) {
   ASSERT_TRUE(Readable(ready, seconds(20)));  // The trap is set.
   auto start = std::chrono::steady_clock::now();
   auto killed = Baton({"kill", "--grace", "300ms", "--reason", "enough", id});
-  EXPECT_EQ(killed.out, id + ": requested\n");
+  EXPECT_EQ(killed.out, id + ": killed\n");
   Baton({"wait", id});
   EXPECT_LT(std::chrono::steady_clock::now() - start, seconds(4));
   auto task = Status(id);
   EXPECT_EQ(task["status"], "killed");
   EXPECT_EQ(task["detail"], "killed: enough");
   EXPECT_EQ(task["signal"], "SIGKILL");
-  EXPECT_EQ(Baton({"kill", id}).out, id + ": already-terminal\n");
+  EXPECT_EQ(Baton({"kill", id}).out, id + ": had already ended\n");
 }
 
 TEST_F(CliTest, KillReachesGrandchildrenInTheGroup) {

@@ -125,7 +125,7 @@ TEST_F(CrashRecoveryTest, KillAfterRestartStillReachesTheGroup) {
   std::string id = Run("trap '' TERM; while :; do sleep 0.05; done");
   KillDaemonHard();
   auto killed = Baton({"kill", "--grace", "200ms", id});
-  EXPECT_EQ(killed.out, id + ": requested\n") << killed.err;
+  EXPECT_EQ(killed.out, id + ": killed\n") << killed.err;
   Baton({"wait", "--timeout", "10s", id});
   EXPECT_EQ(Status(id)["status"], "killed");
 }

@@ -53,7 +53,7 @@ TEST_F(SupervisorDeathTest, ItsTasksStayKillableTimedAndTheirEndsKnown) {
 
   EXPECT_EQ(Status(sleeper)["status"], "running");
   auto killed = Baton({"kill", "--grace", "200ms", sleeper});
-  EXPECT_EQ(killed.out, sleeper + ": requested\n") << killed.err;
+  EXPECT_EQ(killed.out, sleeper + ": killed\n") << killed.err;
   Baton({"wait", "--timeout", "10s", sleeper});
   EXPECT_EQ(Status(sleeper)["status"], "killed");
   EXPECT_TRUE(WaitForPidGone(sleeper_pid, seconds(2)));

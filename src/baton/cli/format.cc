@@ -76,7 +76,7 @@ std::string TaskSummaryLine(const TaskView& view) {
   std::string line =
       fmt::format("{} {}", task.id.ToString(), TaskStatusName(task.status));
   if (!task.detail.empty())
-    line += fmt::format(" ({})", TerminalSafe(task.detail));
+    line += fmt::format(" ({})", TerminalSafe(DetailBesideStatus(task)));
   if (!task.spec.label.empty())
     line += fmt::format(" — {}", TerminalSafe(task.spec.label));
   return line;
@@ -112,7 +112,7 @@ std::string TaskTable(const std::vector<TaskView>& tasks) {
     }
     row.model = Shorten(row.model, 32);
     row.started = task.started_ms ? LocalClock(task.started_ms, today) : "-";
-    row.detail = Shorten(task.detail, 40);
+    row.detail = Shorten(DetailBesideStatus(task), 40);
     rows.push_back(std::move(row));
   }
   Row head{"ID", "STATUS", "LABEL / COMMAND", "MODEL", "STARTED", "DETAIL"};

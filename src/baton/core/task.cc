@@ -295,6 +295,16 @@ std::string RedactionsText(const std::vector<RedactionCount>& masked) {
                      fmt::join(parts, ", "));
 }
 
+std::string_view DetailBesideStatus(const TaskRecord& task) {
+  std::string_view detail = task.detail;
+  std::string_view status = TaskStatusName(task.status);
+  if (detail.size() > status.size() + 2 && detail.starts_with(status) &&
+      detail.substr(status.size(), 2) == ": ") {
+    detail.remove_prefix(status.size() + 2);
+  }
+  return detail;
+}
+
 std::string SlurmJobText(const SlurmJob& job) {
   if (job.job_id.empty())
     return "submitting to slurm";

@@ -614,6 +614,10 @@ struct TaskRecord {
   std::optional<SlurmJob> slurm_job;
 };
 
+// The detail as people read it beside the status: without the status said
+// again ("killed: by request" beside "killed" reads "by request").
+std::string_view DetailBesideStatus(const TaskRecord& task);
+
 // A Slurm job's state for people, as a live task's detail: "slurm job 12
 // pending (Resources)", "slurm job 12 on node1", "slurm unreachable (job
 // 12 was running)".

@@ -34,7 +34,7 @@ std::string NoticeText(const TaskRecord& task) {
   std::string text =
       fmt::format("{} {}", task.id.ToString(), TaskStatusName(task.status));
   if (!task.detail.empty())
-    text += fmt::format(" ({})", task.detail);
+    text += fmt::format(" ({})", DetailBesideStatus(task));
   else if (task.status == TaskStatus::kWaiting)
     text += " (asks a question)";
   if (!task.spec.label.empty())

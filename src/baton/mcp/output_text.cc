@@ -163,7 +163,7 @@ std::string StatusLine(const TaskRecord& task) {
   if (task.detail.empty())
     return fmt::format("[status: {}]", TaskStatusName(task.status));
   return fmt::format("[status: {}, {}]", TaskStatusName(task.status),
-                     task.detail);
+                     DetailBesideStatus(task));
 }
 
 std::string LastLines(std::string_view text, size_t max_lines) {

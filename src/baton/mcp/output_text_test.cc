@@ -100,7 +100,7 @@ TEST(OutputText, StatusLines) {
   EXPECT_EQ(StatusLine(task(TaskStatus::kCompleted, "exit code: 0")),
             "[status: completed, exit code: 0]");
   EXPECT_EQ(StatusLine(task(TaskStatus::kKilled, "killed: not needed")),
-            "[status: killed, killed: not needed]");
+            "[status: killed, not needed]");
 }
 
 TEST(OutputText, LastLines) {

@@ -21,10 +21,11 @@ int DoKill(const Context& ctx, const KillArgs& args) {
   }
   return CallAndPrint(ctx, request, [](const KillReply& reply) {
     for (const KillResult& result : reply.results) {
+      // What happened, in words (--json keeps the protocol's outcome).
       std::printf("%s: %s\n", result.id.c_str(),
                   result.outcome == KillOutcome::kRequested
-                      ? "requested"
-                      : "already-terminal");
+                      ? "killed"
+                      : "had already ended");
     }
     return kExitOk;
   });
