@@ -88,6 +88,82 @@ const CLI::App* Deepest(const CLI::App& app) {
   }
 }
 
+// The words an ExtrasError names, in the order they were typed (CLI11
+// lists them last first); only the unknown options when there are some
+// (what followed one was taken as something else).
+std::vector<std::string> ExtrasAsTyped(std::string_view message, int argc,
+                                       char** argv) {
+  size_t colon = message.find(": ");
+  std::string_view rest =
+      colon == std::string_view::npos ? "" : message.substr(colon + 2);
+  std::vector<std::string> extras;
+  while (!rest.empty()) {
+    size_t space = rest.find(' ');
+    if (space != 0)
+      extras.emplace_back(rest.substr(0, space));
+    rest = space == std::string_view::npos ? "" : rest.substr(space + 1);
+  }
+  auto typed_at = [&](const std::string& word) {
+    for (int i = 1; i < argc; ++i) {
+      if (word == argv[i])
+        return i;
+    }
+    return argc;
+  };
+  std::stable_sort(extras.begin(), extras.end(),
+                   [&](const std::string& a, const std::string& b) {
+                     return typed_at(a) < typed_at(b);
+                   });
+  auto is_option = [](const std::string& word) { return word[0] == '-'; };
+  if (std::any_of(extras.begin(), extras.end(), is_option))
+    std::erase_if(extras, [&](const std::string& w) { return !is_option(w); });
+  return extras;
+}
+
+// The long option of `command` two edits or fewer from `typed`, or "".
+std::string ClosestOption(const CLI::App& command, const std::string& typed) {
+  std::string meant;
+  size_t best = 3;
+  if (!typed.starts_with("--"))
+    return meant;
+  for (const CLI::Option* option : command.get_options()) {
+    for (const std::string& name : option->get_lnames()) {
+      size_t distance = EditDistance(typed, "--" + name);
+      if (distance < best) {
+        best = distance;
+        meant = "--" + name;
+      }
+    }
+  }
+  return meant;
+}
+
+// What a missing argument or subcommand of `at` (at `path`) is, or "".
+std::string DescribeMissing(const CLI::App& at, const std::string& path,
+                            const std::string& help) {
+  std::vector<std::string> choices;
+  for (const CLI::App* sub :
+       at.get_subcommands([](const CLI::App*) { return true; })) {
+    choices.push_back(sub->get_name());
+  }
+  if (!choices.empty()) {
+    return fmt::format("{}: give one of {}; {}", path, fmt::join(choices, ", "),
+                       help);
+  }
+  for (const CLI::Option* option : at.get_options()) {
+    if (option->get_required() && option->count() == 0 &&
+        option->get_positional()) {
+      std::string what = option->get_description();
+      if (!what.empty())
+        what[0] = static_cast<char>(
+            std::tolower(static_cast<unsigned char>(what[0])));
+      return fmt::format("{}: missing {}{}; {}", path, option->get_name(),
+                         what.empty() ? "" : " (" + what + ")", help);
+    }
+  }
+  return "";
+}
+
 // What a parse error says, in words that say what to type: the command it
 // is about, what is missing or unexpected, and the help that fits.
 std::string DescribeParseError(const CLI::ParseError& error,
@@ -102,85 +178,31 @@ std::string DescribeParseError(const CLI::ParseError& error,
       return "give a command, e.g. baton run -- make test ('baton --help' "
              "lists them)";
     }
-    std::vector<std::string> choices;
-    for (const CLI::App* sub :
-         at->get_subcommands([](const CLI::App*) { return true; })) {
-      choices.push_back(sub->get_name());
-    }
-    if (!choices.empty()) {
-      return fmt::format("{}: give one of {}; {}", path,
-                         fmt::join(choices, ", "), help);
-    }
-    for (const CLI::Option* option : at->get_options()) {
-      if (option->get_required() && option->count() == 0 &&
-          option->get_positional()) {
-        std::string what = option->get_description();
-        if (!what.empty())
-          what[0] = static_cast<char>(std::tolower(what[0]));
-        return fmt::format("{}: missing {} ({}); {}", path, option->get_name(),
-                           what, help);
-      }
+    if (std::string missing = DescribeMissing(*at, path, help);
+        !missing.empty()) {
+      return missing;
     }
   }
   if (dynamic_cast<const CLI::ExtrasError*>(&error)) {
-    // CLI11 lists them last first: put them back in the order typed.
-    std::string text = error.what();
-    std::vector<std::string> extras;
-    for (std::string_view rest = std::string_view(text).substr(
-             std::min(text.size(), text.find(": ") + 2));
-         !rest.empty();) {
-      size_t space = rest.find(' ');
-      if (space != 0)
-        extras.emplace_back(rest.substr(0, space));
-      rest = space == std::string_view::npos ? "" : rest.substr(space + 1);
-    }
-    auto typed_at = [&](const std::string& word) {
-      for (int i = 1; i < argc; ++i) {
-        if (word == argv[i])
-          return i;
+    std::vector<std::string> extras = ExtrasAsTyped(error.what(), argc, argv);
+    if (!extras.empty()) {
+      std::string shown = fmt::format("'{}'", fmt::join(extras, " "));
+      bool has_dashes = std::any_of(argv + 1, argv + argc, [](const char* arg) {
+        return std::string_view(arg) == "--";
+      });
+      // The newcomer's mistake: a command's own options read as baton's.
+      if (at->get_name() == "run" && !has_dashes) {
+        return fmt::format(
+            "{}: {} is not one of its options; to give options to the "
+            "command, put -- before it: baton run [OPTIONS] -- COMMAND "
+            "[ARGS...]",
+            path, shown);
       }
-      return argc;
-    };
-    std::stable_sort(extras.begin(), extras.end(),
-                     [&](const std::string& a, const std::string& b) {
-                       return typed_at(a) < typed_at(b);
-                     });
-    // An option that is not one: only it is news (what followed it was
-    // taken as something else).
-    if (std::any_of(extras.begin(), extras.end(),
-                    [](const std::string& word) { return word[0] == '-'; })) {
-      std::erase_if(extras,
-                    [](const std::string& word) { return word[0] != '-'; });
+      std::string meant = ClosestOption(*at, extras.front());
+      return fmt::format("{}: unexpected {}{}; {}", path, shown,
+                         meant.empty() ? "" : " (did you mean " + meant + "?)",
+                         help);
     }
-    bool has_dashes = false;
-    for (int i = 1; i < argc; ++i)
-      has_dashes = has_dashes || std::string_view(argv[i]) == "--";
-    if (extras.empty())
-      return fmt::format("{}; {}", text, help);
-    std::string shown = fmt::format("'{}'", fmt::join(extras, " "));
-    // The newcomer's mistake: a command's own options read as baton's.
-    if (at->get_name() == "run" && !has_dashes) {
-      return fmt::format(
-          "{}: {} is not one of its options; to give options to the "
-          "command, put -- before it: baton run [OPTIONS] -- COMMAND "
-          "[ARGS...]",
-          path, shown);
-    }
-    // A mistyped option: the one it was likely meant to be.
-    std::string meant;
-    size_t best = 3;
-    for (const CLI::Option* option : at->get_options()) {
-      for (const std::string& name : option->get_lnames()) {
-        size_t distance = EditDistance(extras.front(), "--" + name);
-        if (extras.front().starts_with("--") && distance < best) {
-          best = distance;
-          meant = "--" + name;
-        }
-      }
-    }
-    return fmt::format("{}: unexpected {}{}; {}", path, shown,
-                       meant.empty() ? "" : " (did you mean " + meant + "?)",
-                       help);
   }
   return fmt::format("{}; {}", error.what(), help);
 }
