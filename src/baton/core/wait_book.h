@@ -1,4 +1,4 @@
-// The open waits of TaskRegistry::Wait (doc/tasks.md, "Waiting"): per
+// The open waits of TaskRegistry::Wait (doc/protocol.md, "Waits"): per
 // wait, the tasks it names, each once, with two flat flags (still pending:
 // neither ended nor asking; fresh: news its session was not told); per
 // live task, the waits that name it. It answers a wait-any at the first
