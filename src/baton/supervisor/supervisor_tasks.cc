@@ -531,6 +531,15 @@ void Supervisor::AdoptOrphan(const JournalTask& record) {
   if (stat && stat->start_ticks == record.start_ticks)
     task.pidfd.reset(OpenPidfd(task.pid));
   if (!task.pidfd) {
+    // Gone since the look above: its keeper writes the record before it
+    // reaps, so the record is there now (a chaos run lost an exit code to
+    // this window, between the keeper's append and its reap).
+    if (auto reaped = FindReaped(task)) {
+      BATON_LOG_INFO("{}: ended while no supervisor ran (pid {})", task.id,
+                     task.pid);
+      LeaderEnded(it, reaped->status, false, reaped->ended_ms);
+      return;
+    }
     // Reaped by the supervisor that died, which may have written its
     // record; else nobody can tell its end.
     if (!ReadFile(record.exit_file)) {
