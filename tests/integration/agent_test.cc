@@ -259,16 +259,16 @@ TEST_F(AgentTest, LsShowsModelStartAndWhatIsNotCollected) {
   std::getline(lines, footer);
   EXPECT_EQ(head.rfind("ID", 0), 0u) << table;
   EXPECT_THAT(first, ::testing::MatchesRegex(
-                         agent + " +completed \\* +récit +"
-                                 "anthropic/claude-opus-4-1 +[0-9:]{8}.*"))
+                         agent + " +completed \\* +[0-9:]{8} +[0-9.smh]+ +"
+                                 "récit — .* +anthropic/claude-opus-4-1.*"))
       << table;
   EXPECT_THAT(second, ::testing::MatchesRegex(
-                          shell + " +failed \\* +exit 3 +- +[0-9:]{8} +"
-                                  "exit code: 3"))
+                          shell + " +failed \\* +[0-9:]{8} +[0-9.smh]+ +"
+                                  "exit 3 +exit code: 3"))
       << table;
-  // The columns align: STATUS, MODEL and STARTED start where their heads
-  // do (in characters: the first row's label has a two-byte é).
-  for (const char* column : {"STATUS", "MODEL", "STARTED"}) {
+  // The columns align: STATUS, STARTED, TIME and DETAIL start where their
+  // heads do (in characters: the first row's label has a two-byte é).
+  for (const char* column : {"STATUS", "STARTED", "TIME", "DETAIL"}) {
     size_t at = head.find(column);
     EXPECT_NE(second[at], ' ') << column << "\n" << table;
     EXPECT_EQ(second[at - 1], ' ') << column << "\n" << table;

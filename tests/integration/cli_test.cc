@@ -460,6 +460,58 @@ TEST_F(CliTest, BadInputGetsAClearErrorAndChangesNothing) {
   EXPECT_EQ(Run("true"), "shell-3");
 }
 
+// Issue 38: `ls` was 126 columns whatever the terminal, running and ended
+// tasks interleaved, and it had no filters though the board has them.
+TEST_F(CliTest, LsFitsTheWidthGroupsAndFilters) {
+  std::string failed = Run("exit 3");
+  std::string built = Run(
+      "echo building a-very-long-target-name-that-goes-on-and-on-and-on-and-"
+      "on-until-the-end-of-the-line",
+      {"--label", "build"});
+  Baton({"wait", "--all", "--timeout", "20s", failed, built});
+  std::string running = Run("sleep 30");
+  auto lines_of = [](const std::string& text) {
+    std::vector<std::string> lines;
+    std::istringstream in(text);
+    for (std::string line; std::getline(in, line);)
+      lines.push_back(line);
+    return lines;
+  };
+  auto narrow = Baton({"ls"}, {{"COLUMNS", "80"}});
+  ASSERT_EQ(narrow.exit_code, 0) << narrow.err;
+  auto lines = lines_of(narrow.out);
+  ASSERT_GE(lines.size(), 4u) << narrow.out;
+  EXPECT_TRUE(lines[1].starts_with(running + " ")) << narrow.out;
+  for (const std::string& line : lines) {
+    size_t chars = 0;
+    for (char c : line)
+      chars += (static_cast<unsigned char>(c) & 0xC0) != 0x80;
+    EXPECT_LE(chars, 80u) << narrow.out;
+  }
+  EXPECT_NE(narrow.out.find("…"), std::string::npos) << narrow.out;
+  EXPECT_EQ(narrow.out.find('\x1b'), std::string::npos) << "a pipe";
+  auto wide = Baton({"ls"}, {{"COLUMNS", "200"}});
+  EXPECT_NE(wide.out.find("build — echo building"), std::string::npos)
+      << wide.out;
+  // Filters, for the table and --json alike.
+  auto only_failed = Baton({"--json", "ls", "--status", "failed"}).json();
+  ASSERT_EQ(only_failed["tasks"].size(), 1u) << only_failed.dump();
+  EXPECT_EQ(only_failed["tasks"][0]["id"], failed);
+  auto labelled = lines_of(Baton({"ls", "--label", "build"}).out);
+  ASSERT_EQ(labelled.size(), 2u);
+  EXPECT_TRUE(labelled[1].starts_with(built + " ")) << labelled[1];
+  EXPECT_EQ(Baton({"ls", "--kind", "agent"}).out, "no tasks match\n");
+  auto quiet =
+      lines_of(Baton({"ls", "--status", "running,completed", "--quiet"}).out);
+  EXPECT_EQ(std::set<std::string>(quiet.begin(), quiet.end()),
+            (std::set<std::string>{running, built}));
+  auto bad = Baton({"ls", "--status", "done"});
+  EXPECT_EQ(bad.exit_code, 1);
+  EXPECT_NE(bad.err.find("--status: 'done' is not a status"), std::string::npos)
+      << bad.err;
+  Baton({"kill", running});
+}
+
 // Issue 38: `baton help run` was an unknown command; it is `baton run
 // --help`, and `baton help` is `baton --help`.
 TEST_F(CliTest, HelpVerbShowsTheVerbsHelp) {

@@ -13,18 +13,6 @@
 namespace baton {
 namespace {
 
-// One cell of a table: control characters written out, then cut.
-std::string Shorten(std::string_view raw, size_t max) {
-  std::string text = TerminalSafe(raw);
-  if (text.size() <= max)
-    return text;
-  size_t cut = max - 3;
-  // Never in the middle of a UTF-8 character.
-  while (cut > 0 && (static_cast<unsigned char>(text[cut]) & 0xC0) == 0x80)
-    --cut;
-  return text.substr(0, cut) + "...";
-}
-
 std::string Time(int64_t wall_ms) {
   return wall_ms ? FormatIsoTime(wall_ms) : "";
 }
@@ -46,12 +34,6 @@ std::string LocalClock(int64_t wall_ms, int64_t today) {
   const char* format = LocalDay(wall_ms) == today ? "%H:%M:%S" : "%b %d %H:%M";
   size_t n = std::strftime(text, sizeof text, format, &local);
   return std::string(text, n);
-}
-
-// Columns count characters, not bytes: a label may be UTF-8.
-size_t DisplayWidth(const std::string& text) {
-  return static_cast<size_t>(std::count_if(
-      text.begin(), text.end(), [](char c) { return (c & 0xC0) != 0x80; }));
 }
 
 }  // namespace
@@ -82,68 +64,8 @@ std::string TaskSummaryLine(const TaskView& view) {
   return line;
 }
 
-std::string TaskTable(const std::vector<TaskView>& tasks) {
-  // One row a task: <id> <status> <label> <model> <started> <detail>, each
-  // column as wide as its widest cell (capped), so the columns align.
-  struct Row {
-    std::string id, status, what, model, started, detail;
-  };
-  std::vector<Row> rows;
-  bool any_uncollected = false;
-  int64_t today = LocalDay(WallMillis());
-  for (const TaskView& view : tasks) {
-    const TaskRecord& task = view.task;
-    Row row;
-    row.id = task.id.ToString();
-    row.status = std::string(TaskStatusName(task.status));
-    if (IsTerminal(task.status) && !task.end_seen) {
-      row.status += " *";
-      any_uncollected = true;
-    }
-    row.what = Shorten(!task.spec.label.empty() ? task.spec.label
-                       : task.spec.agent        ? task.spec.agent->brief
-                                                : CommandText(task.spec),
-                       40);
-    row.model = "-";
-    if (task.spec.agent) {
-      row.model = task.spec.agent->model.empty()
-                      ? task.spec.agent->profile + " (default model)"
-                      : task.spec.agent->model;
-    }
-    row.model = Shorten(row.model, 32);
-    row.started = task.started_ms ? LocalClock(task.started_ms, today) : "-";
-    row.detail = Shorten(DetailBesideStatus(task), 40);
-    rows.push_back(std::move(row));
-  }
-  Row head{"ID", "STATUS", "LABEL / COMMAND", "MODEL", "STARTED", "DETAIL"};
-  size_t w[5] = {head.id.size(), head.status.size(), head.what.size(),
-                 head.model.size(), head.started.size()};
-  for (const Row& row : rows) {
-    w[0] = std::max(w[0], row.id.size());
-    w[1] = std::max(w[1], row.status.size());
-    w[2] = std::max(w[2], DisplayWidth(row.what));
-    w[3] = std::max(w[3], row.model.size());
-    w[4] = std::max(w[4], row.started.size());
-  }
-  auto line = [&](const Row& row) {
-    std::string text =
-        fmt::format("{:<{}}  {:<{}}  ", row.id, w[0], row.status, w[1]);
-    text += row.what + std::string(w[2] - DisplayWidth(row.what) + 2, ' ');
-    text += fmt::format("{:<{}}  {:<{}}  {}", row.model, w[3], row.started,
-                        w[4], row.detail);
-    while (!text.empty() && text.back() == ' ')
-      text.pop_back();
-    return text + "\n";
-  };
-  std::string out = line(head);
-  for (const Row& row : rows)
-    out += line(row);
-  if (any_uncollected) {
-    out +=
-        "* ended, and not collected yet: baton wait, output or status ID "
-        "tells its end\n";
-  }
-  return out;
+std::string TableTime(int64_t wall_ms, int64_t now_ms) {
+  return LocalClock(wall_ms, LocalDay(now_ms));
 }
 
 std::string TaskDetails(const TaskView& view) {

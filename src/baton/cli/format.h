@@ -13,8 +13,9 @@ namespace baton {
 
 // "shell-3 completed (exit code: 0)".
 std::string TaskSummaryLine(const TaskView& task);
-// The `ls` table, header included.
-std::string TaskTable(const std::vector<TaskView>& tasks);
+// A time for a table, in local time: 14:02:11 on the day of `now_ms`,
+// Nov 30 14:02 before.
+std::string TableTime(int64_t wall_ms, int64_t now_ms);
 // The `status` block: one "key: value" line per field.
 std::string TaskDetails(const TaskView& task);
 // What a task's end adds to its summary line: its checks' evidence (each

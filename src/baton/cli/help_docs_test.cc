@@ -23,9 +23,11 @@ TEST(CommandTree, HoldsEveryVerbWithItsOptionsAndArguments) {
 
   const CommandDoc* ls = Find(baton, "ls");
   ASSERT_NE(ls, nullptr);
-  ASSERT_EQ(ls->options.size(), 2u);
+  ASSERT_EQ(ls->options.size(), 6u);
   EXPECT_EQ(ls->options[1].names, (std::vector<std::string>{"--quiet", "-q"}));
   EXPECT_TRUE(ls->options[1].value.empty()) << "a flag takes no value";
+  EXPECT_EQ(ls->options[2].names, std::vector<std::string>{"--status"});
+  EXPECT_EQ(ls->options[2].value, "TEXT");
 
   const CommandDoc* kill = Find(baton, "kill");
   ASSERT_NE(kill, nullptr);
