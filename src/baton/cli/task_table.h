@@ -26,10 +26,11 @@ TableStyle StyleFor(std::FILE* out);
 // Live tasks first, then the ended ones, each group in the order given.
 // Columns: ID, STATUS, STARTED, TIME (a live task's time since its start,
 // an ended one's run time), LABEL / COMMAND (both when it has a label),
-// MODEL (when an agent task is listed) and DETAIL (when a task has one),
-// each cut at 80, 32 and 48 characters. Wider than `style.width`, the longest
-// text columns are cut with "…" (a command keeps its start and its end), then
-// DETAIL, MODEL and STARTED are left out, in that order.
+// MODEL (when an agent task is listed) and DETAIL (when a task has one);
+// those three are cut at 80, 32 and 48 characters however wide the
+// terminal. Wider than `style.width`, they are cut further, the longest
+// first, with "…" (a command keeps its start and its end), then DETAIL,
+// MODEL and STARTED are left out, in that order.
 std::string TaskTable(const std::vector<TaskView>& tasks,
                       const TableStyle& style);
 
