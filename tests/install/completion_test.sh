@@ -44,8 +44,9 @@ expect "bash complete -p" "complete -o default -F _baton baton" "$got"
 expect "bash: baton wa" "wait" "$(bash_complete baton wa)"
 expect "bash: baton da" "daemon" "$(bash_complete baton da)"
 expect "bash: baton daemon s" "start stop status" "$(bash_complete baton daemon s)"
-expect "bash: baton ls -" "--all -a --quiet -q --help" "$(bash_complete baton ls -)"
-expect "bash: baton --json ls --q" "--quiet" "$(bash_complete baton --json ls --q)"
+expect "bash: baton ls -" "--all -a --quiet -q --status --kind --label --queue --help" "$(bash_complete baton ls -)"
+expect "bash: baton --json ls --qui" "--quiet" "$(bash_complete baton --json ls --qui)"
+expect "bash: baton ls --q" "--quiet --queue" "$(bash_complete baton ls --q)"
 expect "bash: a value of run --cwd" "" "$(bash_complete baton run --cwd '')"
 expect "bash: kill's ids" "$unowned" "$(bash_complete baton kill '')"
 expect "bash: --session x wait's ids" "$unowned $owned" \
@@ -90,7 +91,7 @@ if command -v fish >/dev/null 2>&1; then
   expect "fish: baton wa" "wait" "$(fish_complete 'baton wa')"
   expect "fish: baton daemon s" "start status stop" \
     "$(fish_complete 'baton daemon s')"
-  expect "fish: baton ls --q" "--quiet" "$(fish_complete 'baton ls --q')"
+  expect "fish: baton ls --qui" "--quiet" "$(fish_complete 'baton ls --qui')"
   expect "fish: kill's ids" "$unowned" "$(fish_complete 'baton kill ')"
   expect "fish: --session x wait's ids" "$unowned $owned" \
     "$(fish_complete 'baton --session x wait ')"
