@@ -57,16 +57,26 @@ int PrintReply(const Context& ctx, DaemonClient& client, const T& reply,
   return code;
 }
 
-// Connects, sends `request`, and prints its reply as PrintReply does.
-template <class R, class PrintText>
-int CallAndPrint(const Context& ctx, const R& request, PrintText print_text) {
+// Connects, sends `request`, lets `adjust` change the reply (what --json
+// prints too), and prints it as PrintReply does.
+template <class R, class Adjust, class PrintText>
+int CallAdjustAndPrint(const Context& ctx, const R& request, Adjust adjust,
+                       PrintText print_text) {
   auto client = ctx.Connect();
   if (!client)
     return ConnectError(ctx, client.error());
   auto reply = client->Call(request);
   if (!reply)
     return ReportError(ctx, reply.error());
+  adjust(*reply);
   return PrintReply(ctx, *client, *reply, print_text);
+}
+
+// Connects, sends `request`, and prints its reply as PrintReply does.
+template <class R, class PrintText>
+int CallAndPrint(const Context& ctx, const R& request, PrintText print_text) {
+  return CallAdjustAndPrint(
+      ctx, request, [](typename R::Reply&) {}, print_text);
 }
 
 // Arguments travel as JSON strings: bytes that are not UTF-8 cannot, and

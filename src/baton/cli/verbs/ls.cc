@@ -79,36 +79,34 @@ int DoListTasks(const Context& ctx, const ListArgs& args) {
     return ReportError(ctx, filter.error());
   // A filter looks for tasks: through every ended one, not the recent.
   ListRequest request{.all = args.all || args.Filters()};
-  auto client = ctx.Connect();
-  if (!client)
-    return ConnectError(ctx, client.error());
-  auto reply = client->Call(request);
-  if (!reply)
-    return ReportError(ctx, reply.error());
-  // Filtered here, so that --json lists what the table would.
-  std::erase_if(reply->tasks, [&](const TaskView& view) {
-    return !filter->Matches(view.task);
-  });
-  return PrintReply(ctx, *client, *reply, [&](const ListReply& list) {
-    if (args.quiet) {
-      for (const TaskView& view : list.tasks)
-        std::printf("%s\n", view.task.id.ToString().c_str());
-      return kExitOk;
-    }
-    if (list.tasks.empty()) {
-      std::printf("no tasks%s\n", args.Filters() ? " match"
-                                  : args.all
-                                      ? ""
-                                      : " (baton ls --all shows ended ones)");
-    } else {
-      std::fputs(TaskTable(list.tasks, StyleFor(stdout)).c_str(), stdout);
-    }
-    if (list.hidden && !request.all) {
-      std::printf("... and %lld older ended tasks (baton ls --all)\n",
-                  static_cast<long long>(list.hidden));
-    }
-    return kExitOk;
-  });
+  // Filtered before it is printed, so that --json lists what the table
+  // would.
+  auto only_matches = [&](ListReply& list) {
+    std::erase_if(list.tasks, [&](const TaskView& view) {
+      return !filter->Matches(view.task);
+    });
+  };
+  return CallAdjustAndPrint(
+      ctx, request, only_matches, [&](const ListReply& list) {
+        if (args.quiet) {
+          for (const TaskView& view : list.tasks)
+            std::printf("%s\n", view.task.id.ToString().c_str());
+          return kExitOk;
+        }
+        if (list.tasks.empty()) {
+          std::printf("no tasks%s\n",
+                      args.Filters() ? " match"
+                      : args.all     ? ""
+                                     : " (baton ls --all shows ended ones)");
+        } else {
+          std::fputs(TaskTable(list.tasks, StyleFor(stdout)).c_str(), stdout);
+        }
+        if (list.hidden && !request.all) {
+          std::printf("... and %lld older ended tasks (baton ls --all)\n",
+                      static_cast<long long>(list.hidden));
+        }
+        return kExitOk;
+      });
 }
 
 }  // namespace
