@@ -145,8 +145,8 @@ std::string TaskTable(const std::vector<TaskView>& tasks,
   Row head;
   head.cells = {"ID",    "STATUS", "STARTED", "TIME", "LABEL / COMMAND",
                 "MODEL", "DETAIL"};
-  // A column is shown when a row has something in it (the first four
-  // always); each is as wide as its widest cell.
+  // A column is shown when a row has something in it (ID to LABEL /
+  // COMMAND always); each is as wide as its widest cell.
   std::array<bool, kCount> shown{};
   std::array<size_t, kCount> width{};
   for (int c = 0; c < kCount; ++c) {
