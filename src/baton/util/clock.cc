@@ -53,15 +53,19 @@ std::optional<int64_t> ParseIsoTime(std::string_view text) {
   }
   if (!at(z, 'Z') || z + 1 != text.size())
     return std::nullopt;
-  tm utc{};
-  utc.tm_year = *year - 1900;
-  utc.tm_mon = *month - 1;
-  utc.tm_mday = *day;
-  utc.tm_hour = *hour;
-  utc.tm_min = *minute;
-  utc.tm_sec = *second;
-  time_t seconds = timegm(&utc);
-  return static_cast<int64_t>(seconds) * 1000 + millis;
+  // Calendar arithmetic, not timegm(): timegm loads the time zone database
+  // (an open and two reads of /etc/localtime) on the first call, and every
+  // `baton wait` decodes times (doc/hot-path.md, "Where a wake goes").
+  namespace chrono = std::chrono;
+  chrono::year_month_day date{chrono::year(*year),
+                              chrono::month(static_cast<unsigned>(*month)),
+                              chrono::day(static_cast<unsigned>(*day))};
+  if (!date.ok() || *hour > 23 || *minute > 59 || *second > 59)
+    return std::nullopt;
+  auto moment = chrono::sys_days(date) + chrono::hours(*hour) +
+                chrono::minutes(*minute) + chrono::seconds(*second) +
+                chrono::milliseconds(millis);
+  return moment.time_since_epoch().count();
 }
 
 }  // namespace baton
