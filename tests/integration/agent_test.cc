@@ -146,6 +146,28 @@ TEST_F(AgentTest, ResumeContinuesTheSameSession) {
   EXPECT_NE(busy.err.find("still"), std::string::npos) << busy.err;
 }
 
+// doc/tasks.md, "Run again": the same brief, agent and label in a new
+// session, not a resume.
+TEST_F(AgentTest, RerunStartsTheBriefAgainInANewSession) {
+  std::string first = Delegate({"--cwd", home_, "--label", "tidy", "hello"});
+  Baton({"wait", "--timeout", "20s", first}, env_);
+  ASSERT_EQ(Status(first, env_)["status"], "completed");
+  auto again = Baton({"rerun", first}, env_);
+  ASSERT_EQ(again.exit_code, 0) << again.err;
+  std::string second = again.out.substr(0, again.out.find('\n'));
+  Baton({"wait", "--timeout", "20s", second}, env_);
+  auto task = Status(second, env_);
+  EXPECT_EQ(task["rerun_of"], first);
+  EXPECT_EQ(task["agent"]["brief"], "hello");
+  EXPECT_EQ(task["agent"]["profile"], "claude");
+  EXPECT_EQ(task["agent"]["resume_session"], "");
+  EXPECT_EQ(task["label"], "tidy");
+  EXPECT_EQ(task["cwd"], home_);
+  EXPECT_EQ(task["status"], "completed");
+  EXPECT_EQ(Baton({"output", second}, env_).out.find("(resumed "),
+            std::string::npos);
+}
+
 TEST_F(AgentTest, ResumeByTaskIdKeepsItsAgent) {
   // The scripted codex (tests/agents/fakes/codex) keeps its threads here.
   auto env = env_;

@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: twelve tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: thirteen tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -40,7 +40,7 @@ test('initialize, tools/list: twelve tools with schemas and honest annotations',
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
       'delegate', 'run', 'session_budget', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output',
-      'task_questions', 'task_send', 'task_status', 'worktrees']);
+      'task_questions', 'task_rerun', 'task_send', 'task_status', 'worktrees']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
     for (const tool of tools) {
@@ -346,6 +346,33 @@ test('kill: requested, then already-terminal; the task ends as killed', T, async
       assert.notEqual(record.pid, process.pid);
     }
     assert.equal(records[1].reason, 'not needed');
+  });
+});
+
+test('task_rerun: an ended task again as a new task; a live one is isError and starts nothing', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const first = (await call(client, 'run', { command: 'echo again-$MODE', env: { MODE: 'x' }, label: 'twice' }))
+      .structuredContent.task_id;
+    await call(client, 'task_output', { task_id: first, wait: true, timeout_s: 20 });
+    const r = await call(client, 'task_rerun', { task_id: first });
+    assert.equal(r.isError, false, text(r));
+    const second = r.structuredContent.task_id;
+    assert.notEqual(second, first);
+    assert.match(r.structuredContent.wait_command, new RegExp(second));
+    const o = await call(client, 'task_output', { task_id: second, wait: true, timeout_s: 20 });
+    assert.equal(o.structuredContent.tasks[0].status, 'completed');
+    assert.match(text(o), /again-x/);
+    const task = JSON.parse(baton(home, ['--session', '*', '--json', 'status', second]));
+    assert.equal((task.task ?? task).rerun_of, first);
+    assert.equal((task.task ?? task).label, 'twice');
+    const live = (await call(client, 'run', { command: 'sleep 60' })).structuredContent.task_id;
+    const refused = await call(client, 'task_rerun', { task_id: live });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /is still (queued|running); a task runs again once it ended/);
+    const listed = await call(client, 'task_list', {});
+    assert.equal(listed.structuredContent.tasks.length, 3);
+    await call(client, 'task_kill', { task_id: live });
   });
 });
 

@@ -16,6 +16,7 @@ const std::map<std::string, Json>& Samples() {
       {"hello", Json::object()},
       {"run", {{"argv", {"true"}}, {"cwd", "/"}}},
       {"delegate", {{"brief", "fix it"}, {"cwd", "/"}}},
+      {"rerun", {{"task", "shell-1"}}},
       {"send", {{"task", "agent-1"}, {"message", "go on"}}},
       {"queued", {{"task", "agent-1"}, {"replace", "m-1"}, {"message", "new"}}},
       {"answer", {{"task", "agent-1"}, {"answers", {"1"}}}},

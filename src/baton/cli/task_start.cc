@@ -230,5 +230,6 @@ int StartTask(const Context& ctx, const R& request, AfterStart after) {
 
 template int StartTask(const Context&, const RunRequest&, AfterStart);
 template int StartTask(const Context&, const DelegateRequest&, AfterStart);
+template int StartTask(const Context&, const RerunRequest&, AfterStart);
 
 }  // namespace baton

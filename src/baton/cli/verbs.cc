@@ -86,6 +86,7 @@ const std::vector<Verb>& Verbs() {
       {"wait", "Wait until any of the tasks ends (all, with --all)",
        DefineWait},
       {"kill", "Stop tasks (SIGTERM, then SIGKILL)", DefineKill},
+      {"rerun", "Start an ended task again, as a new task", DefineRerun},
       {"delegate", "Hand a brief to an agent CLI running in the background",
        DefineDelegate},
       {"send", "Send a running agent a message", DefineSend},

@@ -47,6 +47,7 @@ void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
 void DefineRun(CLI::App& command, const Context& ctx, Action& action);
 void DefineList(CLI::App& command, const Context& ctx, Action& action);
 void DefineStatus(CLI::App& command, const Context& ctx, Action& action);
+void DefineRerun(CLI::App& command, const Context& ctx, Action& action);
 void DefineOutput(CLI::App& command, const Context& ctx, Action& action);
 void DefineWait(CLI::App& command, const Context& ctx, Action& action);
 void DefineKill(CLI::App& command, const Context& ctx, Action& action);

@@ -401,6 +401,8 @@ struct TaskSpec {
   // questions are its ancestors' owners' too (doc/agents.md, "Questions
   // of a tree of agents").
   std::string parent;
+  // The ended task this one runs again (`rerun`), "" for none.
+  std::string rerun_of;
   std::string label;
   std::optional<std::string> shell_command;
   std::vector<std::string> argv;

@@ -33,6 +33,7 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   if (task.spec.limits.any())
     extra.limits = task.spec.limits;
   extra.parent = task.spec.parent;
+  extra.rerun_of = task.spec.rerun_of;
   return extra;
 }
 
@@ -56,6 +57,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.slurm_job = std::move(extra.slurm_job);
   task.spec.limits = extra.limits.value_or(ResourceLimits{});
   task.spec.parent = std::move(extra.parent);
+  task.spec.rerun_of = std::move(extra.rerun_of);
   // After the fields KeepsEnvironment reads.
   if (KeepsEnvironment(task))
     task.spec.base_env = std::move(extra.held_env);

@@ -36,6 +36,7 @@ struct TaskExtra {
   std::optional<SlurmJob> slurm_job;
   std::optional<ResourceLimits> limits;
   std::string parent;
+  std::string rerun_of;
 
   template <class V>
   void Fields(V& v) {
@@ -59,6 +60,7 @@ struct TaskExtra {
     v("slurm_job", slurm_job, {.omit_when_empty = true});
     v("limits", limits, {.omit_when_empty = true});
     v("parent", parent, {.omit_when_empty = true});
+    v("rerun_of", rerun_of, {.omit_when_empty = true});
   }
 };
 

@@ -152,6 +152,7 @@ class Daemon {
   void Handle(Connection&, const HelloRequest&, Session, Reply);
   void Handle(Connection&, const RunRequest&, Session, Reply);
   void Handle(Connection&, const DelegateRequest&, Session, Reply);
+  void Handle(Connection&, const RerunRequest&, Session, Reply);
   void Handle(Connection&, const SendRequest&, Session, Reply);
   void Handle(Connection&, const QueuedRequest&, Session, Reply);
   void Handle(Connection&, const AnswerRequest&, Session, Reply);
@@ -185,6 +186,12 @@ class Daemon {
   TaskSpec CommonSpec(const R& request, TaskKind kind, Session session);
   // A shell task's spec, before its preflight (daemon/preflight.h).
   Result<TaskSpec> ShellSpec(const RunRequest& request, Session session);
+  // What `run` and `delegate` do; `rerun_of` names the ended task a
+  // `rerun` starts again (commands/rerun.cc), "" for a new one.
+  void StartShell(Connection& connection, const RunRequest& request,
+                  Session session, const std::string& rerun_of, Reply reply);
+  void StartAgent(Connection& connection, const DelegateRequest& request,
+                  Session session, const std::string& rerun_of, Reply reply);
   // Stores and starts `spec`, with its audit record (`audit`, to which it
   // adds the task and the command); replies with the task.
   void StartTask(TaskSpec spec, AuditRecord audit, Reply reply);

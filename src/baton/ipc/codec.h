@@ -45,6 +45,7 @@ struct TaskWire {
   std::optional<AgentSpec> agent;
   std::string agent_session;
   std::string parent;
+  std::string rerun_of;
   std::vector<std::string> checks;
   std::optional<Evidence> evidence;
   std::vector<OpenQuestion> questions;
@@ -104,6 +105,9 @@ struct TaskWire {
       {.omit_when_empty = true,
        .doc = "the task whose process started this one (a worker's "
               "sub-worker, doc/agents.md)"});
+    v("rerun_of", rerun_of,
+      {.omit_when_empty = true,
+       .doc = "the ended task this one runs again (`rerun`)"});
     v("checks", checks, {.omit_when_empty = true});
     v("evidence", evidence,
       {.omit_when_empty = true,

@@ -344,6 +344,33 @@ struct DelegateRequest {
   Status Validate() const;
 };
 
+// A task again: an ended task's command (or brief), folder, environment
+// variables, label, checks, queue, limits and budget, as a new task
+// (doc/tasks.md, "Run again").
+struct RerunRequest {
+  static constexpr std::string_view kOp = "rerun";
+  static constexpr std::string_view kDoc =
+      "starts an ended task again as a new task (doc/tasks.md, \"Run "
+      "again\"): its command or brief, folder, `env`, label, checks, queue, "
+      "priority, limits, retries and budget; not its `after`; an agent "
+      "starts a new session";
+  using Reply = TaskReply;
+  std::string task;
+  std::optional<std::vector<std::string>> base_env;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task,
+      {.required = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "the ended task's id"});
+    v("base_env", base_env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "as for `run`: the environment it inherits now (the ended "
+              "task's was never stored)"});
+  }
+};
+
 struct GetRequest {
   static constexpr std::string_view kOp = "get";
   static constexpr std::string_view kDoc = "one task";
@@ -1280,13 +1307,13 @@ struct ShutdownRequest {
 
 // Every request, in the order doc/protocol.md lists them.
 using Request =
-    std::variant<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                 QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
-                 AgentsRequest, GetRequest, ListRequest, ReadRequest,
-                 KillRequest, WaitRequest, AttachRequest, NoticesRequest,
-                 DaemonStatusRequest, ShutdownRequest, WatchRequest,
-                 QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
-                 WorktreesRequest>;
+    std::variant<HelloRequest, RunRequest, DelegateRequest, RerunRequest,
+                 SendRequest, QueuedRequest, AnswerRequest, QuestionsRequest,
+                 EventsRequest, AgentsRequest, GetRequest, ListRequest,
+                 ReadRequest, KillRequest, WaitRequest, AttachRequest,
+                 NoticesRequest, DaemonStatusRequest, ShutdownRequest,
+                 WatchRequest, QueueSetRequest, QueueListRequest, BudgetRequest,
+                 AuditRequest, WorktreesRequest>;
 
 }  // namespace baton
 

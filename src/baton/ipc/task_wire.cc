@@ -101,6 +101,7 @@ TaskWire ToWire(const TaskView& view) {
     wire.agent->brief = MaskSecrets(wire.agent->brief);
   wire.agent_session = task.agent_session;
   wire.parent = task.spec.parent;
+  wire.rerun_of = task.spec.rerun_of;
   wire.checks = task.spec.checks;
   for (std::string& check : wire.checks)
     check = MaskSecrets(check);
@@ -187,6 +188,7 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.spec.agent = std::move(wire.agent);
   task.agent_session = std::move(wire.agent_session);
   task.spec.parent = std::move(wire.parent);
+  task.spec.rerun_of = std::move(wire.rerun_of);
   task.spec.checks = std::move(wire.checks);
   task.evidence = std::move(wire.evidence);
   view.questions = std::move(wire.questions);

@@ -185,6 +185,9 @@ void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
     } else {
       audit.detail = CommandText(task->spec);
     }
+    if (!task->spec.rerun_of.empty())
+      audit.detail =
+          fmt::format("rerun of {}: {}", task->spec.rerun_of, audit.detail);
     registry_->Audit(std::move(audit), /*with_batch=*/true);
     // No output yet: the spawn thread makes the file after this reply.
     reply(TaskReply{{std::move(*task), std::nullopt}});
@@ -206,13 +209,27 @@ void Daemon::StartChecked(TaskSpec spec, AuditRecord audit, Reply reply) {
 
 void Daemon::Handle(Connection& connection, const RunRequest& request,
                     Session session, Reply reply) {
+  StartShell(connection, request, session, "", std::move(reply));
+}
+
+void Daemon::Handle(Connection& connection, const DelegateRequest& request,
+                    Session session, Reply reply) {
+  StartAgent(connection, request, session, "", std::move(reply));
+}
+
+void Daemon::StartShell(Connection& connection, const RunRequest& request,
+                        Session session, const std::string& rerun_of,
+                        Reply reply) {
   auto spec = ShellSpec(request, session);
   if (!spec)
     return reply(std::unexpected(spec.error()));
+  spec->rerun_of = rerun_of;
   // The file-system checks live here, not in the registry, which makes no
   // system calls; they too run before anything is stored or spawned.
   PreflightTask(std::move(*spec), &command_cache_, &preflight_runner_,
-                [this, reply, audit = AuditOf(connection, session, "run")](
+                [this, reply,
+                 audit = AuditOf(connection, session,
+                                 rerun_of.empty() ? "run" : "rerun")](
                     Result<TaskSpec> checked) mutable {
                   if (!checked)
                     return reply(std::unexpected(checked.error()));
@@ -220,8 +237,9 @@ void Daemon::Handle(Connection& connection, const RunRequest& request,
                 });
 }
 
-void Daemon::Handle(Connection& connection, const DelegateRequest& request,
-                    Session session, Reply reply) {
+void Daemon::StartAgent(Connection& connection, const DelegateRequest& request,
+                        Session session, const std::string& rerun_of,
+                        Reply reply) {
   // A spent session starts no agent (doc/agents.md, "Session budgets").
   // The detail reads "budget: session build's ..."; the error names the
   // session first.
@@ -281,6 +299,7 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
       return reply(std::unexpected(reached.error()));
   }
   TaskSpec spec = CommonSpec(request, TaskKind::kAgent, session);
+  spec.rerun_of = rerun_of;
   if (!spec.timeout)
     spec.timeout = profile->timeout.value_or(config->agent_timeout);
   ApplyProfileEnv(profile->env, spec.base_env);
@@ -348,7 +367,8 @@ void Daemon::Handle(Connection& connection, const DelegateRequest& request,
   } else {
     spec.limits = LimitsOf(request.limits, profile->limits);
   }
-  AuditRecord audit = AuditOf(connection, session, "delegate");
+  AuditRecord audit =
+      AuditOf(connection, session, rerun_of.empty() ? "delegate" : "rerun");
   // The codex probe asks the codex of this machine: a job's runs elsewhere.
   if (spec.agent->adapter != AdapterKind::kCodex || spec.slurm)
     return StartChecked(std::move(spec), std::move(audit), reply);

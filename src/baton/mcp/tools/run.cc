@@ -68,35 +68,53 @@ void HandleRun(const ToolCallPtr& call) {
   // virtualenvs, ...), as a command the client ran itself would.
   request.base_env = ProcessEnvironment();
 
-  call->Daemon(request, [call](Result<TaskReply> reply) {
-    if (!reply)
-      return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
-    const TaskRecord& task = reply->task.task;
-    std::string id = task.id.ToString();
-    std::string wait_command = WaitCommand(call->facts(), id);
-    Json structured = TaskSummary(task);
-    structured["cwd"] = task.spec.cwd;
-    structured["wait_command"] = wait_command;
-    std::string text;
-    if (task.status == TaskStatus::kFailed) {
-      text = fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
-                         task.detail, task.detail);
-    } else {
-      text = fmt::format(
-          "Started {} [status: {}]: {}\n"
-          "You will be told when it ends (with any tool result); do other "
-          "work meanwhile and do not redo what it does. When you need its "
-          "result, call task_output with {{\"task_ids\": [\"{}\"], \"wait\": "
-          "true}} (with every id you are blocked on).\n"
-          "To be woken from a background shell instead: {}\n",
-          TaskName(task), TaskStatusName(task.status), CommandText(task.spec),
-          id, wait_command);
-    }
-    call->Finish({std::move(text), std::move(structured), false, reply->task});
-  });
+  call->Daemon(request,
+               [call](Result<TaskReply> reply) { FinishStarted(call, reply); });
 }
 
 }  // namespace
+
+// The result of a tool that started a shell task (run, task_rerun): its
+// summary, where it runs, and how to be told of its end.
+void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply) {
+  if (!reply)
+    return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
+  const TaskRecord& task = reply->task.task;
+  std::string id = task.id.ToString();
+  std::string wait_command = WaitCommand(call->facts(), id);
+  Json structured = TaskSummary(task);
+  structured["cwd"] = task.spec.cwd;
+  structured["wait_command"] = wait_command;
+  std::string text;
+  if (task.status == TaskStatus::kFailed) {
+    text = fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
+                       task.detail, task.detail);
+  } else {
+    text = fmt::format(
+        "Started {} [status: {}]: {}\n"
+        "You will be told when it ends (with any tool result); do other "
+        "work meanwhile and do not redo what it does. When you need its "
+        "result, call task_output with {{\"task_ids\": [\"{}\"], \"wait\": "
+        "true}} (with every id you are blocked on).\n"
+        "To be woken from a background shell instead: {}\n",
+        TaskName(task), TaskStatusName(task.status), CommandText(task.spec), id,
+        wait_command);
+  }
+  call->Finish({std::move(text), std::move(structured), false, reply->task});
+}
+
+Json StartedSchema() {
+  Json output = TaskSummarySchema();
+  output["properties"]["cwd"] = {{"type", "string"}};
+  output["properties"]["wait_command"] = {
+      {"type", "string"},
+      {"description",
+       "A `baton wait` command line (with this session) that returns when "
+       "the task ends and prints its status, then its output's last lines "
+       "or its open question; run it in a background shell to be woken"}};
+  output["required"] = {"task_id", "status", "wait_command"};
+  return output;
+}
 
 ToolDefinition RunToolDefinition() {
   ToolDefinition tool;
@@ -112,16 +130,7 @@ ToolDefinition RunToolDefinition() {
       "prints its status and last lines: for a client that wakes you when a "
       "background shell ends.";
   tool.input_schema = ArgumentSchema<RunArguments>();
-  Json output = TaskSummarySchema();
-  output["properties"]["cwd"] = {{"type", "string"}};
-  output["properties"]["wait_command"] = {
-      {"type", "string"},
-      {"description",
-       "A `baton wait` command line (with this session) that returns when "
-       "the task ends and prints its status, then its output's last lines "
-       "or its open question; run it in a background shell to be woken"}};
-  output["required"] = {"task_id", "status", "wait_command"};
-  tool.output_schema = std::move(output);
+  tool.output_schema = StartedSchema();
   // A shell command can do anything, anywhere: honest hints say so.
   tool.annotations = {{"title", tool.title},
                       {"readOnlyHint", false},

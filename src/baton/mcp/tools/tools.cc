@@ -48,6 +48,7 @@ const std::vector<ToolDefinition>& AllTools() {
       TaskQuestionsToolDefinition(), TaskSendToolDefinition(),
       TaskAnswerToolDefinition(),    TaskKillToolDefinition(),
       SessionBudgetToolDefinition(), WorktreesToolDefinition(),
+      TaskRerunToolDefinition(),
   };
   return tools;
 }

@@ -22,6 +22,12 @@ ToolDefinition TaskSendToolDefinition();
 ToolDefinition TaskAnswerToolDefinition();
 ToolDefinition SessionBudgetToolDefinition();
 ToolDefinition WorktreesToolDefinition();
+ToolDefinition TaskRerunToolDefinition();
+
+// What run and task_rerun answer once a task started (tools/run.cc): the
+// result, and its output schema.
+void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply);
+Json StartedSchema();
 
 // The arguments of a tool that takes none.
 struct NoArguments {
