@@ -4,6 +4,7 @@
 # stand-in `claude` on PATH with its version and a login, baton registered
 # in ~/.claude.json: no error, exit code 0. Broken: the state folder open
 # to others and no agent CLI: an error with its fix, a warning, exit code 1.
+# A fresh set-up: doctor starts nothing and makes no folder.
 # Usage: doctor_test.sh BATON
 set -euo pipefail
 . "$(dirname "$0")/lib.sh"
@@ -27,6 +28,18 @@ chmod +x "$tmp/bin/claude"
 echo '{}' >"$HOME/.claude/.credentials.json"
 # Registered by editing ~/.claude.json (the stand-in cannot add servers).
 PATH=/usr/bin:/bin "$baton" mcp install claude >/dev/null
+
+# Read-only: on a fresh set-up it starts nothing and makes no folder.
+set +e
+out=$(PATH=$tmp/bin:/usr/bin:/bin "$baton" doctor)
+code=$?
+set -e
+[ "$code" = 0 ] || fail "fresh: exit code $code: $out"
+grep -q "^ok       state folder: $BATON_HOME is not there yet" <<<"$out" || fail "fresh state folder: $out"
+grep -q "^ok       batond: not running: the first task starts it" <<<"$out" || fail "fresh batond: $out"
+[ ! -e "$BATON_HOME" ] || fail "fresh: doctor made $BATON_HOME"
+grep -q "^ok       MCP clients: no config file of codex, gemini, cursor, vscode here" <<<"$out" ||
+  fail "fresh MCP clients: $out"
 
 timeout 20 "$baton" daemon start >/dev/null
 set +e

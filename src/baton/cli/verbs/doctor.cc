@@ -109,11 +109,21 @@ void CheckStateFolder(const StatePaths& paths, std::vector<Finding>& out) {
   }
 }
 
+// Read-only, as every check here: a batond that is not running is not
+// started (the first task starts it), and said so.
 void CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
-  auto client = ctx.Connect(/*autostart=*/true);
+  auto client = ctx.Connect(/*autostart=*/false);
+  if (!client && client.error().code == ErrorCode::kUnavailable) {
+    out.push_back({Level::kOk, "batond",
+                   "not running: the first task starts it (baton run, "
+                   "baton delegate, or an MCP client's), or baton daemon "
+                   "start",
+                   ""});
+    return;
+  }
   if (!client) {
     out.push_back({Level::kError, "batond",
-                   "cannot be reached or started: " + client.error().message,
+                   "cannot be reached: " + client.error().message,
                    "see the state folder's batond.log; fix what it says"});
     return;
   }
@@ -243,9 +253,12 @@ void CheckMcpClients(std::vector<Finding>& out) {
       {"vscode", config + "/Code/User/mcp.json", "servers"},
   };
   McpEntry ours{.command = SelfExecutable(), .args = {"mcp"}};
+  std::vector<std::string> absent;
   for (const Client& client : clients) {
-    if (!Exists(client.path))
-      continue;  // That client is not set up for this user.
+    if (!Exists(client.path)) {
+      absent.push_back(client.name);  // Not set up for this user.
+      continue;
+    }
     auto edit = *client.container
                     ? EditJsonConfig(client.path, client.container, ours)
                     : EditCodexConfig(client.path, ours);
@@ -264,6 +277,15 @@ void CheckMcpClients(std::vector<Finding>& out) {
       out.push_back({Level::kWarning, check,
                      "baton is not registered in " + client.path, install});
     }
+  }
+  // The clients `baton mcp install` knows, each said once: the ones above,
+  // and those without a config file here.
+  if (!absent.empty()) {
+    out.push_back({Level::kOk, "MCP clients",
+                   fmt::format("no config file of {} here (baton mcp install "
+                               "CLIENT registers baton in one)",
+                               fmt::join(absent, ", ")),
+                   ""});
   }
 }
 
