@@ -2,7 +2,8 @@
 # `baton mcp install|uninstall` against a throw-away HOME holding a config
 # for each client with another server in it: the other entries are kept,
 # baton's entry is right, --dry-run writes nothing, a backup is kept, and
-# uninstall gives back what was there. Then, when the pinned real CLIs of
+# uninstall gives back what was there; BATON_HOME goes with the entry, and
+# the build tree's binary is named as such. Then, when the pinned real CLIs of
 # tests/agents are installed, `claude mcp list` (through `claude mcp add`)
 # and `codex mcp list` show baton. Usage: mcp_install_test.sh BATON SOURCE_DIR
 set -euo pipefail
@@ -47,14 +48,17 @@ for client in claude codex gemini cursor vscode; do
   [[ $out == *"would have added"* ]] || fail "$client: --dry-run said: $out"
   out=$("$baton" mcp install "$client")
   [[ $out == *"added"*"$f"* ]] || fail "$client: install said: $out"
+  [[ $out == *"with BATON_HOME=$BATON_HOME, as this shell has it"* ]] || fail "$client: no BATON_HOME: $out"
+  [[ $out == *"is a build's binary (in "* ]] || fail "$client: no word about the build tree: $out"
   cmp -s "$f.baton.bak" "$tmp/$client.orig" || fail "$client: no backup of $f"
   if [ "$client" = codex ]; then
     grep -q '^# mine$' "$f" && grep -q '^\[mcp_servers.other\]$' "$f" ||
       fail "codex: the other content is gone: $(cat "$f")"
-    python3 - "$f" "$baton" <<'PY' || fail "codex: baton's entry: $(cat "$f")"
+    python3 - "$f" "$baton" "$BATON_HOME" <<'PY' || fail "codex: baton's entry: $(cat "$f")"
 import sys, tomllib
 d = tomllib.load(open(sys.argv[1], "rb"))
-assert d["mcp_servers"]["baton"] == {"command": sys.argv[2], "args": ["mcp"]}, d
+assert d["mcp_servers"]["baton"] == {"command": sys.argv[2], "args": ["mcp"],
+                                    "env": {"BATON_HOME": sys.argv[3]}}, d
 assert d["mcp_servers"]["other"] == {"command": "x"} and d["model"] == "o3", d
 PY
   else
@@ -62,9 +66,15 @@ PY
     [ "$(json "$f" "d['$c']['other']['command']")" = x ] || fail "$client: other entry lost"
     [ "$(json "$f" "d['$c']['baton']['command']")" = "$baton" ] || fail "$client: command"
     [ "$(json "$f" "d['$c']['baton']['args']")" = "['mcp']" ] || fail "$client: args"
+    [ "$(json "$f" "d['$c']['baton']['env']['BATON_HOME']")" = "$BATON_HOME" ] || fail "$client: env"
   fi
   out=$("$baton" mcp install "$client")
   [[ $out == *"nothing to change"* ]] || fail "$client: a second install said: $out"
+  # Without BATON_HOME it is another server (another state folder).
+  out=$(env -u BATON_HOME "$baton" mcp install "$client")
+  [[ $out == *"replaced"* ]] || fail "$client: an install without BATON_HOME said: $out"
+  out=$("$baton" mcp install "$client")
+  [[ $out == *"replaced"* ]] || fail "$client: an install with BATON_HOME again said: $out"
   "$baton" mcp uninstall "$client" >/dev/null
   if [ "$client" = codex ]; then
     cmp -s "$f" "$tmp/$client.orig" || fail "codex: uninstall left: $(cat "$f")"
@@ -93,6 +103,8 @@ if [ -x "$bin/claude" ] && [ -x "$bin/codex" ]; then
   cd "$tmp"
   out=$(PATH=$bin:/usr/bin:/bin "$baton" mcp install claude)
   [[ $out == *"through $bin/claude mcp"* ]] || fail "claude mcp add not used: $out"
+  [ "$(json "$HOME/.claude.json" "d['mcpServers']['baton']['env']['BATON_HOME']")" = "$BATON_HOME" ] ||
+    fail "claude mcp add lost BATON_HOME: $(cat "$HOME/.claude.json")"
   listed=$(PATH=$bin:/usr/bin:/bin timeout 60 claude mcp list 2>&1) || true
   [[ $listed == *"baton: $baton mcp - ✔ Connected"* ]] || fail "claude mcp list: $listed"
   [[ $listed == *"other: x"* ]] || fail "claude mcp list lost other: $listed"

@@ -45,17 +45,59 @@ OrderedJson EntryJson(const McpEntry& entry) {
     json["type"] = "stdio";
   json["command"] = entry.command;
   json["args"] = entry.args;
+  if (!entry.env.empty())
+    json["env"] = entry.env;
   return json;
 }
 
-// Whether `have` has every key of `wanted` with the same value.
+// The variables of an entry's "env" that baton writes: the rest of "env"
+// is the user's (or the client's: Claude Code writes "env": {}).
+constexpr std::string_view kOwnEnv[] = {"BATON_HOME"};
+
+// An entry's value of `name` in its "env", or null.
+OrderedJson EnvValue(const OrderedJson& entry, std::string_view name) {
+  auto env = entry.find("env");
+  if (env == entry.end() || !env->is_object())
+    return nullptr;
+  auto value = env->find(std::string(name));
+  return value == env->end() ? OrderedJson(nullptr) : *value;
+}
+
+// Whether `have` has every key of `wanted` with the same value, and the
+// same BATON_HOME (none is none: another state folder, another server).
 bool SameJsonEntry(const OrderedJson& have, const OrderedJson& wanted) {
   for (auto& [key, value] : wanted.items()) {
+    if (key == "env")
+      continue;
     auto found = have.find(key);
     if (found == have.end() || *found != value)
       return false;
   }
+  for (std::string_view name : kOwnEnv) {
+    if (EnvValue(have, name) != EnvValue(wanted, name))
+      return false;
+  }
   return true;
+}
+
+// `wanted` written over `slot`, keeping the keys and variables baton does
+// not write.
+void WriteJsonEntry(OrderedJson& slot, const OrderedJson& wanted) {
+  for (auto& [key, value] : wanted.items()) {
+    if (key != "env")
+      slot[key] = value;
+  }
+  for (std::string_view name : kOwnEnv) {
+    OrderedJson value = EnvValue(wanted, name);
+    if (!value.is_null()) {
+      if (!slot["env"].is_object())
+        slot["env"] = OrderedJson::object();
+      slot["env"][std::string(name)] = value;
+    } else if (auto env = slot.find("env");
+               env != slot.end() && env->is_object()) {
+      env->erase(std::string(name));
+    }
+  }
 }
 
 std::string Dump(const OrderedJson& json) {
@@ -83,8 +125,17 @@ std::string CodexTable(const McpEntry& entry) {
   std::string args;
   for (const std::string& arg : entry.args)
     args += (args.empty() ? "" : ", ") + TomlString(arg);
-  return fmt::format("[mcp_servers.{}]\ncommand = {}\nargs = [{}]\n",
-                     kServerName, TomlString(entry.command), args);
+  std::string table =
+      fmt::format("[mcp_servers.{}]\ncommand = {}\nargs = [{}]\n", kServerName,
+                  TomlString(entry.command), args);
+  if (!entry.env.empty()) {
+    std::string env;
+    for (const auto& [name, value] : entry.env)
+      env += (env.empty() ? "" : ", ") + TomlString(name) + " = " +
+             TomlString(value);
+    table += "env = { " + env + " }\n";
+  }
+  return table;
 }
 
 // The table header's dotted name ("mcp_servers.baton.env") of a line that
@@ -122,8 +173,18 @@ std::vector<std::string> SplitLines(const std::string& text) {
 bool SameCodexEntry(const toml::node_view<const toml::node>& node,
                     const McpEntry& entry) {
   const toml::table* table = node.as_table();
-  if (!table || table->size() != 2)
+  if (!table || table->size() != (entry.env.empty() ? 2u : 3u))
     return false;
+  if (!entry.env.empty()) {
+    const toml::table* env = (*table)["env"].as_table();
+    if (!env || env->size() != entry.env.size())
+      return false;
+    for (const auto& [name, value] : entry.env) {
+      auto have = (*env)[name].value<std::string>();
+      if (!have || *have != value)
+        return false;
+    }
+  }
   auto command = (*table)["command"].value<std::string>();
   const toml::array* args = (*table)["args"].as_array();
   if (!command || *command != entry.command || !args ||
@@ -213,8 +274,7 @@ Result<ConfigEdit> EditJsonConfig(const std::string& path,
                     path, wanted.dump());
     if (!slot.is_object())
       slot = OrderedJson::object();
-    for (auto& [key, value] : wanted.items())
-      slot[key] = value;
+    WriteJsonEntry(slot, wanted);
   }
   edit.changed = true;
   edit.text = Dump(root) + "\n";

@@ -7,6 +7,7 @@
 #ifndef BATON_CLI_MCP_CONFIG_H_
 #define BATON_CLI_MCP_CONFIG_H_
 
+#include <map>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -20,8 +21,11 @@ namespace baton {
 struct McpEntry {
   std::string command;            // The baton binary, an absolute path.
   std::vector<std::string> args;  // {"mcp"}.
-  bool with_type = false;         // Also "type": "stdio" (VS Code needs it;
-                                  // Claude Code writes it).
+  // The server's environment beyond the client's: BATON_HOME when the
+  // installing shell has it, so the server uses the CLI's state folder.
+  std::map<std::string, std::string> env;
+  bool with_type = false;  // Also "type": "stdio" (VS Code needs it;
+                           // Claude Code writes it).
 };
 
 inline constexpr std::string_view kServerName = "baton";

@@ -59,6 +59,50 @@ TEST(McpJsonConfig, SameCommandIsNoChangeAndKeepsTheClientsOwnKeys) {
   EXPECT_NE(replaced->text.find("/opt/baton"), std::string::npos);
 }
 
+// BATON_HOME goes with the entry: another state folder is another server;
+// the user's own variables beside it are kept.
+TEST(McpJsonConfig, BatonHomeIsPartOfTheEntryAndTheUsersEnvIsKept) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/c.json";
+  Write(
+      path,
+      R"({"mcpServers": {"baton": {"command": "/usr/bin/baton", "args": ["mcp"], "env": {"MINE": "1"}}}})");
+  McpEntry homed = kEntry;
+  homed.env["BATON_HOME"] = "/srv/baton";
+  auto added = EditJsonConfig(path, "mcpServers", homed);
+  ASSERT_TRUE(added.has_value()) << added.error().message;
+  EXPECT_TRUE(added->summary.starts_with("replaced")) << added->summary;
+  EXPECT_NE(added->text.find(R"("MINE": "1")"), std::string::npos)
+      << added->text;
+  EXPECT_NE(added->text.find(R"("BATON_HOME": "/srv/baton")"),
+            std::string::npos)
+      << added->text;
+  Write(path, added->text);
+  EXPECT_FALSE(EditJsonConfig(path, "mcpServers", homed)->changed);
+  auto unhomed = EditJsonConfig(path, "mcpServers", kEntry);
+  ASSERT_TRUE(unhomed.has_value());
+  EXPECT_TRUE(unhomed->changed);
+  EXPECT_EQ(unhomed->text.find("BATON_HOME"), std::string::npos)
+      << unhomed->text;
+  EXPECT_NE(unhomed->text.find(R"("MINE": "1")"), std::string::npos);
+}
+
+TEST(McpCodexConfig, BatonHomeIsAnEnvTableOfTheEntry) {
+  testing::TempDir dir;
+  std::string path = dir.path() + "/config.toml";
+  Write(path, "");
+  McpEntry homed = kEntry;
+  homed.env["BATON_HOME"] = "/srv/baton";
+  auto edit = EditCodexConfig(path, homed);
+  ASSERT_TRUE(edit.has_value()) << edit.error().message;
+  EXPECT_EQ(edit->text,
+            "[mcp_servers.baton]\ncommand = \"/usr/bin/baton\"\nargs = "
+            "[\"mcp\"]\nenv = { \"BATON_HOME\" = \"/srv/baton\" }\n");
+  Write(path, edit->text);
+  EXPECT_FALSE(EditCodexConfig(path, homed)->changed);
+  EXPECT_TRUE(EditCodexConfig(path, kEntry)->changed);
+}
+
 TEST(McpJsonConfig, RemovesOnlyBaton) {
   testing::TempDir dir;
   std::string path = dir.path() + "/c.json";

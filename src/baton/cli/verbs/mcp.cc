@@ -12,6 +12,7 @@
 
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <nlohmann/json.hpp>
 
 #include "baton/cli/mcp_config.h"
@@ -21,6 +22,7 @@
 #include "baton/util/file_util.h"
 #include "baton/util/program_path.h"
 #include "baton/util/spawn_child.h"
+#include "baton/util/state_paths.h"
 
 namespace baton {
 namespace {
@@ -38,6 +40,19 @@ struct ClientConfig {
   std::string container;  // "mcpServers"; VS Code: "servers"; Codex: "".
   bool with_type = false;
 };
+
+// The build tree (a folder with CMakeCache.txt) that holds `binary`, or
+// "": a client pinned to a build's binary loses baton when the tree is
+// cleaned or moved.
+std::string BuildTreeOf(const std::string& binary) {
+  std::filesystem::path dir = std::filesystem::path(binary).parent_path();
+  for (; !dir.empty() && dir != dir.root_path(); dir = dir.parent_path()) {
+    std::error_code ignored;
+    if (std::filesystem::exists(dir / "CMakeCache.txt", ignored))
+      return dir.string();
+  }
+  return "";
+}
 
 std::string EnvOr(const char* name, const std::string& fallback) {
   const char* value = std::getenv(name);
@@ -155,10 +170,15 @@ Result<std::string> ApplyThroughClaude(const std::string& claude,
       return std::unexpected(removed.error());
   }
   if (entry) {
-    std::vector<std::string> add = {claude, "mcp",
-                                    "add",  "--scope",
-                                    scope,  std::string(kServerName),
-                                    "--",   entry->command};
+    std::vector<std::string> add = {claude,    "mcp", "add",
+                                    "--scope", scope, std::string(kServerName)};
+    // After the name: -e takes every word up to the next option.
+    for (const auto& [name, value] : entry->env) {
+      add.push_back("-e");
+      add.push_back(name + "=" + value);
+    }
+    add.push_back("--");
+    add.push_back(entry->command);
     add.insert(add.end(), entry->args.begin(), entry->args.end());
     auto added = RunCaptured(add);
     if (!added)
@@ -178,10 +198,19 @@ int DoMcpInstall(const Context& ctx, const McpInstallArgs& args, bool install) {
   if (!config)
     return ReportError(ctx, config.error());
   std::optional<McpEntry> entry;
+  std::string build_tree;
   if (install) {
     entry = McpEntry{.command = SelfExecutable(),
                      .args = {"mcp"},
                      .with_type = config->with_type};
+    // The state folder this CLI uses, so the server uses the same one.
+    if (const char* home = std::getenv("BATON_HOME"); home && *home) {
+      auto paths = StatePaths::FromEnvironment("");
+      if (!paths)
+        return ReportError(ctx, paths.error());
+      entry->env["BATON_HOME"] = paths->home;
+    }
+    build_tree = BuildTreeOf(entry->command);
   }
   auto edit = config->container.empty()
                   ? EditCodexConfig(config->path, entry)
@@ -215,7 +244,8 @@ int DoMcpInstall(const Context& ctx, const McpInstallArgs& args, bool install) {
                           {"would_change", edit->changed},
                           {"summary", edit->summary},
                           {"backup", backup},
-                          {"through_cli", !claude.empty()}};
+                          {"through_cli", !claude.empty()},
+                          {"build_tree", build_tree}};
     PrintJsonLine(
         doc.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace));
     return kExitOk;
@@ -235,10 +265,20 @@ int DoMcpInstall(const Context& ctx, const McpInstallArgs& args, bool install) {
       std::printf("  the file as it was: %s\n", backup.c_str());
     if (install)
       std::printf("  restart %s to load it\n", config->title.c_str());
+    if (install && entry->env.contains("BATON_HOME"))
+      std::printf("  with BATON_HOME=%s, as this shell has it\n",
+                  entry->env["BATON_HOME"].c_str());
     if (install && args.client == "codex" && !user)
       std::printf(
           "  Codex reads a project's config once the project is "
           "trusted\n");
+  }
+  if (!build_tree.empty()) {
+    std::printf(
+        "  note: %s is a build's binary (in %s): the client starts it as "
+        "long as that build is there; install baton (doc/install.md) for a "
+        "path that stays\n",
+        entry->command.c_str(), build_tree.c_str());
   }
   return kExitOk;
 }
