@@ -1,6 +1,7 @@
 #include "baton/cli/task_start.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <CLI/CLI.hpp>
 #include <cstdio>
@@ -223,6 +224,14 @@ int StartTask(const Context& ctx, const R& request, AfterStart after) {
   if (after == AfterStart::kReturn)
     return kExitOk;
   bool until_end = after == AfterStart::kWaitForEnd;
+  // On a terminal a build is watched, not waited on: its output as it
+  // comes, then how it ended.
+  if (until_end && !ctx.json && ::isatty(1) &&
+      task.task.status != TaskStatus::kFailed) {
+    if (auto streamed = StreamOutput(ctx, *client, id); !streamed)
+      return ReportError(ctx, streamed.error());
+    return ReportEnd(ctx, *client, id);
+  }
   return WaitAndReport(
       ctx, *client,
       {.ids = {id}, .all = until_end, .exit_like_task = until_end});

@@ -47,6 +47,10 @@ void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
 void DefineRun(CLI::App& command, const Context& ctx, Action& action);
 void DefineList(CLI::App& command, const Context& ctx, Action& action);
 void DefineStatus(CLI::App& command, const Context& ctx, Action& action);
+// `output --follow` from the start (verbs/output.cc): `run --wait` on a
+// terminal streams the output as it comes.
+Status StreamOutput(const Context& ctx, DaemonClient& client,
+                    const std::string& id);
 void DefineRerun(CLI::App& command, const Context& ctx, Action& action);
 void DefineOutput(CLI::App& command, const Context& ctx, Action& action);
 void DefineWait(CLI::App& command, const Context& ctx, Action& action);

@@ -104,6 +104,16 @@ std::string TurnText(const TurnEnd& turn) {
 
 }  // namespace
 
+int ReportEnd(const Context& ctx, DaemonClient& client, const std::string& id) {
+  auto reply = client.Call(GetRequest{.task = id});
+  if (!reply)
+    return ReportError(ctx, reply.error());
+  std::printf("%s\n", TaskSummaryLine(reply->task).c_str());
+  std::fputs(EndText(reply->task).c_str(), stdout);
+  PrintNotices(client);
+  return ExitCodeOf(reply->task.task);
+}
+
 int WaitAndReport(const Context& ctx, DaemonClient& client,
                   const WaitOptions& options) {
   LiveLine live;

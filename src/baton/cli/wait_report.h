@@ -27,6 +27,10 @@ struct WaitOptions {
 int WaitAndReport(const Context& ctx, DaemonClient& client,
                   const WaitOptions& options);
 
+// The end of a task whose output was shown as it came (`run --wait` on a
+// terminal): its summary and end, no tail; returns its own exit code.
+int ReportEnd(const Context& ctx, DaemonClient& client, const std::string& id);
+
 }  // namespace baton
 
 #endif  // BATON_CLI_WAIT_REPORT_H_

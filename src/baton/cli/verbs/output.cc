@@ -6,6 +6,8 @@
 
 #include <cerrno>
 #include <cstdio>
+#include <set>
+#include <utility>
 
 #include "baton/cli/reconnect.h"
 #include "baton/cli/verbs.h"
@@ -71,8 +73,35 @@ Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
   if (!reader)
     return std::unexpected(reader.error());
   UniqueFd inotify(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
-  if (inotify)
-    ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY);
+  // A task that has not started has no log yet (the spawn makes it, and
+  // maybe its folder): the nearest folder above it that exists is watched
+  // for what is made in it, again at each event, until the log is there.
+  bool watching_log = false;
+  std::set<int> folder_watches;
+  auto watch_log = [&] {
+    if (!inotify || watching_log)
+      return;
+    std::string dir = path;
+    for (size_t slash;
+         (slash = dir.rfind('/')) != std::string::npos && slash > 0;) {
+      dir.resize(slash);
+      int folder = ::inotify_add_watch(inotify.get(), dir.c_str(),
+                                       IN_CREATE | IN_MOVED_TO);
+      if (folder >= 0) {
+        folder_watches.insert(folder);
+        break;
+      }
+    }
+    // After the folder's watch: a log made meanwhile is not missed.
+    watching_log =
+        ::inotify_add_watch(inotify.get(), path.c_str(), IN_MODIFY) >= 0;
+    if (watching_log) {
+      // Other tasks' files made there are no news of this one.
+      for (int folder : std::exchange(folder_watches, {}))
+        ::inotify_rm_watch(inotify.get(), folder);
+    }
+  };
+  watch_log();
   ReconnectingWait wait(ctx, client, WaitRequest{.tasks = {id}});
   if (auto sent = wait.Send(); !sent)
     return std::unexpected(sent.error());
@@ -85,6 +114,7 @@ Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
       char events[4096];
       while (::read(inotify.get(), events, sizeof events) > 0) {
       }
+      watch_log();
       auto range =
           CallReconnecting(ctx, *reader,
                            ReadRequest{.task = id,
@@ -110,6 +140,38 @@ Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
   }
 }
 
+// [from, to) of `request`'s range, then, with `follow`, what the log gets
+// until the task ends. Returns where it stopped.
+Status EmitAndFollow(const Context& ctx, DaemonClient& client,
+                     const std::string& id, ReadRequest request, bool follow) {
+  auto range = client.Call(request);
+  if (!range)
+    return std::unexpected(range.error());
+  auto copied =
+      EmitRange(ctx, id, range->path, static_cast<uint64_t>(range->from),
+                static_cast<uint64_t>(range->to));
+  if (!copied)
+    return std::unexpected(copied.error());
+  uint64_t pos = static_cast<uint64_t>(range->from) + *copied;
+  if (!follow || range->at_end)
+    return {};
+  auto followed = Follow(ctx, client, id, range->path, pos);
+  if (!followed)
+    return std::unexpected(followed.error());
+  pos = *followed;
+  // A consuming follow also moves this session's cursor to the end.
+  if (request.mode != ReadMode::kNew)
+    request.mode = ReadMode::kAll;
+  auto last = CallReconnecting(ctx, client, request);
+  if (!last)
+    return std::unexpected(last.error());
+  auto rest =
+      EmitRange(ctx, id, range->path, pos, static_cast<uint64_t>(last->to));
+  if (!rest)
+    return std::unexpected(rest.error());
+  return {};
+}
+
 int DoOutput(const Context& ctx, const OutputArgs& args) {
   if (args.new_only && args.offset) {
     return ReportError(ctx, {ErrorCode::kInvalidArgument,
@@ -129,35 +191,21 @@ int DoOutput(const Context& ctx, const OutputArgs& args) {
     }
     request.offset = static_cast<int64_t>(*args.offset);
   }
-  auto range = client->Call(request);
-  if (!range)
-    return ReportError(ctx, range.error());
-  auto copied =
-      EmitRange(ctx, args.id, range->path, static_cast<uint64_t>(range->from),
-                static_cast<uint64_t>(range->to));
-  if (!copied)
-    return ReportError(ctx, copied.error());
-  uint64_t pos = static_cast<uint64_t>(range->from) + *copied;
-  if (args.follow && !range->at_end) {
-    auto followed = Follow(ctx, *client, args.id, range->path, pos);
-    if (!followed)
-      return ReportError(ctx, followed.error());
-    pos = *followed;
-    // A consuming follow also moves this session's cursor to the end.
-    request.mode = args.new_only ? ReadMode::kNew : ReadMode::kAll;
-    auto last = CallReconnecting(ctx, *client, request);
-    if (!last)
-      return ReportError(ctx, last.error());
-    auto rest = EmitRange(ctx, args.id, range->path, pos,
-                          static_cast<uint64_t>(last->to));
-    if (!rest)
-      return ReportError(ctx, rest.error());
+  if (auto done = EmitAndFollow(ctx, *client, args.id, request, args.follow);
+      !done) {
+    return ReportError(ctx, done.error());
   }
   PrintNotices(*client);
   return kExitOk;
 }
 
 }  // namespace
+
+Status StreamOutput(const Context& ctx, DaemonClient& client,
+                    const std::string& id) {
+  return EmitAndFollow(ctx, client, id, ReadRequest{.task = id},
+                       /*follow=*/true);
+}
 
 void DefineOutput(CLI::App& command, const Context& ctx, Action& action) {
   auto args = std::make_shared<OutputArgs>();
