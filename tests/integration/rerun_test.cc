@@ -41,6 +41,8 @@ TEST_F(RerunTest, AnEndedTaskRunsAgainWithWhatItStoredAndTheClientsEnvNow) {
   EXPECT_EQ(task["checks"], nlohmann::json::array({"true"}));
   EXPECT_EQ(task["timeout_ms"], 45000);
   EXPECT_EQ(task["status"], "completed");
+  EXPECT_NE(Baton({"status", second}).out.find("rerun of: " + first),
+            std::string::npos);
   // The old one is left as it was.
   EXPECT_FALSE(Status(first).contains("rerun_of"));
   // The audit trail says what happened.

@@ -94,6 +94,7 @@ std::string TaskDetails(const TaskView& view) {
     field("command:", CommandText(task.spec));
   }
   field("label:", task.spec.label);
+  field("rerun of:", task.spec.rerun_of);
   field("cwd:", task.spec.cwd);
   if (task.spec.agent && task.spec.agent->worktree) {
     const Worktree& worktree = *task.spec.agent->worktree;
