@@ -65,6 +65,21 @@ Status InMemoryTaskStore::Flush() {
   return {};
 }
 
+Status InMemoryTaskStore::DeleteTasks(const std::vector<TaskId>& ids) {
+  for (const TaskId& id : ids) {
+    if (dirty_tasks_.contains(id))
+      return MakeError(ErrorCode::kInternal, id.ToString() + " is unsaved");
+  }
+  for (const TaskId& id : ids) {
+    tasks.erase(id);
+    flushed.erase(id);
+    std::erase_if(cursors_, [&](const auto& c) { return c.first.first == id; });
+    std::erase_if(flushed_cursors_,
+                  [&](const auto& c) { return c.first.first == id; });
+  }
+  return {};
+}
+
 void InMemoryTaskStore::RevertTask(const TaskId& id) {
   auto entry = task_journal_.find(id);
   if (entry == task_journal_.end())

@@ -45,6 +45,7 @@ class InMemoryTaskStore : public TaskStore {
            dirty_sessions_ || dirty_queues_ || budgets != flushed_budgets_ ||
            !pending_audit_.empty();
   }
+  Status DeleteTasks(const std::vector<TaskId>& ids) override;
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
   void RevertQueue(const std::string& name) override;

@@ -27,6 +27,7 @@ const std::map<std::string, Json>& Samples() {
       {"list", Json::object()},
       {"read", {{"task", "shell-1"}}},
       {"kill", {{"tasks", {"shell-1"}}}},
+      {"remove", {{"tasks", {"shell-1"}}}},
       {"wait", {{"tasks", {"shell-1"}}, {"timeout_ms", 0}}},
       {"attach", Json::object()},
       {"notices", Json::object()},
@@ -89,8 +90,10 @@ void AddCases(std::vector<RequestCase>& out) {
   for (const FieldDoc& field : DocumentFields<R>()) {
     Json without = sample;
     without.erase(field.name);
-    // A run needs `command` or `argv`: the sample has argv.
-    bool needed = field.required || (op == "run" && field.name == "argv");
+    // A run needs `command` or `argv`: the sample has argv. A remove
+    // needs `tasks` or `ended`: the sample has tasks.
+    bool needed = field.required || (op == "run" && field.name == "argv") ||
+                  (op == "remove" && field.name == "tasks");
     add(field, "missing", without, !needed);
 
     Json mistyped = sample;

@@ -52,6 +52,8 @@ void DefineStatus(CLI::App& command, const Context& ctx, Action& action);
 Status StreamOutput(const Context& ctx, DaemonClient& client,
                     const std::string& id);
 void DefineRerun(CLI::App& command, const Context& ctx, Action& action);
+void DefineRemove(CLI::App& command, const Context& ctx, Action& action);
+void DefineClear(CLI::App& command, const Context& ctx, Action& action);
 void DefineOutput(CLI::App& command, const Context& ctx, Action& action);
 void DefineWait(CLI::App& command, const Context& ctx, Action& action);
 void DefineKill(CLI::App& command, const Context& ctx, Action& action);

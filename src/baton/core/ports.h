@@ -125,6 +125,10 @@ class TaskStore {
   // retries them, except what RevertTask and RevertCursor take back.
   virtual Status Flush() = 0;
   virtual bool HasPendingWrites() const = 0;
+  // Deletes stored, ended tasks with their cursors, in a transaction of its
+  // own, now: all or none. Not for a task with a buffered write (its next
+  // Flush would bring it back): kInternal, nothing deleted.
+  virtual Status DeleteTasks(const std::vector<TaskId>& ids) = 0;
 
   // After a failed Flush(): take back what the last batch (the writes
   // between the Flush() before that one and it) did to a task, or to a

@@ -141,6 +141,20 @@ class TaskRegistry : public ExecutorListener {
   // A non-consuming look. Seeing a terminal task counts as seeing its end.
   Result<TaskRecord> Get(std::string_view id, const std::string& session);
 
+  // Removing ended tasks (task_registry_remove.cc, doc/tasks.md, "Removing
+  // ended tasks"). The plan: the tasks `ids` names (a task that cannot go
+  // refuses the whole plan, saying why), or, with `every_ended`, every
+  // ended task `session` sees, those that cannot go listed in `kept`.
+  struct RemovalPlan {
+    std::vector<TaskRecord> remove;
+    std::vector<std::pair<std::string, std::string>> kept;  // Id, why.
+  };
+  Result<RemovalPlan> PlanRemoval(const std::vector<std::string>& ids,
+                                  bool every_ended, const std::string& session);
+  // Deletes them from the store (a transaction of its own: call it with
+  // nothing uncommitted) and forgets them. Their files are the caller's.
+  Status Remove(const std::vector<TaskId>& ids);
+
   // The tree of agents a session directs (doc/agents.md, "Questions of a
   // tree of agents"): the ids from the session's own task down to `task`,
   // by TaskSpec::parent (just `task` when it is the session's own); empty

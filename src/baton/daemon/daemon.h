@@ -163,6 +163,7 @@ class Daemon {
   void Handle(Connection&, const ListRequest&, Session, Reply);
   void Handle(Connection&, const ReadRequest&, Session, Reply);
   void Handle(Connection&, const KillRequest&, Session, Reply);
+  void Handle(Connection&, const RemoveRequest&, Session, Reply);
   void Handle(Connection&, const WaitRequest&, Session, Reply);
   void Handle(Connection&, const AttachRequest&, Session, Reply);
   void Handle(Connection&, const NoticesRequest&, Session, Reply);

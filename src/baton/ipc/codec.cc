@@ -182,6 +182,15 @@ Status DelegateRequest::Validate() const {
   return {};
 }
 
+Status RemoveRequest::Validate() const {
+  if (tasks.empty() == !ended) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     "remove request: give 'tasks' (ids) or 'ended': true "
+                     "(every ended task), one of the two");
+  }
+  return {};
+}
+
 Status QueueSetRequest::Validate() const {
   if (memory_bytes && *memory_bytes != 0 && *memory_bytes < (1 << 20)) {
     return Invalid(

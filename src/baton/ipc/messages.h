@@ -578,6 +578,54 @@ struct KillRequest {
   }
 };
 
+// Ended tasks removed with their output (doc/tasks.md, "Removing ended
+// tasks").
+struct RemoveSkip {
+  std::string task;
+  std::string why;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task);
+    v("why", why, {.doc = "why it was kept, and what to do first"});
+  }
+};
+struct RemoveReply {
+  std::vector<std::string> removed;
+  std::vector<RemoveSkip> kept;
+  template <class V>
+  void Fields(V& v) {
+    v("removed", removed,
+      {.doc = "the ids removed, with their records and output"});
+    v("kept", kept,
+      {.doc = "with `ended`: the ended tasks kept, each with why (a live "
+              "task starts after it, its worktree is there, ...)"});
+  }
+};
+struct RemoveRequest {
+  static constexpr std::string_view kOp = "remove";
+  static constexpr std::string_view kDoc =
+      "removes ended tasks: their records, output and events (the audit "
+      "trail keeps what was done); a named task that cannot be removed "
+      "refuses the whole request (doc/tasks.md, \"Removing ended tasks\")";
+  // Done after the loop turn's commit, in a transaction of its own: the
+  // reply says what happened whatever the turn's commit did.
+  static constexpr bool kReplyKeptIfCommitFails = true;
+  using Reply = RemoveReply;
+  std::vector<std::string> tasks;
+  bool ended = false;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.max_bytes = kMaxNameBytes,
+       .max_items = kMaxTaskIds,
+       .doc = "the ended tasks to remove"});
+    v("ended", ended,
+      {.doc = "every ended task the session sees that can be removed (the "
+              "others are `kept`, with why); not with `tasks`"});
+  }
+  Status Validate() const;
+};
+
 // An agent task that ended a turn and runs on (a wait with `turns`).
 struct TurnEnd {
   std::string task;
@@ -1306,14 +1354,13 @@ struct ShutdownRequest {
 };
 
 // Every request, in the order doc/protocol.md lists them.
-using Request =
-    std::variant<HelloRequest, RunRequest, DelegateRequest, RerunRequest,
-                 SendRequest, QueuedRequest, AnswerRequest, QuestionsRequest,
-                 EventsRequest, AgentsRequest, GetRequest, ListRequest,
-                 ReadRequest, KillRequest, WaitRequest, AttachRequest,
-                 NoticesRequest, DaemonStatusRequest, ShutdownRequest,
-                 WatchRequest, QueueSetRequest, QueueListRequest, BudgetRequest,
-                 AuditRequest, WorktreesRequest>;
+using Request = std::variant<
+    HelloRequest, RunRequest, DelegateRequest, RerunRequest, SendRequest,
+    QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
+    AgentsRequest, GetRequest, ListRequest, ReadRequest, KillRequest,
+    RemoveRequest, WaitRequest, AttachRequest, NoticesRequest,
+    DaemonStatusRequest, ShutdownRequest, WatchRequest, QueueSetRequest,
+    QueueListRequest, BudgetRequest, AuditRequest, WorktreesRequest>;
 
 }  // namespace baton
 

@@ -484,6 +484,44 @@ Status SqliteTaskStore::WritePending() {
   return txn->Commit();
 }
 
+Status SqliteTaskStore::DeleteTasks(const std::vector<TaskId>& ids) {
+  Json listed = Json::array();
+  for (const TaskId& id : ids) {
+    bool cursor_pending = std::any_of(
+        pending_cursors_.begin(), pending_cursors_.end(),
+        [&](const auto& cursor) { return cursor.first.first == id; });
+    if (pending_tasks_.contains(id) || cursor_pending) {
+      return MakeError(ErrorCode::kInternal,
+                       fmt::format("{} has a write not saved yet; try again",
+                                   id.ToString()));
+    }
+    listed.push_back(id.ToString());
+  }
+  auto txn = Transaction::Begin(db_);
+  if (!txn)
+    return std::unexpected(Describe(std::move(txn.error()), "removing tasks"));
+  std::string json = listed.dump();
+  for (const char* sql :
+       {"DELETE FROM cursors WHERE task_id IN (SELECT value FROM "
+        "json_each(?1))",
+        "DELETE FROM tasks WHERE id IN (SELECT value FROM json_each(?1))"}) {
+    auto stmt = db_.Prepare(sql);
+    if (!stmt)
+      return std::unexpected(
+          Describe(std::move(stmt.error()), "removing tasks"));
+    (*stmt)->BindText(1, json);
+    if (auto done = (*stmt)->Run(); !done)
+      return std::unexpected(
+          Describe(std::move(done.error()), "removing tasks"));
+  }
+  if (auto committed = txn->Commit(); !committed)
+    return std::unexpected(
+        Describe(std::move(committed.error()), "removing tasks"));
+  for (const TaskId& id : ids)
+    live_seqs_.erase(id);
+  return {};
+}
+
 Result<std::optional<int64_t>> SqliteTaskStore::StoredSeq(const TaskId& id) {
   std::optional<int64_t> seq;
   auto read = ForEachRow(

@@ -62,6 +62,7 @@ class SqliteTaskStore : public TaskStore {
   // writes pending and says so in the error.
   Status Flush() override;
   bool HasPendingWrites() const override;
+  Status DeleteTasks(const std::vector<TaskId>& ids) override;
   void RevertTask(const TaskId& id) override;
   void RevertCursor(const TaskId& id, const std::string& reader) override;
   void RevertQueue(const std::string& name) override;
