@@ -233,7 +233,9 @@ TEST_F(CliTest, FollowStreamsUntilTheTaskEnds) {
                        {"--timeout", "60s"});
   auto follow = StartBaton({"output", "--follow", id});
   EXPECT_TRUE(follow->ReadUntil("1\n", seconds(10))) << follow->out();
-  EXPECT_EQ(Status(id)["status"], "running");
+  // Not ended: the output came while it ran (batond may hear of the spawn
+  // a moment after the output is there).
+  EXPECT_EQ(WaitStarted(id)["status"], "running");
   ASSERT_EQ(::write(go.get(), "\n", 1), 1);
   EXPECT_EQ(follow->Finish(seconds(30)), 0) << follow->err();
   EXPECT_EQ(follow->out(), "1\n2\n3\n");
