@@ -531,13 +531,25 @@ TEST_F(CliTest, HelpVerbShowsTheVerbsHelp) {
 TEST_F(CliTest, HelpListsEveryVerbAndJsonKeepsLongDetails) {
   auto help = Baton({"--help"});
   EXPECT_EQ(help.exit_code, 0);
-  for (const char* verb : {"run", "ls", "wait", "delegate", "queue", "mcp",
-                           "serve", "doctor", "worktree", "completion"}) {
+  for (const char* verb :
+       {"run", "ls", "wait", "rerun", "rm", "clear", "delegate", "queue", "mcp",
+        "serve", "board", "doctor", "worktree", "completion"}) {
     EXPECT_NE(help.out.find(std::string("\n  ") + verb + " "),
               std::string::npos)
         << verb << " missing from:\n"
         << help.out;
   }
+  // Grouped, in this order, then examples; a verb's help has its own.
+  size_t tasks = help.out.find("\nTasks:\n  run ");
+  size_t agents = help.out.find("\nAgents:\n  delegate ");
+  size_t admin = help.out.find("\nSet-up and admin:\n");
+  size_t examples = help.out.find("\nExamples:\n  baton run -- make test");
+  EXPECT_NE(tasks, std::string::npos) << help.out;
+  EXPECT_LT(tasks, agents) << help.out;
+  EXPECT_LT(agents, admin) << help.out;
+  EXPECT_LT(admin, examples) << help.out;
+  EXPECT_NE(examples, std::string::npos) << help.out;
+  EXPECT_EQ(Baton({"run", "--help"}).out.find("Examples:"), std::string::npos);
   std::string check = "test -f " + std::string(120, 'x');
   std::string id = Run("true", {"--check", check});
   Baton({"wait", "--timeout", "30s", id});

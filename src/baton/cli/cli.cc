@@ -219,11 +219,24 @@ void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
   app.add_option("--session", ctx.session,
                  "Owner session (default: $BATON_SESSION; none = unowned)");
   app.set_version_flag("--version", std::string("baton ") + kBatonVersion);
+  app.footer(
+      "Examples:\n"
+      "  baton run -- make test          start it, print its id (shell-1)\n"
+      "  baton run --wait -- ./build.sh  watch it, exit with its code\n"
+      "  baton wait shell-1 shell-2      return at the first end\n"
+      "  baton output -f shell-1         follow its output\n"
+      "  baton rerun shell-1             the same again, as a new task\n"
+      "  baton delegate --worktree 'fix the flaky parser test'\n"
+      "  baton board                     the live board in a browser\n"
+      "\n'baton help VERB' (or 'baton VERB --help') tells a verb's options; "
+      "man baton, and doc/cli.md, tell all.");
   for (const Verb& verb : Verbs()) {
     if (!only || only == &verb) {
-      verb.define(*app.add_subcommand(std::string(verb.name),
-                                      std::string(verb.description)),
-                  ctx, action);
+      CLI::App* command = app.add_subcommand(std::string(verb.name),
+                                             std::string(verb.description));
+      command->group(std::string(verb.group));
+      command->footer("");  // The examples are the top-level help's.
+      verb.define(*command, ctx, action);
     }
   }
 }

@@ -109,11 +109,24 @@ started.
 .SH FILES
 .TP
 .I ~/.config/baton/config.toml
-Agent profiles (\fBbaton agents\fR lists them).
+Agent profiles (\fBbaton agents\fR lists them and names the file read):
+\fI$BATON_CONFIG\fR when set, else \fI$BATON_HOME/config.toml\fR when
+\fBBATON_HOME\fR is set, else \fI$XDG_CONFIG_HOME/baton/config.toml\fR,
+else this one.
 .TP
 .I ~/.local/state/baton/
 The database, batond's and the supervisor's logs, and each task's folder
 with its output.
+.SH EXAMPLES
+.nf
+baton run \-\- make test            # start it; prints its id, shell\-1
+baton run \-\-wait \-\- ./build.sh    # watch it; exit with its code
+baton wait shell\-1 shell\-2        # return at the first end
+baton output \-f shell\-1           # follow its output
+baton rerun shell\-1                # the same again, as a new task
+baton delegate \-\-worktree 'fix the flaky parser test'
+baton board                       # the live board in a browser
+.fi
 .SH SEE ALSO
 \fBbaton completion\fR prints the completion script of bash, zsh or fish.
 The documents in the source: doc/cli.md, doc/mcp.md, doc/protocol.md,

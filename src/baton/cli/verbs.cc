@@ -77,64 +77,73 @@ CLI::Validator PositiveAmount(double max) {
       "NUMBER > 0", "PositiveAmount");
 }
 
+// The groups `baton --help` shows the verbs in, in this order.
+constexpr std::string_view kGroupTasks = "Tasks";
+constexpr std::string_view kGroupAgents = "Agents";
+constexpr std::string_view kGroupSessionsQueuesAndBudgets =
+    "Sessions, queues and budgets";
+constexpr std::string_view kGroupSetUpAndAdmin = "Set-up and admin";
+
 const std::vector<Verb>& Verbs() {
   static const std::vector<Verb> verbs = {
-      {"run", "Start a command in the background", DefineRun},
-      {"ls", "List your tasks", DefineList},
-      {"status", "Show one task", DefineStatus},
-      {"output", "Print a task's output", DefineOutput},
+      {"run", "Start a command in the background", kGroupTasks, DefineRun},
+      {"ls", "List your tasks", kGroupTasks, DefineList},
+      {"status", "Show one task", kGroupTasks, DefineStatus},
+      {"output", "Print a task's output", kGroupTasks, DefineOutput},
       {"wait", "Wait until any of the tasks ends (all, with --all)",
-       DefineWait},
-      {"kill", "Stop tasks (SIGTERM, then SIGKILL)", DefineKill},
-      {"rerun", "Start an ended task again, as a new task", DefineRerun},
-      {"rm", "Remove ended tasks, with their output", DefineRemove},
-      {"clear", "Remove every ended task you see, with its output",
+       kGroupTasks, DefineWait},
+      {"kill", "Stop tasks (SIGTERM, then SIGKILL)", kGroupTasks, DefineKill},
+      {"rerun", "Start an ended task again, as a new task", kGroupTasks,
+       DefineRerun},
+      {"rm", "Remove ended tasks, with their output", kGroupTasks,
+       DefineRemove},
+      {"clear", "Remove every ended task you see, with its output", kGroupTasks,
        DefineClear},
       {"delegate", "Hand a brief to an agent CLI running in the background",
-       DefineDelegate},
-      {"send", "Send a running agent a message", DefineSend},
+       kGroupAgents, DefineDelegate},
+      {"send", "Send a running agent a message", kGroupAgents, DefineSend},
       {"answer", "Answer an agent's open question, one answer per item",
-       DefineAnswer},
+       kGroupAgents, DefineAnswer},
       {"questions",
        "List every open question of your agents and the workers they "
        "started, oldest first",
-       DefineQuestions},
-      {"events", "Show an agent's events", DefineEvents},
+       kGroupAgents, DefineQuestions},
+      {"events", "Show an agent's events", kGroupAgents, DefineEvents},
       {"agents", "List the agent profiles (built-in and from the config)",
-       DefineAgents},
+       kGroupAgents, DefineAgents},
       {"attach", "Hold the session attached (its lease starts when this ends)",
-       DefineAttach},
+       kGroupSessionsQueuesAndBudgets, DefineAttach},
       {"notices", "Print tasks of this session that ended unseen",
-       DefineNotices},
+       kGroupSessionsQueuesAndBudgets, DefineNotices},
       {"queue", "Make and change queues that run tasks a few at a time",
-       DefineQueue},
+       kGroupSessionsQueuesAndBudgets, DefineQueue},
       {"budget", "Show or set the session's budget over all its agent tasks",
-       DefineBudget},
+       kGroupSessionsQueuesAndBudgets, DefineBudget},
       {"audit",
        "Show the audit trail: who started, stopped, steered or answered "
        "what, when and why",
-       DefineAudit},
+       kGroupSessionsQueuesAndBudgets, DefineAudit},
       {"worktree",
        "List and clean the git worktrees of agent tasks (delegate "
        "--worktree)",
-       DefineWorktree},
-      {"daemon", "Manage batond", DefineDaemon},
+       kGroupAgents, DefineWorktree},
+      {"daemon", "Manage batond", kGroupSetUpAndAdmin, DefineDaemon},
       {"mcp",
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "
        "in claude, codex, gemini, cursor or vscode",
-       DefineMcp},
+       kGroupSetUpAndAdmin, DefineMcp},
       {"serve",
        "Serve MCP over HTTP at http://127.0.0.1:7420/mcp (baton serve "
        "--help)",
-       DefineServe},
+       kGroupSetUpAndAdmin, DefineServe},
       {"board",
        "Open the live board in your browser (prints a one-time login URL; "
        "starts baton serve when none runs)",
-       DefineBoard},
+       kGroupSetUpAndAdmin, DefineBoard},
       {"doctor", "Check the set-up: batond, state, agent CLIs, MCP clients",
-       DefineDoctor},
+       kGroupSetUpAndAdmin, DefineDoctor},
       {"completion", "Print the completion script of bash, zsh or fish",
-       DefineCompletion},
+       kGroupSetUpAndAdmin, DefineCompletion},
   };
   return verbs;
 }

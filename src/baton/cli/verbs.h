@@ -18,6 +18,7 @@ using Action = std::function<int()>;
 struct Verb {
   std::string_view name;
   std::string_view description;
+  std::string_view group;  // The heading `baton --help` lists it under.
   // Adds the verb's options to `command`, and sets `action` when the verb
   // is chosen. Called only for the verb in use (and for --help): building
   // every verb's parser was 70% of the instructions of a `baton run`
