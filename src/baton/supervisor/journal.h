@@ -177,6 +177,9 @@ class Journal {
   uint64_t read_offset_ = 0;  // ReadReaped's position.
   // Spawns begun or done on a spawn thread, not yet claimed by the loop.
   std::map<std::string, JournalTask> unclaimed_;
+  // Pids of the records Reaped() wrote: carried over by a compaction only
+  // while their task is open or unclaimed (guarded by mu_).
+  std::set<int64_t> own_reaped_;
   std::map<std::string, JournalExit> held_;  // Guarded by mu_.
   // Whole lines not written yet, oldest first; `cut_`: the file ends in
   // part of a line. Guarded by mu_.

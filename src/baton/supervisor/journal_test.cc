@@ -168,6 +168,26 @@ TEST_F(JournalTest, NoKeeperRecordIsLostToARewrite) {
       << "a record was read twice";
 }
 
+// The supervisor's own records of early exits (a task that ended before
+// its spawn's outcome came back) are carried over only while their task is
+// open: carried at every compaction they grew the journal without end.
+TEST_F(JournalTest, OwnEarlyExitRecordsGoOnceTheirTaskIsDone) {
+  auto opened = Journal::Open(path_, "boot-1");
+  ASSERT_TRUE(opened);
+  Journal& journal = *opened->first;
+  for (int pid = 1000; pid < 3000; ++pid)
+    journal.Reaped({pid, 7, 0, 8000});  // Their tasks are done.
+  journal.Reaped({22, 2022, 0, 8000});  // Its task is still open.
+  ASSERT_TRUE(AppendReapedRecord(path_, {23, 2023, 0, 8000}));  // A keeper's.
+  journal.Compact({Started("shell-2", 22)});
+  EXPECT_LT(journal.size(), 1000u);
+  auto state = Journal::Open(path_, "boot-1")->second;
+  std::set<int64_t> pids;
+  for (const ReapedRecord& record : state.reaped)
+    pids.insert(record.pid);
+  EXPECT_EQ(pids, (std::set<int64_t>{22, 23}));
+}
+
 // A spawn a thread has begun is the journal's to keep until the loop takes
 // it over, also across a compaction.
 TEST_F(JournalTest, ACompactionKeepsSpawnsTheLoopHasNotClaimed) {
