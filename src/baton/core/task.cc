@@ -70,6 +70,15 @@ std::string_view TaskStatusName(TaskStatus status) {
   return kStatusNames[static_cast<int>(status)];
 }
 
+std::string TaskStatusNames() {
+  std::string names;
+  for (int i = 0; i <= static_cast<int>(TaskStatus::kInterrupted); ++i) {
+    names += (i ? ", " : "");
+    names += TaskStatusName(static_cast<TaskStatus>(i));
+  }
+  return names;
+}
+
 Result<TaskStatus> ParseTaskStatus(std::string_view name) {
   for (size_t i = 0; i < std::size(kStatusNames); ++i) {
     if (kStatusNames[i] == name)

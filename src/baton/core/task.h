@@ -49,6 +49,9 @@ enum class TaskStatus {
 };
 
 std::string_view TaskStatusName(TaskStatus status);
+// "queued, running, ..., interrupted": every status, for messages that say
+// what may be given.
+std::string TaskStatusNames();
 Result<TaskStatus> ParseTaskStatus(std::string_view name);
 inline bool IsTerminal(TaskStatus status) {
   return status >= TaskStatus::kCompleted;

@@ -224,10 +224,9 @@ Status ListRequest::Validate() const {
         "list request: 'kind' must be shell or agent, or left out for both");
   }
   if (!filter.status.empty() && !ParseTaskStatus(filter.status)) {
-    return Invalid(
-        "list request: 'status' must be one of queued, running, waiting, "
-        "stopping, completed, failed, killed, interrupted, or left out for "
-        "all");
+    return Invalid(fmt::format(
+        "list request: 'status' must be one of {}, or left out for all",
+        TaskStatusNames()));
   }
   return {};
 }

@@ -47,14 +47,11 @@ Result<Filter> FilterOf(const ListArgs& args) {
       break;
     auto status = ParseTaskStatus(name);
     if (!status) {
-      std::vector<std::string_view> names;
-      for (int i = 0; i <= static_cast<int>(TaskStatus::kInterrupted); ++i)
-        names.push_back(TaskStatusName(static_cast<TaskStatus>(i)));
       return MakeError(ErrorCode::kInvalidArgument,
                        fmt::format("--status: '{}' is not a status; give one "
                                    "or more of {} (e.g. --status "
                                    "failed,killed)",
-                                   name, fmt::join(names, ", ")));
+                                   name, TaskStatusNames()));
     }
     filter.statuses.insert(*status);
   }
