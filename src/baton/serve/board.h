@@ -90,6 +90,9 @@ class Board {
   // The diff a task in a git folder left (Evidence::diff_path), as text.
   void Diff(const HttpRequest& request, const ExchangePtr& exchange);
   void Events(const HttpRequest& request, const ExchangePtr& exchange);
+  // What the page's forms start from: the folder this server runs in and
+  // the agent profiles (batond's `agents`, with this server's environment).
+  void Defaults(const HttpRequest& request, const ExchangePtr& exchange);
   // POST: the body is the ipc request R itself, checked field by field as
   // batond would; batond's reply (or error) is the answer.
   template <class R>
