@@ -861,9 +861,9 @@ function route() {
   refresh();
 }
 
-// A button that opens task `id`.
+// A button that opens task `id` (not named "Open ID": that is its row's).
 function openButton(id) {
-  const open = el("button", "Open", { type: "button", "aria-label": `Open ${id}` });
+  const open = el("button", `Show ${id}`, { type: "button" });
   open.addEventListener("click", () => show(id));
   return open;
 }
