@@ -619,7 +619,7 @@ function renderOutput() {
   const atBottom = pre.scrollTop + pre.clientHeight >= pre.scrollHeight - 4;
   pre.replaceChildren(ansiNodes(state.chunks.map((chunk) => chunk.text).join("")));
   const from = state.chunks.length ? state.chunks[0].from : 0;
-  $("omitted").textContent = from > 0 ? `${bytes(from)} earlier not shown` : "";
+  $("omitted").textContent = from > 0 ? `${from} earlier bytes not shown` : "";
   $("earlier").hidden = from === 0;
   if (atBottom) pre.scrollTop = pre.scrollHeight;
 }
