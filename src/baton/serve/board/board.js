@@ -858,7 +858,7 @@ function route() {
   }
   for (const box of document.querySelectorAll(".feedback")) box.replaceChildren();
   say("");
-  refresh();
+  return refresh();
 }
 
 // A button that opens task `id` (not named "Open ID": that is its row's).
@@ -1046,8 +1046,9 @@ function setup() {
   events.onerror = () => { $("live").textContent = "reconnecting…"; };
   setupNotify();
   setInterval(tick, 1000);
-  route();
-  loadDefaults();
+  // The forms' defaults once the first view is drawn: batond answers the
+  // list first.
+  route().finally(loadDefaults);
 }
 
 setup();
