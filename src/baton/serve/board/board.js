@@ -172,6 +172,15 @@ function statusText(task) {
   return task.detail ? `${task.status} (${task.detail})` : task.status;
 }
 
+// A row's status: its detail when that says more ("failed (exit code:
+// 3)", "killed: not needed"), not when it repeats it ("completed", not
+// "completed (exit code: 0)").
+function rowStatus(task) {
+  const detail = task.detail || "";
+  if (!detail || (task.status === "completed" && detail === "exit code: 0")) return task.status;
+  return detail.startsWith(`${task.status}:`) ? detail : `${task.status} (${detail})`;
+}
+
 function row(task) {
   const tr = el("tr", null, { "data-task": task.id });
   if (task.id === state.selected) tr.classList.add("selected");
@@ -184,7 +193,7 @@ function row(task) {
     return td;
   };
   cell("c-id").append(open);
-  cell(`c-status status status-${task.status}`, statusText(task), statusText(task));
+  cell(`c-status status status-${task.status}`, rowStatus(task), statusText(task));
   cell("c-label", task.label || "", task.label);
   cell("c-what", shorten(what(task), 300), what(task));
   cell("c-agent", agentText(task), agentText(task));
