@@ -172,12 +172,12 @@ function statusText(task) {
   return task.detail ? `${task.status} (${task.detail})` : task.status;
 }
 
-// A row's status: its detail when that says more ("failed (exit code:
-// 3)", "killed: not needed"), not when it repeats it ("completed", not
-// "completed (exit code: 0)").
+// A row's status: its detail when that says what went wrong ("failed
+// (exit code: 3)", "killed: not needed"), not for a task that completed
+// (the whole status is the cell's title, and on the task's page).
 function rowStatus(task) {
   const detail = task.detail || "";
-  if (!detail || (task.status === "completed" && detail === "exit code: 0")) return task.status;
+  if (!detail || task.status === "completed") return task.status;
   return detail.startsWith(`${task.status}:`) ? detail : `${task.status} (${detail})`;
 }
 
