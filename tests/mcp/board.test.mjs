@@ -650,6 +650,30 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     }
   });
 
+  test('the board: a running row\'s output size moves on the list as it prints', async () => {
+    const { home, page } = await fresh();
+    const gates = mkdtempSync(join(tmpdir(), 'bgate-'));
+    try {
+      const id = run(home, `echo 12345678; while [ ! -e ${gates}/a ]; do sleep 0.05; done; ` +
+        `echo 1234567890123456789; while [ ! -e ${gates}/b ]; do sleep 0.05; done`);
+      const size = page.locator(`#running tr[data-task="${id}"] td.c-output`);
+      await size.filter({ hasText: /^9 B$/ }).waitFor();
+      await page.evaluate(() => { window.notReloaded = true; });
+      writeFileSync(join(gates, 'a'), '');
+      // No change at batond (the task still runs): the log's growth alone.
+      await size.filter({ hasText: /^29 B$/ }).waitFor();
+      assert.equal(status(home, id), 'running');
+      assert.equal(await page.evaluate(() => window.notReloaded), true);
+      writeFileSync(join(gates, 'b'), '');
+      waitEnded(home, [id]);
+      // A stream that names no task is refused.
+      const refused = await page.evaluate(async () => (await fetch('/board/api/output/sizes')).status);
+      assert.equal(refused, 400);
+    } finally {
+      rmSync(gates, { recursive: true, force: true });
+    }
+  });
+
   test('the board: at phone width the list reflows, no sideways scroll', async () => {
     const { home, page } = await fresh();
     const id = run(home, `echo ${'x'.repeat(300)}`, ['--label', 'phone-width']);

@@ -220,6 +220,7 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/transcript", &Board::Transcript);
   route("/board/api/output", &Board::Output);
   route("/board/api/output/events", &Board::OutputEvents);
+  route("/board/api/output/sizes", &Board::OutputSizes);
   route("/board/api/log", &Board::Log);
   route("/board/api/diff", &Board::Diff);
   route("/board/api/events", &Board::Events);

@@ -202,7 +202,8 @@ function row(task) {
   if (LIVE.includes(task.status) && task.started_at) clock(time, Date.parse(task.started_at));
   else if (task.status === "queued") time.append(el("span", "queued", { class: "muted" }));
   else time.textContent = duration(task.duration_ms);
-  cell("c-output", bytes(task.output_bytes));
+  // The size its log's stream told, when that is more than the list's.
+  cell("c-output", bytes(Math.max(task.output_bytes || 0, sizes.told.get(task.id) || 0)));
   return tr;
 }
 
@@ -270,7 +271,35 @@ async function refreshList() {
   $("page").textContent = `page ${list.page + 1} of ${list.pages}`;
   $("newer").disabled = list.page === 0;
   $("older").disabled = list.page + 1 >= list.pages;
+  followSizes([...list.needs_input, ...list.running]);
   await alerted;
+}
+
+// The list's live rows' output sizes, as their logs grow: one stream for
+// them all (GET /board/api/output/sizes, pushed by the board's inotify
+// watches; nothing is polled), opened again when the live rows change.
+const SIZES_MAX = 200;
+let sizes = { key: "", source: null, told: new Map() };
+
+function followSizes(tasks) {
+  const ids = tasks.filter((task) => task.started_at).slice(0, SIZES_MAX).map((task) => task.id);
+  const key = ids.join(",");
+  if (key === sizes.key && sizes.source) return;
+  closeSizes();
+  if (!ids.length) return;
+  const source = new EventSource(`/board/api/output/sizes?tasks=${encodeURIComponent(key)}`);
+  source.onmessage = (event) => {
+    const { task, size } = JSON.parse(event.data);
+    sizes.told.set(task, size);
+    const cell = document.querySelector(`#tasks tr[data-task="${CSS.escape(task)}"] td.c-output`);
+    if (cell) cell.textContent = bytes(size);
+  };
+  sizes = { key, source, told: sizes.told };
+}
+
+function closeSizes() {
+  if (sizes.source) sizes.source.close();
+  sizes = { key: "", source: null, told: new Map() };
 }
 
 // What the person should look at: the tasks that wait on a question, and
@@ -854,6 +883,7 @@ function route() {
   state.chunks = [];
   state.size = -1;
   closeLog();
+  if (state.task) closeSizes();
   $("list-view").hidden = state.task !== null;
   $("task-view").hidden = state.task === null;
   if (state.task) {
