@@ -148,7 +148,7 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await page.locator('#task-title', { hasText: 'running' }).waitFor();
     await page.getByLabel('Reason').fill('not needed');
     await page.getByRole('button', { name: 'Kill' }).click();
-    await page.locator('#message', { hasText: `Kill sent to ${sleeper}` }).waitFor();
+    await page.locator('#kill-feedback', { hasText: `Kill sent to ${sleeper}` }).waitFor();
     waitEnded(home, [sleeper]);
     assert.equal(status(home, sleeper), 'killed');
     await page.locator('#task-title', { hasText: 'killed' }).waitFor();
@@ -166,7 +166,7 @@ test('the board: login, live tasks, literal output, kill, refusals', { ...T, ski
     await page.getByLabel('Command').fill('true');
     await page.getByRole('textbox', { name: 'Folder', exact: true }).fill('relative/folder');
     await page.getByRole('button', { name: 'Start' }).click();
-    await page.locator('#message.error', { hasText: /cwd|absolute/ }).waitFor();
+    await page.locator('#run-feedback.error', { hasText: /cwd|absolute/ }).waitFor();
 
     // Refusals: no cookie; a POST without Origin; a POST from elsewhere.
     const cookie = `${cookies[0].name}=${cookies[0].value}`;
@@ -215,9 +215,13 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
         `echo second line; while [ ! -e ${gates}/b ]; do sleep 0.05; done`);
       await page.getByRole('button', { name: `Open ${id}` }).click();
       await page.locator('#output', { hasText: 'first line' }).waitFor();
+      const size = page.locator('#task-facts dd[data-fact="output"]');
+      await size.filter({ hasText: /^11 B$/ }).waitFor();
       await page.evaluate(() => { window.notReloaded = true; });
       writeFileSync(join(gates, 'a'), '');
       await page.locator('#output', { hasText: 'second line' }).waitFor();
+      // The size moves with the log, while the task runs.
+      await size.filter({ hasText: /^23 B$/ }).waitFor();
       assert.equal(status(home, id), 'running');
       assert.equal(await page.evaluate(() => window.notReloaded), true);
       assert.match(await page.locator('#task-title').textContent(), /running/);
@@ -372,10 +376,10 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     await page.locator('#new-agent summary').click();
     await page.getByLabel('Brief').fill('hello from the board');
     await page.locator('#delegate-cwd').fill(home);
-    await page.locator('#delegate-agent').fill('claude');
+    await page.locator('#delegate-agent').selectOption('claude');
     await page.locator('#delegate-label').fill('from-board');
     await page.getByRole('button', { name: 'Delegate', exact: true }).click();
-    const said = await page.locator('#message', { hasText: /Delegated to claude as agent-\d+/ }).textContent();
+    const said = await page.locator('#delegate-feedback', { hasText: /Delegated to claude as agent-\d+/ }).textContent();
     const id = said.match(/agent-\d+/)[0];
     waitEnded(home, [id]);
     assert.equal(status(home, id), 'completed');
@@ -404,7 +408,7 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     assert.equal(await page.locator('#send-form').isHidden(), true);
     await page.getByLabel('Resume with').fill('and now the docs');
     await page.getByRole('button', { name: 'Resume', exact: true }).click();
-    const resumed = await page.locator('#message', { hasText: new RegExp(`Resumed ${id} as agent-\\d+`) }).textContent();
+    const resumed = await page.locator('#resume-feedback', { hasText: new RegExp(`Resumed ${id} as agent-\\d+`) }).textContent();
     const next = resumed.match(/as (agent-\d+)/)[1];
     waitEnded(home, [next]);
     assert.equal(status(home, next), 'completed');
@@ -416,7 +420,7 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     await page.getByLabel('Brief').fill('   ');
     await page.locator('#delegate-cwd').fill(home);
     await page.getByRole('button', { name: 'Delegate', exact: true }).click();
-    await page.locator('#message', { hasText: 'empty brief' }).waitFor();
+    await page.locator('#delegate-feedback.error', { hasText: 'empty brief' }).waitFor();
     assert.equal(JSON.parse(baton(home, ['--json', 'ls', '--all'])).tasks.length, before);
   });
 
@@ -432,12 +436,12 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       await page.locator('#task-title', { hasText: 'running' }).waitFor();
       await page.getByLabel('Follow-up', { exact: true }).fill('after this turn, run the tests');
       await page.getByRole('button', { name: 'Send', exact: true }).click();
-      await page.locator('#message', { hasText: `Sent to ${id}: queued` }).waitFor();
+      await page.locator('#send-feedback', { hasText: `Sent to ${id}: queued` }).waitFor();
       const withdraw = page.getByRole('button', { name: 'Withdraw m-1' });
       await withdraw.waitFor();
       assert.match(await page.locator('#queued').textContent(), /m-1 after this turn, run the tests/);
       await withdraw.click();
-      await page.locator('#message', { hasText: 'Withdrew m-1' }).waitFor();
+      await page.locator('#send-feedback', { hasText: 'Withdrew m-1' }).waitFor();
       await page.locator('#queued-view').waitFor({ state: 'hidden' });
       // The withdrawn one is gone at batond too.
       const queued = baton(home, ['send', id, '--list']);
@@ -445,7 +449,7 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
 
       await page.getByLabel('Follow-up', { exact: true }).fill('stop and look at the logs');
       await page.getByRole('button', { name: 'Steer' }).click();
-      await page.locator('#message', { hasText: `Sent to ${id}: steered` }).waitFor();
+      await page.locator('#send-feedback', { hasText: `Sent to ${id}: steered` }).waitFor();
       await page.locator('#audit li', { hasText: 'steer by board' }).waitFor();
       // The transcript tells each message's fate.
       await page.locator('#transcript li[data-type="message"]', { hasText: 'withdrawn' }).waitFor();
@@ -469,8 +473,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     await page.getByRole('button', { name: `Open ${id}` }).click();
     await page.locator('#task-facts', { hasText: 'attempt 3 of 3' }).waitFor();
     const facts = await page.locator('#task-facts').innerText();
-    assert.match(facts, /Retries\s+up to 2, the first after 0\.1 s/);
-    assert.match(facts, /Attempts\s+1\. exit code: 1, ran [\d.]+ s, output bytes 0-6\n2\. exit code: 1, ran [\d.]+ s, output bytes 6-/);
+    assert.match(facts, /Retries\s+up to 2, the first after 0\.1s/);
+    assert.match(facts, /Attempts\s+1\. exit code: 1, ran [\d.]+s, output bytes 0-6\n2\. exit code: 1, ran [\d.]+s, output bytes 6-/);
     assert.match(facts, /Output cap\s+keeps 1\.0 MiB/);
   });
 
@@ -533,11 +537,12 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     const folder = mkdtempSync(join(tmpdir(), 'bdiff-'));
     try {
       const git = (...args) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: folder });
-      writeFileSync(join(folder, 'kept.txt'), 'old line\nsame\n');
+      const many = Array.from({ length: 200 }, (_, i) => `line ${i}`).join('\n');
+      writeFileSync(join(folder, 'kept.txt'), `old line\nsame\n${many}\n`);
       git('init', '-q');
       git('add', '.');
       git('commit', '-qm', 'init');
-      const id = run(home, "printf 'new line\\nsame\\n' > kept.txt; echo '<b>bold</b>' > added.html",
+      const id = run(home, "printf 'new line\\nsame\\n' > kept.txt; seq 1 200 >> kept.txt; echo '<b>bold</b>' > added.html",
         ['--cwd', folder, '--check', 'true']);
       waitEnded(home, [id]);
       assert.equal(status(home, id), 'completed');
@@ -548,6 +553,17 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       assert.equal(await diff.locator('span.diff-add', { hasText: '+<b>bold</b>' }).count(), 1);
       assert.equal(await diff.locator('b').count(), 0);
       assert.match(await diff.textContent(), /\+\+\+ b\/added\.html/);
+      // A button per file scrolls the diff to it.
+      // (The changes of tracked files come first, then the new files.)
+      assert.deepEqual(await page.locator('#diff-files button').allTextContents(), ['kept.txt', 'added.html']);
+      assert.equal(await diff.evaluate((pre) => pre.scrollTop), 0);
+      await page.getByRole('button', { name: 'Jump to added.html' }).click();
+      const jumped = await diff.evaluate((pre) => {
+        const file = [...pre.querySelectorAll('span.diff-file')].find((s) => s.textContent.includes('b/added.html'));
+        const top = file.getBoundingClientRect().top - pre.getBoundingClientRect().top;
+        return { scrolled: pre.scrollTop, top, height: pre.clientHeight };
+      });
+      assert.ok(jumped.scrolled > 0 && jumped.top >= 0 && jumped.top < jumped.height - 20, JSON.stringify(jumped));
       // A task that kept no diff: a 404 that says why.
       const plain = run(home, 'true');
       waitEnded(home, [plain]);
@@ -561,6 +577,340 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     } finally {
       rmSync(folder, { recursive: true, force: true });
     }
+  });
+
+  // A question's agent: the fake Claude Code asks "Which database?"
+  // (SQLite, embedded; Postgres, server) and waits for the answer.
+  function asker(home, label = 'asks') {
+    const fakes = new URL('../agents/fakes', import.meta.url).pathname;
+    const reply = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', home,
+      '--label', label, 'please ASK me'], { PATH: `${fakes}:${process.env.PATH}` }));
+    return (reply.task ?? reply).id;
+  }
+
+  test('the board: the list is one grid, its columns aligned across groups, nothing wraps', async () => {
+    const { home, page } = await fresh();
+    await page.setViewportSize({ width: 1280, height: 800 });
+    const waiting = asker(home);
+    const running = run(home, 'sleep 300', ['--label', 'a-label-long-enough-to-be-cut-by-its-column']);
+    const ended = run(home, 'echo done');
+    try {
+      await until(`${waiting} asks`, () => status(home, waiting) === 'waiting');
+      await page.locator(`#needs-input tr[data-task="${waiting}"]`).waitFor();
+      await page.locator(`#running tr[data-task="${running}"] td.c-status`, { hasText: 'running' }).waitFor();
+      await page.locator(`#ended tr[data-task="${ended}"]`).waitFor();
+      // Column headers, once, over the three groups.
+      assert.deepEqual(await page.locator('#tasks thead th').allTextContents(),
+        ['Task', 'Status', 'Label', 'Command or brief', 'Agent', 'Started', 'Time', 'Output']);
+      // Each column's cells have one x and one width in every group.
+      const boxes = await page.evaluate((ids) => ids.map((id) =>
+        [...document.querySelector(`tr[data-task="${id}"]`).cells].map((td) => {
+          const r = td.getBoundingClientRect();
+          return { x: Math.round(r.x), width: Math.round(r.width), height: r.height, wraps: td.scrollHeight > td.clientHeight + 1 };
+        })), [waiting, running, ended]);
+      assert.equal(boxes[0].length, 8);
+      for (const group of boxes.slice(1)) {
+        assert.deepEqual(group.map((b) => [b.x, b.width]), boxes[0].map((b) => [b.x, b.width]));
+      }
+      // No cell wraps: every row is one line high, the same in each group.
+      const heights = boxes.flat().map((b) => b.height);
+      assert.ok(Math.max(...heights) - Math.min(...heights) < 1 && heights[0] < 40, `a cell wraps: heights ${heights}`);
+      assert.deepEqual(boxes.flat().filter((b) => b.wraps), []);
+      // A long label is cut with an ellipsis, whole in its title.
+      const label = page.locator(`tr[data-task="${running}"] td.c-label`);
+      assert.equal(await label.evaluate((td) => getComputedStyle(td).textOverflow), 'ellipsis');
+      assert.equal(await label.evaluate((td) => td.scrollWidth > td.clientWidth), true);
+      assert.equal(await label.getAttribute('title'), 'a-label-long-enough-to-be-cut-by-its-column');
+      // Times: local, 24 h, the whole stamp on hover.
+      const started = page.locator(`tr[data-task="${ended}"] td.c-started time`);
+      assert.match(await started.textContent(), /^\d\d:\d\d:\d\d$/);
+      assert.match(await started.getAttribute('title'), /^\d{4}-\d\d-\d\d \d\d:\d\d:\d\d\.\d{3} local \(.*Z UTC\)$/);
+      assert.match(await page.locator(`tr[data-task="${ended}"] td.c-time`).textContent(), /^\d+\.\ds$/);
+      // The agent's row says its turn and tokens.
+      assert.match(await page.locator(`tr[data-task="${waiting}"] td.c-agent`).textContent(), /^claude.* · turn \d+ · [\d.]+k? tok/);
+      // A running task's time ticks, without a change at batond.
+      const clock = page.locator(`tr[data-task="${running}"] td.c-time`);
+      const before = await clock.textContent();
+      assert.match(before, /^\d+s$/);
+      await page.waitForFunction(([id, was]) =>
+        document.querySelector(`tr[data-task="${id}"] td.c-time`).textContent !== was, [running, before]);
+      // Newer and Older look disabled when they are.
+      const newer = page.locator('#newer');
+      assert.equal(await newer.isDisabled(), true);
+      const looks = await page.evaluate(() => {
+        const style = (node) => getComputedStyle(node);
+        const open = document.querySelector('#tasks tbody button');
+        return { newer: [style(document.getElementById('newer')).color, style(document.getElementById('newer')).opacity],
+          open: [style(open).color, style(open).opacity], cursor: style(document.getElementById('newer')).cursor };
+      });
+      assert.notDeepEqual(looks.newer, looks.open);
+      assert.equal(looks.cursor, 'not-allowed');
+    } finally {
+      baton(home, ['kill', running, waiting]);
+    }
+  });
+
+  test('the board: a running row\'s output size moves on the list as it prints', async () => {
+    const { home, page } = await fresh();
+    const gates = mkdtempSync(join(tmpdir(), 'bgate-'));
+    try {
+      const id = run(home, `echo 12345678; while [ ! -e ${gates}/a ]; do sleep 0.05; done; ` +
+        `echo 1234567890123456789; while [ ! -e ${gates}/b ]; do sleep 0.05; done`);
+      const size = page.locator(`#running tr[data-task="${id}"] td.c-output`);
+      await size.filter({ hasText: /^9 B$/ }).waitFor();
+      await page.evaluate(() => { window.notReloaded = true; });
+      writeFileSync(join(gates, 'a'), '');
+      // No change at batond (the task still runs): the log's growth alone.
+      await size.filter({ hasText: /^29 B$/ }).waitFor();
+      assert.equal(status(home, id), 'running');
+      assert.equal(await page.evaluate(() => window.notReloaded), true);
+      writeFileSync(join(gates, 'b'), '');
+      waitEnded(home, [id]);
+      // A stream that names no task is refused.
+      const refused = await page.evaluate(async () => (await fetch('/board/api/output/sizes')).status);
+      assert.equal(refused, 400);
+    } finally {
+      rmSync(gates, { recursive: true, force: true });
+    }
+  });
+
+  test('the board: at phone width the list reflows, no sideways scroll', async () => {
+    const { home, page } = await fresh();
+    const id = run(home, `echo ${'x'.repeat(300)}`, ['--label', 'phone-width']);
+    try {
+      await page.setViewportSize({ width: 390, height: 800 });
+      await page.locator(`#ended tr[data-task="${id}"]`).waitFor();
+      await page.locator('#new-task summary').click();
+      await page.locator('#new-agent summary').click();
+      const widths = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+      assert.ok(widths[0] <= widths[1], `the list is ${widths[0]} px wide in ${widths[1]}`);
+      // The id, status and time stay; the command goes under them.
+      const cells = await page.evaluate((id) => [...document.querySelector(`tr[data-task="${id}"]`).cells]
+        .filter((td) => getComputedStyle(td).display !== 'none').map((td) => td.className.split(' ')[0]), id);
+      assert.deepEqual(cells, ['c-id', 'c-status', 'c-what', 'c-time']);
+      await page.getByRole('button', { name: `Open ${id}` }).click();
+      await page.locator('#output', { hasText: 'xxx' }).waitFor();
+      const task = await page.evaluate(() => [document.documentElement.scrollWidth, innerWidth]);
+      assert.ok(task[0] <= task[1], `the task page is ${task[0]} px wide in ${task[1]}`);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
+  });
+
+  test('the board: the header counts stay live on a task\'s page', async () => {
+    const { home, page } = await fresh();
+    const counts = async () => {
+      const text = await page.locator('#counts').textContent();
+      const [, running, killed] = text.match(/^(\d+) running .* (\d+) killed$/);
+      return { running: Number(running), killed: Number(killed) };
+    };
+    const sleeper = run(home, 'sleep 300');
+    await page.getByRole('button', { name: `Open ${sleeper}` }).click();
+    await page.locator('#task-title', { hasText: 'running' }).waitFor();
+    const before = await counts();
+    // A task started elsewhere counts while this page shows another.
+    const other = run(home, 'sleep 300');
+    try {
+      await until('the running count to grow', async () => (await counts()).running === before.running + 1);
+      await page.getByRole('button', { name: 'Kill' }).click();
+      await until('the counts to show the kill', async () => {
+        const now = await counts();
+        return now.running === before.running && now.killed === before.killed + 1;
+      });
+    } finally {
+      baton(home, ['kill', sleeper, other]);
+    }
+  });
+
+  test('the board: an action\'s feedback shows next to its button, in view', async () => {
+    const { home, page } = await fresh();
+    // A long list: the bottom of the page is far below the Start button.
+    const ids = [];
+    for (let i = 0; i < 30; i++) ids.push(run(home, 'true', ['--label', 'long-list']));
+    waitEnded(home, ids);
+    await page.setViewportSize({ width: 1280, height: 600 });
+    try {
+      await page.locator(`#ended tr[data-task="${ids[29]}"]`).waitFor();
+      const inView = (locator) => locator.evaluate((node) => {
+        const r = node.getBoundingClientRect();
+        return r.height > 0 && r.top >= 0 && r.bottom <= innerHeight;
+      });
+      await page.locator('#new-task summary').click();
+      await page.getByLabel('Command').fill('echo started-from-the-board');
+      await page.getByRole('textbox', { name: 'Folder', exact: true }).fill(home);
+      await page.getByRole('button', { name: 'Start' }).click();
+      const said = page.locator('#run-feedback', { hasText: /^Started shell-\d+/ });
+      await said.waitFor();
+      assert.equal(await inView(said), true);
+      // Its Open button opens the task it started.
+      const id = (await said.textContent()).match(/shell-\d+/)[0];
+      await said.getByRole('button', { name: `Show ${id}` }).click();
+      await page.locator('#output', { hasText: 'started-from-the-board' }).waitFor();
+      await page.getByRole('button', { name: 'Back to all tasks' }).click();
+      // An error too.
+      await page.getByRole('textbox', { name: 'Folder', exact: true }).fill('relative/folder');
+      await page.getByRole('button', { name: 'Start' }).click();
+      const error = page.locator('#run-feedback.error', { hasText: /cwd|absolute/ });
+      await error.waitFor();
+      assert.equal(await inView(error), true);
+      // A kill's on its task's page.
+      const sleeper = run(home, 'sleep 300');
+      await page.getByRole('button', { name: `Open ${sleeper}` }).click();
+      await page.locator('#task-title', { hasText: 'running' }).waitFor();
+      await page.getByRole('button', { name: 'Kill' }).click();
+      const killed = page.locator('#kill-feedback', { hasText: `Kill sent to ${sleeper}` });
+      await killed.waitFor();
+      assert.equal(await inView(killed), true);
+    } finally {
+      await page.setViewportSize({ width: 1280, height: 720 });
+    }
+  });
+
+  test('the board: the new task forms start from a folder and the agents batond knows', async () => {
+    const { home, page } = await fresh();
+    await page.evaluate(() => localStorage.removeItem('baton.cwd'));
+    await fresh();
+    // baton serve runs in this test's folder (startServe keeps the cwd).
+    await page.locator('#run-cwd-hint', { hasText: 'where baton serve runs' }).waitFor({ state: 'attached' });
+    assert.equal(await page.locator('#run-cwd').inputValue(), process.cwd());
+    assert.equal(await page.locator('#delegate-cwd').inputValue(), process.cwd());
+    const agents = await page.locator('#delegate-agent option').evaluateAll((options) => options.map((o) => o.value));
+    assert.ok(agents.includes('claude') && agents.includes('codex'), agents.join(' '));
+    const listed = JSON.parse(baton(home, ['--json', 'agents']));
+    assert.equal(await page.locator('#delegate-agent').inputValue(), listed.default_agent);
+    // The folder last used is the next default.
+    await page.locator('#new-task summary').click();
+    await page.getByLabel('Command').fill('true');
+    await page.getByRole('textbox', { name: 'Folder', exact: true }).fill(home);
+    await page.getByRole('button', { name: 'Start' }).click();
+    await page.locator('#run-feedback', { hasText: /^Started/ }).waitFor();
+    await fresh();
+    await page.locator('#run-cwd-hint', { hasText: 'the last one used here' }).waitFor({ state: 'attached' });
+    assert.equal(await page.locator('#run-cwd').inputValue(), home);
+    // A label stands apart from its field.
+    const gap = await page.locator('label', { has: page.locator('#run-command') })
+      .evaluate((label) => parseFloat(getComputedStyle(label).columnGap));
+    assert.ok(gap >= 4, `gap ${gap}`);
+    await page.evaluate(() => localStorage.removeItem('baton.cwd'));
+  });
+
+  test('the board: a count in the title, notifications when asked for, an answer in words, keys', async () => {
+    const { home, serve } = board;
+    // Its own browser context: Notification is stubbed to record what the
+    // page does with it (the test's Chromium shows none).
+    const context = await board.browser.newContext();
+    await context.addInitScript(() => {
+      window.__notes = [];
+      window.__asked = 0;
+      window.Notification = class {
+        static permission = 'default';
+        static async requestPermission() {
+          window.__asked += 1;
+          window.Notification.permission = 'granted';
+          return 'granted';
+        }
+        constructor(title, options) { window.__notes.push({ title, body: options?.body }); }
+      };
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(WAIT);
+    try {
+      await page.goto(serve.newLogin());
+      await page.locator('#live', { hasText: /^live$/ }).waitFor();
+      await page.locator('#counts', { hasText: /running/ }).waitFor();
+      const needInput = Number((await page.locator('#counts').textContent()).match(/(\d+) need input/)[1]);
+      const title = (n) => (n ? `(${n}) baton` : 'baton');
+      await page.waitForFunction((t) => document.title === t, title(needInput));
+      // Never a prompt on load: only the button asks.
+      assert.equal(await page.evaluate(() => window.__asked), 0);
+      await page.getByRole('button', { name: 'Notify me' }).click();
+      await page.getByRole('button', { name: 'Notifications on' }).waitFor();
+      assert.equal(await page.evaluate(() => window.__asked), 1);
+
+      const failed = run(home, 'echo broken; exit 3');
+      await page.waitForFunction((t) => document.title === t, title(needInput + 1));
+      const waiting = asker(home, 'title-count');
+      await page.waitForFunction((t) => document.title === t, title(needInput + 2));
+      const notes = await page.evaluate(() => window.__notes);
+      assert.ok(notes.some((n) => n.title === `${failed} failed` && /exit code: 3/.test(n.body)), JSON.stringify(notes));
+      assert.ok(notes.some((n) => n.title === `${waiting} needs input` && n.body === 'Which database?'), JSON.stringify(notes));
+      // Opened, a failure is seen.
+      await page.getByRole('button', { name: `Open ${failed}` }).click();
+      await page.locator('#output', { hasText: 'broken' }).waitFor();
+      await page.waitForFunction((t) => document.title === t, title(needInput + 1));
+
+      // Keys: Escape goes back, to the task's row, selected; j and k move
+      // the selection; Enter opens.
+      await page.keyboard.press('Escape');
+      await page.locator(`#tasks tbody tr.selected[data-task="${failed}"]`).waitFor();
+      const ids = () => page.locator('#tasks tbody tr[data-task]').evaluateAll((rows) => rows.map((r) => r.dataset.task));
+      const selected = () => page.locator('#tasks tbody tr.selected').getAttribute('data-task');
+      const at = (await ids()).indexOf(failed);
+      await page.keyboard.press('j');
+      assert.equal(await selected(), (await ids())[at + 1]);
+      await page.keyboard.press('k');
+      await page.keyboard.press('k');
+      assert.equal(await selected(), (await ids())[at - 1]);
+      await page.keyboard.press('j');
+      assert.equal(await selected(), failed);
+      // The selection has the focus: Enter opens it.
+      await page.keyboard.press('Enter');
+      await page.waitForFunction((id) => location.hash === `#task=${id}`, failed);
+      await page.keyboard.press('Escape');
+      await page.locator('#list-view').waitFor();
+
+      // The question: its options with their descriptions; a goes to the
+      // answer box.
+      await page.getByRole('button', { name: `Open ${waiting}` }).click();
+      const postgres = page.locator('#questions button.option', { hasText: 'Postgres' });
+      await postgres.waitFor();
+      assert.equal(await postgres.locator('small').textContent(), 'server');
+      await page.keyboard.press('a');
+      assert.equal(await page.evaluate(() => document.activeElement.matches('#questions input')), true);
+      await page.keyboard.press('Escape');
+      await postgres.click();
+      const answered = page.locator('#answer-feedback', { hasText: `Answered ${waiting}: Postgres` });
+      await answered.waitFor();
+      // The answer reads as words, in the transcript and the history.
+      await page.locator('#transcript li[data-type="answer"]', { hasText: '= answered: Postgres' }).waitFor();
+      await page.locator('#audit li', { hasText: /answer by board .*: question \d+: Postgres$/ }).waitFor();
+      for (const part of ['#transcript', '#audit']) {
+        assert.doesNotMatch(await page.locator(part).textContent(), /\[\["Postgres"\]\]/);
+      }
+      await page.waitForFunction((t) => document.title === t, title(needInput));
+    } finally {
+      await context.close();
+    }
+  });
+
+  test('the board: without the cookie, a page that says how to sign in; a favicon, no 404', async () => {
+    const { serve, page } = await fresh();
+    const context = await board.browser.newContext();
+    try {
+      const stranger = await context.newPage();
+      const response = await stranger.goto(`${serve.base}/`);
+      assert.equal(response.status(), 401);
+      assert.match(response.headers()['content-type'], /^text\/html/);
+      assert.equal(await stranger.locator('h1').textContent(), 'baton board: sign in');
+      assert.equal(await stranger.locator('pre').textContent(), 'baton board');
+      assert.match(await stranger.locator('body').textContent(), /not signed in/);
+      // The API keeps its JSON for the page's fetch calls.
+      const api = await fetch(`${serve.base}/board/api/tasks`);
+      assert.equal(api.status, 401);
+      assert.match((await api.json()).error.message, /baton board/);
+    } finally {
+      await context.close();
+    }
+    // A load asks for nothing that is not there: the icon is in the page.
+    const failures = [];
+    const listen = (r) => { if (r.status() >= 400) failures.push(`${r.status()} ${r.url()}`); };
+    page.on('response', listen);
+    await fresh();
+    await page.waitForLoadState('load');
+    await new Promise((resolve) => setTimeout(resolve, 500));  // Nothing more comes.
+    page.off('response', listen);
+    assert.deepEqual(failures, []);
+    assert.match(await page.locator('link[rel="icon"]').getAttribute('href'), /^data:image\/svg\+xml,/);
   });
 
   // Last: it adds a page of tasks to the shared history.

@@ -1,9 +1,12 @@
 // Regenerates the board's screenshots in doc/board/ (doc/board.md): a
-// private BATON_HOME with a few tasks of every kind, `baton serve`, and
-// Debian's Chromium driven by playwright-core. Run by scripts/board-screenshots.
+// private BATON_HOME with 30 tasks of mixed kinds, `baton serve`, and
+// Debian's Chromium driven by playwright-core: the list, a question, a
+// failed task's output and a task's evidence, light and dark, and the list
+// and a task at phone width. Run by scripts/board-screenshots.
 //
 //   node tests/mcp/board_screenshots.mjs [--baton build/dev/baton] [--out doc/board]
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -39,45 +42,86 @@ const project = mkdtempSync(join(tmpdir(), 'board-shot-'));
 let serve;
 let browser;
 try {
-  writeFileSync(join(project, 'parse.c'), 'int parse(void) { return 0; }\n');
-  // Ended: a build that passed its check, a test run that failed, one killed.
+  const git = (...a) => execFileSync('git', ['-c', 'user.email=me@example.com', '-c', 'user.name=me', ...a], { cwd: project });
+  writeFileSync(join(project, 'parse.c'), 'int parse(void) {\n  return 0;\n}\n');
+  writeFileSync(join(project, 'README'), 'parse: a parser\n');
+  git('init', '-q');
+  git('add', '.');
+  git('commit', '-qm', 'init');
+  // Ended: builds and test runs that passed, one that failed, one killed,
+  // agents that finished; an edit whose checks ran, with its diff.
+  const ended = [];
+  for (let i = 1; i <= 15; i++) {
+    ended.push(run(home, `echo "step ${i}: compiling"; echo "step ${i}: ok"`, ['--label', i % 3 ? 'build' : 'lint', '--cwd', project]));
+  }
+  for (let i = 1; i <= 6; i++) {
+    const reply = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', project,
+      '--label', 'docs', `update the docs of module ${i}`], agentEnv));
+    ended.push((reply.task ?? reply).id);
+  }
+  const evidence = run(home, "printf 'int parse(void) {\\n  return 1; /* the fix */\\n}\\n' > parse.c; echo 'parse.h' > notes.txt",
+    ['--label', 'fix', '--cwd', project, '--check', 'grep -q fix parse.c', '--check', 'test -e notes.txt']);
   const build = run(home, 'printf "\\033[1;32mcompiling\\033[0m parse.c\\n"; echo "linking baton"; echo "build ok"',
     ['--label', 'build', '--cwd', project, '--check', 'test -e parse.c']);
   const tests = run(home, 'echo "running 42 tests"; echo "\\033[31mFAIL\\033[0m parse_test: expected 3, got 2"; exit 1',
     ['--label', 'tests', '--cwd', project]);
   const killed = run(home, 'sleep 300', ['--label', 'server']);
-  await until(`${build} ended`, () => !['queued', 'running'].includes(status(home, build)));
+  for (const id of [...ended, evidence, build]) await until(`${id} ended`, () => !['queued', 'running'].includes(status(home, id)));
   await until(`${tests} ended`, () => status(home, tests) === 'failed');
   baton(home, ['kill', killed, '--reason', 'not needed any more']);
-  // Running: a long watch; needs input: an agent that asks.
+  // Running: long watches; an agent at work; needs input: an agent that asks.
   run(home, 'for i in $(seq 1 600); do echo "watching: $i changes"; sleep 1; done', ['--label', 'watch']);
+  run(home, 'for i in $(seq 1 600); do echo "serving request $i"; sleep 2; done', ['--label', 'dev-server', '--cwd', project]);
+  run(home, 'sleep 600', ['--label', 'soak']);
+  JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', project, '--label', 'refactor',
+    'SLOW600 refactor the parser into two passes'], agentEnv));
   const agent = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'claude', '--cwd', project,
     '--label', 'db-choice', 'please ASK me which database to use'], agentEnv));
   const asker = (agent.task ?? agent).id;
   await until(`${asker} asks`, () => status(home, asker) === 'waiting');
+  await sleep(2500);  // The running rows' clocks read a few seconds.
 
   serve = await startServe(home, { env: agentEnv });
   browser = await chromium.launch({ executablePath: CHROMIUM, args: process.getuid?.() === 0 ? ['--no-sandbox'] : [] });
   mkdirSync(OUT, { recursive: true });
+  const open = async (page, id) => {
+    await page.goto(`${new URL(serve.login).origin}/#task=${id}`);
+    await page.locator('#task-title', { hasText: id }).waitFor();
+  };
   for (const scheme of ['light', 'dark']) {
-    const context = await browser.newContext({ viewport: { width: 1100, height: 720 }, colorScheme: scheme });
+    const context = await browser.newContext({ viewport: { width: 1280, height: 800 }, colorScheme: scheme });
     const page = await context.newPage();
     await page.goto(serve.newLogin());
     await page.locator('#live', { hasText: /^live$/ }).waitFor();
     await page.locator(`tr[data-task="${asker}"]`).waitFor();
     const suffix = scheme === 'light' ? '' : '-dark';
     await page.screenshot({ path: join(OUT, `tasks${suffix}.png`) });
-    await page.getByRole('button', { name: `Open ${asker}` }).click();
+    await open(page, asker);
     await page.locator('#questions button').first().waitFor();
     await page.locator('#output', { hasText: /\S/ }).waitFor();
     await page.locator('#earlier').waitFor({ state: 'hidden' });
     await page.screenshot({ path: join(OUT, `question${suffix}.png`) });
-    await page.getByRole('button', { name: 'Back to all tasks' }).click();
-    await page.getByRole('button', { name: `Open ${tests}` }).click();
+    await open(page, tests);
     await page.locator('#output', { hasText: 'FAIL' }).waitFor();
     await page.screenshot({ path: join(OUT, `output${suffix}.png`) });
+    await open(page, evidence);
+    await page.locator('#diff span.diff-add').first().waitFor();
+    await page.locator('#evidence-view').scrollIntoViewIfNeeded();
+    await page.locator('#checks').evaluate((node) => node.closest('section').scrollIntoView());
+    await page.screenshot({ path: join(OUT, `evidence${suffix}.png`) });
     await context.close();
   }
+  // A phone: the list reflows, the task's page too.
+  const phone = await browser.newContext({ viewport: { width: 390, height: 844 }, deviceScaleFactor: 2, isMobile: true, hasTouch: true });
+  const page = await phone.newPage();
+  await page.goto(serve.newLogin());
+  await page.locator('#live', { hasText: /^live$/ }).waitFor();
+  await page.locator(`tr[data-task="${asker}"]`).waitFor();
+  await page.screenshot({ path: join(OUT, 'tasks-phone.png') });
+  await open(page, asker);
+  await page.locator('#questions button').first().waitFor();
+  await page.screenshot({ path: join(OUT, 'question-phone.png') });
+  await phone.close();
   console.log(`board screenshots written to ${OUT}`);
 } finally {
   await browser?.close().catch(() => {});

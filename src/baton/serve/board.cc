@@ -1,6 +1,7 @@
 #include "baton/serve/board.h"
 
 #include <fmt/format.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <charconv>
@@ -219,9 +220,11 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/transcript", &Board::Transcript);
   route("/board/api/output", &Board::Output);
   route("/board/api/output/events", &Board::OutputEvents);
+  route("/board/api/output/sizes", &Board::OutputSizes);
   route("/board/api/log", &Board::Log);
   route("/board/api/diff", &Board::Diff);
   route("/board/api/events", &Board::Events);
+  route("/board/api/defaults", &Board::Defaults);
   route("/board/api/kill", &Board::Action<KillRequest>);
   route("/board/api/answer", &Board::Action<AnswerRequest>);
   route("/board/api/send", &Board::Action<SendRequest>);
@@ -246,11 +249,9 @@ void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
       BATON_LOG_INFO(
           "board: a login code was refused (used, expired or "
           "unknown)");
-      return exchange->Respond(BoardError(
-          401, Error{ErrorCode::kPermissionDenied,
-                     "Unauthorized: this login URL was used already or is "
-                     "more than 2 minutes old; run baton board for a new "
-                     "one"}));
+      return exchange->Respond(BoardSignInPage(
+          "This login URL was used already or is more than 2 minutes old; "
+          "run baton board for a new one."));
     }
     return exchange->Respond(std::move(response));
   }
@@ -268,7 +269,7 @@ void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
         // still not run.
         {"Content-Security-Policy",
          "default-src 'none'; script-src 'self'; style-src 'self'; "
-         "connect-src 'self'; img-src 'self'; base-uri 'none'; "
+         "connect-src 'self'; img-src 'self' data:; base-uri 'none'; "
          "form-action 'none'; frame-ancestors 'none'"}};
     response.body = std::string(asset.body);
     return exchange->Respond(std::move(response));
@@ -449,6 +450,29 @@ void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {
   if (!daemon)
     return;
   Relay(daemon, QueuedRequest{.task = *id}, exchange);
+}
+
+void Board::Defaults(const HttpRequest&, const ExchangePtr& exchange) {
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  char buffer[4096];
+  std::string cwd = ::getcwd(buffer, sizeof buffer) ? buffer : "";
+  // The profiles of this server's config, as `baton agents` lists them for
+  // the person who started it (its environment names the config file).
+  daemon->Call(
+      AgentsRequest{.base_env = ProcessEnvironment()},
+      [exchange, cwd = std::move(cwd)](Result<AgentsReply> reply) {
+        auto text = [](const std::string& value) {
+          return nlohmann::json(value).dump(
+              -1, ' ', false, nlohmann::json::error_handler_t::replace);
+        };
+        exchange->Respond(BoardJson(
+            reply ? fmt::format("{{\"cwd\":{},\"agents\":{}}}", text(cwd),
+                                EncodeObject(*reply))
+                  : fmt::format("{{\"cwd\":{},\"agents_error\":{}}}", text(cwd),
+                                text(reply.error().message))));
+      });
 }
 
 void Board::Events(const HttpRequest&, const ExchangePtr& exchange) {

@@ -50,9 +50,11 @@ std::optional<int64_t> BoardQueryNumber(const HttpRequest& request,
                                         std::string_view name,
                                         int64_t fallback);
 
-// A log that open task pages follow, and their event streams.
+// A log that open pages follow (a task's page, or the list's sizes), and
+// their event streams.
 struct LogWatch {
   std::string path;
+  std::string task;  // Its task's id, said in each event.
   std::vector<ExchangePtr> streams;
   int64_t told = -1;  // The size last told them.
 };
@@ -86,10 +88,16 @@ class Board {
   // board_output.cc: a task's output, read, followed and downloaded.
   void Output(const HttpRequest& request, const ExchangePtr& exchange);
   void OutputEvents(const HttpRequest& request, const ExchangePtr& exchange);
+  // The list's stream: the sizes of several live tasks' logs, each told at
+  // once and at each growth ({"task", "size"}).
+  void OutputSizes(const HttpRequest& request, const ExchangePtr& exchange);
   void Log(const HttpRequest& request, const ExchangePtr& exchange);
   // The diff a task in a git folder left (Evidence::diff_path), as text.
   void Diff(const HttpRequest& request, const ExchangePtr& exchange);
   void Events(const HttpRequest& request, const ExchangePtr& exchange);
+  // What the page's forms start from: the folder this server runs in and
+  // the agent profiles (batond's `agents`, with this server's environment).
+  void Defaults(const HttpRequest& request, const ExchangePtr& exchange);
   // POST: the body is the ipc request R itself, checked field by field as
   // batond would; batond's reply (or error) is the answer.
   template <class R>
@@ -110,7 +118,18 @@ class Board {
   void Tell();
   // Follows the log at `path` for `stream` (inotify): tells it the size
   // now and at each growth.
-  void FollowLog(const std::string& path, const ExchangePtr& stream);
+  void FollowLog(const std::string& path, const std::string& task,
+                 const ExchangePtr& stream);
+  // Opens the inotify descriptor once; false (and `stream` answered 500)
+  // when it cannot be.
+  bool WatchingLogs(const ExchangePtr& stream);
+  // Adds `stream` to the watch of the log at `path`: its watch descriptor,
+  // or -1 (errno set) when the log cannot be watched.
+  int WatchLog(const std::string& path, const std::string& task,
+               const ExchangePtr& stream);
+  // Takes `stream` off watch `wd`; the last one removes the watch.
+  void Unwatch(int wd, const HttpExchange* stream);
+  std::string SizeEvent(const LogWatch& watch, int64_t size) const;
   void OnLogsChanged();
   void TellSize(LogWatch& watch);
 

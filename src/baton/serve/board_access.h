@@ -38,6 +38,15 @@ bool HasBoardCookie(const HttpRequest& request, std::string_view token,
 std::optional<Refusal> CheckBoardAccess(const HttpRequest& request,
                                         std::string_view token,
                                         std::string_view cookie_name);
+// The page a browser gets for the board's page without its cookie, or with
+// a login code that is used or old: 401, HTML that says what happened
+// (`why`) and how to get in (`baton board`). Static: nothing of the request
+// goes into it. The API's refusals stay JSON (the page's fetch calls read
+// them).
+HttpResponse BoardSignInPage(std::string_view why);
+// Whether the gate answers `request`'s refusal with BoardSignInPage: a GET
+// or HEAD of the page itself.
+bool WantsSignInPage(const HttpRequest& request);
 // The code of a login request: GET / with ?login=<code>, whatever the code.
 std::optional<std::string> BoardLoginCode(const HttpRequest& request);
 

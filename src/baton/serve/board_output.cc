@@ -24,6 +24,8 @@ namespace {
 
 // A download's piece: read and sent once the previous one is written.
 constexpr size_t kLogPiece = 64 * 1024;
+// The live tasks one sizes stream follows at most (the list's first ones).
+constexpr size_t kMaxSizeTasks = 200;
 
 // One read of a task's output: bytes [from, to) of `size`; `from` bytes
 // before it are not shown (the page's "earlier" asks for them).
@@ -174,28 +176,118 @@ void Board::OutputEvents(const HttpRequest& request,
   // batond says where the task's log is: the page names a task, never a
   // file.
   daemon->Call(GetRequest{.task = *id},
-               [this, exchange](Result<TaskReply> reply) {
+               [this, exchange, id = *id](Result<TaskReply> reply) {
                  if (!reply) {
                    return exchange->Respond(
                        BoardError(BoardStatusOf(reply.error()), reply.error()));
                  }
                  if (exchange->gone())
                    return;
-                 FollowLog(reply->task.task.output_path, exchange);
+                 FollowLog(reply->task.task.output_path, id, exchange);
                });
 }
 
-void Board::FollowLog(const std::string& path, const ExchangePtr& stream) {
-  if (!inotify_) {
-    inotify_ = UniqueFd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
-    if (!inotify_ || !loop_->AddFd(inotify_.get(), EPOLLIN,
-                                   [this](uint32_t) { OnLogsChanged(); })) {
-      inotify_.reset();
-      return stream->Respond(BoardError(
-          500, ErrnoError("board: cannot watch task logs (inotify)", errno)));
-    }
+void Board::OutputSizes(const HttpRequest& request,
+                        const ExchangePtr& exchange) {
+  std::set<std::string> ids;
+  std::string_view text = QueryValue(request.target, "tasks").value_or("");
+  for (size_t at = 0; at <= text.size();) {
+    size_t comma = std::min(text.find(',', at), text.size());
+    if (comma > at)
+      ids.emplace(text.substr(at, comma - at));
+    at = comma + 1;
   }
+  if (ids.empty() || ids.size() > kMaxSizeTasks) {
+    return exchange->Respond(BoardBadInput(fmt::format(
+        "give 1 to {} task ids: ?tasks=shell-1,agent-2", kMaxSizeTasks)));
+  }
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  // One `list` says where the live tasks' logs are (the page names tasks,
+  // never files); ids that are not live ones are left out.
+  ListView view;
+  view.ended_limit = 1;
+  daemon->Call(ListRequest{.view = true, .filter = view},
+               [this, exchange, ids = std::move(ids)](Result<ListReply> reply) {
+                 if (!reply) {
+                   return exchange->Respond(
+                       BoardError(BoardStatusOf(reply.error()), reply.error()));
+                 }
+                 if (exchange->gone() || !WatchingLogs(exchange))
+                   return;
+                 exchange->StartEvents({{"Cache-Control", "no-store"}});
+                 std::vector<int> watched;
+                 for (const TaskView& task : reply->tasks) {
+                   std::string id = task.task.id.ToString();
+                   if (!ids.contains(id))
+                     continue;
+                   int wd = WatchLog(task.task.output_path, id, exchange);
+                   if (wd < 0)
+                     continue;  // Not started yet: the page asks again then.
+                   watched.push_back(wd);
+                   exchange->SendEvent(SizeEvent(
+                       log_watches_[wd], FileSize(task.task.output_path)));
+                 }
+                 exchange->OnGone([this, watched, gone = exchange.get()] {
+                   for (int wd : watched)
+                     Unwatch(wd, gone);
+                 });
+               });
+}
+
+bool Board::WatchingLogs(const ExchangePtr& stream) {
+  if (inotify_)
+    return true;
+  inotify_ = UniqueFd(::inotify_init1(IN_CLOEXEC | IN_NONBLOCK));
+  if (!inotify_ || !loop_->AddFd(inotify_.get(), EPOLLIN,
+                                 [this](uint32_t) { OnLogsChanged(); })) {
+    inotify_.reset();
+    stream->Respond(BoardError(
+        500, ErrnoError("board: cannot watch task logs (inotify)", errno)));
+    return false;
+  }
+  return true;
+}
+
+int Board::WatchLog(const std::string& path, const std::string& task,
+                    const ExchangePtr& stream) {
   int wd = ::inotify_add_watch(inotify_.get(), path.c_str(), IN_MODIFY);
+  if (wd < 0)
+    return -1;
+  LogWatch& watch = log_watches_[wd];
+  watch.path = path;
+  watch.task = task;
+  watch.streams.push_back(stream);
+  return wd;
+}
+
+void Board::Unwatch(int wd, const HttpExchange* stream) {
+  auto found = log_watches_.find(wd);
+  if (found == log_watches_.end())
+    return;
+  std::erase_if(found->second.streams, [stream](const ExchangePtr& open) {
+    return open.get() == stream;
+  });
+  if (found->second.streams.empty()) {
+    ::inotify_rm_watch(inotify_.get(), wd);
+    log_watches_.erase(found);
+  }
+}
+
+std::string Board::SizeEvent(const LogWatch& watch, int64_t size) const {
+  return fmt::format(
+      "{{\"task\":{},\"size\":{}}}",
+      nlohmann::json(watch.task)
+          .dump(-1, ' ', false, nlohmann::json::error_handler_t::replace),
+      size);
+}
+
+void Board::FollowLog(const std::string& path, const std::string& task,
+                      const ExchangePtr& stream) {
+  if (!WatchingLogs(stream))
+    return;
+  int wd = WatchLog(path, task, stream);
   if (wd < 0) {
     return stream->Respond(
         BoardError(404, ErrnoError("cannot follow the log " + path +
@@ -203,23 +295,9 @@ void Board::FollowLog(const std::string& path, const ExchangePtr& stream) {
                                    errno)));
   }
   stream->StartEvents({{"Cache-Control", "no-store"}});
-  LogWatch& watch = log_watches_[wd];
-  watch.path = path;
-  watch.streams.push_back(stream);
-  stream->OnGone([this, wd, gone = stream.get()] {
-    auto found = log_watches_.find(wd);
-    if (found == log_watches_.end())
-      return;
-    std::erase_if(found->second.streams, [gone](const ExchangePtr& open) {
-      return open.get() == gone;
-    });
-    if (found->second.streams.empty()) {
-      ::inotify_rm_watch(inotify_.get(), wd);
-      log_watches_.erase(found);
-    }
-  });
+  stream->OnGone([this, wd, gone = stream.get()] { Unwatch(wd, gone); });
   // The size now, to this page only (the others know it).
-  stream->SendEvent(fmt::format("{{\"size\":{}}}", FileSize(path)));
+  stream->SendEvent(SizeEvent(log_watches_[wd], FileSize(path)));
 }
 
 void Board::OnLogsChanged() {
@@ -259,8 +337,9 @@ void Board::TellSize(LogWatch& watch) {
     return;
   watch.told = size;
   auto streams = watch.streams;  // A write may find a client gone.
+  std::string event = SizeEvent(watch, size);
   for (auto& stream : streams)
-    stream->SendEvent(fmt::format("{{\"size\":{}}}", size));
+    stream->SendEvent(event);
 }
 
 void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {

@@ -132,6 +132,33 @@ TEST(ServeBoardLogin, CookieOpensReadsAndOriginGuardsWrites) {
   EXPECT_EQ(CheckBoardAccess(no_cookie, "secret", "c")->status, 401);
 }
 
+TEST(ServeBoardLogin, ABrowserWithoutTheCookieGetsASignInPage) {
+  // The page itself (what a browser opens); not the API, nor a POST.
+  EXPECT_TRUE(WantsSignInPage({"GET", "/", {}, ""}));
+  EXPECT_TRUE(WantsSignInPage({"HEAD", "/?x=1", {}, ""}));
+  EXPECT_FALSE(WantsSignInPage({"GET", "/board/api/tasks", {}, ""}));
+  EXPECT_FALSE(WantsSignInPage({"GET", "/board.js", {}, ""}));
+  EXPECT_FALSE(WantsSignInPage({"POST", "/", {}, ""}));
+  HttpResponse page = BoardSignInPage("no <cookie> & \"more\"");
+  EXPECT_EQ(page.status, 401);
+  auto header = [&page](std::string_view name) {
+    for (const auto& [key, value] : page.headers) {
+      if (key == name)
+        return value;
+    }
+    return std::string();
+  };
+  EXPECT_EQ(header("Content-Type"), "text/html; charset=utf-8");
+  EXPECT_EQ(header("Cache-Control"), "no-store");
+  // Nothing runs in it; only its own style and icon load.
+  EXPECT_EQ(header("Content-Security-Policy").find("script-src"),
+            std::string::npos);
+  EXPECT_NE(page.body.find("<pre>baton board</pre>"), std::string::npos);
+  EXPECT_NE(page.body.find("no &lt;cookie&gt; &amp; &quot;more&quot;"),
+            std::string::npos);
+  EXPECT_EQ(page.body.find("<cookie>"), std::string::npos);
+}
+
 TEST(ServeAccept, ReadsMediaRanges) {
   std::string both = "application/json, text/event-stream";
   EXPECT_TRUE(Accepts(&both, "application/json"));

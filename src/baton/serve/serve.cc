@@ -169,6 +169,13 @@ std::optional<HttpResponse> ServeGate(const HostPolicy& policy,
   }
   if (request.path() != "/mcp") {
     if (auto refused = CheckBoardAccess(request, token, cookie_name)) {
+      // A browser that opens the board without its cookie gets a page that
+      // says how to get in; the API's callers keep the JSON.
+      if (refused->status == 401 && WantsSignInPage(request)) {
+        return BoardSignInPage(
+            "This browser is not signed in to the board (no login cookie "
+            "for this server, or an old one).");
+      }
       return BoardError(refused->status, Error{ErrorCode::kPermissionDenied,
                                                std::move(refused->message)});
     }

@@ -23,6 +23,7 @@ const state = {
   refreshing: false,
   again: false,
   transcript: { task: null, events: [] }, // An agent's events read so far.
+  selected: null, // The id of the list's row the keys move, or null.
 };
 
 const $ = (id) => document.getElementById(id);
@@ -34,10 +35,14 @@ function el(tag, text, attrs) {
   return node;
 }
 
+// What the page could not do on its own (a refresh that failed): the line
+// under the header. An action's answer goes next to its button instead
+// (act).
 function say(text, isError) {
   const message = $("message");
   message.textContent = text;
   message.className = isError ? "error" : "";
+  message.hidden = !text;
 }
 
 // A GET, or a POST of `body` as JSON. Resolves to the parsed answer; a
@@ -70,18 +75,87 @@ function bytes(n) {
   return `${(n / 1024 / 1024 / 1024).toFixed(1)} GiB`;
 }
 
-function duration(ms) {
+const pad = (n, width = 2) => String(n).padStart(width, "0");
+
+// Every duration the page shows: "0.4s" (under 10 s, to the tenth; `whole`:
+// in whole seconds, for a clock that ticks), "42s", "1m 05s", "2h 03m",
+// "3d 04h".
+function duration(ms, whole) {
   if (ms === undefined || ms === null) return "";
+  ms = Math.max(0, ms);
+  if (ms < 10000 && !whole) return `${(ms / 1000).toFixed(1)}s`;
   const s = Math.floor(ms / 1000);
-  if (s < 60) return `${(ms / 1000).toFixed(1)} s`;
-  if (s < 3600) return `${Math.floor(s / 60)} min ${s % 60} s`;
-  return `${Math.floor(s / 3600)} h ${Math.floor((s % 3600) / 60)} min`;
+  if (s < 60) return `${s}s`;
+  if (s < 3600) return `${Math.floor(s / 60)}m ${pad(s % 60)}s`;
+  if (s < 86400) return `${Math.floor(s / 3600)}h ${pad(Math.floor((s % 3600) / 60))}m`;
+  return `${Math.floor(s / 86400)}d ${pad(Math.floor((s % 86400) / 3600))}h`;
 }
 
-function when(iso) {
-  if (!iso) return "";
-  const date = new Date(iso);
-  return isNaN(date) ? iso : date.toLocaleTimeString();
+// Every time the page shows, in local time, 24 h: "14:03:07" today,
+// "2026-12-05 14:03" before; its <time> element's title has the whole
+// local time to the millisecond and the UTC one.
+function stamp(date, ms) {
+  const day = `${date.getFullYear()}-${pad(date.getMonth() + 1)}-${pad(date.getDate())}`;
+  const time = `${pad(date.getHours())}:${pad(date.getMinutes())}:${pad(date.getSeconds())}`;
+  return ms ? `${day} ${time}.${pad(date.getMilliseconds(), 3)}` : `${day} ${time}`;
+}
+
+function shortTime(date) {
+  const full = stamp(date, false);
+  return full.slice(0, 10) === stamp(new Date(), false).slice(0, 10) ? full.slice(11) : full.slice(0, 16);
+}
+
+function timeNode(value) {
+  if (value === undefined || value === null || value === "") return "";
+  const date = new Date(value);
+  if (isNaN(date)) return String(value);
+  return el("time", shortTime(date), {
+    datetime: date.toISOString(),
+    title: `${stamp(date, true)} local (${date.toISOString()} UTC)`,
+  });
+}
+
+function when(value) {
+  if (!value) return "";
+  const date = new Date(value);
+  return isNaN(date) ? String(value) : shortTime(date);
+}
+
+const LIVE = ["running", "waiting", "stopping"];
+
+// A clock cell: the time since `since` (a started task's), ticked each
+// second by tick().
+function clock(node, since) {
+  node.dataset.since = String(since);
+  node.textContent = duration(Date.now() - since, true);
+  return node;
+}
+
+function tick() {
+  const now = Date.now();
+  for (const node of document.querySelectorAll("[data-since]")) {
+    node.textContent = duration(now - Number(node.dataset.since), true);
+  }
+}
+
+// A count of tokens as people read it: 950, 12.3k, 4.1M.
+function tokens(n) {
+  if (n < 1000) return String(n);
+  if (n < 1000000) return `${(n / 1000).toFixed(n < 10000 ? 1 : 0)}k`;
+  return `${(n / 1000000).toFixed(1)}M`;
+}
+
+// An agent task's row: its profile (and model), its turn, tokens and cost
+// once the CLI reported them.
+function agentText(task) {
+  if (!task.agent) return "";
+  const parts = [task.agent.model ? `${task.agent.profile} ${task.agent.model}` : task.agent.profile];
+  const usage = task.usage;
+  if (usage) {
+    parts.push(`turn ${usage.turns}`, `${tokens(usage.input_tokens + usage.output_tokens)} tok`);
+    if (usage.cost_usd !== undefined) parts.push(`$${usage.cost_usd.toFixed(2)}`);
+  }
+  return parts.join(" · ");
 }
 
 function what(task) {
@@ -98,26 +172,51 @@ function statusText(task) {
   return task.detail ? `${task.status} (${task.detail})` : task.status;
 }
 
+// A row's status: its detail when that says what went wrong ("failed
+// (exit code: 3)", "killed: not needed"), not for a task that completed
+// (the whole status is the cell's title, and on the task's page).
+function rowStatus(task) {
+  const detail = task.detail || "";
+  if (!detail || task.status === "completed") return task.status;
+  return detail.startsWith(`${task.status}:`) ? detail : `${task.status} (${detail})`;
+}
+
 function row(task) {
   const tr = el("tr", null, { "data-task": task.id });
+  if (task.id === state.selected) tr.classList.add("selected");
   const open = el("button", task.id, { type: "button", "aria-label": `Open ${task.id}` });
   open.addEventListener("click", () => show(task.id));
-  const first = el("td");
-  first.append(open);
-  tr.append(first);
-  tr.append(el("td", task.kind));
-  tr.append(el("td", statusText(task), { class: `status status-${task.status}` }));
-  tr.append(el("td", task.label || ""));
-  tr.append(el("td", shorten(what(task), 120), { class: "command", title: what(task) }));
-  tr.append(el("td", (task.agent && task.agent.model) || ""));
-  tr.append(el("td", when(task.started_at || task.created_at)));
-  tr.append(el("td", duration(task.duration_ms)));
-  tr.append(el("td", bytes(task.output_bytes)));
+  const cell = (name, text, title) => {
+    const td = el("td", text, { class: name });
+    if (title) td.title = title;
+    tr.append(td);
+    return td;
+  };
+  cell("c-id").append(open);
+  cell(`c-status status status-${task.status}`, rowStatus(task), statusText(task));
+  cell("c-label", task.label || "", task.label);
+  cell("c-what", shorten(what(task), 300), what(task));
+  cell("c-agent", agentText(task), agentText(task));
+  cell("c-started").append(timeNode(task.started_at || task.created_at));
+  const time = cell("c-time");
+  if (LIVE.includes(task.status) && task.started_at) clock(time, Date.parse(task.started_at));
+  else if (task.status === "queued") time.append(el("span", "queued", { class: "muted" }));
+  else time.textContent = duration(task.duration_ms);
+  // The size its log's stream told, when that is more than the list's.
+  cell("c-output", bytes(Math.max(task.output_bytes || 0, sizes.told.get(task.id) || 0)));
   return tr;
 }
 
-function fill(table, tasks) {
-  table.replaceChildren(...tasks.map(row));
+// Puts `tasks` in `tbody`; the row that had the keyboard's focus gets it
+// back (a change re-renders the list).
+function fill(tbody, tasks) {
+  const focused = document.activeElement && document.activeElement.closest
+    ? document.activeElement.closest("tr[data-task]") : null;
+  tbody.replaceChildren(...tasks.map(row));
+  if (focused && !focused.isConnected) {
+    const again = tbody.querySelector(`tr[data-task="${CSS.escape(focused.dataset.task)}"] button`);
+    if (again) again.focus({ preventScroll: true });
+  }
 }
 
 // The list's query: its page and the filters set. The session filter's
@@ -154,11 +253,12 @@ function fillChoices(select, names, prefix = "") {
 }
 
 async function refreshList() {
-  const list = await api(`/board/api/tasks?${listQuery()}`);
-  $("counts").textContent =
-    `${list.running_count} running · ${list.need_input_count} need input · ` +
-    `${list.queued_count} queued · ended today: ${list.completed_today} completed / ` +
-    `${list.failed_today} failed / ${list.killed_today} killed`;
+  const query = listQuery();
+  const list = await api(`/board/api/tasks?${query}`);
+  if (state.task !== null) return;  // A task was opened meanwhile.
+  // Unfiltered, its groups name every task that waits.
+  const unfiltered = [...query.keys()].every((name) => name === "page");
+  const alerted = renderCounts(list, unfiltered ? list.needs_input : null);
   fill($("needs-input"), list.needs_input);
   fill($("running"), list.running);
   fill($("ended"), list.ended);
@@ -171,11 +271,146 @@ async function refreshList() {
   $("page").textContent = `page ${list.page + 1} of ${list.pages}`;
   $("newer").disabled = list.page === 0;
   $("older").disabled = list.page + 1 >= list.pages;
+  followSizes([...list.needs_input, ...list.running]);
+  await alerted;
 }
 
-function fact(dl, name, value) {
-  if (value === undefined || value === null || value === "") return;
-  dl.append(el("dt", name), el("dd", value));
+// The list's live rows' output sizes, as their logs grow: one stream for
+// them all (GET /board/api/output/sizes, pushed by the board's inotify
+// watches; nothing is polled), opened again when the live rows change.
+const SIZES_MAX = 200;
+let sizes = { key: "", source: null, told: new Map() };
+
+function followSizes(tasks) {
+  const ids = tasks.filter((task) => task.started_at).slice(0, SIZES_MAX).map((task) => task.id);
+  const key = ids.join(",");
+  if (key === sizes.key && sizes.source) return;
+  closeSizes();
+  if (!ids.length) return;
+  const source = new EventSource(`/board/api/output/sizes?tasks=${encodeURIComponent(key)}`);
+  source.onmessage = (event) => {
+    const { task, size } = JSON.parse(event.data);
+    sizes.told.set(task, size);
+    const cell = document.querySelector(`#tasks tr[data-task="${CSS.escape(task)}"] td.c-output`);
+    if (cell) cell.textContent = bytes(size);
+  };
+  sizes = { key, source, told: sizes.told };
+}
+
+function closeSizes() {
+  if (sizes.source) sizes.source.close();
+  sizes = { key: "", source: null, told: new Map() };
+}
+
+// What the person should look at: the tasks that wait on a question, and
+// those that failed since this page opened and that they have not opened.
+// Their count is in the tab's title ("(2) baton"); each new one is a
+// browser notification, once the person asked for them (the Notify me
+// button: the page never asks on its own).
+const alerts = {
+  started: Date.now(),
+  known: false, // The first counts are the baseline: nothing is new in them.
+  waiting: new Set(), // Ids that wait, as last seen.
+  failed: new Set(), // Ids that failed since the page opened, told already.
+  unseen: new Set(), // Of those, the ones not opened since.
+  failedToday: 0,
+  needInput: 0,
+};
+
+function renderCounts(list, waiting) {
+  $("counts").textContent =
+    `${list.running_count} running · ${list.need_input_count} need input · ` +
+    `${list.queued_count} queued · ended today: ${list.completed_today} completed / ` +
+    `${list.failed_today} failed / ${list.killed_today} killed`;
+  return noteAlerts(list, waiting).catch(() => {}).finally(renderTitle);
+}
+
+function renderTitle() {
+  const count = alerts.needInput + alerts.unseen.size;
+  document.title = count ? `(${count}) baton` : "baton";
+}
+
+// `waiting`: the tasks that wait now, when the caller has them all; else
+// they are read when their count moved.
+async function noteAlerts(list, waiting) {
+  const first = !alerts.known;
+  const movedWaiting = list.need_input_count !== alerts.needInput;
+  const moreFailed = list.failed_today > alerts.failedToday;
+  alerts.needInput = list.need_input_count;
+  alerts.failedToday = list.failed_today;
+  alerts.known = true;
+  if (!waiting && (movedWaiting || first) && list.need_input_count > 0) {
+    waiting = (await api("/board/api/tasks?page=0&status=waiting")).needs_input;
+  }
+  if (waiting || list.need_input_count === 0) {
+    const now = new Set((waiting || []).map((task) => task.id));
+    for (const task of waiting || []) {
+      if (!alerts.waiting.has(task.id) && !first) {
+        const question = (task.questions || [])[0];
+        const item = question && question.items && question.items[0];
+        notify(task.id, `${task.id} needs input`, (item && (item.prompt || item.header)) || what(task));
+      }
+    }
+    alerts.waiting = now;
+  }
+  if (moreFailed && !first) {
+    const failed = (await api("/board/api/tasks?page=0&status=failed")).ended;
+    for (const task of failed) {
+      if (alerts.failed.has(task.id) || Date.parse(task.ended_at) < alerts.started - 1000) continue;
+      alerts.failed.add(task.id);
+      if (task.id !== state.task) alerts.unseen.add(task.id);
+      notify(task.id, `${task.id} failed`, `${statusText(task)}: ${shorten(what(task), 120)}`);
+    }
+  }
+}
+
+const NOTIFY_KEY = "baton.notify";
+
+function notifying() {
+  return "Notification" in window && Notification.permission === "granted" &&
+    localStorage.getItem(NOTIFY_KEY) === "on";
+}
+
+function notify(id, title, body) {
+  if (!notifying()) return;
+  const note = new Notification(title, { body, tag: id });
+  note.onclick = () => {
+    window.focus();
+    show(id);
+  };
+}
+
+// The Notify me button: asks for the permission when clicked, and turns
+// the notifications on or off.
+function setupNotify() {
+  const button = $("notify");
+  if (!("Notification" in window)) return;
+  const render = () => {
+    button.hidden = Notification.permission === "denied";
+    button.textContent = notifying() ? "Notifications on" : "Notify me";
+    button.setAttribute("aria-pressed", String(notifying()));
+  };
+  button.addEventListener("click", async () => {
+    if (notifying()) {
+      localStorage.setItem(NOTIFY_KEY, "off");
+    } else {
+      const permission = Notification.permission === "granted"
+        ? "granted" : await Notification.requestPermission();
+      if (permission === "granted") localStorage.setItem(NOTIFY_KEY, "on");
+    }
+    render();
+  });
+  render();
+}
+
+// A fact of a task's page: its value is text or a node (a <time>).
+function fact(dl, name, value, key) {
+  if (value === undefined || value === null || value === "") return null;
+  const dd = el("dd");
+  dd.append(value);
+  if (key) dd.dataset.fact = key;
+  dl.append(el("dt", name), dd);
+  return dd;
 }
 
 // An agent's usage and budget, as `baton status` words them.
@@ -202,7 +437,7 @@ function budgetText(agent) {
 function retriesText(task) {
   if (!task.retry) return "";
   let text = `up to ${task.retry.retries}, the first after ${duration(task.retry.delay_ms)}`;
-  if (task.retry_at) text += `; next at ${task.retry_at}`;
+  if (task.retry_at) text += `; next at ${when(task.retry_at)}`;
   return text;
 }
 
@@ -239,10 +474,14 @@ function renderTask(task) {
   fact(dl, task.agent ? "Brief" : "Command", what(task));
   fact(dl, "Label", task.label);
   fact(dl, "Folder", task.cwd);
-  fact(dl, "Created", task.created_at);
-  fact(dl, "Started", task.started_at);
-  fact(dl, "Ended", task.ended_at);
-  fact(dl, "Duration", duration(task.duration_ms));
+  fact(dl, "Created", timeNode(task.created_at));
+  fact(dl, "Started", timeNode(task.started_at));
+  fact(dl, "Ended", timeNode(task.ended_at));
+  if (LIVE.includes(task.status) && task.started_at) {
+    fact(dl, "Running for", clock(el("span"), Date.parse(task.started_at)));
+  } else {
+    fact(dl, "Duration", duration(task.duration_ms));
+  }
   fact(dl, "Exit code", task.exit_code);
   fact(dl, "Signal", task.signal);
   fact(dl, "Kill reason", task.kill_reason);
@@ -255,7 +494,9 @@ function renderTask(task) {
   fact(dl, "Worktree", worktree && `branch ${worktree.branch} in ${worktree.path}`);
   fact(dl, "Usage", usageText(task.usage));
   fact(dl, "Budget", budgetText(task.agent));
-  fact(dl, "Output", bytes(task.output_bytes));
+  // Moves as the log grows (followLog tells its size).
+  const size = Math.max(task.output_bytes || 0, state.size);
+  fact(dl, "Output", task.started_at || task.output_bytes ? bytes(size) : "", "output");
   fact(dl, "Output cap", outputCapText(task));
   fact(dl, "Redacted", redactionsText(task));
   fact(dl, "Retries", retriesText(task));
@@ -307,7 +548,8 @@ function renderEvidence(task) {
 }
 
 // A git folder's diff (the evidence's diff_path): read once per task, as
-// text, each line coloured by what it is.
+// text, each line coloured by what it is; above it a button per file that
+// scrolls the diff to that file.
 let diffOf = null;
 async function renderDiff(task) {
   const evidence = task.evidence;
@@ -317,6 +559,8 @@ async function renderDiff(task) {
   if (!has) {
     diffOf = null;
     pre.replaceChildren();
+    $("diff-files").replaceChildren();
+    $("diff-files").hidden = true;
     return;
   }
   $("diff-title").textContent = evidence.diff_truncated ? "Diff (cut at 1 MiB)" : "Diff";
@@ -330,44 +574,82 @@ async function renderDiff(task) {
       : line.startsWith("@@") ? "diff-hunk"
         : line.startsWith("+") ? "diff-add"
           : line.startsWith("-") ? "diff-del" : "";
-  pre.replaceChildren(...text.replace(/\n$/, "").split("\n")
-    .map((line) => el("span", `${line}\n`, { class: kind(line) })));
+  const files = [];
+  pre.replaceChildren(...text.replace(/\n$/, "").split("\n").map((line) => {
+    const span = el("span", `${line}\n`, { class: kind(line) });
+    // "diff --git a/old b/new": the file is the new name.
+    const file = /^diff --git a\/.* b\/(.*)$/.exec(line);
+    if (file) files.push({ name: file[1], span });
+    return span;
+  }));
+  $("diff-files").hidden = files.length === 0;
+  $("diff-files").replaceChildren(...files.map(({ name, span }) => {
+    const jump = el("button", name, { type: "button", "aria-label": `Jump to ${name}` });
+    jump.addEventListener("click", () => {
+      pre.scrollTop = span.offsetTop;
+      span.scrollIntoView({ block: "nearest" });
+    });
+    return jump;
+  }));
 }
 
+// A task's open questions: each item's prompt, its options as buttons
+// with their descriptions, a free answer; Answer and Skip. Drawn again only
+// when the questions change, so that a half-typed answer stays.
 function renderQuestions(task) {
   const box = $("questions");
+  const key = JSON.stringify([task.id, task.questions || []]);
+  if (box.dataset.key === key) return;
+  box.dataset.key = key;
   box.replaceChildren();
   for (const question of task.questions || []) {
-    const form = el("form", null, { class: "question" });
+    const form = el("form", null, { class: "question", "aria-label": "Question" });
     const inputs = question.items.map((item, i) => {
-      const label = el("label", item.prompt || item.header || `Question ${i + 1}`);
-      const input = el("input", null, { autocomplete: "off" });
-      label.append(input);
-      form.append(label);
+      const prompt = item.prompt || item.header || `Question ${i + 1}`;
+      form.append(el("p", item.header && item.prompt ? `${item.header}: ${prompt}` : prompt, { class: "prompt" }));
+      const input = el("input", null, { autocomplete: "off", class: "answer-text" });
+      const options = el("div", null, { class: "options" });
       for (const option of item.options || []) {
-        const pick = el("button", option.label, { type: "button", title: option.description || "" });
+        const pick = el("button", null, { type: "button", class: "option", "aria-label": option.label });
+        pick.append(el("span", option.label));
+        if (option.description) pick.append(el("small", option.description));
         pick.addEventListener("click", () => {
           input.value = option.label;
           if (question.items.length === 1) form.requestSubmit();
         });
-        form.append(pick);
+        options.append(pick);
       }
+      if (options.childElementCount) form.append(options);
+      const label = el("label", item.options && item.options.length ? "Or type an answer" : "Answer");
+      label.append(input);
+      form.append(label);
       return input;
     });
+    const buttons = el("div", null, { class: "buttons" });
     const answer = el("button", "Answer", { type: "submit" });
     const skip = el("button", "Skip", { type: "button" });
     skip.addEventListener("click", () => {
       inputs.forEach((input) => { input.value = "skip"; });
       form.requestSubmit();
     });
-    form.append(answer, skip);
+    buttons.append(answer, skip);
+    form.append(buttons);
     form.addEventListener("submit", (event) => {
       event.preventDefault();
       act("answer", { task: task.id, answers: inputs.map((input) => input.value || "skip") },
-        (reply) => `Answered ${reply.task}`);
+        (reply) => `Answered ${reply.task}: ${answersText(reply.answered && reply.answered.answers)}`,
+        "answer-feedback");
     });
     box.append(form);
   }
+}
+
+// An answer as batond records it (one entry per item: "skip", the labels
+// chosen, or the text typed), as words: "Postgres", "a, b; skipped".
+function answersText(answers) {
+  if (!Array.isArray(answers)) return answers === undefined ? "" : String(answers);
+  return answers.map((answer) => answer === "skip" ? "skipped"
+    : Array.isArray(answer) ? answer.join(", ") : String(answer)).join("; ");
 }
 
 function renderOutput() {
@@ -380,6 +662,17 @@ function renderOutput() {
   if (atBottom) pre.scrollTop = pre.scrollHeight;
 }
 
+// An audit record's detail for people: an answer's JSON as words.
+function auditDetail(record) {
+  const answer = record.action === "answer" && /^question (\d+): (.*)$/s.exec(record.detail);
+  if (answer) {
+    try {
+      return `question ${answer[1]}: ${answersText(JSON.parse(answer[2]))}`;
+    } catch (e) { /* Not JSON: as it is. */ }
+  }
+  return record.detail;
+}
+
 // Who did what to the task, from the audit trail (doc/audit.md).
 function renderAudit(records) {
   $("audit").replaceChildren(...records.map((record) => {
@@ -388,9 +681,9 @@ function renderAudit(records) {
     // client already says it.
     if (record.session && record.session !== "*") who += `, session ${record.session}`;
     const item = el("li", null, { class: "audit-record" });
-    item.append(el("time", when(new Date(record.at_ms).toISOString())), " ",
+    item.append(timeNode(record.at_ms), " ",
       el("strong", record.action), ` by ${who} (pid ${record.pid})`);
-    if (record.detail) item.append(": ", el("code", record.detail));
+    if (record.detail) item.append(": ", el("code", auditDetail(record)));
     if (record.reason) item.append(`; why: ${record.reason}`);
     return item;
   }));
@@ -404,10 +697,16 @@ function renderQueued(queued) {
     const item = el("li");
     const withdraw = el("button", "Withdraw", { type: "button", "aria-label": `Withdraw ${message.id}` });
     withdraw.addEventListener("click", () =>
-      act("queued", { task: state.task, withdraw: message.id }, () => `Withdrew ${message.id}`));
+      act("queued", { task: state.task, withdraw: message.id }, () => `Withdrew ${message.id}`, "send-feedback"));
     item.append(el("code", message.id), " ", message.text, " ", withdraw);
     return item;
   }));
+}
+
+// An event's line in the transcript: batond's, but an answer in words.
+function eventLine(event) {
+  if (event.type === "answer") return `= answered: ${answersText(event.answers)}`;
+  return event.line;
 }
 
 // An agent task's transcript, from its events: the brief, then each
@@ -427,7 +726,7 @@ function renderTranscript(task) {
   for (const event of events) {
     if (!event.line || ["delivered", "usage"].includes(event.type)) continue;
     const item = el("li", null, { class: `event event-${event.type}`, "data-type": event.type });
-    item.append(el("time", event.at ? when(event.at) : ""), " ", el("span", event.line));
+    item.append(timeNode(event.at), " ", el("span", eventLine(event)));
     if (event.type === "message") {
       const state = delivery.get(event.seq) || (event.mode === "followup" ? "queued" : "sent");
       item.append(" ", el("em", `(${state})`, { class: "delivery" }));
@@ -442,8 +741,12 @@ const ENDED = ["completed", "failed", "killed", "interrupted"];
 async function refreshTask() {
   const id = state.task;
   const path = (route) => `/board/api/${route}?task=${encodeURIComponent(id)}`;
-  const [reply, audit] = await Promise.all([api(path("task")), api(path("audit"))]);
+  // The header's counts too (they move while the page is open: a kill, an
+  // answer, a new task), with the tasks that wait, for the title.
+  const [reply, audit, counts] = await Promise.all([api(path("task")), api(path("audit")),
+    api("/board/api/tasks?page=0&status=waiting")]);
   if (state.task !== id) return;
+  const alerted = renderCounts(counts, counts.needs_input);
   // Only a live agent worker has follow-ups to wait.
   // (It may end meanwhile: then it has none.)
   // A page keeps the transcript it has read and asks only for the events
@@ -468,13 +771,13 @@ async function refreshTask() {
   renderTranscript(reply.task);
   followLog(reply.task);
   state.size = Math.max(state.size, reply.task.output_bytes || 0);
-  await followOutput();
+  await Promise.all([followOutput(), alerted]);
 }
 
 // A started task's page listens to its log's growth (pushed by the board,
 // which watches the file); an ended one's page needs not.
 function followLog(task) {
-  const live = ["running", "waiting", "stopping"].includes(task.status);
+  const live = LIVE.includes(task.status);
   const open = state.outputEvents && state.outputEvents.readyState !== EventSource.CLOSED;
   if (live && !open) {
     closeLog();
@@ -483,6 +786,8 @@ function followLog(task) {
       const { size } = JSON.parse(event.data);
       if (state.task !== task.id || size <= state.size) return;
       state.size = size;
+      const shown = document.querySelector('#task-facts dd[data-fact="output"]');
+      if (shown) shown.textContent = bytes(size);
       followOutput();
     };
     state.outputEvents = source;
@@ -578,27 +883,130 @@ function route() {
   state.chunks = [];
   state.size = -1;
   closeLog();
+  if (state.task) closeSizes();
   $("list-view").hidden = state.task !== null;
   $("task-view").hidden = state.task === null;
   if (state.task) {
+    state.selected = state.task;
+    // Opened: a failure is seen.
+    if (alerts.unseen.delete(state.task)) renderTitle();
     $("task-title").textContent = state.task;
     $("output").textContent = "";
+    $("task-facts").replaceChildren();
+    window.scrollTo(0, 0);
   }
+  for (const box of document.querySelectorAll(".feedback")) box.replaceChildren();
   say("");
-  refresh();
+  return refresh();
 }
 
-// Sends an action; says what happened: `done(reply)` or batond's error.
-async function act(op, body, done) {
+// A button that opens task `id` (not named "Open ID": that is its row's).
+function openButton(id) {
+  const open = el("button", `Show ${id}`, { type: "button" });
+  open.addEventListener("click", () => show(id));
+  return open;
+}
+
+// Sends an action and says what happened, `done(reply)` (text, or text
+// and nodes) or batond's error, in the feedback line `where`, next to the
+// button that did it, and scrolled into view.
+async function act(op, body, done, where) {
+  const box = $(where);
+  const tell = (parts, kind) => {
+    box.className = `feedback ${kind}`;
+    box.replaceChildren(...[].concat(parts));
+    box.scrollIntoView({ block: "nearest" });
+  };
+  tell("…", "");
   try {
     const reply = await api(`/board/api/${op}`, body);
-    say(done(reply));
+    tell(done(reply), "ok");
     refresh();
     return reply;
   } catch (error) {
-    say(error.message, true);
+    tell(error.message, "error");
     return null;
   }
+}
+
+// The folder a new task starts in: the last one used on this browser, else
+// the one `baton serve` runs in; and the agents `baton agents` lists, the
+// config's default first chosen.
+const CWD_KEY = "baton.cwd";
+
+async function loadDefaults() {
+  let defaults;
+  try {
+    defaults = await api("/board/api/defaults");
+  } catch (error) {
+    return;
+  }
+  const last = localStorage.getItem(CWD_KEY);
+  const cwd = last || defaults.cwd;
+  const hint = last ? `Folder: the last one used here (${last})`
+    : `Folder: where baton serve runs (${defaults.cwd})`;
+  for (const form of ["run", "delegate"]) {
+    if (!$(`${form}-cwd`).value && cwd) $(`${form}-cwd`).value = cwd;
+    $(`${form}-cwd-hint`).textContent = cwd ? hint : "";
+  }
+  const select = $("delegate-agent");
+  if (defaults.agents) {
+    const options = defaults.agents.agents.map((agent) =>
+      el("option", agent.default ? `${agent.name} (default)` : agent.name, { value: agent.name }));
+    select.replaceChildren(...options);
+    select.value = defaults.agents.default_agent;
+  } else if (defaults.agents_error) {
+    select.title = defaults.agents_error;
+  }
+}
+
+function rememberCwd(cwd) {
+  localStorage.setItem(CWD_KEY, cwd);
+  for (const form of ["run", "delegate"]) {
+    $(`${form}-cwd-hint`).textContent = `Folder: the last one used here (${cwd})`;
+  }
+}
+
+// Keys (doc/board.md, "Keys"): j and k move the selection in the list,
+// Enter opens it, / goes to the search; on a task's page, a goes to the
+// answer box and Escape back to the list. Not while typing in a field
+// (there Escape leaves the field).
+function rows() {
+  return [...document.querySelectorAll("#tasks tbody tr[data-task]")];
+}
+
+function select(step) {
+  const all = rows();
+  if (!all.length) return;
+  let at = all.findIndex((tr) => tr.dataset.task === state.selected);
+  at = at < 0 ? (step > 0 ? 0 : all.length - 1) : Math.min(all.length - 1, Math.max(0, at + step));
+  for (const tr of all) tr.classList.toggle("selected", tr === all[at]);
+  state.selected = all[at].dataset.task;
+  all[at].querySelector("button").focus({ preventScroll: true });
+  all[at].scrollIntoView({ block: "nearest" });
+}
+
+function onKey(event) {
+  if (event.ctrlKey || event.metaKey || event.altKey) return;
+  const target = event.target;
+  if (target.closest && target.closest("input, textarea, select, [contenteditable]")) {
+    if (event.key === "Escape") target.blur();
+    return;
+  }
+  if (state.task === null) {
+    if (event.key === "j") select(1);
+    else if (event.key === "k") select(-1);
+    else if (event.key === "/") $("filter-search").focus();
+    else if (event.key === "Enter" && state.selected && !target.closest("button, a, summary")) {
+      show(state.selected);
+    } else return;
+  } else {
+    const answer = document.querySelector("#questions input");
+    if (event.key === "a" && answer) answer.focus();
+    else if (event.key === "Escape") show(null);
+    else return;
+  }
+  event.preventDefault();
 }
 
 function setup() {
@@ -614,12 +1022,13 @@ function setup() {
     event.preventDefault();
     act("kill", { tasks: [state.task], reason: $("kill-reason").value },
       (reply) => reply.results.map((r) =>
-        r.outcome === "already-terminal" ? `${r.id} had already ended` : `Kill sent to ${r.id}`).join("; "));
+        r.outcome === "already-terminal" ? `${r.id} had already ended` : `Kill sent to ${r.id}`).join("; "),
+      "kill-feedback");
   });
   // Send: a follow-up, after the turn; Steer: into the turn now.
   const send = (mode) => {
     act("send", { task: state.task, message: $("send-message").value, mode },
-      (reply) => `Sent to ${reply.task}: ${reply.delivery}`).then((reply) => {
+      (reply) => `Sent to ${reply.task}: ${reply.delivery}`, "send-feedback").then((reply) => {
       if (reply) $("send-message").value = "";
     });
   };
@@ -638,12 +1047,17 @@ function setup() {
     }
     const checks = $("delegate-checks").value.split(";;").map((c) => c.trim()).filter((c) => c);
     if (checks.length) body.checks = checks;
-    act("delegate", body, (reply) => `Delegated to ${reply.task.agent.profile} as ${reply.task.id}`);
+    act("delegate", body, (reply) => {
+      rememberCwd(body.cwd);
+      return [`Delegated to ${reply.task.agent.profile} as ${reply.task.id} `, openButton(reply.task.id)];
+    }, "delegate-feedback");
   });
   $("resume-form").addEventListener("submit", (event) => {
     event.preventDefault();
-    act("delegate", { resume_from: state.task, brief: $("resume-brief").value },
-      (reply) => `Resumed ${state.task} as ${reply.task.id}`).then((reply) => {
+    const from = state.task;
+    act("delegate", { resume_from: from, brief: $("resume-brief").value },
+      (reply) => [`Resumed ${from} as ${reply.task.id} `, openButton(reply.task.id)],
+      "resume-feedback").then((reply) => {
       if (reply) $("resume-brief").value = "";
     });
   });
@@ -651,8 +1065,16 @@ function setup() {
     event.preventDefault();
     const body = { command: $("run-command").value, cwd: $("run-cwd").value };
     if ($("run-label").value) body.label = $("run-label").value;
-    act("run", body, (reply) => `Started ${reply.task.id}`);
+    act("run", body, (reply) => {
+      rememberCwd(body.cwd);
+      return [`Started ${reply.task.id} `, openButton(reply.task.id)];
+    }, "run-feedback");
   });
+  $("home").addEventListener("click", (event) => {
+    event.preventDefault();
+    show(null);
+  });
+  document.addEventListener("keydown", onKey);
   window.addEventListener("hashchange", route);
   const events = new EventSource("/board/api/events");
   events.onopen = () => { $("live").textContent = "live"; };
@@ -661,7 +1083,11 @@ function setup() {
     refresh();
   };
   events.onerror = () => { $("live").textContent = "reconnecting…"; };
-  route();
+  setupNotify();
+  setInterval(tick, 1000);
+  // The forms' defaults once the first view is drawn: batond answers the
+  // list first.
+  route().finally(loadDefaults);
 }
 
 setup();
