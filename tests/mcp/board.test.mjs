@@ -722,6 +722,40 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     }
   });
 
+  test('the board: Run again starts an ended task as a new one; Remove takes it and its output away', async () => {
+    const { home, page } = await fresh();
+    const first = run(home, 'echo again-and-again', ['--label', 'twice']);
+    waitEnded(home, [first]);
+    await page.getByRole('button', { name: `Open ${first}` }).click();
+    await page.locator('#task-title', { hasText: 'completed' }).waitFor();
+    assert.equal(await page.locator('#kill-form').isHidden(), true);
+    await page.getByRole('button', { name: 'Run again' }).click();
+    const started = page.locator('#ended-feedback', { hasText: `Started ${first} again as ` });
+    await started.waitFor();
+    const second = (await started.textContent()).match(/again as (shell-\d+)/)[1];
+    assert.notEqual(second, first);
+    waitEnded(home, [second]);
+    assert.equal(task(home, second).rerun_of, first);
+    assert.equal(task(home, second).label, 'twice');
+    // Remove asks first; dismissed, nothing goes.
+    page.once('dialog', (dialog) => dialog.dismiss());
+    await page.getByRole('button', { name: 'Remove' }).click();
+    assert.equal(status(home, first), 'completed');
+    const folder = task(home, first).output_path.replace(/\/[^/]*$/, '');
+    page.once('dialog', (dialog) => {
+      assert.match(dialog.message(), new RegExp(`Remove ${first} and its output`));
+      dialog.accept();
+    });
+    await page.getByRole('button', { name: 'Remove' }).click();
+    await page.locator('#message', { hasText: `Removed ${first}, with its output` }).waitFor();
+    await page.getByRole('button', { name: `Open ${second}` }).waitFor();
+    assert.equal(await page.getByRole('button', { name: `Open ${first}`, exact: true }).count(), 0);
+    assert.equal(existsSync(folder), false);
+    const removed = spawnSync(BATON, ['--json', 'status', first], { env: batonEnv(home), encoding: 'utf8' });
+    assert.notEqual(removed.status, 0);
+    assert.match(removed.stdout + removed.stderr, /no task/);
+  });
+
   test('the board: an action\'s feedback shows next to its button, in view', async () => {
     const { home, page } = await fresh();
     // A long list: the bottom of the page is far below the Start button.

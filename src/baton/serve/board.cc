@@ -230,6 +230,8 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/send", &Board::Action<SendRequest>);
   route("/board/api/run", &Board::Action<RunRequest>);
   route("/board/api/delegate", &Board::Action<DelegateRequest>);
+  route("/board/api/rerun", &Board::Action<RerunRequest>);
+  route("/board/api/remove", &Board::Action<RemoveRequest>);
 }
 
 void Board::Page(const HttpRequest& request, const ExchangePtr& exchange) {
@@ -549,7 +551,8 @@ void Board::Action(const HttpRequest& request, const ExchangePtr& exchange) {
   auto typed = DecodeObject<R>(parsed->value, R::kOp, true);
   if (!typed)
     return exchange->Respond(BoardError(400, typed.error()));
-  if constexpr (std::is_same_v<R, DelegateRequest>) {
+  if constexpr (std::is_same_v<R, DelegateRequest> ||
+                std::is_same_v<R, RerunRequest>) {
     // An agent needs an environment (its CLI's config, credentials, PATH):
     // the page has none, so it is this server's, that of the person who
     // started `baton serve` (doc/board.md).

@@ -24,6 +24,7 @@ const state = {
   again: false,
   transcript: { task: null, events: [] }, // An agent's events read so far.
   selected: null, // The id of the list's row the keys move, or null.
+  afterRoute: null, // What to say once the next page shows (a removal).
 };
 
 const $ = (id) => document.getElementById(id);
@@ -507,6 +508,8 @@ function renderTask(task) {
   $("send-form").hidden = !(task.agent && live);
   // An ended agent task's session goes on as a new task (resume_from).
   $("resume-form").hidden = !(task.agent && !live);
+  // An ended task runs again as a new one, or goes (doc/tasks.md).
+  $("ended-form").hidden = live;
   renderQuestions(task);
   renderEvidence(task);
   $("download").href = `/board/api/log?task=${encodeURIComponent(task.id)}`;
@@ -831,7 +834,7 @@ async function followOutput() {
       }
     } while (state.followAgain && state.task === id);
   } catch (error) {
-    say(error.message, true);
+    if (state.task === id) say(error.message, true);
   } finally {
     state.following = false;
     // A call for another task's page came while this one read.
@@ -863,11 +866,15 @@ async function refresh() {
   try {
     do {
       state.again = false;
-      if (state.task) await refreshTask();
-      else await refreshList();
+      const shown = state.task;
+      try {
+        if (shown) await refreshTask();
+        else await refreshList();
+      } catch (error) {
+        // Said only while its page shows (a removed task's last read is not).
+        if (state.task === shown) say(error.message, true);
+      }
     } while (state.again);
-  } catch (error) {
-    say(error.message, true);
   } finally {
     state.refreshing = false;
   }
@@ -896,7 +903,9 @@ function route() {
     window.scrollTo(0, 0);
   }
   for (const box of document.querySelectorAll(".feedback")) box.replaceChildren();
-  say("");
+  // What the action that changed the page said (a removal), else nothing.
+  say(state.afterRoute || "");
+  state.afterRoute = null;
   return refresh();
 }
 
@@ -1051,6 +1060,29 @@ function setup() {
       rememberCwd(body.cwd);
       return [`Delegated to ${reply.task.agent.profile} as ${reply.task.id} `, openButton(reply.task.id)];
     }, "delegate-feedback");
+  });
+  $("rerun-button").addEventListener("click", () => {
+    const from = state.task;
+    act("rerun", { task: from },
+      (reply) => [`Started ${from} again as ${reply.task.id} `, openButton(reply.task.id)],
+      "ended-feedback");
+  });
+  $("remove-button").addEventListener("click", async () => {
+    const id = state.task;
+    if (!window.confirm(`Remove ${id} and its output? This cannot be undone.`)) return;
+    // Not act(): its refresh would look for the task that is gone.
+    const box = $("ended-feedback");
+    box.className = "feedback";
+    box.textContent = "…";
+    try {
+      await api("/board/api/remove", { tasks: [id] });
+      state.afterRoute = `Removed ${id}, with its output`;
+      show(null);
+    } catch (error) {
+      box.className = "feedback error";
+      box.textContent = error.message;
+      box.scrollIntoView({ block: "nearest" });
+    }
   });
   $("resume-form").addEventListener("submit", (event) => {
     event.preventDefault();
