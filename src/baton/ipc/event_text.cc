@@ -63,6 +63,29 @@ std::string EventLine(const Json& event) {
                      EventBody(event, type));
 }
 
+std::string AnswersText(const Json& answers) {
+  auto one = [](const Json& answer) -> std::string {
+    if (answer.is_string())
+      return answer == "skip" ? "skipped" : answer.get<std::string>();
+    if (!answer.is_array())
+      return answer.dump(-1, ' ', false, Json::error_handler_t::replace);
+    std::string chosen;
+    for (const Json& label : answer) {
+      chosen += chosen.empty() ? "" : ", ";
+      chosen += label.is_string() ? label.get<std::string>()
+                                  : label.dump(-1, ' ', false,
+                                               Json::error_handler_t::replace);
+    }
+    return chosen;
+  };
+  if (!answers.is_array())
+    return answers.is_null() ? "" : one(answers);
+  std::string text;
+  for (const Json& answer : answers)
+    text += (text.empty() ? "" : "; ") + one(answer);
+  return text;
+}
+
 std::string TranscriptText(const Json& event) {
   std::string type = StringAt(event, "type");
   if (type == "text")
@@ -80,14 +103,8 @@ std::string TranscriptText(const Json& event) {
     }
     return text;
   }
-  if (type == "answer") {
-    auto answers = event.find("answers");
-    return fmt::format(
-        "= answered: {}\n",
-        answers == event.end()
-            ? "null"
-            : answers->dump(-1, ' ', false, Json::error_handler_t::replace));
-  }
+  if (type == "answer")
+    return "= answered: " + AnswersText(MemberAt(event, "answers")) + "\n";
   if (type == "question_withdrawn")
     return fmt::format("= withdrawn: {}\n", StringAt(event, "reason"));
   if (type == "delivered")

@@ -23,6 +23,11 @@ namespace baton {
 // own shows its other fields as JSON.
 std::string EventLine(const nlohmann::json& event);
 
+// An answer as batond records it (one entry per item: "skip", the labels
+// chosen, or the text typed) in words: "Postgres", "a, b; skipped" (the
+// board's page reads them the same way).
+std::string AnswersText(const nlohmann::json& answers);
+
 // What the event adds to the transcript batond writes to the task's
 // output.log, newline included ("" for the types it leaves out: session).
 std::string TranscriptText(const nlohmann::json& event);

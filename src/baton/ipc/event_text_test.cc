@@ -56,7 +56,10 @@ TEST(EventText, TheTranscriptOfEachType) {
   EXPECT_EQ(TranscriptText(QuestionEvent()),
             "? Which database?\n  [1] SQLite — embedded\n  [2] Postgres\n");
   EXPECT_EQ(TranscriptText({{"type", "answer"}, {"answers", {"Postgres"}}}),
-            "= answered: [\"Postgres\"]\n");
+            "= answered: Postgres\n");
+  EXPECT_EQ(TranscriptText({{"type", "answer"},
+                            {"answers", Json::parse(R"([["a","b"],"skip"])")}}),
+            "= answered: a, b; skipped\n");
   EXPECT_EQ(TranscriptText({{"type", "question_withdrawn"}, {"reason", "r"}}),
             "= withdrawn: r\n");
   EXPECT_EQ(TranscriptText({{"type", "delivered"}, {"text", "next"}}),
