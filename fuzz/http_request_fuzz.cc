@@ -64,9 +64,20 @@ Gatekeeper& Gate() {
   return *gate;
 }
 
+// A refusal says why: as JSON, or, to a browser that asked for the board's
+// page without its cookie, as the sign-in page (serve/board_access.h).
 void CheckRefusal(const HttpResponse& refusal) {
   FUZZ_CHECK(refusal.status >= 400 && refusal.status < 500,
              "a refused request is answered 4xx");
+  bool html = false;
+  for (const auto& [name, value] : refusal.headers)
+    html = html || (name == "Content-Type" && value.starts_with("text/html"));
+  if (html) {
+    FUZZ_CHECK(
+        refusal.status == 401 && refusal.body.starts_with("<!doctype html>"),
+        "an HTML refusal is the sign-in page");
+    return;
+  }
   FUZZ_CHECK(nlohmann::json::accept(refusal.body), "a refusal's body is JSON");
 }
 
