@@ -190,7 +190,7 @@ void Board::OutputEvents(const HttpRequest& request,
 void Board::OutputSizes(const HttpRequest& request,
                         const ExchangePtr& exchange) {
   std::set<std::string> ids;
-  std::string_view text = QueryValue(request.target, "tasks").value_or("");
+  std::string text = QueryValue(request.target, "tasks").value_or("");
   for (size_t at = 0; at <= text.size();) {
     size_t comma = std::min(text.find(',', at), text.size());
     if (comma > at)
