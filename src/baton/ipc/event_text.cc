@@ -64,18 +64,20 @@ std::string EventLine(const Json& event) {
 }
 
 std::string AnswersText(const Json& answers) {
-  auto one = [](const Json& answer) -> std::string {
-    if (answer.is_string())
-      return answer == "skip" ? "skipped" : answer.get<std::string>();
+  // A string as it is, anything else as JSON (never a throw).
+  auto word = [](const Json& value) -> std::string {
+    if (const auto* text = value.get_ptr<const std::string*>())
+      return *text;
+    return value.dump(-1, ' ', false, Json::error_handler_t::replace);
+  };
+  auto one = [&](const Json& answer) -> std::string {
+    if (answer == "skip")
+      return "skipped";
     if (!answer.is_array())
-      return answer.dump(-1, ' ', false, Json::error_handler_t::replace);
+      return word(answer);
     std::string chosen;
-    for (const Json& label : answer) {
-      chosen += chosen.empty() ? "" : ", ";
-      chosen += label.is_string() ? label.get<std::string>()
-                                  : label.dump(-1, ' ', false,
-                                               Json::error_handler_t::replace);
-    }
+    for (const Json& label : answer)
+      chosen += (chosen.empty() ? "" : ", ") + word(label);
     return chosen;
   };
   if (!answers.is_array())
