@@ -890,6 +890,8 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       // The selection has the focus: Enter opens it.
       await page.keyboard.press('Enter');
       await page.waitForFunction((id) => location.hash === `#task=${id}`, failed);
+      // The page follows the address (hashchange): Escape once it shows.
+      await page.locator('#task-view').waitFor();
       await page.keyboard.press('Escape');
       await page.locator('#list-view').waitFor();
 

@@ -17,7 +17,9 @@
 #define TOML_EXCEPTIONS 0
 #include <toml++/toml.h>
 
+#include "baton/util/detached_process.h"
 #include "baton/util/file_util.h"
+#include "baton/util/state_paths.h"
 #include "baton/util/toml_precheck.h"
 
 namespace baton {
@@ -222,6 +224,17 @@ Result<toml::table> ParseToml(const std::string& text,
 }
 
 }  // namespace
+
+Result<McpEntry> OurMcpEntry() {
+  McpEntry entry{.command = SelfExecutable(), .args = {"mcp"}};
+  if (const char* home = std::getenv("BATON_HOME"); home && *home) {
+    auto paths = StatePaths::FromEnvironment("");
+    if (!paths)
+      return std::unexpected(paths.error());
+    entry.env["BATON_HOME"] = paths->home;
+  }
+  return entry;
+}
 
 Result<ConfigEdit> EditJsonConfig(const std::string& path,
                                   std::string_view container,

@@ -45,6 +45,11 @@ struct ConfigEdit {
 // set to `entry`, or removed without one. Other keys keep their order.
 // Fails, naming the file, when it is not a JSON object (comments are
 // allowed) or `container` is not an object.
+// baton's entry as this process would install it: this binary, "mcp", and
+// BATON_HOME when set (so that the server uses this CLI's state folder).
+// `baton mcp install` writes it; `baton doctor` compares with it.
+Result<McpEntry> OurMcpEntry();
+
 Result<ConfigEdit> EditJsonConfig(const std::string& path,
                                   std::string_view container,
                                   const std::optional<McpEntry>& entry);

@@ -252,7 +252,10 @@ void CheckMcpClients(std::vector<Finding>& out) {
       {"cursor", home + "/.cursor/mcp.json", "mcpServers"},
       {"vscode", config + "/Code/User/mcp.json", "servers"},
   };
-  McpEntry ours{.command = SelfExecutable(), .args = {"mcp"}};
+  auto entry = OurMcpEntry();
+  if (!entry)
+    return;  // The state folder's check says why.
+  const McpEntry& ours = *entry;
   std::vector<std::string> absent;
   for (const Client& client : clients) {
     if (!Exists(client.path)) {

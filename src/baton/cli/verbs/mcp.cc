@@ -200,16 +200,11 @@ int DoMcpInstall(const Context& ctx, const McpInstallArgs& args, bool install) {
   std::optional<McpEntry> entry;
   std::string build_tree;
   if (install) {
-    entry = McpEntry{.command = SelfExecutable(),
-                     .args = {"mcp"},
-                     .with_type = config->with_type};
-    // The state folder this CLI uses, so the server uses the same one.
-    if (const char* home = std::getenv("BATON_HOME"); home && *home) {
-      auto paths = StatePaths::FromEnvironment("");
-      if (!paths)
-        return ReportError(ctx, paths.error());
-      entry->env["BATON_HOME"] = paths->home;
-    }
+    auto ours = OurMcpEntry();
+    if (!ours)
+      return ReportError(ctx, ours.error());
+    entry = std::move(*ours);
+    entry->with_type = config->with_type;
     build_tree = BuildTreeOf(entry->command);
   }
   auto edit = config->container.empty()
