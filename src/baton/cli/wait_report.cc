@@ -105,7 +105,8 @@ std::string TurnText(const TurnEnd& turn) {
 }  // namespace
 
 int ReportEnd(const Context& ctx, DaemonClient& client, const std::string& id) {
-  auto reply = client.Call(GetRequest{.task = id});
+  // As the stream did, across a restart of batond.
+  auto reply = CallReconnecting(ctx, client, GetRequest{.task = id});
   if (!reply)
     return ReportError(ctx, reply.error());
   std::printf("%s\n", TaskSummaryLine(reply->task).c_str());
