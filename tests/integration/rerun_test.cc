@@ -12,13 +12,7 @@ class RerunTest : public BatonTest {
  protected:
   // How many tasks `ls --all` shows.
   size_t TaskCount() {
-    std::string listed = Baton({"--json", "ls", "--all"}).out;
-    size_t count = 0;
-    for (size_t at = listed.find("\"id\":"); at != std::string::npos;
-         at = listed.find("\"id\":", at + 1)) {
-      ++count;
-    }
-    return count;
+    return Baton({"--json", "ls", "--all"}).json()["tasks"].size();
   }
 };
 

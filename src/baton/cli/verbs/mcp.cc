@@ -22,7 +22,6 @@
 #include "baton/util/file_util.h"
 #include "baton/util/program_path.h"
 #include "baton/util/spawn_child.h"
-#include "baton/util/state_paths.h"
 
 namespace baton {
 namespace {

@@ -141,7 +141,7 @@ Result<uint64_t> Follow(const Context& ctx, DaemonClient& client,
 }
 
 // [from, to) of `request`'s range, then, with `follow`, what the log gets
-// until the task ends. Returns where it stopped.
+// until the task ends.
 Status EmitAndFollow(const Context& ctx, DaemonClient& client,
                      const std::string& id, ReadRequest request, bool follow) {
   auto range = client.Call(request);

@@ -230,11 +230,7 @@ ToolDefinition DelegateToolDefinition() {
   output["required"] = {"task_id", "status", "agent", "wait_command"};
   tool.output_schema = std::move(output);
   // An agent edits files and runs commands: honest hints say so.
-  tool.annotations = {{"title", tool.title},
-                      {"readOnlyHint", false},
-                      {"destructiveHint", true},
-                      {"idempotentHint", false},
-                      {"openWorldHint", true}};
+  tool.annotations = StartAnnotations(tool.title);
   tool.handler = HandleDelegate;
   return tool;
 }

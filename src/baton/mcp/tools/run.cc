@@ -103,6 +103,14 @@ void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply) {
   call->Finish({std::move(text), std::move(structured), false, reply->task});
 }
 
+Json StartAnnotations(const std::string& title) {
+  return {{"title", title},
+          {"readOnlyHint", false},
+          {"destructiveHint", true},
+          {"idempotentHint", false},
+          {"openWorldHint", true}};
+}
+
 Json StartedSchema() {
   Json output = TaskSummarySchema();
   output["properties"]["cwd"] = {{"type", "string"}};
@@ -132,11 +140,7 @@ ToolDefinition RunToolDefinition() {
   tool.input_schema = ArgumentSchema<RunArguments>();
   tool.output_schema = StartedSchema();
   // A shell command can do anything, anywhere: honest hints say so.
-  tool.annotations = {{"title", tool.title},
-                      {"readOnlyHint", false},
-                      {"destructiveHint", true},
-                      {"idempotentHint", false},
-                      {"openWorldHint", true}};
+  tool.annotations = StartAnnotations(tool.title);
   tool.handler = HandleRun;
   return tool;
 }

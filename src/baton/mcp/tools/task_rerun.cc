@@ -30,11 +30,7 @@ ToolDefinition TaskRerunToolDefinition() {
       "delegate with resume_from). A task still running is refused.";
   tool.input_schema = ArgumentSchema<TaskIdArgument>();
   tool.output_schema = StartedSchema();
-  tool.annotations = {{"title", tool.title},
-                      {"readOnlyHint", false},
-                      {"destructiveHint", true},
-                      {"idempotentHint", false},
-                      {"openWorldHint", true}};
+  tool.annotations = StartAnnotations(tool.title);
   tool.handler = HandleTaskRerun;
   return tool;
 }

@@ -28,6 +28,10 @@ ToolDefinition TaskRerunToolDefinition();
 // result, and its output schema.
 void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply);
 Json StartedSchema();
+// The hints of a tool that starts a task (run, delegate, task_rerun): a
+// command or an agent can do anything, anywhere, and each call starts one
+// more.
+Json StartAnnotations(const std::string& title);
 
 // The arguments of a tool that takes none.
 struct NoArguments {
