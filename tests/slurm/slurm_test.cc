@@ -110,11 +110,11 @@ TEST_F(SlurmTest, AJobRunsAndEndsWithItsOwnExitCode) {
   EXPECT_EQ(task["status"], "failed") << task.dump();
   EXPECT_EQ(task["exit_code"], 3);
   EXPECT_EQ(task["detail"], "exit code: 3");
-  ASSERT_TRUE(task.contains("slurm_job")) << task.dump();
-  EXPECT_FALSE(task["slurm_job"]["job_id"].get<std::string>().empty());
-  EXPECT_EQ(task["slurm_job"]["node"], "localhost");
-  EXPECT_EQ(task["slurm_job"]["state"], "FAILED") << task.dump();
-  EXPECT_EQ(task["slurm_job"]["partition"], "debug") << task.dump();
+  ASSERT_TRUE(task.contains("placement")) << task.dump();
+  EXPECT_FALSE(task["placement"]["job_id"].get<std::string>().empty());
+  EXPECT_EQ(task["placement"]["node"], "localhost");
+  EXPECT_EQ(task["placement"]["state"], "FAILED") << task.dump();
+  EXPECT_EQ(task["placement"]["partition"], "debug") << task.dump();
   EXPECT_NE(Output(id).find("hello from"), std::string::npos);
   EXPECT_FALSE(task["started_at"].is_null());
 
@@ -156,7 +156,7 @@ TEST_F(SlurmTest, OutputIsReadableWhileItRunsAndWaitAnySpansBothExecutors) {
   nlohmann::json task = WaitEnd(slurm, seconds(30));
   EXPECT_EQ(task["status"], "killed") << task.dump();
   EXPECT_EQ(task["detail"], "killed: by request");
-  std::string job = task["slurm_job"]["job_id"].get<std::string>();
+  std::string job = task["placement"]["job_id"].get<std::string>();
   // Slurm shows COMPLETING while the node cleans up after the cancel;
   // the state it settles in is what counts.
   auto shown = RunProcess({"/usr/bin/scontrol", "show", "job", "-o", job}, {},
@@ -170,7 +170,7 @@ TEST_F(SlurmTest, OutputIsReadableWhileItRunsAndWaitAnySpansBothExecutors) {
   }
   EXPECT_NE(shown.out.find("JobState=CANCELLED"), std::string::npos)
       << shown.out << shown.err;
-  EXPECT_EQ(task["slurm_job"]["state"], "CANCELLED") << task.dump();
+  EXPECT_EQ(task["placement"]["state"], "CANCELLED") << task.dump();
 }
 
 TEST_F(SlurmTest, ARequestSlurmRefusesGetsAClearErrorAndNoTask) {
@@ -195,10 +195,10 @@ TEST_F(SlurmTest, ARequestSlurmRefusesGetsAClearErrorAndNoTask) {
 TEST_F(SlurmTest, APendingJobIsQueuedWithSlurmsReasonAndCanBeKilled) {
   std::string id = RunOnSlurm("echo never", {"--sbatch-arg=--hold"});
   nlohmann::json task = StatusUntil(id, [](const nlohmann::json& t) {
-    return t.contains("slurm_job") && t["slurm_job"].value("reason", "") != "";
+    return t.contains("placement") && t["placement"].value("reason", "") != "";
   });
   EXPECT_EQ(task["status"], "queued");
-  EXPECT_EQ(task["slurm_job"]["state"], "PENDING");
+  EXPECT_EQ(task["placement"]["state"], "PENDING");
   EXPECT_NE(task["detail"].get<std::string>().find("pending (JobHeld"),
             std::string::npos)
       << task.dump();
@@ -247,7 +247,7 @@ TEST_F(SlurmTest, ABatondRestartLosesNothing) {
   KillDaemonHard();
   nlohmann::json c = WaitEnd(across);
   EXPECT_EQ(c["status"], "completed") << c.dump();
-  EXPECT_EQ(c["slurm_job"]["job_id"], Status(across)["slurm_job"]["job_id"]);
+  EXPECT_EQ(c["placement"]["job_id"], Status(across)["placement"]["job_id"]);
 }
 
 // Jobs that end, run and wait while batond is down, together (issue 35,
@@ -263,7 +263,7 @@ TEST_F(SlurmTest, ARestartAdoptsJobsThatEndedRunAndWaitTogether) {
         id, [](const nlohmann::json& t) { return t["status"] == "running"; });
   }
   StatusUntil(held, [](const nlohmann::json& t) {
-    return t.contains("slurm_job") && t["slurm_job"]["state"] == "PENDING";
+    return t.contains("placement") && t["placement"]["state"] == "PENDING";
   });
   KillDaemonHard();
   std::this_thread::sleep_for(seconds(7));  // `ending` ends while none runs.
@@ -328,7 +328,7 @@ TEST_F(SlurmTest, AnAgentWorkerAsksIsAnsweredAndEnds) {
   nlohmann::json ended = done.json()["ended"][0];
   EXPECT_EQ(ended["status"], "completed") << done.out;
   nlohmann::json task = Status(id, env);
-  EXPECT_FALSE(task["slurm_job"]["job_id"].get<std::string>().empty())
+  EXPECT_FALSE(task["placement"]["job_id"].get<std::string>().empty())
       << task.dump();
   std::string output = Baton({"output", id}, env).out;
   EXPECT_NE(output.find("? Which database?"), std::string::npos) << output;
@@ -361,7 +361,8 @@ TEST_F(SlurmTest, TheMcpRunToolTakesOnSlurm) {
   EXPECT_FALSE(waited.timed_out);
   nlohmann::json task = Status("shell-1", session);
   EXPECT_EQ(task["status"], "completed") << task.dump();
-  EXPECT_EQ(task["slurm"]["time_limit_s"], 120);
+  EXPECT_EQ(task["remote"]["executor"], "slurm") << task.dump();
+  EXPECT_EQ(task["remote"]["options"]["time_limit_s"], 120);
   EXPECT_NE(Baton({"output", "shell-1"}, session).out.find("via-mcp"),
             std::string::npos);
 }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <ctime>
 
+#include "baton/ipc/slurm_request.h"
 #include "baton/ipc/task_text.h"
 #include "baton/util/clock.h"
 #include "baton/util/terminal_text.h"
@@ -103,8 +104,10 @@ std::string TaskDetails(const TaskView& view) {
   }
   field("owner:", task.spec.owner);
   field("pid:", task.pid ? std::to_string(task.pid) : "");
-  if (task.spec.slurm)
-    field("slurm:", SlurmText(task));
+  if (task.spec.remote) {
+    std::string on = task.spec.remote->executor + ":";
+    field(on.c_str(), RemoteText(task));
+  }
   field("created:", Time(task.created_ms));
   field("started:", Time(task.started_ms));
   std::string ended = Time(task.ended_ms);
@@ -150,18 +153,22 @@ std::string TaskDetails(const TaskView& view) {
   return out;
 }
 
-std::string SlurmText(const TaskRecord& task) {
-  const SlurmRequest& asked = *task.spec.slurm;
+std::string RemoteText(const TaskRecord& task) {
+  // The options are in the executor's own terms: a Slurm request is read
+  // as one, another executor's shows its job only.
+  SlurmRequest asked;
+  if (auto slurm = SlurmRequestOf(task.spec); slurm && *slurm)
+    asked = std::move(**slurm);
+  const std::optional<Placement>& job = task.placement;
   std::vector<std::string> parts;
-  if (task.slurm_job && !task.slurm_job->job_id.empty())
-    parts.push_back("job " + task.slurm_job->job_id);
-  std::string partition = task.slurm_job && !task.slurm_job->partition.empty()
-                              ? task.slurm_job->partition
-                              : asked.partition;
+  if (job && !job->job_id.empty())
+    parts.push_back("job " + job->job_id);
+  std::string partition =
+      job && !job->partition.empty() ? job->partition : asked.partition;
   if (!partition.empty())
     parts.push_back("partition " + partition);
-  if (task.slurm_job && !task.slurm_job->node.empty())
-    parts.push_back("node " + task.slurm_job->node);
+  if (job && !job->node.empty())
+    parts.push_back("node " + job->node);
   if (asked.time_limit_s > 0)
     parts.push_back("time " + ShortSpan(asked.time_limit_s * 1000));
   if (asked.cpus > 0)

@@ -22,9 +22,9 @@ std::string TaskDetails(const TaskView& task);
 // check's command, exit code and last lines, the changed files, the
 // overlapping tasks), indented; "" when it had no checks.
 std::string EndText(const TaskView& task);
-// A task on Slurm, for `status`: "job 12, partition debug, node n1, time
-// 10m, 2 cpus".
-std::string SlurmText(const TaskRecord& task);
+// A task on another executor, for `status`: "job 12, partition debug,
+// node n1, time 10m, 2 cpus".
+std::string RemoteText(const TaskRecord& task);
 // A waiting agent's open questions, each item's prompt with its numbered
 // options, and how to answer; "" when it has none.
 std::string QuestionsText(const TaskView& task);

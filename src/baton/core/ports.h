@@ -155,10 +155,11 @@ class ExecutorListener {
                              int64_t started_ms) = 0;
   virtual void OnTaskSpawnFailed(const TaskId& id, const Error& error) = 0;
   virtual void OnTaskExited(const TaskId& id, const ExitInfo& exit) = 0;
-  // A task that runs as a Slurm job: where its job stands (submitted,
-  // pending and why, running on a node, the controller unreachable). The
-  // start itself still comes as OnTaskSpawned, once the job runs.
-  virtual void OnTaskPlaced(const TaskId& id, const SlurmJob& job) = 0;
+  // A task on a remote executor (TaskSpec::remote): where its job stands
+  // (submitted, pending and why, running on a node, the executor
+  // unreachable). The start itself still comes as OnTaskSpawned, once the
+  // job runs.
+  virtual void OnTaskPlaced(const TaskId& id, const Placement& job) = 0;
 };
 
 // A stage of a chain of listeners (batond's: executor → agent runtime →
@@ -178,7 +179,7 @@ class ForwardingListener : public ExecutorListener {
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override {
     next_->OnTaskExited(id, exit);
   }
-  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override {
+  void OnTaskPlaced(const TaskId& id, const Placement& job) override {
     next_->OnTaskPlaced(id, job);
   }
 
@@ -202,6 +203,17 @@ class Executor {
   // Whether this executor runs a task of `spec` (the router asks each in
   // its order; the last takes what no other does).
   virtual bool Takes(const TaskSpec&) const { return true; }
+  // Ok, or why this executor cannot run a task of `spec` that it Takes
+  // (an error that names the fix). The registry asks before it stores a
+  // task.
+  virtual Status Accepts(const TaskSpec&) const { return {}; }
+  // Asks, before anything is stored, whether the executor's machines would
+  // run a task of `spec` now (a cluster's trial submission): `done` gets ok
+  // or what they refused. It may be called before Preflight returns (this
+  // default: at once) or later from the loop.
+  virtual void Preflight(const TaskSpec&, std::function<void(Status)> done) {
+    done({});
+  }
   // Whether `id` is a live task this executor started or adopted.
   virtual bool Owns(const TaskId&) const { return false; }
   // Sends what Start() and Kill() queued. Never blocks.

@@ -314,16 +314,18 @@ std::string_view DetailBesideStatus(const TaskRecord& task) {
   return detail;
 }
 
-std::string SlurmJobText(const SlurmJob& job) {
+std::string PlacementText(const Placement& job) {
   if (job.job_id.empty())
-    return "submitting to slurm";
+    return "submitting to " + job.executor;
   std::string state = job.state.empty() ? "submitted" : job.state;
   std::transform(state.begin(), state.end(), state.begin(),
                  [](unsigned char c) { return std::tolower(c); });
   if (job.unreachable) {
-    return fmt::format("slurm unreachable (job {} was {})", job.job_id, state);
+    return fmt::format("{} unreachable (job {} was {})", job.executor,
+                       job.job_id, state);
   }
-  std::string text = fmt::format("slurm job {} {}", job.job_id, state);
+  std::string text =
+      fmt::format("{} job {} {}", job.executor, job.job_id, state);
   if (!job.node.empty())
     text += " on " + job.node;
   if (!job.reason.empty() && job.reason != "None")

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baton/core/model_spec.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/result.h"
 
 namespace baton {
@@ -304,55 +305,38 @@ struct Attempt {
   }
 };
 
-// What a task asks of a Slurm cluster when it runs there as a job
-// (doc/slurm.md). Empty fields leave the cluster's defaults (or those of
-// `[executors.slurm]` in baton's config, filled in by batond).
-struct SlurmRequest {
-  std::string partition;
-  std::string account;
-  int64_t time_limit_s = 0;  // --time; 0 = the partition's limit.
-  int64_t cpus = 0;          // --cpus-per-task; 0 = Slurm's default.
-  std::string mem;           // --mem, Slurm's syntax: "4G", "512M".
-  std::string gres;          // --gres, e.g. "gpu:1".
-  std::vector<std::string> sbatch_args;  // Passed to sbatch as they are.
-  // Where the job's files go (its script, output and exit record): a
-  // folder every node sees. Empty = batond's own tasks folder.
-  std::string shared_dir;
-  // The submitting client's SLURM_CONF and PATH, with which every later
-  // call about the job runs (status, cancel), also after a batond restart.
-  std::string slurm_conf;
-  std::string path;
+// Where a task runs when it is not on this machine (doc/executors.md):
+// the executor's name ("slurm") and what the task asks of it, in that
+// executor's own terms (for Slurm, ipc/slurm_request.h). core/ reads only
+// the name: the registry and the router know no executor by name.
+struct RemoteRequest {
+  std::string executor;
+  Json options = Json::object();
 
-  bool operator==(const SlurmRequest&) const = default;
+  bool operator==(const RemoteRequest&) const = default;
   template <class V>
   void Fields(V& v) {
-    v("partition", partition, {.omit_when_empty = true});
-    v("account", account, {.omit_when_empty = true});
-    v("time_limit_s", time_limit_s, {.min = 0});
-    v("cpus", cpus, {.min = 0});
-    v("mem", mem, {.omit_when_empty = true});
-    v("gres", gres, {.omit_when_empty = true});
-    v("sbatch_args", sbatch_args, {.omit_when_empty = true});
-    v("shared_dir", shared_dir, {.omit_when_empty = true});
-    v("slurm_conf", slurm_conf, {.omit_when_empty = true});
-    v("path", path, {.omit_when_empty = true});
+    v("executor", executor, {.required = true, .non_empty = true});
+    v("options", options);
   }
 };
 
-// A task's Slurm job as batond last saw it: the few fields the rest of
-// baton learns of a job (doc/slurm.md).
-struct SlurmJob {
-  std::string job_id;     // Empty until sbatch answered.
-  std::string partition;  // As Slurm placed it.
+// Where a task on another executor stands, as batond last saw it: the few
+// fields the rest of baton learns of a job, whichever executor runs it.
+struct Placement {
+  std::string executor;   // RemoteRequest::executor.
+  std::string job_id;     // Empty until the executor accepted the job.
+  std::string partition;  // The part of the cluster it was placed in.
   std::string node;       // Once it runs.
-  std::string state;      // Slurm's word: PENDING, RUNNING, ...
-  std::string reason;     // Slurm's reason while pending: Resources, ...
-  // The controller did not answer the last status query.
+  std::string state;      // The executor's word: PENDING, RUNNING, ...
+  std::string reason;     // Its reason while pending: Resources, ...
+  // The executor did not answer the last status query.
   bool unreachable = false;
 
-  bool operator==(const SlurmJob&) const = default;
+  bool operator==(const Placement&) const = default;
   template <class V>
   void Fields(V& v) {
+    v("executor", executor);
     v("job_id", job_id, {.omit_when_empty = true});
     v("partition", partition, {.omit_when_empty = true});
     v("node", node, {.omit_when_empty = true});
@@ -434,8 +418,9 @@ struct TaskSpec {
   RetryPolicy retry;
   // Held by the supervisor (cgroups, else rlimits; doc/limits.md).
   ResourceLimits limits;
-  // Set: the task runs as a job on Slurm, not on this machine.
-  std::optional<SlurmRequest> slurm;
+  // Set: the task runs on another executor (a Slurm cluster), not on
+  // this machine.
+  std::optional<RemoteRequest> remote;
 };
 
 // The files of an agent task in its folder (Executor::TaskDir): the CLI's
@@ -615,18 +600,18 @@ struct TaskRecord {
   // Held after a failed attempt: the wall time its retry may start (0 once
   // released to its queue, and for every other task).
   int64_t retry_at_ms = 0;
-  // A task on Slurm: its job, once submitted.
-  std::optional<SlurmJob> slurm_job;
+  // A task on another executor: its job, once submitted.
+  std::optional<Placement> placement;
 };
 
 // The detail as people read it beside the status: without the status said
 // again ("killed: by request" beside "killed" reads "by request").
 std::string_view DetailBesideStatus(const TaskRecord& task);
 
-// A Slurm job's state for people, as a live task's detail: "slurm job 12
+// A remote job's state for people, as a live task's detail: "slurm job 12
 // pending (Resources)", "slurm job 12 on node1", "slurm unreachable (job
 // 12 was running)".
-std::string SlurmJobText(const SlurmJob& job);
+std::string PlacementText(const Placement& job);
 
 // The name the executor runs the current attempt of `task` under: its id
 // for the first, "<id>.<n>" for attempt n. Each attempt is then spawned

@@ -28,8 +28,8 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   extra.attempts = task.attempts;
   if (task.retry_at_ms != 0)
     extra.retry_at_ms = task.retry_at_ms;
-  extra.slurm = task.spec.slurm;
-  extra.slurm_job = task.slurm_job;
+  extra.remote = task.spec.remote;
+  extra.placement = task.placement;
   if (task.spec.limits.any())
     extra.limits = task.spec.limits;
   extra.parent = task.spec.parent;
@@ -53,8 +53,8 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.spec.retry = extra.retry.value_or(RetryPolicy{});
   task.attempts = std::move(extra.attempts);
   task.retry_at_ms = extra.retry_at_ms.value_or(0);
-  task.spec.slurm = std::move(extra.slurm);
-  task.slurm_job = std::move(extra.slurm_job);
+  task.spec.remote = std::move(extra.remote);
+  task.placement = std::move(extra.placement);
   task.spec.limits = extra.limits.value_or(ResourceLimits{});
   task.spec.parent = std::move(extra.parent);
   task.spec.rerun_of = std::move(extra.rerun_of);

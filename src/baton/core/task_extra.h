@@ -32,8 +32,8 @@ struct TaskExtra {
   std::optional<RetryPolicy> retry;     // Set only when it retries.
   std::vector<Attempt> attempts;
   std::optional<int64_t> retry_at_ms;  // Set only when not 0.
-  std::optional<SlurmRequest> slurm;
-  std::optional<SlurmJob> slurm_job;
+  std::optional<RemoteRequest> remote;
+  std::optional<Placement> placement;
   std::optional<ResourceLimits> limits;
   std::string parent;
   std::string rerun_of;
@@ -56,8 +56,8 @@ struct TaskExtra {
     v("retry", retry, {.omit_when_empty = true});
     v("attempts", attempts, {.omit_when_empty = true});
     v("retry_at_ms", retry_at_ms, {.omit_when_empty = true});
-    v("slurm", slurm, {.omit_when_empty = true});
-    v("slurm_job", slurm_job, {.omit_when_empty = true});
+    v("remote", remote, {.omit_when_empty = true});
+    v("placement", placement, {.omit_when_empty = true});
     v("limits", limits, {.omit_when_empty = true});
     v("parent", parent, {.omit_when_empty = true});
     v("rerun_of", rerun_of, {.omit_when_empty = true});

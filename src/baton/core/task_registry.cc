@@ -158,11 +158,8 @@ Status TaskRegistry::Validate(const TaskSpec& spec) const {
   if (spec.retry.delay_ms < 0 || spec.retry.delay_ms > kMaxRetryBackoffMs) {
     return invalid("the retry delay must be 0 to 10 minutes, e.g. 5 s");
   }
-  if (spec.slurm && spec.retry.retries > 0) {
-    return invalid(
-        "retries of a task on Slurm are not built yet; use sbatch's own "
-        "--requeue (--sbatch-arg --requeue) or run without --retry");
-  }
+  if (auto accepted = executor_->Accepts(spec); !accepted)
+    return accepted;
   // An agent's worker writes its brief again to the next attempt's CLI.
   if (spec.retry.retries > 0 && spec.stdin_pipe && !spec.agent) {
     return invalid(
@@ -192,9 +189,10 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
     done(std::unexpected(valid.error()));
     return;
   }
-  // Its queue's limits where it gives none (a Slurm job has the cluster's).
+  // Its queue's limits where it gives none (a remote job has its
+  // executor's).
   if (auto queue = queues_.find(spec.schedule.queue);
-      queue != queues_.end() && !spec.slurm) {
+      queue != queues_.end() && !spec.remote) {
     const ResourceLimits& defaults = queue->second.record.limits;
     ResourceLimits& limits = spec.limits;
     for (auto [own, fallback] :
@@ -270,16 +268,16 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   Save(TaskRecord(task));
 }
 
-void TaskRegistry::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
+void TaskRegistry::OnTaskPlaced(const TaskId& id, const Placement& job) {
   auto it = live_.find(id);
   if (it == live_.end())
     return;
   TaskRecord& task = it->second;
-  if (task.slurm_job == job)
+  if (task.placement == job)
     return;
-  task.slurm_job = job;
+  task.placement = job;
   if (task.status != TaskStatus::kStopping)
-    task.detail = SlurmJobText(job);
+    task.detail = PlacementText(job);
   Save(TaskRecord(task));
 }
 

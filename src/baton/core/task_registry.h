@@ -307,7 +307,7 @@ class TaskRegistry : public ExecutorListener {
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;
   void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
-  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override;
+  void OnTaskPlaced(const TaskId& id, const Placement& job) override;
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
   // Whether the live task `id`, ended by `exit`, will run again (a retry):
   // what an agent's runtime asks before OnTaskExited, to keep the ended

@@ -64,9 +64,9 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
     Finish(std::move(ended));
     return;
   }
-  // A Slurm job is cancelled while it is pending too (the executor keeps a
-  // kill that comes before sbatch answered).
-  bool spawned = task.status != TaskStatus::kQueued || task.spec.slurm;
+  // A remote job is cancelled while it is pending too (the executor keeps
+  // a kill that comes before its submission was answered).
+  bool spawned = task.status != TaskStatus::kQueued || task.spec.remote;
   task.status = TaskStatus::kStopping;
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
   task.killed_at_limit = origin == KillOrigin::kLimit;

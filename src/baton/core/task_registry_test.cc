@@ -222,33 +222,35 @@ TEST_F(TaskRegistryTest, KillIsRequestedOnceThenAlreadyTerminal) {
 // A budget's kill (doc/agents.md, "Budgets") ends the task with the
 // budget as its detail, as a timeout does; usage is kept with the task. It
 // is batond's own kill, not the owner's: the owner is still told of the end.
-TEST_F(TaskRegistryTest, ASlurmJobIsQueuedWhilePendingAndKilledThere) {
+TEST_F(TaskRegistryTest, ARemoteJobIsQueuedWhilePendingAndKilledThere) {
   TaskSpec spec = Shell("true");
-  spec.slurm = SlurmRequest{.partition = "debug"};
+  spec.remote = RemoteRequest{.executor = "slurm"};
   std::string id;
   registry_->Start(std::move(spec), [&](Result<TaskRecord> r) {
     ASSERT_TRUE(r);
     id = r->id.ToString();
   });
   Commit();
-  registry_->OnTaskPlaced(Id(id), SlurmJob{.job_id = "12",
-                                           .partition = "debug",
-                                           .state = "PENDING",
-                                           .reason = "Resources"});
+  registry_->OnTaskPlaced(Id(id), Placement{.executor = "slurm",
+                                            .job_id = "12",
+                                            .partition = "debug",
+                                            .state = "PENDING",
+                                            .reason = "Resources"});
   Commit();
   TaskRecord task = *registry_->Get(id, "");
   EXPECT_EQ(task.status, TaskStatus::kQueued);
   EXPECT_EQ(task.detail, "slurm job 12 pending (Resources)");
-  ASSERT_TRUE(task.slurm_job);
-  EXPECT_EQ(task.slurm_job->job_id, "12");
-  EXPECT_EQ(store_.flushed.at(Id(id)).slurm_job, task.slurm_job);  // Stored.
+  ASSERT_TRUE(task.placement);
+  EXPECT_EQ(task.placement->job_id, "12");
+  EXPECT_EQ(store_.flushed.at(Id(id)).placement, task.placement);  // Stored.
   // Pending is not yet spawned, but a job to cancel: the kill goes out.
   ASSERT_TRUE(registry_->Kill(id, "", "", std::nullopt));
   Commit();
   ASSERT_EQ(executor_.kills.size(), 1u);
   EXPECT_EQ(executor_.kills[0].first, Id(id));
-  registry_->OnTaskPlaced(Id(id),
-                          SlurmJob{.job_id = "12", .unreachable = true});
+  registry_->OnTaskPlaced(
+      Id(id),
+      Placement{.executor = "slurm", .job_id = "12", .unreachable = true});
   EXPECT_EQ(registry_->Get(id, "")->status, TaskStatus::kStopping);
 }
 

@@ -17,6 +17,7 @@
 
 #include "baton/core/model_spec.h"
 #include "baton/core/task.h"
+#include "baton/ipc/slurm_request.h"
 #include "baton/util/result.h"
 
 namespace baton {

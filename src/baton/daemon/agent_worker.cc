@@ -245,7 +245,7 @@ void AgentWorker::Begin(bool replay) {
   }
   Drain();  // Whatever came before the watch.
   CheckBudget();
-  if (task_.spec.slurm)
+  if (task_.spec.remote)
     PollStream();
 }
 

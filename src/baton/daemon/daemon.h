@@ -196,8 +196,9 @@ class Daemon {
   // Stores and starts `spec`, with its audit record (`audit`, to which it
   // adds the task and the command); replies with the task.
   void StartTask(TaskSpec spec, AuditRecord audit, Reply reply);
-  // StartTask, after asking Slurm whether it would take a task on Slurm
-  // (doc/slurm.md, "Preflight"); the reply waits for the answer.
+  // StartTask, after asking a remote task's executor whether it would take
+  // it (Executor::Preflight; doc/slurm.md, "Preflight"); the reply waits
+  // for the answer.
   void StartChecked(TaskSpec spec, AuditRecord audit, Reply reply);
 
   DaemonOptions options_;

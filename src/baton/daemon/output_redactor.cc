@@ -240,8 +240,8 @@ void OutputRedactor::OnTaskSpawned(const TaskId& id, int64_t pid,
   next_->OnTaskSpawned(id, pid, started_ms);
 }
 
-void OutputRedactor::OnTaskPlaced(const TaskId& id, const SlurmJob& job) {
-  // A Slurm job's log is in the shared folder batond reads it from.
+void OutputRedactor::OnTaskPlaced(const TaskId& id, const Placement& job) {
+  // A remote job's log is in the shared folder batond reads it from.
   if (const TaskRecord* task = registry_->FindLive(id))
     Watch(*task);
   next_->OnTaskPlaced(id, job);

@@ -89,7 +89,7 @@ class OutputRedactor : public ForwardingListener {
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;
   void OnTaskSpawnFailed(const TaskId& id, const Error& error) override;
-  void OnTaskPlaced(const TaskId& id, const SlurmJob& job) override;
+  void OnTaskPlaced(const TaskId& id, const Placement& job) override;
   void OnTaskExited(const TaskId& id, const ExitInfo& exit) override;
 
  private:

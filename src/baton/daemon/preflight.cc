@@ -211,9 +211,9 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
                                  spec.cwd));
   }
   if (spec.shell_command) {
-    // On a Slurm node the line may rely on what the batch shell sets up
-    // (`module load`): only the cluster can judge it.
-    if (spec.slurm)
+    // On a cluster's node the line may rely on what the batch shell sets
+    // up (`module load`): only the cluster can judge it.
+    if (spec.remote)
       return {};
     auto first = FirstProgramOf(*spec.shell_command);
     return first ? CheckProgram(spec, *first, cache, *spec.shell_command)
@@ -223,7 +223,7 @@ Status PreflightTask(const TaskSpec& spec, ProgramCache* cache) {
 }
 
 bool NeedsShellSyntaxCheck(const TaskSpec& spec) {
-  return spec.shell_command && !spec.slurm &&
+  return spec.shell_command && !spec.remote &&
          ShellLineMayNotParse(*spec.shell_command);
 }
 

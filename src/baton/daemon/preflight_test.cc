@@ -8,6 +8,7 @@
 #include <fstream>
 #include <optional>
 
+#include "baton/ipc/slurm_request.h"
 #include "tests/support/temp_dir.h"
 
 namespace baton {
@@ -89,7 +90,7 @@ TEST_F(PreflightTest, AShellLinesFirstProgramIsCheckedAsArgvIs) {
   TaskSpec slurm = Spec();
   slurm.argv.clear();
   slurm.shell_command = "module load gcc";
-  slurm.slurm = SlurmRequest{};
+  slurm.remote = ToRemote(SlurmRequest{});
   EXPECT_TRUE(PreflightTask(slurm, &cache_));
 }
 

@@ -9,6 +9,8 @@
 #ifndef BATON_EXECUTOR_ROUTING_EXECUTOR_H_
 #define BATON_EXECUTOR_ROUTING_EXECUTOR_H_
 
+#include <fmt/format.h>
+
 #include <algorithm>
 #include <vector>
 
@@ -42,6 +44,21 @@ class RoutingExecutor : public Executor {
   }
   Result<uint64_t> OutputSize(const TaskRecord& task) const override {
     return executors_.back()->OutputSize(task);
+  }
+  // A remote task that no executor takes would run here, on the last:
+  // refused instead.
+  Status Accepts(const TaskSpec& spec) const override {
+    size_t index = IndexFor(spec);
+    if (spec.remote && index + 1 == executors_.size()) {
+      return MakeError(ErrorCode::kInvalidArgument,
+                       fmt::format("this batond has no executor '{}'",
+                                   spec.remote->executor));
+    }
+    return executors_[index]->Accepts(spec);
+  }
+  void Preflight(const TaskSpec& spec,
+                 std::function<void(Status)> done) override {
+    For(spec).Preflight(spec, std::move(done));
   }
   void Start(const TaskRecord& task) override { For(task.spec).Start(task); }
   void Kill(const TaskId& id, std::chrono::milliseconds grace) override {

@@ -56,8 +56,8 @@ struct TaskWire {
   std::optional<RetryPolicy> retry;
   std::vector<Attempt> attempts;
   std::optional<std::string> retry_at;
-  std::optional<SlurmRequest> slurm;
-  std::optional<SlurmJob> slurm_job;
+  std::optional<RemoteRequest> remote;
+  std::optional<Placement> placement;
   std::optional<ResourceLimits> limits;
   std::string limits_held_by;
   std::optional<bool> redact;
@@ -146,17 +146,19 @@ struct TaskWire {
     v("retry_at", retry_at,
       {.omit_when_empty = true,
        .doc = "held for a retry: when it may start again (ISO 8601 UTC)"});
-    v("slurm", slurm,
+    v("remote", remote,
       {.omit_when_empty = true,
-       .doc = "a task that runs on Slurm: what it asked for (`partition`, "
-              "`account`, `time_limit_s`, `cpus`, `mem`, `gres`, "
-              "`sbatch_args`, `shared_dir`, and the client's `slurm_conf` and "
-              "`path` its Slurm commands run with; doc/slurm.md)"});
-    v("slurm_job", slurm_job,
+       .doc = "a task that runs on another executor: its name (`executor`: "
+              "`slurm`) and what the task asked of it (`options`; for "
+              "Slurm: `partition`, `account`, `time_limit_s`, `cpus`, `mem`, "
+              "`gres`, `sbatch_args`, `shared_dir`, and the client's "
+              "`slurm_conf` and `path` its Slurm commands run with; "
+              "doc/slurm.md)"});
+    v("placement", placement,
       {.omit_when_empty = true,
-       .doc = "its Slurm job as last seen: `job_id`, `partition`, `node`, "
-              "`state` and `reason` (Slurm's words), `unreachable` (the "
-              "controller did not answer)"});
+       .doc = "its job there as last seen: `executor`, `job_id`, "
+              "`partition`, `node`, `state` and `reason` (the executor's "
+              "words), `unreachable` (the executor did not answer)"});
     v("limits", limits,
       {.omit_when_empty = true,
        .doc = "its hard limits (`memory_bytes`, `cpu_millis`, `pids`; "

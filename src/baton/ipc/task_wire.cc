@@ -124,8 +124,8 @@ TaskWire ToWire(const TaskView& view) {
   wire.attempts = task.attempts;
   if (task.retry_at_ms != 0)
     wire.retry_at = TimeOrNull(task.retry_at_ms);
-  wire.slurm = task.spec.slurm;
-  wire.slurm_job = task.slurm_job;
+  wire.remote = task.spec.remote;
+  wire.placement = task.placement;
   if (task.spec.limits.any())
     wire.limits = task.spec.limits;
   wire.limits_held_by = view.limits_held_by;
@@ -204,8 +204,8 @@ Result<TaskView> FromWire(TaskWire wire) {
       return std::unexpected(ms.error());
     task.retry_at_ms = *ms;
   }
-  task.spec.slurm = std::move(wire.slurm);
-  task.slurm_job = std::move(wire.slurm_job);
+  task.spec.remote = std::move(wire.remote);
+  task.placement = std::move(wire.placement);
   task.spec.limits = wire.limits.value_or(ResourceLimits{});
   view.limits_held_by = std::move(wire.limits_held_by);
   task.spec.redact = wire.redact.value_or(true);

@@ -130,9 +130,24 @@ CREATE INDEX tasks_ended_by_owner ON tasks (owner, status, ended_ms)
   WHERE status IN ('completed', 'failed', 'killed', 'interrupted');
 )sql";
 
+// Schema 9: a task on another executor says which, in its extra column
+// (core/task.h, RemoteRequest and Placement): the Slurm request that was
+// `slurm` becomes `remote` {executor: "slurm", options: ...}, and the job
+// that was `slurm_job` becomes `placement`, with its executor.
+constexpr std::string_view kSchema9 = R"sql(
+UPDATE tasks SET extra = json_remove(json_set(extra, '$.remote',
+    json_object('executor', 'slurm', 'options', json_extract(extra, '$.slurm'))),
+  '$.slurm')
+  WHERE json_type(extra, '$.slurm') = 'object';
+UPDATE tasks SET extra = json_remove(json_set(extra, '$.placement',
+    json_set(json_extract(extra, '$.slurm_job'), '$.executor', 'slurm')),
+  '$.slurm_job')
+  WHERE json_type(extra, '$.slurm_job') = 'object';
+)sql";
+
 constexpr Migration kMigrations[] = {
-    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4},
-    {5, kSchema5}, {6, kSchema6}, {7, kSchema7}, {8, kSchema8},
+    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4}, {5, kSchema5},
+    {6, kSchema6}, {7, kSchema7}, {8, kSchema8}, {9, kSchema9},
 };
 
 }  // namespace

@@ -106,6 +106,38 @@ TEST_F(SqliteTaskStoreTest, ASchema6DatabaseGainsTheEndedTasksIndexes) {
   EXPECT_EQ(page->total, 3u);
 }
 
+// A schema-8 task on Slurm kept its request as `slurm` and its job as
+// `slurm_job`; schema 9 reads them as the generic RemoteRequest and
+// Placement, so a batond of this build adopts the job.
+TEST_F(SqliteTaskStoreTest, ASchema8SlurmTaskBecomesARemoteTask) {
+  TaskRecord task = MakeTask(TaskKind::kShell, 1, "", TaskStatus::kQueued);
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutTask(task));
+    ASSERT_TRUE(store->Flush());
+  }
+  RawExec(path_,
+          "UPDATE tasks SET extra = '{\"slurm\":{\"partition\":\"debug\","
+          "\"cpus\":2},\"slurm_job\":{\"job_id\":\"12\",\"state\":"
+          "\"PENDING\"},\"held\":true}'; PRAGMA user_version = 8;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  auto read = store->GetTask(task.id);
+  ASSERT_TRUE(read && *read) << (read ? "none" : read.error().message);
+  const TaskRecord& migrated = **read;
+  ASSERT_TRUE(migrated.spec.remote);
+  EXPECT_EQ(migrated.spec.remote->executor, "slurm");
+  EXPECT_EQ(migrated.spec.remote->options,
+            Json::parse(R"({"partition":"debug","cpus":2})"));
+  ASSERT_TRUE(migrated.placement);
+  EXPECT_EQ(migrated.placement->executor, "slurm");
+  EXPECT_EQ(migrated.placement->job_id, "12");
+  EXPECT_EQ(migrated.placement->state, "PENDING");
+  EXPECT_TRUE(migrated.held);
+}
+
 TEST_F(SqliteTaskStoreTest, RefusesNewerSchemaWithoutTouchingIt) {
   RawExec(path_, fmt::format("CREATE TABLE tasks (x); PRAGMA user_version = 99;"
                              "PRAGMA application_id = {};",

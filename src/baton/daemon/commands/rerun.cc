@@ -10,6 +10,7 @@
 #include "baton/daemon/agent_profiles.h"
 #include "baton/daemon/commands/client_env.h"
 #include "baton/daemon/daemon.h"
+#include "baton/ipc/slurm_request.h"
 
 namespace baton {
 namespace {
@@ -35,7 +36,8 @@ void FillCommon(const TaskRecord& task, R& request) {
 template <class R>
 void FillPlacement(const TaskSpec& spec,
                    const std::vector<std::string>& config_args, R& request) {
-  if (!spec.slurm) {
+  auto asked = SlurmRequestOf(spec);
+  if (!asked || !*asked) {
     const ResourceLimits& limits = spec.limits;
     if (limits.memory_bytes > 0)
       request.limits.memory_bytes = limits.memory_bytes;
@@ -45,7 +47,7 @@ void FillPlacement(const TaskSpec& spec,
       request.limits.pids = limits.pids;
     return;
   }
-  const SlurmRequest& slurm = *spec.slurm;
+  const SlurmRequest& slurm = **asked;
   request.slurm.on = "slurm";
   request.slurm.partition = slurm.partition;
   request.slurm.account = slurm.account;
@@ -120,7 +122,7 @@ void Daemon::Handle(Connection& connection, const RerunRequest& request,
   }
   // The config's sbatch_args, which the new request gets again.
   std::vector<std::string> config_args;
-  if (task->spec.slurm) {
+  if (task->spec.remote) {
     auto config =
         config_cache_.Load(FindConfigFile(ClientEnvLookup(request.base_env)));
     if (!config)

@@ -11,6 +11,7 @@
 #include "baton/daemon/commands/client_env.h"
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/preflight.h"
+#include "baton/ipc/slurm_request.h"
 #include "baton/util/environment.h"
 
 namespace baton {
@@ -164,8 +165,8 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
     auto config = config_cache_.Load(FindConfigFile(client_env));
     if (!config)
       return std::unexpected(config.error());
-    spec.slurm = SlurmRequestOf(request.slurm, request.limits, config->slurm,
-                                client_env);
+    spec.remote = ToRemote(SlurmRequestOf(request.slurm, request.limits,
+                                          config->slurm, client_env));
   } else {
     spec.limits = LimitsOf(request.limits, ResourceLimits{});
   }
@@ -195,12 +196,12 @@ void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
 }
 
 void Daemon::StartChecked(TaskSpec spec, AuditRecord audit, Reply reply) {
-  if (!spec.slurm)
+  if (!spec.remote)
     return StartTask(std::move(spec), std::move(audit), reply);
-  // Would Slurm take it? Asked before anything is stored.
+  // Would its executor take it? Asked before anything is stored.
   TaskSpec checked = spec;
-  slurm_->Preflight(checked, [this, reply, spec = std::move(spec),
-                              audit = std::move(audit)](Status ok) mutable {
+  router_->Preflight(checked, [this, reply, spec = std::move(spec),
+                               audit = std::move(audit)](Status ok) mutable {
     if (!ok)
       return reply(std::unexpected(ok.error()));
     StartTask(std::move(spec), std::move(audit), reply);
@@ -362,15 +363,16 @@ void Daemon::StartAgent(Connection& connection, const DelegateRequest& request,
   if (auto ok = PreflightTask(spec, &command_cache_); !ok)
     return reply(std::unexpected(ok.error()));
   if (request.slurm.OnSlurm()) {
-    spec.slurm = SlurmRequestOf(request.slurm, request.limits, config->slurm,
-                                ClientEnvLookup(request.base_env));
+    spec.remote =
+        ToRemote(SlurmRequestOf(request.slurm, request.limits, config->slurm,
+                                ClientEnvLookup(request.base_env)));
   } else {
     spec.limits = LimitsOf(request.limits, profile->limits);
   }
   AuditRecord audit =
       AuditOf(connection, session, rerun_of.empty() ? "delegate" : "rerun");
   // The codex probe asks the codex of this machine: a job's runs elsewhere.
-  if (spec.agent->adapter != AdapterKind::kCodex || spec.slurm)
+  if (spec.agent->adapter != AdapterKind::kCodex || spec.remote)
     return StartChecked(std::move(spec), std::move(audit), reply);
   // Does this codex have app-server? Asked once per codex install, by a
   // probe the loop watches; the reply waits for it (doc/agents.md).

@@ -111,7 +111,7 @@ class LocalExecutorTest : public ::testing::Test, public ExecutorListener {
     spawned_[id.ToString()] = pid;
     task_pids_.insert(static_cast<pid_t>(pid));
   }
-  void OnTaskPlaced(const TaskId&, const SlurmJob&) override {}
+  void OnTaskPlaced(const TaskId&, const Placement&) override {}
   void OnTaskSpawnFailed(const TaskId& id, const Error& error) override {
     failed_[id.ToString()] = error;
   }

@@ -6,6 +6,7 @@
 #include <charconv>
 
 #include "baton/util/json_fields.h"
+#include "baton/util/log.h"
 #include "baton/util/split.h"
 
 namespace baton {
@@ -172,11 +173,20 @@ exit $baton_status
       fmt::arg("exit", kSlurmExitFile));
 }
 
+SlurmRequest RequestOf(const TaskSpec& spec) {
+  auto request = SlurmRequestOf(spec);
+  if (!request) {
+    BATON_LOG_ERROR("a task's slurm request: {}", request.error().message);
+    return {};
+  }
+  return request->value_or(SlurmRequest{});
+}
+
 std::vector<std::string> SbatchArgv(const TaskRecord& task,
                                     const std::string& job_name,
                                     const std::string& script,
                                     const std::string& output, bool test_only) {
-  const SlurmRequest& slurm = task.spec.slurm.value();
+  const SlurmRequest slurm = RequestOf(task.spec);
   std::vector<std::string> argv = {"sbatch", "--parsable"};
   if (test_only)
     argv.push_back("--test-only");

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "baton/core/task.h"
+#include "baton/ipc/slurm_request.h"
 #include "baton/util/result.h"
 
 namespace baton {
@@ -41,6 +42,12 @@ std::string SlurmJobScript(const TaskRecord& task, const std::string& job_dir);
 // sbatch's argument list (program first) for `task`, whose job script is
 // at `script`. `test_only`: --test-only, the preflight (nothing is
 // submitted). Resources left 0 or empty are not passed.
+// The Slurm request of a task the executor takes: its RemoteRequest's
+// options. Options this build cannot read (SlurmExecutor::Accepts refuses
+// them at submit, so only a store written by another build has them) read
+// as Slurm's defaults, logged.
+SlurmRequest RequestOf(const TaskSpec& spec);
+
 std::vector<std::string> SbatchArgv(const TaskRecord& task,
                                     const std::string& job_name,
                                     const std::string& script,

@@ -12,12 +12,12 @@ TaskRecord SlurmTask() {
   task.id = TaskId{TaskKind::kShell, 7};
   task.spec.cwd = "/work/it's here";
   task.spec.shell_command = "echo 'hi' && exit 3";
-  task.spec.slurm = SlurmRequest{.partition = "debug",
-                                 .time_limit_s = 61,
-                                 .cpus = 2,
-                                 .mem = "1G",
-                                 .gres = "gpu:1",
-                                 .sbatch_args = {"--qos=high"}};
+  task.spec.remote = ToRemote(SlurmRequest{.partition = "debug",
+                                           .time_limit_s = 61,
+                                           .cpus = 2,
+                                           .mem = "1G",
+                                           .gres = "gpu:1",
+                                           .sbatch_args = {"--qos=high"}});
   return task;
 }
 
@@ -46,7 +46,7 @@ TEST(SlurmCommandsTest, SbatchArgvCarriesTheRequestAndRoundsTheTimeUp) {
 
 TEST(SlurmCommandsTest, LeftOutResourcesAreNotPassed) {
   TaskRecord task = SlurmTask();
-  task.spec.slurm = SlurmRequest{};
+  task.spec.remote = ToRemote(SlurmRequest{});
   auto argv = SbatchArgv(task, "n", "/s", "/o", false);
   for (const std::string& arg : argv) {
     EXPECT_FALSE(arg.starts_with("--partition") || arg.starts_with("--time") ||

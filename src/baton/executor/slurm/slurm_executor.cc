@@ -53,8 +53,7 @@ std::string SlurmExecutor::OutputPath(const TaskId& id) const {
 }
 
 std::string SlurmExecutor::JobDir(const TaskRecord& task) const {
-  const std::string& shared =
-      task.spec.slurm ? task.spec.slurm->shared_dir : std::string();
+  std::string shared = RequestOf(task.spec).shared_dir;
   if (shared.empty())
     return TaskDir(task.id);
   return fmt::format("{}/{}/{}", shared, home_tag_, task.id.ToString());
@@ -81,9 +80,21 @@ void SlurmExecutor::RunCommand(const SlurmRequest& request,
               std::move(done));
 }
 
+Status SlurmExecutor::Accepts(const TaskSpec& spec) const {
+  if (auto request = SlurmRequestOf(spec); !request)
+    return std::unexpected(request.error());
+  if (spec.retry.retries > 0) {
+    return MakeError(
+        ErrorCode::kInvalidArgument,
+        "retries of a task on Slurm are not built yet; use sbatch's own "
+        "--requeue (--sbatch-arg --requeue) or run without --retry");
+  }
+  return {};
+}
+
 void SlurmExecutor::Preflight(const TaskSpec& spec,
                               std::function<void(Status)> done) {
-  SlurmRequest judged = *spec.slurm;
+  SlurmRequest judged = RequestOf(spec);
   judged.shared_dir.clear();
   std::string key = EncodeObject(judged);
   MonoTime now = std::chrono::steady_clock::now();
@@ -107,7 +118,7 @@ void SlurmExecutor::Preflight(const TaskSpec& spec,
       task, SlurmJobName(home_tag_, "preflight"), "", "/dev/null", true);
   std::vector<std::string> env = SetEnvironmentEntries(
       spec.base_env.empty() ? CleanEnvironment() : spec.base_env,
-      CommandEnv(*spec.slurm));
+      CommandEnv(RequestOf(spec)));
   milliseconds timeout = options_.command_timeout;
   runner_.Run(
       std::move(argv), std::move(env), timeout,
@@ -152,10 +163,12 @@ SlurmExecutor::Job* SlurmExecutor::Find(const std::string& id) {
 }
 
 void SlurmExecutor::Start(const TaskRecord& task) {
-  BATON_CHECK(task.spec.slurm.has_value());
+  BATON_CHECK(Takes(task.spec));
   std::string id = task.id.ToString();
   Job& job = jobs_[id];
   job.task = task;
+  job.request = RequestOf(task.spec);
+  job.seen.executor = kSlurmExecutor;
   job.run = RunName(task);
   job.dir = JobDir(task);
   job.phase = Phase::kToSubmit;
@@ -242,7 +255,7 @@ void SlurmExecutor::Submit(Job& job) {
   Watch(job);
   // sbatch gets the task's environment: with --export=ALL the job has it.
   std::vector<std::string> env = SetEnvironmentEntries(
-      job.task.spec.base_env.empty() ? CommandEnv(*job.task.spec.slurm)
+      job.task.spec.base_env.empty() ? CommandEnv(job.request)
                                      : job.task.spec.base_env,
       TaskEnvironmentEntries(job.task));
   job.task.spec.base_env = {};
@@ -288,7 +301,7 @@ void SlurmExecutor::OnSubmitted(const std::string& id,
   job->phase = Phase::kSubmitted;
   job->seen.job_id = *job_id;
   job->seen.state = "PENDING";
-  job->seen.partition = job->task.spec.slurm->partition;
+  job->seen.partition = job->request.partition;
   BATON_LOG_INFO("{}: slurm job {}", id, *job_id);
   TellPlaced(*job);
   if (job->kill_requested)
@@ -394,10 +407,10 @@ void SlurmExecutor::SendKills(const std::vector<std::string>& ids) {
     Job* job = Find(id);
     if (!job || job->phase != Phase::kSubmitted)
       continue;
-    groups[job->task.spec.slurm->slurm_conf].push_back(job);
+    groups[job->request.slurm_conf].push_back(job);
   }
   for (auto& [conf, jobs] : groups) {
-    const SlurmRequest request = *jobs.front()->task.spec.slurm;
+    const SlurmRequest request = jobs.front()->request;
     for (size_t from = 0; from < jobs.size(); from += kIdsPerCall) {
       std::vector<std::string> argv = {"scancel"};
       for (size_t i = from; i < std::min(jobs.size(), from + kIdsPerCall); ++i)
@@ -412,7 +425,7 @@ void SlurmExecutor::SendKills(const std::vector<std::string>& ids) {
             if (!left)
               return;
             left->kill_timer = 0;
-            RunCommand(*left->task.spec.slurm, {"scancel", left->seen.job_id},
+            RunCommand(left->request, {"scancel", left->seen.job_id},
                        [](CommandResult) {});
           });
     }

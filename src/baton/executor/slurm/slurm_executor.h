@@ -73,13 +73,17 @@ class SlurmExecutor : public Executor {
   // anything is stored: `done` gets an error that says what Slurm refused
   // (a partition that does not exist, a request no node can meet) or that
   // it did not answer. Never calls `done` from inside.
-  void Preflight(const TaskSpec& spec, std::function<void(Status)> done);
+  void Preflight(const TaskSpec& spec,
+                 std::function<void(Status)> done) override;
   // Submits what Start() queued, and sends the kills Kill() asked for.
   void Flush() override;
   // A task whose spec asks for a Slurm job.
   bool Takes(const TaskSpec& spec) const override {
-    return spec.slurm.has_value();
+    return spec.remote && spec.remote->executor == kSlurmExecutor;
   }
+  // Refuses options that are not a Slurm request, and retries (not built
+  // for jobs yet: sbatch's own --requeue is the way).
+  Status Accepts(const TaskSpec& spec) const override;
   bool Owns(const TaskId& id) const override {
     return jobs_.contains(id.ToString());
   }
@@ -114,11 +118,12 @@ class SlurmExecutor : public Executor {
     kSubmitted,   // Slurm has it.
   };
   struct Job {
-    TaskRecord task;  // As started or adopted.
-    std::string run;  // RunName.
-    std::string dir;  // JobDir.
+    TaskRecord task;       // As started or adopted.
+    SlurmRequest request;  // Its RequestOf.
+    std::string run;       // RunName.
+    std::string dir;       // JobDir.
     Phase phase = Phase::kToSubmit;
-    SlurmJob seen;  // As last told to the listener.
+    Placement seen;  // As last told to the listener.
     bool running_told = false;
     bool kill_requested = false;
     bool timed_out = false;  // Killed at the task's own timeout.

@@ -45,18 +45,20 @@ std::optional<JobRecord> ExitRecordIn(const std::string& dir) {
 
 void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
   for (const TaskRecord& task : live) {
-    if (!task.spec.slurm)
+    if (!Takes(task.spec))
       continue;
     std::string id = task.id.ToString();
     Job& job = jobs_[id];
     job.task = task;
+    job.request = RequestOf(task.spec);
+    job.seen.executor = kSlurmExecutor;
     job.run = RunName(task);
     job.dir = JobDir(task);
     job.kill_requested = task.status == TaskStatus::kStopping;
     job.grace = options_.grace;
-    if (task.slurm_job && !task.slurm_job->job_id.empty()) {
+    if (task.placement && !task.placement->job_id.empty()) {
       job.phase = Phase::kSubmitted;
-      job.seen = *task.slurm_job;
+      job.seen = *task.placement;
       job.running_told = task.started_ms > 0;
       // baton's own deadline counts from the start, across the restart.
       if (job.running_told && task.spec.timeout) {
@@ -95,8 +97,7 @@ void SlurmExecutor::LookUp(Job& job) {
   job.asking = true;
   std::string id = job.task.id.ToString();
   std::string name = SlurmJobName(home_tag_, job.run);
-  RunCommand(*job.task.spec.slurm,
-             {"squeue", "-h", "-t", "all", "-n", name, "-o", "%i"},
+  RunCommand(job.request, {"squeue", "-h", "-t", "all", "-n", name, "-o", "%i"},
              [this, id](CommandResult result) {
                Job* found = Find(id);
                if (!found || found->phase != Phase::kLookingUp)
@@ -159,7 +160,7 @@ void SlurmExecutor::AskEnd(Job& job, std::optional<SlurmEnd> known) {
   // from accounting, or from the job completion log where there is none.
   job.asking = true;
   std::string id = job.task.id.ToString();
-  const SlurmRequest& request = *job.task.spec.slurm;
+  const SlurmRequest& request = job.request;
   std::string job_id = job.seen.job_id;
   RunCommand(request, {"scontrol", "show", "job", "-o", job_id},
              [this, id, job_id, known](CommandResult result) {
@@ -175,7 +176,7 @@ void SlurmExecutor::AskEnd(Job& job, std::optional<SlurmEnd> known) {
                }
                if (end || (known && IsSlurmEndState(known->state)))
                  return ReportEnd(id, known);
-               RunCommand(*asked->task.spec.slurm,
+               RunCommand(asked->request,
                           {"sacct", "-n", "-X", "-P", "-o",
                            "JobID,State,ExitCode", "-j", job_id},
                           [this, id, job_id](CommandResult accounting) {
@@ -186,7 +187,7 @@ void SlurmExecutor::AskEnd(Job& job, std::optional<SlurmEnd> known) {
                             if (auto it = ends.find(job_id); it != ends.end())
                               return ReportEnd(id, it->second);
                             RunCommand(
-                                *still->task.spec.slurm,
+                                still->request,
                                 {"sacct", "--completion", "-n", "-P", "-o",
                                  "JobID,State,ExitCode", "-j", job_id},
                                 [this, id, job_id](CommandResult completion) {
@@ -287,7 +288,7 @@ void SlurmExecutor::Poll() {
     }
     if (job.phase != Phase::kSubmitted || job.asking)
       continue;
-    const SlurmRequest& request = *job.task.spec.slurm;
+    const SlurmRequest& request = job.request;
     Group& group = groups[request.slurm_conf];
     group.request = &request;
     group.ids.push_back(id);
@@ -378,7 +379,7 @@ void SlurmExecutor::OnSqueue(const std::vector<std::string>& ids,
         continue;
       }
     }
-    SlurmJob seen = job->seen;
+    Placement seen = job->seen;
     seen.state = row.state == "COMPLETING" ? "RUNNING" : row.state;
     seen.reason = row.state == "PENDING" ? row.reason : "";
     if (!row.node.empty())
