@@ -49,10 +49,11 @@ TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
       timers_(timers),
       clock_(clock),
       options_(options),
-      waits_(
-          timers, clock,
-          [this](const WaitBook::Waiter& waiter, TaskRecord* ended,
-                 WaitResult& result) { AnswerWait(waiter, ended, result); }) {
+      waits_(timers, clock,
+             [this](const WaitBook::Waiter& waiter, TaskRecord* ended,
+                    WaitResult& result) { AnswerWait(waiter, ended, result); }),
+      budgets_(store),
+      audit_(store, clock) {
   queues_[""];  // The default queue is always there.
 }
 
@@ -98,7 +99,7 @@ Status TaskRegistry::Recover() {
   }
   if (auto scheduled = RecoverSchedule(); !scheduled)
     return scheduled;
-  if (auto budgets = RecoverSessionBudgets(); !budgets)
+  if (auto budgets = budgets_.Recover(); !budgets)
     return budgets;
   BATON_LOG_INFO("recovered {} live tasks", live_.size());
   // Held tasks never reached the executor: the next Commit starts them.
@@ -613,12 +614,8 @@ void TaskRegistry::SetUsage(const TaskId& id, const AgentUsage& usage) {
   auto it = live_.find(id);
   if (it == live_.end() || it->second.usage == usage)
     return;
-  if (auto spend = budgets_.find(it->second.spec.owner);
-      spend != budgets_.end() && !it->second.spec.owner.empty()) {
-    AgentUsage& sum = spend->second.usage;
-    sum = AddUsage(SubtractUsage(sum, it->second.usage.value_or(AgentUsage{})),
-                   usage);
-  }
+  budgets_.UsageMoved(it->second.spec.owner,
+                      it->second.usage.value_or(AgentUsage{}), usage);
   it->second.usage = usage;
   Save(TaskRecord(it->second));
 }

@@ -22,7 +22,9 @@
 #include <unordered_map>
 #include <vector>
 
+#include "baton/core/audit_trail.h"
 #include "baton/core/ports.h"
+#include "baton/core/session_budgets.h"
 #include "baton/core/task.h"
 #include "baton/core/wait_book.h"
 
@@ -55,25 +57,6 @@ struct QueueChange {
   std::optional<int64_t> memory_bytes;
   std::optional<int64_t> cpu_millis;
   std::optional<int64_t> pids;
-};
-
-// A session's budget over its agent tasks and what they spent
-// (doc/agents.md, "Session budgets").
-struct SessionBudgetView {
-  std::string session;
-  AgentBudget budget;  // Empty: none.
-  AgentUsage usage;    // Summed over its agent tasks, ended ones too.
-  int64_t agent_tasks = 0;
-  std::string reached;  // BudgetReached's detail; "" while none is.
-};
-
-// A change to a session's budget: `clear` removes it all first; then each
-// limit given replaces the session's, 0 removes it, nullopt leaves it.
-struct SessionBudgetChange {
-  bool clear = false;
-  std::optional<int64_t> max_turns;
-  std::optional<int64_t> max_tokens;
-  std::optional<double> max_cost_usd;
 };
 
 class TaskRegistry : public ExecutorListener {
@@ -274,23 +257,12 @@ class TaskRegistry : public ExecutorListener {
   Result<QueueView> ChangeQueue(const QueueChange& change);
   std::vector<QueueView> Queues() const;
 
-  // Session budgets (task_registry_budgets.cc): a change is committed
-  // with the batch. A session is a non-empty owner: unowned tasks have
-  // none. Each sums the session's tasks once, for the view.
-  Result<SessionBudgetView> ChangeSessionBudget(
-      const std::string& session, const SessionBudgetChange& change);
-  Result<SessionBudgetView> SessionBudgetOf(const std::string& session);
-
-  // The audit trail (task_registry_audit.cc, doc/audit.md): `record`, with
-  // its who, what and why, stamped with the time, goes into this batch.
-  // `with_batch`: a failed commit takes it back, as it takes back the
-  // action (a start, a kill, a queue's or a budget's change); otherwise it
-  // stays for the next commit (a message already delivered stays sent).
-  void Audit(AuditRecord record, bool with_batch);
-  Result<std::vector<AuditRecord>> ListAudit(const AuditQuery& query);
-  // The detail of the session budget its usage reached ("budget: session
-  // build's max-tokens 200000 reached"); "" while none is, or it has none.
-  std::string SessionBudgetReached(const std::string& session) const;
+  // Session budgets (core/session_budgets.h) and the audit trail
+  // (core/audit_trail.h): collaborators with their own state, committed
+  // and rolled back with the registry's batch.
+  SessionBudgets& budgets() { return budgets_; }
+  const SessionBudgets& budgets() const { return budgets_; }
+  AuditTrail& audit() { return audit_; }
 
   // Every live task, owner not checked.
   std::vector<TaskRecord> LiveTasks() const;
@@ -338,15 +310,13 @@ class TaskRegistry : public ExecutorListener {
       kCursor,
       kKill,
       kQuestionTold,
-      kQueue,
-      kSessionBudget,
-      kAudit
+      kQueue
     };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
     Kind kind;
     TaskId id;
-    // kCursor; kQueue: the queue's name; kSessionBudget: the session.
+    // kCursor; kQueue: the queue's name.
     std::string reader;
     // kKill: the fields the kill replaced.
     TaskStatus status = TaskStatus::kQueued;
@@ -355,9 +325,6 @@ class TaskRegistry : public ExecutorListener {
     bool end_seen = false;
     // kQueue: the queue before the change (nullopt: it did not exist).
     std::optional<QueueRecord> queue_before;
-    // kSessionBudget: the budget before (empty: none).
-    AgentBudget budget_before;
-    uint64_t audit_key = 0;  // kAudit: the store's key of the record.
   };
 
   // Scheduling (task_registry_schedule.cc). A held task's place in its
@@ -421,11 +388,6 @@ class TaskRegistry : public ExecutorListener {
   QueueView ViewOf(const QueueState& state) const;
   // Rebuilds the queues and indexes from the store and the live tasks.
   Status RecoverSchedule();
-  // The stored session budgets, with their sessions' usage.
-  Status RecoverSessionBudgets();
-  // What the agent tasks of `session` spent, and how many there are.
-  Result<std::pair<AgentUsage, int64_t>> SumSessionUsage(
-      const std::string& session);
 
   void RunEffect(Effect effect);
   void RollBack(const Error& error, std::vector<TaskId>* rolled_back);
@@ -507,13 +469,8 @@ class TaskRegistry : public ExecutorListener {
   CreateHook on_create_;
   std::function<std::optional<uint64_t>(const TaskRecord&)> read_bound_;
 
-  // Sessions with a budget, and what their agent tasks spent (kept up to
-  // date by SetUsage, so a check after each usage report reads no rows).
-  struct SessionSpend {
-    AgentBudget budget;
-    AgentUsage usage;
-  };
-  std::map<std::string, SessionSpend> budgets_;
+  SessionBudgets budgets_;
+  AuditTrail audit_;
 };
 
 // "shell-3 completed (exit code: 0)", "agent-1 waiting (asks a

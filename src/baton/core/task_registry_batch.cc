@@ -22,6 +22,8 @@ Status TaskRegistry::Commit(std::vector<TaskId>* rolled_back) {
   }
   undo_.clear();
   saved_in_batch_.clear();
+  budgets_.Committed();
+  audit_.Committed();
   for (Effect& effect : std::exchange(effects_, {}))
     RunEffect(std::move(effect));
   return {};
@@ -49,6 +51,9 @@ void TaskRegistry::RunEffect(Effect effect) {
 
 void TaskRegistry::RollBack(const Error& error,
                             std::vector<TaskId>* rolled_back) {
+  // The collaborators take back their own, before any new write.
+  audit_.RollBack();
+  budgets_.RollBack();
   // The records as they are without the undone changes, newest undone
   // first, so each field gets the value it had before the batch.
   std::map<TaskId, TaskRecord> records;
@@ -66,26 +71,6 @@ void TaskRegistry::RollBack(const Error& error,
                  queue != queues_.end() && queue->second.ready.empty() &&
                  queue->second.running == 0) {
         queues_.erase(queue);
-      }
-      continue;
-    }
-    if (undo->kind == Undo::Kind::kAudit) {
-      store_->RevertAudit(undo->audit_key);
-      continue;
-    }
-    if (undo->kind == Undo::Kind::kSessionBudget) {
-      store_->RevertSessionBudget(undo->reader);
-      if (undo->budget_before.any()) {
-        // A kept sum stays (SetUsage kept it up to date meanwhile); a
-        // removed one is summed again.
-        auto [spend, added] = budgets_.try_emplace(undo->reader);
-        spend->second.budget = undo->budget_before;
-        if (added) {
-          if (auto sum = SumSessionUsage(undo->reader); sum)
-            spend->second.usage = sum->first;
-        }
-      } else {
-        budgets_.erase(undo->reader);
       }
       continue;
     }
@@ -122,8 +107,6 @@ void TaskRegistry::RollBack(const Error& error,
         break;
       case Undo::Kind::kCursor:
       case Undo::Kind::kQueue:
-      case Undo::Kind::kSessionBudget:
-      case Undo::Kind::kAudit:
         break;
     }
   }

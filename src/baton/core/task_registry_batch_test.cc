@@ -223,10 +223,11 @@ TEST_F(TaskRegistryBatchTest, ACrashAfterAFailedCommitLosesNoToldTask) {
 // next commit.
 TEST_F(TaskRegistryBatchTest, AFailedCommitTakesBackOnlyTheAuditOfWhatItUndid) {
   std::string id = Start("build");
-  registry_->Audit({.action = "run", .task = id, .detail = "true"},
-                   /*with_batch=*/true);
-  registry_->Audit({.action = "send", .task = "agent-1", .detail = "m-1"},
-                   /*with_batch=*/false);
+  registry_->audit().Record({.action = "run", .task = id, .detail = "true"},
+                            /*with_batch=*/true);
+  registry_->audit().Record(
+      {.action = "send", .task = "agent-1", .detail = "m-1"},
+      /*with_batch=*/false);
   FailedCommit();
   EXPECT_TRUE(store_.audit.empty());
   Commit();
@@ -237,10 +238,11 @@ TEST_F(TaskRegistryBatchTest, AFailedCommitTakesBackOnlyTheAuditOfWhatItUndid) {
 
 TEST_F(TaskRegistryBatchTest, AnAuditDetailIsOneLineAndCutOnACharacter) {
   std::string long_text = "echo one\ntwo " + std::string(400, 'x');
-  registry_->Audit({.action = "run", .detail = long_text},
-                   /*with_batch=*/true);
-  registry_->Audit({.action = "run", .detail = std::string(299, 'x') + "é"},
-                   /*with_batch=*/true);
+  registry_->audit().Record({.action = "run", .detail = long_text},
+                            /*with_batch=*/true);
+  registry_->audit().Record(
+      {.action = "run", .detail = std::string(299, 'x') + "é"},
+      /*with_batch=*/true);
   Commit();
   ASSERT_EQ(store_.audit.size(), 2u);
   const std::string& cut = store_.audit[0].detail;

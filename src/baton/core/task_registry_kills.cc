@@ -141,14 +141,14 @@ void TaskRegistry::ExpireLease(const std::string& session) {
   // notice waits for its return.
   for (auto& task : tasks) {
     RequestKill(task, "session lease expired", std::nullopt);
-    Audit({.action = "lease_expired",
-           .task = task.id.ToString(),
-           .session = session,
-           .client = kAuditByBatond,
-           .uid = static_cast<int64_t>(options_.uid),
-           .pid = options_.pid,
-           .detail = "stopped: its session's lease ran out"},
-          /*with_batch=*/true);
+    audit_.Record({.action = "lease_expired",
+                   .task = task.id.ToString(),
+                   .session = session,
+                   .client = kAuditByBatond,
+                   .uid = static_cast<int64_t>(options_.uid),
+                   .pid = options_.pid,
+                   .detail = "stopped: its session's lease ran out"},
+                  /*with_batch=*/true);
   }
 }
 

@@ -44,7 +44,7 @@ Result<TaskRegistry::RemovalPlan> TaskRegistry::PlanRemoval(
           "sub-task); remove it once that one ended",
           id);
     }
-    if (task.spec.agent && budgets_.contains(task.spec.owner)) {
+    if (task.spec.agent && budgets_.Has(task.spec.owner)) {
       return fmt::format(
           "{} counts toward session {}'s budget; remove the budget first "
           "(baton budget --clear)",

@@ -39,7 +39,7 @@ void AgentRuntime::Start(const TaskRecord& task, bool replay) {
         StopForBudget(id, reason);
         // A session's budget stops every worker of the session, not only
         // the one whose report reached it.
-        if (!registry_->SessionBudgetReached(owner).empty())
+        if (!registry_->budgets().Reached(owner).empty())
           CheckSessionBudget(owner);
       });
   workers_[task.id] = std::move(worker);

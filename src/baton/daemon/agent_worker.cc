@@ -503,7 +503,7 @@ std::string AgentWorker::BudgetReason() const {
   std::string reason =
       live->usage ? BudgetReached(*task_.spec.agent, *live->usage) : "";
   if (reason.empty())
-    reason = registry_->SessionBudgetReached(task_.spec.owner);
+    reason = registry_->budgets().Reached(task_.spec.owner);
   return reason;
 }
 

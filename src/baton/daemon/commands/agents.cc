@@ -25,7 +25,7 @@ void Daemon::Handle(Connection& connection, const SendRequest& request,
               request.mode == SendMode::kSteer ? "steer" : "send", sent->task);
   audit.detail =
       fmt::format("{} {}: {}", sent->id, sent->delivery, request.message);
-  registry_->Audit(std::move(audit), /*with_batch=*/false);
+  registry_->audit().Record(std::move(audit), /*with_batch=*/false);
   reply(std::move(*sent));
 }
 
@@ -44,7 +44,7 @@ void Daemon::Handle(Connection& connection, const QueuedRequest& request,
     audit.detail =
         withdraw ? request.withdraw
                  : fmt::format("{}: {}", request.replace, request.message);
-    registry_->Audit(std::move(audit), /*with_batch=*/false);
+    registry_->audit().Record(std::move(audit), /*with_batch=*/false);
   }
   reply(std::move(*queued));
 }
@@ -75,7 +75,7 @@ void Daemon::Handle(Connection& connection, const AnswerRequest& request,
   EncodeValue(answers, answer.answered.answers);
   audit.detail =
       fmt::format("question {}: {}", answer.answered.question, answers);
-  registry_->Audit(std::move(audit), /*with_batch=*/false);
+  registry_->audit().Record(std::move(audit), /*with_batch=*/false);
   reply(answer);
 }
 

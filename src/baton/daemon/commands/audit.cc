@@ -30,9 +30,9 @@ AuditRecord Daemon::AuditOf(const Connection& connection, Session session,
 void Daemon::Handle(Connection&, const AuditRequest& request, Session,
                     Reply reply) {
   auto records =
-      registry_->ListAudit({.task = request.task,
-                            .since_ms = request.since_ms,
-                            .limit = static_cast<size_t>(request.limit)});
+      registry_->audit().List({.task = request.task,
+                               .since_ms = request.since_ms,
+                               .limit = static_cast<size_t>(request.limit)});
   if (!records)
     return reply(std::unexpected(records.error()));
   reply(AuditReply{.records = std::move(*records)});

@@ -19,12 +19,12 @@ void Daemon::Handle(Connection& connection, const BudgetRequest& request,
   }
   bool change = request.clear || request.max_turns || request.max_tokens ||
                 request.max_cost_usd;
-  auto view = change ? registry_->ChangeSessionBudget(
+  auto view = change ? registry_->budgets().Change(
                            session, {.clear = request.clear,
                                      .max_turns = request.max_turns,
                                      .max_tokens = request.max_tokens,
                                      .max_cost_usd = request.max_cost_usd})
-                     : registry_->SessionBudgetOf(session);
+                     : registry_->budgets().Of(session);
   if (change && view && !view->reached.empty())
     agents_->CheckSessionBudget(session);
   if (!view)
@@ -33,7 +33,7 @@ void Daemon::Handle(Connection& connection, const BudgetRequest& request,
     AuditRecord audit = AuditOf(connection, session, "budget");
     std::string budget = BudgetText(view->budget);
     audit.detail = budget.empty() ? "no budget" : "budget " + budget;
-    registry_->Audit(std::move(audit), /*with_batch=*/true);
+    registry_->audit().Record(std::move(audit), /*with_batch=*/true);
   }
   reply(BudgetReply{.session = view->session,
                     .budget = view->budget,

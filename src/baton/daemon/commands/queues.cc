@@ -37,7 +37,7 @@ void Daemon::Handle(Connection& connection, const QueueSetRequest& request,
     return reply(std::unexpected(changed.error()));
   AuditRecord audit = AuditOf(connection, session, "queue_set");
   audit.detail = EncodeObject(request);  // Exactly what it asked.
-  registry_->Audit(std::move(audit), /*with_batch=*/true);
+  registry_->audit().Record(std::move(audit), /*with_batch=*/true);
   reply(QueueReply{.queue = InfoOf(*changed)});
 }
 

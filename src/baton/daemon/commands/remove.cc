@@ -59,7 +59,7 @@ void Daemon::Handle(Connection& connection, const RemoveRequest& request,
   for (const std::string& id : answer.removed) {
     AuditRecord audit = AuditOf(connection, session, "remove", id);
     audit.detail = "removed with its output";
-    registry_->Audit(std::move(audit), /*with_batch=*/false);
+    registry_->audit().Record(std::move(audit), /*with_batch=*/false);
   }
   worktree_worker_->Post(
       [dirs = std::move(dirs)] {

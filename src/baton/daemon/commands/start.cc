@@ -189,7 +189,7 @@ void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
     if (!task->spec.rerun_of.empty())
       audit.detail =
           fmt::format("rerun of {}: {}", task->spec.rerun_of, audit.detail);
-    registry_->Audit(std::move(audit), /*with_batch=*/true);
+    registry_->audit().Record(std::move(audit), /*with_batch=*/true);
     // No output yet: the spawn thread makes the file after this reply.
     reply(TaskReply{{std::move(*task), std::nullopt}});
   });
@@ -244,7 +244,7 @@ void Daemon::StartAgent(Connection& connection, const DelegateRequest& request,
   // A spent session starts no agent (doc/agents.md, "Session budgets").
   // The detail reads "budget: session build's ..."; the error names the
   // session first.
-  if (std::string spent = registry_->SessionBudgetReached(session);
+  if (std::string spent = registry_->budgets().Reached(session);
       !spent.empty()) {
     return reply(MakeError(
         ErrorCode::kBudgetSpent,

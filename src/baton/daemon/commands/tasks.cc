@@ -199,7 +199,7 @@ void Daemon::Handle(Connection& connection, const KillRequest& request,
           fmt::format("SIGTERM, then SIGKILL after {}",
                       FormatDuration(request.grace.value_or(options_.grace)));
       audit.reason = request.reason;
-      registry_->Audit(std::move(audit), /*with_batch=*/true);
+      registry_->audit().Record(std::move(audit), /*with_batch=*/true);
     }
   }
   reply(results);
@@ -263,7 +263,7 @@ void Daemon::Handle(Connection& connection, const ShutdownRequest& request,
   AuditRecord audit = AuditOf(connection, session, "shutdown");
   audit.detail = request.kill_tasks ? "batond stops and kills every live task"
                                     : "batond stops; tasks keep running";
-  registry_->Audit(std::move(audit), /*with_batch=*/false);
+  registry_->audit().Record(std::move(audit), /*with_batch=*/false);
   if (!request.kill_tasks) {
     stopping.live_tasks = static_cast<int64_t>(registry_->live_count());
     reply(stopping);
@@ -282,7 +282,7 @@ void Daemon::Handle(Connection& connection, const ShutdownRequest& request,
     AuditRecord killed = AuditOf(connection, session, "kill", id.ToString());
     killed.detail = "SIGTERM, then SIGKILL: batond stops";
     killed.reason = "daemon stopped";
-    registry_->Audit(std::move(killed), /*with_batch=*/false);
+    registry_->audit().Record(std::move(killed), /*with_batch=*/false);
   }
   registry_->WaitForAll(ids, [this, reply, stopping] {
     reply(stopping);

@@ -66,7 +66,7 @@ void Daemon::Handle(Connection& connection, const WorktreesRequest& request,
           record.detail = info.note.empty()
                               ? info.path
                               : fmt::format("{}; {}", info.path, info.note);
-          registry_->Audit(std::move(record), /*with_batch=*/false);
+          registry_->audit().Record(std::move(record), /*with_batch=*/false);
         }
         reply(std::move(job->answer));
       });

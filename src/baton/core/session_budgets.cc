@@ -1,14 +1,9 @@
-// TaskRegistry's session budgets (doc/agents.md, "Session budgets"): a
-// budget over all the agent tasks of one session, ended ones too. The
-// registry keeps the sum of their usage for each session with a budget, so
-// that the check after each usage report reads no rows; the agent runtime
-// stops the session's workers once it is reached. Split from
-// task_registry.cc, which holds everything else.
+#include "baton/core/session_budgets.h"
+
 #include <fmt/format.h>
 
 #include <cmath>
 
-#include "baton/core/task_registry.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
@@ -53,7 +48,7 @@ void Apply(std::optional<T>& limit, const std::optional<T>& given) {
 
 }  // namespace
 
-Result<std::pair<AgentUsage, int64_t>> TaskRegistry::SumSessionUsage(
+Result<std::pair<AgentUsage, int64_t>> SessionBudgets::Sum(
     const std::string& session) {
   // The session's tasks and the unowned ones, buffered writes included.
   auto tasks = store_->ListTasks({.owner = session});
@@ -71,12 +66,12 @@ Result<std::pair<AgentUsage, int64_t>> TaskRegistry::SumSessionUsage(
   return std::pair(sum, agent_tasks);
 }
 
-Status TaskRegistry::RecoverSessionBudgets() {
+Status SessionBudgets::Recover() {
   auto budgets = store_->LoadSessionBudgets();
   if (!budgets)
     return std::unexpected(budgets.error());
   for (auto& [session, budget] : *budgets) {
-    auto sum = SumSessionUsage(session);
+    auto sum = Sum(session);
     if (!sum)
       return std::unexpected(sum.error());
     budgets_[session] = {.budget = budget, .usage = sum->first};
@@ -84,7 +79,7 @@ Status TaskRegistry::RecoverSessionBudgets() {
   return {};
 }
 
-Result<SessionBudgetView> TaskRegistry::ChangeSessionBudget(
+Result<SessionBudgetView> SessionBudgets::Change(
     const std::string& session, const SessionBudgetChange& change) {
   if (session.empty())
     return NoSession();
@@ -96,14 +91,12 @@ Result<SessionBudgetView> TaskRegistry::ChangeSessionBudget(
   Apply(budget.max_turns, change.max_turns);
   Apply(budget.max_tokens, change.max_tokens);
   Apply(budget.max_cost_usd, change.max_cost_usd);
-  auto sum = SumSessionUsage(session);
+  auto sum = Sum(session);
   if (!sum)
     return std::unexpected(sum.error());
   if (auto saved = store_->PutSessionBudget(session, budget); !saved)
     return std::unexpected(saved.error());
-  Undo undo(Undo::Kind::kSessionBudget, TaskId{}, session);
-  undo.budget_before = before;
-  undo_.push_back(std::move(undo));
+  batch_.emplace_back(session, before);
   if (budget.any()) {
     budgets_[session] = {.budget = budget, .usage = sum->first};
   } else {
@@ -119,11 +112,10 @@ Result<SessionBudgetView> TaskRegistry::ChangeSessionBudget(
       .reached = BudgetReached(budget, sum->first, Whose(session))};
 }
 
-Result<SessionBudgetView> TaskRegistry::SessionBudgetOf(
-    const std::string& session) {
+Result<SessionBudgetView> SessionBudgets::Of(const std::string& session) {
   if (session.empty())
     return NoSession();
-  auto sum = SumSessionUsage(session);
+  auto sum = Sum(session);
   if (!sum)
     return std::unexpected(sum.error());
   SessionBudgetView view{
@@ -135,12 +127,42 @@ Result<SessionBudgetView> TaskRegistry::SessionBudgetOf(
   return view;
 }
 
-std::string TaskRegistry::SessionBudgetReached(
-    const std::string& session) const {
+std::string SessionBudgets::Reached(const std::string& session) const {
   auto it = budgets_.find(session);
   if (it == budgets_.end() || session.empty())
     return "";
   return BudgetReached(it->second.budget, it->second.usage, Whose(session));
+}
+
+void SessionBudgets::UsageMoved(const std::string& session,
+                                const AgentUsage& before,
+                                const AgentUsage& usage) {
+  auto spend = budgets_.find(session);
+  if (spend == budgets_.end() || session.empty())
+    return;
+  AgentUsage& sum = spend->second.usage;
+  sum = AddUsage(SubtractUsage(sum, before), usage);
+}
+
+void SessionBudgets::RollBack() {
+  // Newest first, so each session gets the budget it had before the batch.
+  for (auto change = batch_.rbegin(); change != batch_.rend(); ++change) {
+    const auto& [session, before] = *change;
+    store_->RevertSessionBudget(session);
+    if (!before.any()) {
+      budgets_.erase(session);
+      continue;
+    }
+    // A kept sum stays (UsageMoved kept it up to date meanwhile); a removed
+    // one is summed again.
+    auto [spend, added] = budgets_.try_emplace(session);
+    spend->second.budget = before;
+    if (added) {
+      if (auto sum = Sum(session); sum)
+        spend->second.usage = sum->first;
+    }
+  }
+  batch_.clear();
 }
 
 }  // namespace baton

@@ -49,7 +49,7 @@ TEST_F(SessionBudgetTest, SumsTheUsageOfTheSessionsAgentTasks) {
   registry_->SetUsage(b, {.input_tokens = 50, .output_tokens = 5, .turns = 1});
   registry_->SetUsage(other, {.input_tokens = 9000, .turns = 9});
 
-  auto view = registry_->ChangeSessionBudget("build", {.max_tokens = 1000});
+  auto view = registry_->budgets().Change("build", {.max_tokens = 1000});
   ASSERT_TRUE(view) << view.error().message;
   EXPECT_EQ(view->agent_tasks, 2);
   EXPECT_EQ(view->usage.input_tokens, 150);
@@ -64,10 +64,10 @@ TEST_F(SessionBudgetTest, SumsTheUsageOfTheSessionsAgentTasks) {
   registry_->SetUsage(
       a,
       {.input_tokens = 950, .output_tokens = 40, .cost_usd = 0.75, .turns = 3});
-  EXPECT_EQ(registry_->SessionBudgetReached("build"),
+  EXPECT_EQ(registry_->budgets().Reached("build"),
             "budget: session build's max-tokens 1000 reached");
-  EXPECT_EQ(registry_->SessionBudgetReached("docs"), "");
-  auto again = registry_->SessionBudgetOf("build");
+  EXPECT_EQ(registry_->budgets().Reached("docs"), "");
+  auto again = registry_->budgets().Of("build");
   ASSERT_TRUE(again);
   EXPECT_EQ(again->usage.tokens(), 1045);
   EXPECT_EQ(again->usage.cost_usd, 0.75);
@@ -77,57 +77,57 @@ TEST_F(SessionBudgetTest, SumsTheUsageOfTheSessionsAgentTasks) {
 TEST_F(SessionBudgetTest, EndedTasksCountAndARestartKeepsTheSum) {
   TaskId a = StartAgent("build");
   registry_->SetUsage(a, {.input_tokens = 10, .output_tokens = 0, .turns = 5});
-  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.max_turns = 6}));
+  ASSERT_TRUE(registry_->budgets().Change("build", {.max_turns = 6}));
   Commit();
   executor_.Exit(a, 0);
   TaskId b = StartAgent("build");
   registry_->SetUsage(b, {.turns = 1});
-  EXPECT_EQ(registry_->SessionBudgetReached("build"), "");
+  EXPECT_EQ(registry_->budgets().Reached("build"), "");
   registry_->SetUsage(b, {.turns = 2});  // 7 turns: past 6.
-  EXPECT_EQ(registry_->SessionBudgetReached("build"),
+  EXPECT_EQ(registry_->budgets().Reached("build"),
             "budget: session build's max-turns 6 reached");
   Commit();
 
   Reset();
   ASSERT_TRUE(registry_->Recover());
-  EXPECT_EQ(registry_->SessionBudgetReached("build"),
+  EXPECT_EQ(registry_->budgets().Reached("build"),
             "budget: session build's max-turns 6 reached");
-  auto view = registry_->SessionBudgetOf("build");
+  auto view = registry_->budgets().Of("build");
   ASSERT_TRUE(view);
   EXPECT_EQ(view->usage.turns, 7);
   EXPECT_EQ(view->agent_tasks, 2);
 }
 
 TEST_F(SessionBudgetTest, AChangeKeepsWhatItDoesNotNameAndZeroOrClearRemoves) {
-  ASSERT_TRUE(registry_->ChangeSessionBudget(
+  ASSERT_TRUE(registry_->budgets().Change(
       "build", {.max_turns = 3, .max_cost_usd = 2.0}));
-  auto view = registry_->ChangeSessionBudget("build", {.max_tokens = 5});
+  auto view = registry_->budgets().Change("build", {.max_tokens = 5});
   ASSERT_TRUE(view);
   EXPECT_EQ(
       view->budget,
       (AgentBudget{.max_turns = 3, .max_tokens = 5, .max_cost_usd = 2.0}));
-  view = registry_->ChangeSessionBudget("build", {.max_turns = 0});
+  view = registry_->budgets().Change("build", {.max_turns = 0});
   ASSERT_TRUE(view);
   EXPECT_EQ(view->budget, (AgentBudget{.max_tokens = 5, .max_cost_usd = 2.0}));
   Commit();
   EXPECT_EQ(store_.budgets.at("build"), view->budget);
-  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.clear = true}));
+  ASSERT_TRUE(registry_->budgets().Change("build", {.clear = true}));
   Commit();
   EXPECT_FALSE(store_.budgets.contains("build"));
-  EXPECT_FALSE(registry_->SessionBudgetOf("build")->budget.any());
+  EXPECT_FALSE(registry_->budgets().Of("build")->budget.any());
 }
 
 TEST_F(SessionBudgetTest, BadBudgetsAndNoSessionAreRefused) {
-  auto none = registry_->ChangeSessionBudget("", {.max_tokens = 5});
+  auto none = registry_->budgets().Change("", {.max_tokens = 5});
   ASSERT_FALSE(none);
   EXPECT_EQ(none.error().code, ErrorCode::kInvalidArgument);
   EXPECT_NE(none.error().message.find("BATON_SESSION"), std::string::npos);
-  auto negative = registry_->ChangeSessionBudget("build", {.max_turns = -1});
+  auto negative = registry_->budgets().Change("build", {.max_turns = -1});
   ASSERT_FALSE(negative);
   EXPECT_NE(negative.error().message.find("max-turns must be 0 (none) or more"),
             std::string::npos);
-  EXPECT_FALSE(registry_->ChangeSessionBudget("build", {.max_cost_usd = -1}));
-  EXPECT_FALSE(registry_->ChangeSessionBudget("build", {.max_cost_usd = 2e9}));
+  EXPECT_FALSE(registry_->budgets().Change("build", {.max_cost_usd = -1}));
+  EXPECT_FALSE(registry_->budgets().Change("build", {.max_cost_usd = 2e9}));
   EXPECT_TRUE(store_.budgets.empty());  // Nothing changed.
 }
 
@@ -136,20 +136,20 @@ TEST_F(SessionBudgetTest, BadBudgetsAndNoSessionAreRefused) {
 TEST_F(SessionBudgetTest, AFailedCommitTakesTheChangeBack) {
   TaskId a = StartAgent("build");
   registry_->SetUsage(a, {.input_tokens = 40});
-  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.max_tokens = 100}));
+  ASSERT_TRUE(registry_->budgets().Change("build", {.max_tokens = 100}));
   Commit();
   store_.fail_flush = Error{ErrorCode::kIo, "disk full", ENOSPC};
-  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.max_tokens = 10}));
+  ASSERT_TRUE(registry_->budgets().Change("build", {.max_tokens = 10}));
   EXPECT_FALSE(registry_->Commit());
-  EXPECT_EQ(registry_->SessionBudgetReached("build"), "");
+  EXPECT_EQ(registry_->budgets().Reached("build"), "");
   EXPECT_EQ(store_.budgets.at("build").max_tokens, 100);
   // Removed and taken back: the sum is there again.
-  ASSERT_TRUE(registry_->ChangeSessionBudget("build", {.clear = true}));
+  ASSERT_TRUE(registry_->budgets().Change("build", {.clear = true}));
   EXPECT_FALSE(registry_->Commit());
   store_.fail_flush.reset();
-  ASSERT_EQ(registry_->SessionBudgetOf("build")->budget.max_tokens, 100);
+  ASSERT_EQ(registry_->budgets().Of("build")->budget.max_tokens, 100);
   registry_->SetUsage(a, {.input_tokens = 100});
-  EXPECT_EQ(registry_->SessionBudgetReached("build"),
+  EXPECT_EQ(registry_->budgets().Reached("build"),
             "budget: session build's max-tokens 100 reached");
 }
 
