@@ -182,7 +182,9 @@ struct LimitFields {
 struct RunRequest {
   static constexpr std::string_view kOp = "run";
   static constexpr std::string_view kDoc =
-      "starts a shell task; answered once it is stored (status `queued`)";
+      "starts a shell task; answered once it is stored: `running` with "
+      "detail `starting` when its spawn left for the supervisor, `queued` "
+      "when it is held or a Slurm job (doc/tasks.md, \"Statuses\")";
   using Reply = TaskReply;
   std::optional<std::string> command;
   std::vector<std::string> argv;
