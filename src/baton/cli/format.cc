@@ -23,8 +23,7 @@ std::string Time(int64_t wall_ms) {
   struct tm local {};
   localtime_r(&seconds, &local);
   char text[64];
-  size_t n =
-      std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local);
+  size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local);
   return std::string(text, n);
 }
 
