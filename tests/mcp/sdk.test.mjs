@@ -377,6 +377,32 @@ test('task_rerun: an ended task again as a new task; a live one is isError and s
   });
 });
 
+test('task_edit: a held task takes new values before it starts; a running one is isError and unchanged', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const first = (await call(client, 'run', { command: 'sleep 60' })).structuredContent.task_id;
+    const held = (await call(client, 'run', { command: 'echo before', after: [first], label: 'old' }))
+      .structuredContent.task_id;
+    const r = await call(client, 'task_edit', { task_id: held, label: 'new', priority: 2, command: 'echo after-$MODE', env: { MODE: 'y' } });
+    assert.equal(r.isError, false, text(r));
+    assert.equal(r.structuredContent.status, 'queued');
+    assert.equal(r.structuredContent.label, 'new');
+    assert.equal(r.structuredContent.command, 'echo after-$MODE');
+    assert.match(text(r), /^Edited .*\[status: queued, after shell-\d+\]/);
+    const refused = await call(client, 'task_edit', { task_id: first, label: 'x' });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /is running: only a queued task can be edited/);
+    assert.match(text(refused), /nothing was changed/);
+    // Waiting for nothing any more, it starts.
+    const freed = await call(client, 'task_edit', { task_id: held, after: [] });
+    assert.equal(freed.isError, false, text(freed));
+    const o = await call(client, 'task_output', { task_id: held, wait: true, timeout_s: 20 });
+    assert.equal(o.structuredContent.tasks[0].status, 'completed');
+    assert.match(text(o), /after-y/);
+    await call(client, 'task_kill', { task_id: first });
+  });
+});
+
 test('notices: a task that ended unseen is told once, in text and structuredContent', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
