@@ -919,6 +919,52 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
     }
   });
 
+  test('the board: a filtered list still tells of a task that needs input when another stopped waiting meanwhile', async () => {
+    const { home, serve } = board;
+    const context = await board.browser.newContext();
+    await context.addInitScript(() => {
+      window.__notes = [];
+      window.Notification = class {
+        static permission = 'granted';
+        static async requestPermission() { return 'granted'; }
+        constructor(title, options) { window.__notes.push({ title, body: options?.body }); }
+      };
+      localStorage.setItem('baton.notify', 'on');
+    });
+    const page = await context.newPage();
+    page.setDefaultTimeout(WAIT);
+    const first = asker(home, 'filtered-first');
+    let second;
+    try {
+      await until(`${first} asks`, () => status(home, first) === 'waiting');
+      await page.goto(serve.newLogin());
+      await page.locator('#live', { hasText: /^live$/ }).waitFor();
+      // Shell tasks only: the agents that ask are not in the list.
+      await page.locator('#filter-kind').selectOption('shell');
+      await page.waitForFunction(() => /(\d+) need input/.test(document.querySelector('#counts').textContent));
+      const needInput = Number((await page.locator('#counts').textContent()).match(/(\d+) need input/)[1]);
+      assert.ok(needInput >= 1);
+      await page.waitForFunction((t) => document.title === t, `(${needInput}) baton`);
+      // The list's reads wait while one task stops asking and another asks:
+      // the refreshes that follow see the same count as before.
+      let release;
+      const gate = new Promise((resolve) => { release = resolve; });
+      const lists = (url) => url.pathname === '/board/api/tasks';
+      await page.route(lists, async (route) => { await gate; await route.continue(); });
+      baton(home, ['kill', first]);
+      second = asker(home, 'filtered-second');
+      await until(`${second} asks`, () => status(home, second) === 'waiting');
+      await until(`${first} ended`, () => !['waiting', 'stopping'].includes(status(home, first)));
+      release();
+      await page.waitForFunction((id) => window.__notes.some((n) => n.title === `${id} needs input`), second);
+      await page.waitForFunction((t) => document.title === t, `(${needInput}) baton`);
+      await page.unroute(lists);
+    } finally {
+      await context.close();
+      try { baton(home, ['kill', first, ...(second ? [second] : [])]); } catch { /* Ended already. */ }
+    }
+  });
+
   test('the board: without the cookie, a page that says how to sign in; a favicon, no 404', async () => {
     const { serve, page } = await fresh();
     const context = await board.browser.newContext();

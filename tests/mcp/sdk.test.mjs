@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: thirteen tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: fourteen tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');
@@ -39,7 +39,7 @@ test('initialize, tools/list: thirteen tools with schemas and honest annotations
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'delegate', 'run', 'session_budget', 'task_answer', 'task_events', 'task_kill', 'task_list', 'task_output',
+      'delegate', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
       'task_questions', 'task_rerun', 'task_send', 'task_status', 'worktrees']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
@@ -92,8 +92,9 @@ test('run + wait-any returns tasks in the order they end', T, async () => {
       const r = await call(client, 'run', { command: `sleep ${delay}; echo ${label}-done`, label });
       assert.equal(r.isError, false, text(r));
       assert.match(r.structuredContent.task_id, /^shell-\d+$/);
-      // Answered once committed; the spawn follows at once.
-      assert.match(r.structuredContent.status, /^(queued|running)$/);
+      // Answered once committed, its spawn already on its way: running
+      // (detail "starting" until the supervisor reports it), not queued.
+      assert.equal(r.structuredContent.status, 'running');
       assert.match(r.structuredContent.wait_command, new RegExp(`--session \\S+ wait ${r.structuredContent.task_id}$`));
       assert.match(r.structuredContent.wait_command, new RegExp(`^BATON_HOME=${home} `));
       ids.push(r.structuredContent.task_id);
@@ -373,6 +374,32 @@ test('task_rerun: an ended task again as a new task; a live one is isError and s
     const listed = await call(client, 'task_list', {});
     assert.equal(listed.structuredContent.tasks.length, 3);
     await call(client, 'task_kill', { task_id: live });
+  });
+});
+
+test('task_edit: a held task takes new values before it starts; a running one is isError and unchanged', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const first = (await call(client, 'run', { command: 'sleep 60' })).structuredContent.task_id;
+    const held = (await call(client, 'run', { command: 'echo before', after: [first], label: 'old' }))
+      .structuredContent.task_id;
+    const r = await call(client, 'task_edit', { task_id: held, label: 'new', priority: 2, command: 'echo after-$MODE', env: { MODE: 'y' } });
+    assert.equal(r.isError, false, text(r));
+    assert.equal(r.structuredContent.status, 'queued');
+    assert.equal(r.structuredContent.label, 'new');
+    assert.equal(r.structuredContent.command, 'echo after-$MODE');
+    assert.match(text(r), /^Edited .*\[status: queued, after shell-\d+\]/);
+    const refused = await call(client, 'task_edit', { task_id: first, label: 'x' });
+    assert.equal(refused.isError, true);
+    assert.match(text(refused), /is running: only a queued task can be edited/);
+    assert.match(text(refused), /nothing was changed/);
+    // Waiting for nothing any more, it starts.
+    const freed = await call(client, 'task_edit', { task_id: held, after: [] });
+    assert.equal(freed.isError, false, text(freed));
+    const o = await call(client, 'task_output', { task_id: held, wait: true, timeout_s: 20 });
+    assert.equal(o.structuredContent.tasks[0].status, 'completed');
+    assert.match(text(o), /after-y/);
+    await call(client, 'task_kill', { task_id: first });
   });
 });
 

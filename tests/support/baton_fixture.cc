@@ -255,7 +255,10 @@ nlohmann::json BatonTest::WaitStarted(const std::string& id,
   nlohmann::json task;
   for (int i = 0; i < 500; ++i) {
     task = Status(id, env);
-    if (task.is_object() && task.value("status", "") != "queued")
+    // A task whose spawn is on its way is `running` with detail
+    // `starting` (doc/tasks.md, "Statuses"): started once that is gone.
+    if (task.is_object() && task.value("status", "") != "queued" &&
+        task.value("detail", "") != "starting")
       break;
     std::this_thread::sleep_for(std::chrono::milliseconds(10));
   }

@@ -107,7 +107,8 @@ class BatonTest : public ::testing::Test {
   // `baton status --json ID`'s task object.
   nlohmann::json Status(const std::string& id,
                         std::map<std::string, std::string> env = {});
-  // Polls `status` (bounded) until the task left "queued"; its record.
+  // Polls `status` (bounded) until the task left "queued" and is not
+  // "starting" any more (its process is there); its record.
   nlohmann::json WaitStarted(const std::string& id,
                              std::map<std::string, std::string> env = {});
   // Pids of batond and the supervisor, from `baton daemon status --json`.

@@ -17,6 +17,7 @@ const std::map<std::string, Json>& Samples() {
       {"run", {{"argv", {"true"}}, {"cwd", "/"}}},
       {"delegate", {{"brief", "fix it"}, {"cwd", "/"}}},
       {"rerun", {{"task", "shell-1"}}},
+      {"edit", {{"task", "shell-1"}, {"priority", 5}}},
       {"send", {{"task", "agent-1"}, {"message", "go on"}}},
       {"queued", {{"task", "agent-1"}, {"replace", "m-1"}, {"message", "new"}}},
       {"answer", {{"task", "agent-1"}, {"answers", {"1"}}}},

@@ -226,6 +226,7 @@ void DefineCommandLine(CLI::App& app, Context& ctx, Action& action,
       "  baton wait shell-1 shell-2      return at the first end\n"
       "  baton output -f shell-1         follow its output\n"
       "  baton rerun shell-1             the same again, as a new task\n"
+      "  baton edit shell-2 --priority 5 a queued task, before it starts\n"
       "  baton delegate --worktree 'fix the flaky parser test'\n"
       "  baton board                     the live board in a browser\n"
       "\n'baton help VERB' (or 'baton VERB --help') tells a verb's options; "

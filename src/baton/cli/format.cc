@@ -14,8 +14,18 @@
 namespace baton {
 namespace {
 
+// A time for a person reading `status`: the full local date and time with
+// its zone ("2026-12-06 14:02:11 CET"), as `ls` shows local clock times;
+// --json keeps ISO UTC for programs.
 std::string Time(int64_t wall_ms) {
-  return wall_ms ? FormatIsoTime(wall_ms) : "";
+  if (!wall_ms)
+    return "";
+  time_t seconds = static_cast<time_t>(wall_ms / 1000);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[64];
+  size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local);
+  return std::string(text, n);
 }
 
 // Days since the epoch in local time, to tell today's times from older ones.

@@ -124,6 +124,7 @@ baton run \-\-wait \-\- ./build.sh    # watch it; exit with its code
 baton wait shell\-1 shell\-2        # return at the first end
 baton output \-f shell\-1           # follow its output
 baton rerun shell\-1                # the same again, as a new task
+baton edit shell\-2 \-\-priority 5    # a queued task, before it starts
 baton delegate \-\-worktree 'fix the flaky parser test'
 baton board                       # the live board in a browser
 .fi

@@ -95,6 +95,8 @@ const std::vector<Verb>& Verbs() {
       {"kill", "Stop tasks (SIGTERM, then SIGKILL)", kGroupTasks, DefineKill},
       {"rerun", "Start an ended task again, as a new task", kGroupTasks,
        DefineRerun},
+      {"edit", "Change a queued task before it starts", kGroupTasks,
+       DefineEdit},
       {"rm", "Remove ended tasks, with their output", kGroupTasks,
        DefineRemove},
       {"clear", "Remove every ended task you see, with its output", kGroupTasks,

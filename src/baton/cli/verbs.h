@@ -53,6 +53,7 @@ void DefineStatus(CLI::App& command, const Context& ctx, Action& action);
 Status StreamOutput(const Context& ctx, DaemonClient& client,
                     const std::string& id);
 void DefineRerun(CLI::App& command, const Context& ctx, Action& action);
+void DefineEdit(CLI::App& command, const Context& ctx, Action& action);
 void DefineRemove(CLI::App& command, const Context& ctx, Action& action);
 void DefineClear(CLI::App& command, const Context& ctx, Action& action);
 void DefineOutput(CLI::App& command, const Context& ctx, Action& action);

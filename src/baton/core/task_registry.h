@@ -138,6 +138,15 @@ class TaskRegistry : public ExecutorListener {
   // nothing uncommitted) and forgets them. Their files are the caller's.
   Status Remove(const std::vector<TaskId>& ids);
 
+  // Editing a held task (task_registry_edit.cc, doc/tasks.md, "Editing a
+  // queued task"). Editable: the task, if `session` may edit it now (held,
+  // never run). Edit: gives it `spec`, checked as a start's spec is (and
+  // an `after` that would wait for itself is refused), and places it again
+  // in the schedule; the change goes with the batch.
+  Result<TaskRecord> Editable(std::string_view id, const std::string& session);
+  Result<TaskRecord> Edit(const TaskId& id, TaskSpec spec,
+                          const std::string& session);
+
   // The tree of agents a session directs (doc/agents.md, "Questions of a
   // tree of agents"): the ids from the session's own task down to `task`,
   // by TaskSpec::parent (just `task` when it is the session's own); empty

@@ -153,6 +153,7 @@ class Daemon {
   void Handle(Connection&, const RunRequest&, Session, Reply);
   void Handle(Connection&, const DelegateRequest&, Session, Reply);
   void Handle(Connection&, const RerunRequest&, Session, Reply);
+  void Handle(Connection&, const EditRequest&, Session, Reply);
   void Handle(Connection&, const SendRequest&, Session, Reply);
   void Handle(Connection&, const QueuedRequest&, Session, Reply);
   void Handle(Connection&, const AnswerRequest&, Session, Reply);

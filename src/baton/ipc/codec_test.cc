@@ -51,6 +51,7 @@ TEST(CodecTest, ATaskComesBackAsItWent) {
   plain.spec.cwd = "/";
   plain.exit_code = 0;
   plain.spec.agent = AgentSpec{.profile = "claude", .brief = "do it"};
+  plain.held = true;  // Queued: a dispatched one reads as running (below).
   for (const TaskView& view : {full, TaskView{plain, std::nullopt, {}}}) {
     TaskView back = RoundTrip(view);
     std::string first, second;
@@ -62,6 +63,43 @@ TEST(CodecTest, ATaskComesBackAsItWent) {
     EXPECT_EQ(back.task.ended_ms, view.task.ended_ms);
     EXPECT_EQ(back.output_bytes, view.output_bytes);
   }
+}
+
+// A task handed to the supervisor, whose spawn is not reported yet, is
+// `running` with detail `starting` (doc/tasks.md, "Statuses"); a held task
+// and a Slurm job that waits in Slurm's queue stay `queued`. Encoded again
+// after a decode (baton serve relays tasks), each reads the same.
+TEST(CodecTest, ADispatchedTaskIsRunningAndStartingAHeldOneQueued) {
+  TaskRecord task;
+  task.id = TaskId{TaskKind::kShell, 4};
+  task.spec.shell_command = "make";
+  task.spec.cwd = "/";
+  auto wire = [](const TaskRecord& record) {
+    std::string text;
+    EncodeValue(text, TaskView{record, std::nullopt, {}});
+    return nlohmann::json::parse(text);
+  };
+  auto again = [](const TaskRecord& record) {
+    std::string text;
+    EncodeValue(text, RoundTrip(TaskView{record, std::nullopt, {}}));
+    return nlohmann::json::parse(text);
+  };
+  EXPECT_EQ(wire(task)["status"], "running");
+  EXPECT_EQ(wire(task)["detail"], "starting");
+  EXPECT_EQ(again(task), wire(task));
+  task.detail = "attempt 2 of 3";
+  EXPECT_EQ(wire(task)["detail"], "starting; attempt 2 of 3");
+  TaskRecord held = task;
+  held.held = true;
+  held.detail = "queue build: 2 of 2 running";
+  EXPECT_EQ(wire(held)["status"], "queued");
+  EXPECT_EQ(wire(held)["detail"], "queue build: 2 of 2 running");
+  EXPECT_EQ(again(held), wire(held));
+  TaskRecord job = task;
+  job.spec.slurm = SlurmRequest{};
+  job.detail = "pending: Resources";
+  EXPECT_EQ(wire(job)["status"], "queued");
+  EXPECT_EQ(wire(job)["detail"], "pending: Resources");
 }
 
 TEST(CodecTest, SecretLookingVariablesAreMaskedInTheTaskObject) {

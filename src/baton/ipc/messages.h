@@ -182,7 +182,9 @@ struct LimitFields {
 struct RunRequest {
   static constexpr std::string_view kOp = "run";
   static constexpr std::string_view kDoc =
-      "starts a shell task; answered once it is stored (status `queued`)";
+      "starts a shell task; answered once it is stored: `running` with "
+      "detail `starting` when its spawn left for the supervisor, `queued` "
+      "when it is held or a Slurm job (doc/tasks.md, \"Statuses\")";
   using Reply = TaskReply;
   std::optional<std::string> command;
   std::vector<std::string> argv;
@@ -368,6 +370,74 @@ struct RerunRequest {
        .max_items = kMaxEnvEntries,
        .doc = "as for `run`: the environment it inherits now (the ended "
               "task's was never stored)"});
+  }
+};
+
+// A held task changed before it starts (doc/tasks.md, "Editing a queued
+// task"), as pueue's `edit`. Each field given replaces the task's; what is
+// not given stays.
+struct EditRequest {
+  static constexpr std::string_view kOp = "edit";
+  static constexpr std::string_view kDoc =
+      "changes a task that is still held (status `queued`, not yet handed to "
+      "the executor): its label, priority, queue, `after`, timeout, `env`, "
+      "folder or command; the scheduler places it again (doc/tasks.md, "
+      "\"Editing a queued task\"). A task that started, ended or waits for "
+      "a retry is refused. A commit that fails keeps the edit for the next "
+      "one";
+  // The edit stays in memory (the registry's task) and is written with the
+  // next commit: it describes the task as batond holds it either way.
+  static constexpr bool kReplyKeptIfCommitFails = true;
+  using Reply = TaskReply;
+  std::string task;
+  std::optional<std::string> label;
+  std::optional<int64_t> priority;
+  std::optional<std::string> queue;
+  std::optional<std::vector<std::string>> after;
+  std::optional<bool> after_any;
+  std::optional<std::chrono::milliseconds> timeout;
+  std::map<std::string, std::string> env;
+  std::optional<std::string> cwd;
+  std::optional<std::string> command;
+  std::optional<std::vector<std::string>> argv;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task,
+      {.required = true,
+       .max_bytes = kMaxNameBytes,
+       .doc = "the held task's id"});
+    v("label", label,
+      {.max_bytes = kMaxLabelBytes,
+       .doc = "a new name for people (\"\": none)"});
+    v("priority", priority,
+      {.min = -1000000, .max = 1000000, .doc = "a new priority in its queue"});
+    v("queue", queue,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "another queue (`default`: the default queue); its limits "
+              "stay those it was submitted with"});
+    v("after", after,
+      {.max_bytes = kMaxNameBytes,
+       .max_items = 64,
+       .doc = "replaces the tasks it starts after (`[]`: none); a task that "
+              "would wait for itself, through others too, is refused"});
+    v("after_any", after_any,
+      {.doc = "with `after`: start at the first end of any of them"});
+    v("timeout_ms", timeout,
+      {.min = 1, .max = kMaxTimeoutMs, .doc = "a new timeout"});
+    v("env", env,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxEnvEntries,
+       .doc = "variables set over its `env` (a shell task's)"});
+    v("cwd", cwd,
+      {.max_bytes = kMaxPathBytes,
+       .doc = "a new absolute working directory (a shell task's)"});
+    v("command", command,
+      {.max_bytes = kMaxArgBytes,
+       .doc = "a new shell line (a shell task's; not with `argv`)"});
+    v("argv", argv,
+      {.max_bytes = kMaxArgBytes,
+       .max_items = kMaxArgs,
+       .doc = "a new command as a list, run without a shell"});
   }
 };
 
@@ -1355,8 +1425,8 @@ struct ShutdownRequest {
 
 // Every request, in the order doc/protocol.md lists them.
 using Request = std::variant<
-    HelloRequest, RunRequest, DelegateRequest, RerunRequest, SendRequest,
-    QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
+    HelloRequest, RunRequest, DelegateRequest, RerunRequest, EditRequest,
+    SendRequest, QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
     AgentsRequest, GetRequest, ListRequest, ReadRequest, KillRequest,
     RemoveRequest, WaitRequest, AttachRequest, NoticesRequest,
     DaemonStatusRequest, ShutdownRequest, WatchRequest, QueueSetRequest,

@@ -36,6 +36,29 @@ Result<int64_t> TimeFromWire(const std::optional<std::string>& text,
   return *ms;
 }
 
+// A task handed to the supervisor whose spawn has not been reported yet
+// is stored `queued` until the supervisor says its process is there, a
+// moment later. People and programs read `queued` as "waiting for its
+// turn", so the wire says `running` with detail `starting` (doc/tasks.md,
+// "Statuses"): `run`'s reply, sent after the spawn left batond, is then
+// true without waiting for the spawn. A held task (a slot, `after`, a
+// retry's delay) and a Slurm job (pending in Slurm's queue) stay `queued`.
+bool Starting(const TaskRecord& task) {
+  return task.status == TaskStatus::kQueued && !task.held && !task.spec.slurm;
+}
+
+std::string_view WireStatus(const TaskRecord& task) {
+  return Starting(task) ? TaskStatusName(TaskStatus::kRunning)
+                        : TaskStatusName(task.status);
+}
+
+std::string WireDetail(const TaskRecord& task) {
+  std::string detail = MaskSecrets(task.detail);
+  if (!Starting(task))
+    return detail;
+  return detail.empty() ? "starting" : "starting; " + detail;
+}
+
 }  // namespace
 
 // What a client sees of a task carries no secret of a well-known shape,
@@ -65,8 +88,8 @@ TaskWire ToWire(const TaskView& view) {
   TaskWire wire;
   wire.id = task.id.ToString();
   wire.kind = TaskKindName(task.id.kind);
-  wire.status = TaskStatusName(task.status);
-  wire.detail = MaskSecrets(task.detail);
+  wire.status = WireStatus(task);
+  wire.detail = WireDetail(task);
   if (task.exit_code)
     wire.exit_code = *task.exit_code;
   if (task.signal)
@@ -148,6 +171,9 @@ Result<TaskView> FromWire(TaskWire wire) {
   if (!status)
     return std::unexpected(status.error());
   task.status = *status;
+  // `queued` on the wire is a task that waits (Starting): one that is
+  // encoded again (baton serve relays batond's tasks) stays `queued`.
+  task.held = task.status == TaskStatus::kQueued;
   task.detail = std::move(wire.detail);
   if (wire.exit_code)
     task.exit_code = static_cast<int>(*wire.exit_code);
@@ -261,8 +287,8 @@ void EncodeValue(std::string& out, const TaskBrief& value) {
   JsonEncoder encoder(out);
   encoder("id", task.id.ToString());
   encoder("kind", TaskKindName(task.id.kind));
-  encoder("status", TaskStatusName(task.status));
-  encoder("detail", MaskSecrets(task.detail));
+  encoder("status", WireStatus(task));
+  encoder("detail", WireDetail(task));
   encoder("exit_code", task.exit_code);
   encoder("signal",
           task.signal ? std::optional(SignalName(*task.signal)) : std::nullopt);

@@ -14,6 +14,7 @@
 #include <map>
 #include <sstream>
 
+#include "baton/util/cgroups.h"
 #include "baton/util/file_util.h"
 #include "baton/util/log.h"
 #include "baton/util/split.h"
@@ -60,77 +61,6 @@ int64_t KeyedValue(const std::string& path, std::string_view key) {
       return value;
   }
   return 0;
-}
-
-// This process's cgroups: hierarchy id 0 (v2) as "", and each v1
-// controller by name, to its path.
-std::map<std::string, std::string> OwnCgroups() {
-  std::map<std::string, std::string> own;
-  auto text = ReadFile("/proc/self/cgroup");
-  if (!text)
-    return own;
-  for (std::string_view line : Split(*text, '\n')) {
-    size_t first = line.find(':');
-    size_t second =
-        first == std::string::npos ? first : line.find(':', first + 1);
-    if (second == std::string::npos)
-      continue;
-    std::string_view controllers = line.substr(first + 1, second - first - 1);
-    std::string path(line.substr(second + 1));
-    if (line.compare(0, first, "0") == 0 && controllers.empty()) {
-      own[""] = path;
-      continue;
-    }
-    for (std::string_view controller : Split(controllers, ','))
-      own[std::string(controller)] = path;
-  }
-  return own;
-}
-
-// Where each cgroup hierarchy is mounted: "" for v2, each v1 controller by
-// name; with the mount's own root, which a cgroup path is relative to.
-struct Mount {
-  std::string point;
-  std::string root;
-};
-std::map<std::string, Mount> CgroupMounts() {
-  std::map<std::string, Mount> mounts;
-  auto text = ReadFile("/proc/self/mountinfo");
-  if (!text)
-    return mounts;
-  for (std::string_view line : Split(*text, '\n')) {
-    // id parent major:minor root point options [optional...] - type source
-    // super-options
-    size_t dash = line.find(" - ");
-    if (dash == std::string::npos)
-      continue;
-    std::vector<std::string_view> before = Split(line.substr(0, dash), ' ');
-    std::vector<std::string_view> after = Split(line.substr(dash + 3), ' ');
-    if (before.size() < 5 || after.size() < 3)
-      continue;
-    Mount mount{std::string(before[4]), std::string(before[3])};
-    if (after[0] == "cgroup2") {
-      mounts.try_emplace("", mount);
-    } else if (after[0] == "cgroup") {
-      for (std::string_view option : Split(after[2], ','))
-        mounts.try_emplace(std::string(option), mount);
-    }
-  }
-  return mounts;
-}
-
-// The folder of a cgroup path under its mount, or "" when it is not below
-// the mount's root (another namespace's).
-std::string CgroupDir(const Mount& mount, const std::string& path) {
-  std::string relative = path;
-  if (mount.root != "/") {
-    if (!path.starts_with(mount.root))
-      return "";
-    relative = path.substr(mount.root.size());
-  }
-  if (relative == "/")
-    relative.clear();
-  return mount.point + relative;
 }
 
 // Enables `controller` for the children of `dir` (cgroup v2).
@@ -195,8 +125,9 @@ LimitHolder LimitHolder::Probe(std::string_view tag, std::string_view forced) {
   LimitHolder holder;
   if (forced == "rlimit")
     return holder;
-  std::map<std::string, std::string> own = OwnCgroups();
-  std::map<std::string, Mount> mounts = CgroupMounts();
+  // The reading is shared with `baton doctor`'s forecast (util/cgroups.h).
+  std::map<std::string, std::string> own = CgroupsOf();
+  std::map<std::string, CgroupMount> mounts = CgroupMounts();
   std::string folder = fmt::format("baton-{}", tag);
   // cgroup v2: this baton's folder under our own cgroup, with the
   // controllers enabled for its children. Our own cgroup may enable them
@@ -205,13 +136,7 @@ LimitHolder LimitHolder::Probe(std::string_view tag, std::string_view forced) {
   // first, which is enough when it is alone (a delegated service).
   if (own.contains("") && mounts.contains("")) {
     std::string dir = CgroupDir(mounts[""], own[""]);
-    // "cpuset cpu io memory pids\n": whole words ("cpu" is not "cpuset").
-    std::string offered = ReadFile(dir + "/cgroup.controllers").value_or("");
-    std::vector<std::string_view> words = Split(offered, ' ');
-    for (std::string_view& word : words) {
-      if (word.ends_with('\n'))
-        word.remove_suffix(1);
-    }
+    std::vector<std::string> words = OfferedControllers(dir);
     std::vector<std::string> wanted;
     for (const char* controller : {"memory", "cpu", "pids"}) {
       if (std::find(words.begin(), words.end(), controller) != words.end())

@@ -17,6 +17,7 @@
 
 #include "baton/cli/mcp_config.h"
 #include "baton/cli/verbs.h"
+#include "baton/util/cgroups.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
@@ -111,7 +112,8 @@ void CheckStateFolder(const StatePaths& paths, std::vector<Finding>& out) {
 
 // Read-only, as every check here: a batond that is not running is not
 // started (the first task starts it), and said so.
-void CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
+// Returns whether batond runs and answers.
+bool CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
   auto client = ctx.Connect(/*autostart=*/false);
   if (!client && client.error().code == ErrorCode::kUnavailable) {
     out.push_back({Level::kOk, "batond",
@@ -119,20 +121,20 @@ void CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
                    "baton delegate, or an MCP client's), or baton daemon "
                    "start",
                    ""});
-    return;
+    return false;
   }
   if (!client) {
     out.push_back({Level::kError, "batond",
                    "cannot be reached: " + client.error().message,
                    "see the state folder's batond.log; fix what it says"});
-    return;
+    return false;
   }
   auto status = client->Call(DaemonStatusRequest{});
   if (!status) {
     out.push_back({Level::kError, "batond",
                    "does not answer its status: " + status.error().message,
                    "baton daemon stop, then run this again"});
-    return;
+    return false;
   }
   if (status->protocol != kProtocolVersion) {
     out.push_back(
@@ -140,7 +142,7 @@ void CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
          fmt::format("speaks protocol {}, this baton {} (pid {})",
                      status->protocol, kProtocolVersion, status->daemon_pid),
          "baton daemon upgrade (tasks keep running)"});
-    return;
+    return false;
   }
   out.push_back(
       {Level::kOk, "batond",
@@ -152,6 +154,7 @@ void CheckDaemon(const Context& ctx, std::vector<Finding>& out) {
                        ? fmt::format("pid {}", status->supervisor_pid)
                        : std::string("not connected")),
        ""});
+  return true;
 }
 
 // The first line of `program --version`, bounded to 10 s.
@@ -292,36 +295,87 @@ void CheckMcpClients(std::vector<Finding>& out) {
   }
 }
 
-// Limits need the user's cgroup to delegate controllers (cgroup v2).
-void CheckCgroups(std::vector<Finding>& out) {
-  auto own = ReadFile("/proc/self/cgroup");
-  if (!own || !Exists("/sys/fs/cgroup/cgroup.controllers")) {
-    out.push_back({Level::kWarning, "cgroups",
-                   "no cgroup v2 hierarchy: task limits cannot be enforced",
-                   "boot with the unified hierarchy (systemd's default)"});
+// "memory by cgroup v1 (/sys/fs/cgroup/memory/x), cpus by nothing, ...":
+// the words of the supervisor's own log line (LimitHolder::Describe).
+std::string MechanismsText(const std::vector<LimitMechanism>& found) {
+  std::vector<std::string> parts;
+  for (const LimitMechanism& m : found) {
+    if (m.how.empty()) {
+      parts.push_back(m.limit + " by nothing");
+    } else if (m.dir.empty()) {
+      parts.push_back(fmt::format("{} by {}", m.limit, m.how));
+    } else {
+      parts.push_back(fmt::format("{} by {} ({})", m.limit, m.how, m.dir));
+    }
+  }
+  return fmt::format("{}", fmt::join(parts, ", "));
+}
+
+// What the running supervisor found at its start: the last "limits: "
+// line of its log, "" when there is none (an older supervisor, a log
+// removed). Read, never written.
+std::string RunningSupervisorLimits(const StatePaths& paths) {
+  auto log = ReadFile(paths.home + "/supervisor.log");
+  if (!log)
+    return "";
+  constexpr std::string_view kMark = "limits: memory by ";
+  size_t at = log->rfind(kMark);
+  if (at == std::string::npos)
+    return "";
+  at += kMark.size() - std::string_view("memory by ").size();
+  return log->substr(at, log->find('\n', at) - at);
+}
+
+// Which limits hold here, and how (doc/limits.md, "What holds them"): what
+// the running supervisor found, from its log; else what one started from
+// this shell would find, judged from the cgroups' permissions without
+// touching them.
+void CheckLimits(const StatePaths* paths, bool daemon_running,
+                 std::vector<Finding>& out) {
+  const char* forced = std::getenv("BATON_LIMITS");
+  std::vector<LimitMechanism> forecast = ForecastLimits(forced ? forced : "");
+  std::string described;
+  std::string whose;
+  if (daemon_running && paths)
+    described = RunningSupervisorLimits(*paths);
+  if (!described.empty()) {
+    whose = "the running supervisor holds ";
+  } else {
+    described = MechanismsText(forecast);
+    whose = forced && std::string_view(forced) == "rlimit"
+                ? "a supervisor started here (BATON_LIMITS=rlimit) would hold "
+                : "a supervisor started here would hold ";
+  }
+  std::vector<std::string> unheld;
+  for (std::string_view limit : {"memory", "cpus", "pids"}) {
+    if (described.find(fmt::format("{} by nothing", limit)) !=
+        std::string::npos)
+      unheld.emplace_back(limit);
+  }
+  std::string message = whose + described;
+  if (described.find("memory by rlimit") != std::string::npos) {
+    message +=
+        "; memory by rlimit is each process's address space (an allocation "
+        "past it fails, nothing is killed)";
+  }
+  if (unheld.empty()) {
+    out.push_back({Level::kOk, "limits", message, ""});
     return;
   }
-  // "0::/user.slice/user-1000.slice/..." on cgroup v2.
-  std::string path = own->substr(own->rfind("::") + 2);
-  path = path.substr(0, path.find('\n'));
-  std::string dir = "/sys/fs/cgroup" + path;
-  auto controllers = ReadFile(dir + "/cgroup.controllers");
-  bool writable =
-      ::access((dir + "/cgroup.subtree_control").c_str(), W_OK) == 0;
-  std::string have = controllers ? *controllers : "";
-  if (!have.empty() && have.back() == '\n')
-    have.pop_back();
-  if (writable && have.find("memory") != std::string::npos &&
-      have.find("pids") != std::string::npos) {
-    out.push_back({Level::kOk, "cgroups",
-                   fmt::format("{} is delegated to you ({})", dir, have), ""});
-  } else {
-    out.push_back({Level::kWarning, "cgroups",
-                   fmt::format("{} is not delegated to you (controllers: {})",
-                               dir, have.empty() ? "none" : have),
-                   "run batond under systemd --user (baton's units), whose "
-                   "user manager delegates memory, cpu and pids"});
-  }
+  std::string fix =
+      forced && std::string_view(forced) == "rlimit"
+          ? "unset BATON_LIMITS (rlimit makes the supervisor use no cgroup), "
+            "then baton daemon stop and start again"
+          : "run batond under systemd --user (baton daemon "
+            "install-service), whose user manager delegates memory, cpu and "
+            "pids (cgroup v2), or as a user who may write the cgroup v1 "
+            "hierarchies";
+  out.push_back(
+      {Level::kWarning, "limits",
+       fmt::format("{}; {} not held: a task given them runs without them "
+                   "(its status says so)",
+                   message, fmt::join(unheld, " and ")),
+       std::move(fix)});
 }
 
 int DoDoctor(const Context& ctx) {
@@ -336,8 +390,9 @@ int DoDoctor(const Context& ctx) {
   bool state_ok = true;
   for (const Finding& f : findings)
     state_ok = state_ok && f.level != Level::kError;
+  bool running = false;
   if (state_ok) {
-    CheckDaemon(ctx, findings);
+    running = CheckDaemon(ctx, findings);
   } else {
     findings.push_back({Level::kError, "batond",
                         "not checked: it cannot start with the state folder "
@@ -346,7 +401,7 @@ int DoDoctor(const Context& ctx) {
   }
   CheckAgents(findings);
   CheckMcpClients(findings);
-  CheckCgroups(findings);
+  CheckLimits(paths ? &*paths : nullptr, running, findings);
   bool error = false;
   for (const Finding& f : findings)
     error = error || f.level == Level::kError;

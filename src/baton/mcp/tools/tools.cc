@@ -48,7 +48,7 @@ const std::vector<ToolDefinition>& AllTools() {
       TaskQuestionsToolDefinition(), TaskSendToolDefinition(),
       TaskAnswerToolDefinition(),    TaskKillToolDefinition(),
       SessionBudgetToolDefinition(), WorktreesToolDefinition(),
-      TaskRerunToolDefinition(),
+      TaskRerunToolDefinition(),     TaskEditToolDefinition(),
   };
   return tools;
 }

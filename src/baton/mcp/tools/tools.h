@@ -23,6 +23,7 @@ ToolDefinition TaskAnswerToolDefinition();
 ToolDefinition SessionBudgetToolDefinition();
 ToolDefinition WorktreesToolDefinition();
 ToolDefinition TaskRerunToolDefinition();
+ToolDefinition TaskEditToolDefinition();
 
 // What run and task_rerun answer once a task started (tools/run.cc): the
 // result, and its output schema.

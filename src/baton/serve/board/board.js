@@ -332,15 +332,20 @@ function renderTitle() {
 }
 
 // `waiting`: the tasks that wait now, when the caller has them all; else
-// they are read when their count moved.
+// a filtered list's own when it holds as many as wait (then they are all),
+// else they are read. Not only when their count moved: refreshes coalesce,
+// so one task answered and another asking between two of them leave the
+// count as it was, and the new one would never be told.
 async function noteAlerts(list, waiting) {
   const first = !alerts.known;
-  const movedWaiting = list.need_input_count !== alerts.needInput;
   const moreFailed = list.failed_today > alerts.failedToday;
   alerts.needInput = list.need_input_count;
   alerts.failedToday = list.failed_today;
   alerts.known = true;
-  if (!waiting && (movedWaiting || first) && list.need_input_count > 0) {
+  if (!waiting && list.needs_input && list.needs_input.length === list.need_input_count) {
+    waiting = list.needs_input;
+  }
+  if (!waiting && list.need_input_count > 0) {
     waiting = (await api("/board/api/tasks?page=0&status=waiting")).needs_input;
   }
   if (waiting || list.need_input_count === 0) {
