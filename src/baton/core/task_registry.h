@@ -319,7 +319,8 @@ class TaskRegistry : public ExecutorListener {
       kCursor,
       kKill,
       kQuestionTold,
-      kQueue
+      kQueue,
+      kEdited
     };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
@@ -334,6 +335,8 @@ class TaskRegistry : public ExecutorListener {
     bool end_seen = false;
     // kQueue: the queue before the change (nullopt: it did not exist).
     std::optional<QueueRecord> queue_before;
+    // kEdited: the held task as it was before the edit.
+    std::optional<TaskRecord> task_before;
   };
 
   // Scheduling (task_registry_schedule.cc). A held task's place in its
@@ -380,6 +383,9 @@ class TaskRegistry : public ExecutorListener {
   // It leaves its queue (its slot, or its place among the held), but not
   // the schedule: its dependents still wait for its end.
   void LeaveQueue(const TaskRecord& task);
+  // A held task leaves every index of the schedule (its queue, and the
+  // waits of the tasks it runs after), to be indexed again as it changes.
+  void Unindex(const TaskRecord& task);
   // Retries (doc/scheduling.md, "Retries"). Whether the attempt that ended
   // so (`ended` has the exit applied) is followed by another.
   bool RetriesAfter(const TaskRecord& ended, const ExitInfo& exit) const;

@@ -58,6 +58,7 @@ void TaskRegistry::RollBack(const Error& error,
   // first, so each field gets the value it had before the batch.
   std::map<TaskId, TaskRecord> records;
   std::set<TaskId> created;
+  std::set<TaskId> edited;
   for (auto undo = undo_.rbegin(); undo != undo_.rend(); ++undo) {
     if (undo->kind == Undo::Kind::kCursor) {
       store_->RevertCursor(undo->id, undo->reader);
@@ -105,6 +106,12 @@ void TaskRegistry::RollBack(const Error& error,
           task.end_seen = undo->end_seen;
         }
         break;
+      case Undo::Kind::kEdited:
+        // Held as it was before: what the batch did after the edit (a
+        // dispatch) goes with it.
+        edited.insert(undo->id);
+        task = *undo->task_before;
+        break;
       case Undo::Kind::kCursor:
       case Undo::Kind::kQueue:
         break;
@@ -128,6 +135,14 @@ void TaskRegistry::RollBack(const Error& error,
       if (rolled_back)
         rolled_back->push_back(id);
       continue;
+    }
+    if (edited.contains(id)) {
+      if (auto now = live_.find(id); now != live_.end())
+        Unindex(now->second);
+      std::erase_if(effects_, [&](const Effect& effect) {
+        return effect.kind == Effect::Kind::kStart && effect.task.id == id;
+      });
+      IndexHeld(task);
     }
     if (saved_in_batch_.contains(id)) {
       Save(task);  // What stays of the batch goes into the next commit.

@@ -97,7 +97,21 @@ Result<TaskRecord> TaskRegistry::Edit(const TaskId& id, TaskSpec spec,
       next.insert(next.end(), live->spec.schedule.after.begin(),
                   live->spec.schedule.after.end());
   }
+  // A failed commit takes the edit back (RollBack), with what the batch
+  // did to the edited task after it (a dispatch).
+  Undo undo(Undo::Kind::kEdited, id);
+  undo.task_before = task;
+  undo_.push_back(std::move(undo));
   // Out of the schedule's indexes as it was, then in again as it is.
+  Unindex(task);
+  task.spec = std::move(spec);
+  IndexHeld(task);
+  task.detail = HeldDetail(task);
+  Save(TaskRecord(task));
+  return TaskRecord(task);
+}
+
+void TaskRegistry::Unindex(const TaskRecord& task) {
   LeaveQueue(task);
   for (const std::string& dep : task.spec.schedule.after) {
     auto dep_id = TaskId::Parse(dep);
@@ -106,15 +120,10 @@ Result<TaskRecord> TaskRegistry::Edit(const TaskId& id, TaskSpec spec,
     auto waiting = dependents_.find(*dep_id);
     if (waiting == dependents_.end())
       continue;
-    std::erase(waiting->second, id);
+    std::erase(waiting->second, task.id);
     if (waiting->second.empty())
       dependents_.erase(waiting);
   }
-  task.spec = std::move(spec);
-  IndexHeld(task);
-  task.detail = HeldDetail(task);
-  Save(TaskRecord(task));
-  return TaskRecord(task);
 }
 
 }  // namespace baton

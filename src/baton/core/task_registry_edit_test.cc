@@ -2,6 +2,8 @@
 // queued task"), over the in-memory store and a fake executor.
 #include <gtest/gtest.h>
 
+#include <cerrno>
+
 #include "baton/core/task_registry_test_fixture.h"
 
 namespace baton {
@@ -82,6 +84,40 @@ TEST_F(EditTest, AnotherQueueWithRoomStartsItAtTheNextCommit) {
   Commit();
   EXPECT_EQ(Started(), (IdList{running, held}));
   EXPECT_FALSE(Get(held).held);
+}
+
+// A failed commit (a full disk) takes the edit back whole, and the start
+// the same batch made of the edited task: nothing runs that the client was
+// told failed, and the task waits again where it was.
+TEST_F(EditTest, AFailedCommitTakesTheEditAndItsStartBack) {
+  AddQueue("build", 1);
+  AddQueue("fast", 1);
+  std::string running = MustStart({.queue = "build"});
+  std::string held = MustStart({.queue = "build"});
+  Commit();
+  ASSERT_EQ(Started(), (IdList{running}));
+  auto edited = Edit(held, [](TaskSpec& spec) {
+    spec.schedule.queue = "fast";  // Room there: the commit's pass starts it.
+    spec.label = "moved";
+  });
+  ASSERT_TRUE(edited) << edited.error().message;
+  store_.fail_flush = Error{ErrorCode::kIo, "disk full", ENOSPC};
+  EXPECT_FALSE(registry_->Commit());
+  store_.fail_flush.reset();
+  TaskRecord back = Get(held);
+  EXPECT_TRUE(back.held);
+  EXPECT_EQ(back.spec.schedule.queue, "build");
+  EXPECT_EQ(back.spec.label, "");
+  EXPECT_EQ(back.detail, "queue build: 1 of 1 running");
+  Commit();
+  EXPECT_EQ(Started(), (IdList{running}));  // Its start never went out.
+  EXPECT_EQ(store_.flushed.at(*TaskId::Parse(held)).spec.schedule.queue,
+            "build");
+  // It is in its old place: the old queue's slot starts it.
+  executor_.Exit(*TaskId::Parse(running), 0, ExitCause::kNatural);
+  Commit();
+  EXPECT_EQ(Started(), (IdList{running, held}));
+  EXPECT_EQ(executor_.started.back().spec.label, "");
 }
 
 TEST_F(EditTest, AfterIsReplacedAndATaskThatWouldWaitForItselfIsRefused) {

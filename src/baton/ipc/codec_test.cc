@@ -96,7 +96,7 @@ TEST(CodecTest, ADispatchedTaskIsRunningAndStartingAHeldOneQueued) {
   EXPECT_EQ(wire(held)["detail"], "queue build: 2 of 2 running");
   EXPECT_EQ(again(held), wire(held));
   TaskRecord job = task;
-  job.spec.slurm = SlurmRequest{};
+  job.spec.remote = RemoteRequest{.executor = "slurm"};
   job.detail = "pending: Resources";
   EXPECT_EQ(wire(job)["status"], "queued");
   EXPECT_EQ(wire(job)["detail"], "pending: Resources");

@@ -383,11 +383,7 @@ struct EditRequest {
       "the executor): its label, priority, queue, `after`, timeout, `env`, "
       "folder or command; the scheduler places it again (doc/tasks.md, "
       "\"Editing a queued task\"). A task that started, ended or waits for "
-      "a retry is refused. A commit that fails keeps the edit for the next "
-      "one";
-  // The edit stays in memory (the registry's task) and is written with the
-  // next commit: it describes the task as batond holds it either way.
-  static constexpr bool kReplyKeptIfCommitFails = true;
+      "a retry is refused. A commit that fails takes the edit back";
   using Reply = TaskReply;
   std::string task;
   std::optional<std::string> label;

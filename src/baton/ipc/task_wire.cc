@@ -44,7 +44,7 @@ Result<int64_t> TimeFromWire(const std::optional<std::string>& text,
 // true without waiting for the spawn. A held task (a slot, `after`, a
 // retry's delay) and a Slurm job (pending in Slurm's queue) stay `queued`.
 bool Starting(const TaskRecord& task) {
-  return task.status == TaskStatus::kQueued && !task.held && !task.spec.slurm;
+  return task.status == TaskStatus::kQueued && !task.held && !task.spec.remote;
 }
 
 std::string_view WireStatus(const TaskRecord& task) {

@@ -147,7 +147,7 @@ void Daemon::Handle(Connection& connection, const EditRequest& request,
     auto edited = registry_->Edit(id, std::move(checked), std::string(session));
     if (!edited)
       return reply(std::unexpected(edited.error()));
-    registry_->Audit(std::move(audit), /*with_batch=*/false);
+    registry_->audit().Record(std::move(audit), /*with_batch=*/true);
     reply(TaskReply{{std::move(*edited), std::nullopt}});
   };
   bool moved = request.cwd || request.command || request.argv;
