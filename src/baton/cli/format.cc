@@ -18,14 +18,7 @@ namespace {
 // its zone ("2026-12-06 14:02:11 CET"), as `ls` shows local clock times;
 // --json keeps ISO UTC for programs.
 std::string Time(int64_t wall_ms) {
-  if (!wall_ms)
-    return "";
-  time_t seconds = static_cast<time_t>(wall_ms / 1000);
-  struct tm local {};
-  localtime_r(&seconds, &local);
-  char text[64];
-  size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S %Z", &local);
-  return std::string(text, n);
+  return wall_ms ? LocalDateTime(wall_ms, /*zone=*/true) : "";
 }
 
 // Days since the epoch in local time, to tell today's times from older ones.
@@ -73,6 +66,17 @@ std::string TaskSummaryLine(const TaskView& view) {
   if (!task.spec.label.empty())
     line += fmt::format(" — {}", TerminalSafe(task.spec.label));
   return line;
+}
+
+std::string LocalDateTime(int64_t wall_ms, bool zone) {
+  time_t seconds = static_cast<time_t>(wall_ms / 1000);
+  struct tm local {};
+  localtime_r(&seconds, &local);
+  char text[64];
+  size_t n = std::strftime(text, sizeof text,
+                           zone ? "%Y-%m-%d %H:%M:%S %Z" : "%Y-%m-%d %H:%M:%S",
+                           &local);
+  return std::string(text, n);
 }
 
 std::string TableTime(int64_t wall_ms, int64_t now_ms) {

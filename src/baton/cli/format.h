@@ -16,6 +16,8 @@ std::string TaskSummaryLine(const TaskView& task);
 // A time for a table, in local time: 14:02:11 on the day of `now_ms`,
 // Nov 30 14:02 before.
 std::string TableTime(int64_t wall_ms, int64_t now_ms);
+// "2026-12-06 07:03:48", in local time; with `zone`, its name after.
+std::string LocalDateTime(int64_t wall_ms, bool zone);
 // The `status` block: one "key: value" line per field.
 std::string TaskDetails(const TaskView& task);
 // What a task's end adds to its summary line: its checks' evidence (each

@@ -1,4 +1,4 @@
-// Session budgets (task_registry_budgets.cc; doc/agents.md, "Session
+// Session budgets (session_budgets.h; doc/agents.md, "Session
 // budgets"), over the in-memory store and a fake executor.
 #include <gtest/gtest.h>
 

@@ -6,6 +6,7 @@
 #include <cstdio>
 #include <ctime>
 
+#include "baton/cli/format.h"
 #include "baton/cli/verbs.h"
 #include "baton/util/clock.h"
 #include "baton/util/duration.h"
@@ -54,15 +55,6 @@ Result<int64_t> SinceMillis(const std::string& text) {
                                text));
 }
 
-std::string LocalDateTime(int64_t wall_ms) {
-  time_t seconds = static_cast<time_t>(wall_ms / 1000);
-  struct tm local {};
-  localtime_r(&seconds, &local);
-  char text[32];
-  size_t n = std::strftime(text, sizeof text, "%Y-%m-%d %H:%M:%S", &local);
-  return std::string(text, n);
-}
-
 // "2026-12-03 14:02:11  kill          shell-3    mcp, session build (uid
 // 1000, pid 4242): SIGTERM, then SIGKILL after 5s; why: stuck"
 std::string RecordLine(const AuditRecord& record) {
@@ -72,9 +64,10 @@ std::string RecordLine(const AuditRecord& record) {
   // What a client sent (its session's name, a reason, a label in the
   // detail) is shown with its control characters written out.
   who += fmt::format(" (uid {}, pid {})", record.uid, record.pid);
-  std::string line = fmt::format(
-      "{}  {:<13} {:<10} {}", LocalDateTime(record.at_ms), record.action,
-      record.task.empty() ? "-" : record.task, TerminalSafe(who));
+  std::string line =
+      fmt::format("{}  {:<13} {:<10} {}",
+                  LocalDateTime(record.at_ms, /*zone=*/false), record.action,
+                  record.task.empty() ? "-" : record.task, TerminalSafe(who));
   if (!record.detail.empty())
     line += ": " + TerminalSafe(record.detail);
   if (!record.reason.empty())
