@@ -53,13 +53,10 @@ TaskRegistry::TaskRegistry(TaskStore* store, Executor* executor, Timers* timers,
              [this](const WaitBook::Waiter& waiter, TaskRecord* ended,
                     WaitResult& result) { AnswerWait(waiter, ended, result); }),
       budgets_(store),
-      audit_(store, clock) {
-  queues_[""];  // The default queue is always there.
-}
+      audit_(store, clock),
+      scheduler_(this, store, timers, clock) {}
 
 TaskRegistry::~TaskRegistry() {
-  for (const auto& [id, timer] : retry_timers_)
-    timers_->Cancel(timer);
   for (const auto& [session, state] : sessions_) {
     if (state.lease_timer)
       timers_->Cancel(state.lease_timer);
@@ -97,7 +94,7 @@ Status TaskRegistry::Recover() {
     if (has_live)
       StartLease(session);
   }
-  if (auto scheduled = RecoverSchedule(); !scheduled)
+  if (auto scheduled = scheduler_.Recover(); !scheduled)
     return scheduled;
   if (auto budgets = budgets_.Recover(); !budgets)
     return budgets;
@@ -186,15 +183,16 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
     done(std::unexpected(valid.error()));
     return;
   }
-  if (auto valid = PrepareSchedule(spec.schedule, spec.owner); !valid) {
+  if (auto valid = scheduler_.Prepare(spec.schedule, spec.owner); !valid) {
     done(std::unexpected(valid.error()));
     return;
   }
   // Its queue's limits where it gives none (a remote job has its
   // executor's).
-  if (auto queue = queues_.find(spec.schedule.queue);
-      queue != queues_.end() && !spec.remote) {
-    const ResourceLimits& defaults = queue->second.record.limits;
+  if (const ResourceLimits* queue_limits =
+          scheduler_.QueueLimits(spec.schedule.queue);
+      queue_limits && !spec.remote) {
+    const ResourceLimits& defaults = *queue_limits;
     ResourceLimits& limits = spec.limits;
     for (auto [own, fallback] :
          {std::pair(&limits.memory_bytes, defaults.memory_bytes),
@@ -226,7 +224,7 @@ void TaskRegistry::Start(TaskSpec spec, StartCallback done) {
 }
 
 void TaskRegistry::Admit(TaskRecord task, StartCallback done) {
-  bool held = HoldIfNeeded(task);
+  bool held = scheduler_.HoldIfNeeded(task);
   Save(task, /*undoable=*/true);
   undo_.emplace_back(Undo::Kind::kCreated, task.id);
   if (!held) {
@@ -328,7 +326,7 @@ bool TaskRegistry::WillRetry(const TaskId& id, const ExitInfo& exit) const {
     return false;
   TaskRecord ended = it->second;
   ApplyEnd(ended, exit);
-  return RetriesAfter(ended, exit);
+  return Scheduler::RetriesAfter(ended, exit);
 }
 
 void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
@@ -337,8 +335,23 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
     return;
   TaskRecord task = std::move(node.mapped());
   ApplyEnd(task, exit);
-  if (RetriesAfter(task, exit)) {
-    HoldForRetry(std::move(task));
+  if (Scheduler::RetriesAfter(task, exit)) {
+    // The failed attempt is recorded; the scheduler holds the task until
+    // its retry's time.
+    Attempt attempt;
+    attempt.started_ms = task.started_ms;
+    attempt.ended_ms = task.ended_ms;
+    attempt.exit_code = task.exit_code;
+    attempt.signal = task.signal;
+    attempt.detail = task.detail;
+    attempt.output_from =
+        task.attempts.empty() ? 0 : task.attempts.back().output_to;
+    attempt.output_to = attempt.output_from;
+    if (auto size = executor_->OutputSize(task))
+      attempt.output_to =
+          std::max(attempt.output_from, static_cast<int64_t>(*size));
+    task.attempts.push_back(std::move(attempt));
+    scheduler_.HoldForRetry(std::move(task));
     return;
   }
   if (!task.attempts.empty()) {
@@ -350,9 +363,7 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
 
 void TaskRegistry::Finish(TaskRecord task) {
   BATON_CHECK(IsTerminal(task.status));
-  if (auto timer = retry_timers_.extract(task.id))
-    timers_->Cancel(timer.mapped());
-  Unschedule(task);
+  scheduler_.Remove(task);
   task.held = false;
   task.spec.base_env = {};
   live_.erase(task.id);

@@ -24,6 +24,7 @@
 
 #include "baton/core/audit_trail.h"
 #include "baton/core/ports.h"
+#include "baton/core/scheduler.h"
 #include "baton/core/session_budgets.h"
 #include "baton/core/task.h"
 #include "baton/core/wait_book.h"
@@ -39,27 +40,7 @@ struct OutputRange {
   bool at_end = false;  // The task is terminal and the range reaches its end.
 };
 
-// A queue as people see it (doc/scheduling.md).
-struct QueueView {
-  QueueRecord record;   // The default queue's name is kDefaultQueue here.
-  int64_t running = 0;  // Its tasks handed to the executor and not ended.
-  int64_t queued = 0;   // Its tasks held: waiting for a slot or for others.
-};
-
-// A change to a queue: `add` makes a new one, `set` changes one.
-struct QueueChange {
-  enum class Kind { kAdd, kSet };
-  Kind kind = Kind::kSet;
-  std::string name;
-  std::optional<int64_t> max_running;  // 0 = no limit; nullopt = unchanged.
-  std::optional<bool> paused;          // nullopt = unchanged.
-  // Its tasks' default limits, each: 0 = none, nullopt = unchanged.
-  std::optional<int64_t> memory_bytes;
-  std::optional<int64_t> cpu_millis;
-  std::optional<int64_t> pids;
-};
-
-class TaskRegistry : public ExecutorListener {
+class TaskRegistry : public ExecutorListener, private Scheduler::Host {
  public:
   struct Options {
     std::chrono::milliseconds lease = std::chrono::minutes(5);
@@ -100,7 +81,7 @@ class TaskRegistry : public ExecutorListener {
   // Whether Commit has anything to do.
   bool HasUncommitted() const {
     return store_->HasPendingWrites() || !effects_.empty() || !undo_.empty() ||
-           !reconsider_.empty() || !dirty_queues_.empty();
+           scheduler_.HasWork();
   }
   // The ends of `ids` were told to a client before the commit (the
   // executor still keeps their exit records): a failed Commit leaves them
@@ -263,8 +244,10 @@ class TaskRegistry : public ExecutorListener {
   // Queues (doc/scheduling.md): changes take effect at the next Commit,
   // which starts what may start. Errors say what to do: a bad name, an
   // add of a queue that exists, a set of one that does not.
-  Result<QueueView> ChangeQueue(const QueueChange& change);
-  std::vector<QueueView> Queues() const;
+  Result<QueueView> ChangeQueue(const QueueChange& change) {
+    return scheduler_.ChangeQueue(change);
+  }
+  std::vector<QueueView> Queues() const { return scheduler_.Queues(); }
 
   // Session budgets (core/session_budgets.h) and the audit trail
   // (core/audit_trail.h): collaborators with their own state, committed
@@ -319,90 +302,40 @@ class TaskRegistry : public ExecutorListener {
       kCursor,
       kKill,
       kQuestionTold,
-      kQueue,
       kEdited
     };
     Undo(Kind kind, TaskId id, std::string reader = {})
         : kind(kind), id(id), reader(std::move(reader)) {}
     Kind kind;
     TaskId id;
-    // kCursor; kQueue: the queue's name.
-    std::string reader;
+    std::string reader;  // kCursor.
     // kKill: the fields the kill replaced.
     TaskStatus status = TaskStatus::kQueued;
     std::string kill_reason;
     bool killed_at_limit = false;
     bool end_seen = false;
-    // kQueue: the queue before the change (nullopt: it did not exist).
-    std::optional<QueueRecord> queue_before;
     // kEdited: the held task as it was before the edit.
     std::optional<TaskRecord> task_before;
   };
 
-  // Scheduling (task_registry_schedule.cc). A held task's place in its
-  // queue: higher priority first, then the older.
-  struct HeldKey {
-    int64_t neg_priority;
-    int64_t created_ms;
-    TaskId id;
-    auto operator<=>(const HeldKey&) const = default;
-  };
-  struct QueueState {
-    QueueRecord record;
-    int64_t running = 0;      // Its tasks handed to the executor, live.
-    std::set<HeldKey> ready;  // Held, waiting for nothing but a slot.
-  };
-  static HeldKey KeyOf(const TaskRecord& task) {
-    return {-task.spec.schedule.priority, task.created_ms, task.id};
-  }
-  // Stores the default queue's name as "", then refuses (kInvalidArgument,
-  // kNotFound, kPermissionDenied) a schedule that names a queue or tasks
-  // that `session` cannot use.
-  Status PrepareSchedule(Schedule& schedule, const std::string& session);
-  // Whether a new task must be held, and then holds it (indexes it, sets
-  // its detail); the caller saves it.
   // Start's second half, once the create hook gave the task back: stores
   // it (held, or to be spawned at the commit) and answers.
   void Admit(TaskRecord task, StartCallback done);
-  bool HoldIfNeeded(TaskRecord& task);
-  // Puts a held task where the pass finds it: its queue's ready set, or
-  // under the tasks it waits for (and to be looked at).
-  void IndexHeld(const TaskRecord& task);
-  // Whether the queue may start one more task.
-  static bool HasSlot(const QueueState& queue) {
-    return !queue.record.paused && (!queue.record.max_running ||
-                                    queue.running < *queue.record.max_running);
-  }
-  // The pass that Commit runs first: looks again at the held tasks whose
-  // dependencies ended, and starts what the queues have room for.
-  void SchedulePass();
-  // Hands a held task to the executor (its start waits for the commit).
-  void Dispatch(TaskRecord& task);
-  // A task leaves the schedule: it ended, or its creation was rolled back.
-  void Unschedule(const TaskRecord& task);
-  // It leaves its queue (its slot, or its place among the held), but not
-  // the schedule: its dependents still wait for its end.
-  void LeaveQueue(const TaskRecord& task);
-  // A held task leaves every index of the schedule (its queue, and the
-  // waits of the tasks it runs after), to be indexed again as it changes.
-  void Unindex(const TaskRecord& task);
-  // Retries (doc/scheduling.md, "Retries"). Whether the attempt that ended
-  // so (`ended` has the exit applied) is followed by another.
-  bool RetriesAfter(const TaskRecord& ended, const ExitInfo& exit) const;
   // The record as `exit` ends it, retries aside: its status, detail, times.
   void ApplyEnd(TaskRecord& task, const ExitInfo& exit) const;
-  // Records the attempt and holds the task, queued, until its retry's
-  // time; its end is not told to anyone, waits included.
-  void HoldForRetry(TaskRecord task);
-  // At `delay` from now, a task held for a retry joins its queue.
-  void ArmRetry(const TaskId& id, std::chrono::milliseconds delay);
-  // A held task that waits for nothing but a slot now: into its queue.
-  void EnqueueReady(TaskRecord& task);
-  // Why a held task waits, for its detail.
-  std::string HeldDetail(const TaskRecord& task) const;
-  QueueView ViewOf(const QueueState& state) const;
-  // Rebuilds the queues and indexes from the store and the live tasks.
-  Status RecoverSchedule();
+
+  // Scheduler::Host.
+  std::map<TaskId, TaskRecord>& Live() override { return live_; }
+  Result<TaskRecord> LookupTask(const TaskId& id) override {
+    return Lookup(id);
+  }
+  Result<TaskRecord> ResolveTask(std::string_view id,
+                                 const std::string& session) override {
+    return Resolve(id, session);
+  }
+  void SaveTask(const TaskRecord& task) override { Save(task); }
+  void StartTask(TaskRecord& task) override;
+  void FailTask(TaskRecord ended) override { Finish(std::move(ended)); }
 
   void RunEffect(Effect effect);
   void RollBack(const Error& error, std::vector<TaskId>* rolled_back);
@@ -469,23 +402,14 @@ class TaskRegistry : public ExecutorListener {
   // Per session, how many ended tasks it can see; filled on first `List`.
   std::map<std::string, size_t> terminal_counts_;
 
-  // Scheduling. The queues by stored name ("" = the default, always
-  // there); per task that held tasks wait for, those tasks; the held tasks
-  // to look at again, and the queues that may have room, at the next pass.
-  std::map<std::string, QueueState> queues_;
-  std::map<TaskId, std::vector<TaskId>> dependents_;
-  std::set<TaskId> reconsider_;
-  std::set<std::string> dirty_queues_;
-  // Held tasks whose dependencies are done, now waiting for a slot.
-  std::set<TaskId> ready_after_;
-  // Tasks held for a retry, by the timer that releases them.
-  std::map<TaskId, TimerId> retry_timers_;
   std::function<void(const TaskRecord&)> on_dispatch_;
   CreateHook on_create_;
   std::function<std::optional<uint64_t>(const TaskRecord&)> read_bound_;
 
   SessionBudgets budgets_;
   AuditTrail audit_;
+  // Last: its destructor cancels timers whose callbacks reach the rest.
+  Scheduler scheduler_;
 };
 
 // "shell-3 completed (exit code: 0)", "agent-1 waiting (asks a

@@ -12,8 +12,8 @@
 namespace baton {
 
 Status TaskRegistry::Commit(std::vector<TaskId>* rolled_back) {
-  // Starts of held tasks go with this batch (task_registry_schedule.cc).
-  SchedulePass();
+  // Starts of held tasks go with this batch (core/scheduler.h).
+  scheduler_.Pass();
   if (store_->HasPendingWrites()) {
     if (auto flushed = store_->Flush(); !flushed) {
       RollBack(flushed.error(), rolled_back);
@@ -24,9 +24,21 @@ Status TaskRegistry::Commit(std::vector<TaskId>* rolled_back) {
   saved_in_batch_.clear();
   budgets_.Committed();
   audit_.Committed();
+  scheduler_.Committed();
   for (Effect& effect : std::exchange(effects_, {}))
     RunEffect(std::move(effect));
   return {};
+}
+
+void TaskRegistry::StartTask(TaskRecord& task) {
+  TaskRecord start = task;  // With the client's environment.
+  // In the spawn request now; no longer stored unless a retry needs it.
+  if (!KeepsEnvironment(task))
+    task.spec.base_env = {};
+  Save(TaskRecord(task));
+  if (on_dispatch_)
+    on_dispatch_(start);
+  effects_.push_back({.kind = Effect::Kind::kStart, .task = std::move(start)});
 }
 
 void TaskRegistry::RunEffect(Effect effect) {
@@ -54,6 +66,7 @@ void TaskRegistry::RollBack(const Error& error,
   // The collaborators take back their own, before any new write.
   audit_.RollBack();
   budgets_.RollBack();
+  scheduler_.RollBack();
   // The records as they are without the undone changes, newest undone
   // first, so each field gets the value it had before the batch.
   std::map<TaskId, TaskRecord> records;
@@ -62,17 +75,6 @@ void TaskRegistry::RollBack(const Error& error,
   for (auto undo = undo_.rbegin(); undo != undo_.rend(); ++undo) {
     if (undo->kind == Undo::Kind::kCursor) {
       store_->RevertCursor(undo->id, undo->reader);
-      continue;
-    }
-    if (undo->kind == Undo::Kind::kQueue) {
-      store_->RevertQueue(undo->reader);
-      if (undo->queue_before) {
-        queues_[undo->reader].record = *undo->queue_before;
-      } else if (auto queue = queues_.find(undo->reader);
-                 queue != queues_.end() && queue->second.ready.empty() &&
-                 queue->second.running == 0) {
-        queues_.erase(queue);
-      }
       continue;
     }
     auto record = records.find(undo->id);
@@ -113,7 +115,6 @@ void TaskRegistry::RollBack(const Error& error,
         task = *undo->task_before;
         break;
       case Undo::Kind::kCursor:
-      case Undo::Kind::kQueue:
         break;
     }
   }
@@ -124,7 +125,7 @@ void TaskRegistry::RollBack(const Error& error,
   std::map<std::string, std::vector<TaskId>> unnoticed_again;
   for (auto& [id, task] : records) {
     if (created.contains(id)) {
-      Unschedule(task);
+      scheduler_.Remove(task);
       live_.erase(id);
       std::erase_if(effects_,
                     [&](const Effect& effect) { return effect.task.id == id; });
@@ -138,11 +139,11 @@ void TaskRegistry::RollBack(const Error& error,
     }
     if (edited.contains(id)) {
       if (auto now = live_.find(id); now != live_.end())
-        Unindex(now->second);
+        scheduler_.Unindex(now->second);
       std::erase_if(effects_, [&](const Effect& effect) {
         return effect.kind == Effect::Kind::kStart && effect.task.id == id;
       });
-      IndexHeld(task);
+      scheduler_.Index(task);
     }
     if (saved_in_batch_.contains(id)) {
       Save(task);  // What stays of the batch goes into the next commit.

@@ -2,8 +2,8 @@
 // is stored `queued` and not yet handed to the executor takes a new spec,
 // and the scheduler places it again, as pueue's `edit` does. Only a held
 // task: once its spawn is on its way, what it runs is fixed. Split from
-// task_registry_schedule.cc, whose indexes it takes the task out of and
-// puts it back into.
+// task_registry.cc; the scheduler (scheduler.h) takes the task out of its
+// indexes and puts it back in.
 #include <fmt/format.h>
 
 #include <set>
@@ -66,7 +66,7 @@ Result<TaskRecord> TaskRegistry::Edit(const TaskId& id, TaskSpec spec,
   TaskRecord& task = live->second;
   if (auto valid = Validate(spec); !valid)
     return std::unexpected(valid.error());
-  if (auto valid = PrepareSchedule(spec.schedule, spec.owner); !valid)
+  if (auto valid = scheduler_.Prepare(spec.schedule, spec.owner); !valid)
     return std::unexpected(valid.error());
   // A task may not wait for itself, directly or through held tasks that
   // wait for it: none of them would ever start. Only live tasks can still
@@ -103,27 +103,12 @@ Result<TaskRecord> TaskRegistry::Edit(const TaskId& id, TaskSpec spec,
   undo.task_before = task;
   undo_.push_back(std::move(undo));
   // Out of the schedule's indexes as it was, then in again as it is.
-  Unindex(task);
+  scheduler_.Unindex(task);
   task.spec = std::move(spec);
-  IndexHeld(task);
-  task.detail = HeldDetail(task);
+  scheduler_.Index(task);
+  task.detail = scheduler_.HeldDetail(task);
   Save(TaskRecord(task));
   return TaskRecord(task);
-}
-
-void TaskRegistry::Unindex(const TaskRecord& task) {
-  LeaveQueue(task);
-  for (const std::string& dep : task.spec.schedule.after) {
-    auto dep_id = TaskId::Parse(dep);
-    if (!dep_id)
-      continue;
-    auto waiting = dependents_.find(*dep_id);
-    if (waiting == dependents_.end())
-      continue;
-    std::erase(waiting->second, task.id);
-    if (waiting->second.empty())
-      dependents_.erase(waiting);
-  }
 }
 
 }  // namespace baton

@@ -1,4 +1,4 @@
-// Queues, priorities, dependencies and retries (task_registry_schedule.cc,
+// Queues, priorities, dependencies and retries (core/scheduler.h,
 // doc/scheduling.md), over the in-memory store and a fake executor.
 #include <gtest/gtest.h>
 

@@ -1,15 +1,10 @@
-// TaskRegistry's scheduling (doc/scheduling.md): named queues with a limit
-// of running tasks, priorities within a queue, and tasks that start after
-// others. A task that may not start yet is held: stored as `queued`, with a
-// detail that says why, and not handed to the executor. Commit starts with
-// a pass (SchedulePass) that starts what may start, so a start is committed
-// with the batch that decided it, and ends the held tasks whose dependency
-// failed. Split from task_registry.cc, which holds everything else.
+// The scheduler (scheduler.h, doc/scheduling.md).
+#include "baton/core/scheduler.h"
+
 #include <fmt/format.h>
 
 #include <algorithm>
 
-#include "baton/core/task_registry.h"
 #include "baton/util/duration.h"
 #include "baton/util/log.h"
 
@@ -55,8 +50,23 @@ std::string EndedHow(TaskStatus status) {
 
 }  // namespace
 
-Status TaskRegistry::PrepareSchedule(Schedule& schedule,
-                                     const std::string& session) {
+Scheduler::Scheduler(Host* host, TaskStore* store, Timers* timers,
+                     const Clock* clock)
+    : host_(host), store_(store), timers_(timers), clock_(clock) {
+  queues_[""];  // The default queue is always there.
+}
+
+Scheduler::~Scheduler() {
+  for (const auto& [id, timer] : retry_timers_)
+    timers_->Cancel(timer);
+}
+
+const ResourceLimits* Scheduler::QueueLimits(const std::string& queue) const {
+  auto it = queues_.find(queue);
+  return it == queues_.end() ? nullptr : &it->second.record.limits;
+}
+
+Status Scheduler::Prepare(Schedule& schedule, const std::string& session) {
   schedule.queue = StoredName(schedule.queue);
   auto invalid = [](std::string message) {
     return MakeError(ErrorCode::kInvalidArgument, std::move(message));
@@ -86,7 +96,7 @@ Status TaskRegistry::PrepareSchedule(Schedule& schedule,
     }
     // Unknown ids and other sessions' tasks are refused as a read would.
     // A new task can only name tasks that exist, so no cycle can form.
-    if (auto task = Resolve(id, session); !task) {
+    if (auto task = host_->ResolveTask(id, session); !task) {
       Error error = task.error();
       error.message = "after: " + error.message;
       return std::unexpected(std::move(error));
@@ -95,7 +105,7 @@ Status TaskRegistry::PrepareSchedule(Schedule& schedule,
   return {};
 }
 
-bool TaskRegistry::HoldIfNeeded(TaskRecord& task) {
+bool Scheduler::HoldIfNeeded(TaskRecord& task) {
   QueueState& queue = queues_[task.spec.schedule.queue];
   // Held ones of the queue go first, even when a slot is free right now.
   if (task.spec.schedule.after.empty() && HasSlot(queue) &&
@@ -104,12 +114,12 @@ bool TaskRegistry::HoldIfNeeded(TaskRecord& task) {
     return false;
   }
   task.held = true;
-  IndexHeld(task);
+  Index(task);
   task.detail = HeldDetail(task);
   return true;
 }
 
-void TaskRegistry::IndexHeld(const TaskRecord& task) {
+void Scheduler::Index(const TaskRecord& task) {
   const Schedule& schedule = task.spec.schedule;
   if (schedule.after.empty()) {
     queues_[schedule.queue].ready.insert(KeyOf(task));
@@ -125,7 +135,7 @@ void TaskRegistry::IndexHeld(const TaskRecord& task) {
   reconsider_.insert(task.id);
 }
 
-std::string TaskRegistry::HeldDetail(const TaskRecord& task) const {
+std::string Scheduler::HeldDetail(const TaskRecord& task) const {
   const Schedule& schedule = task.spec.schedule;
   if (!schedule.after.empty() && !ready_after_.contains(task.id)) {
     return fmt::format("after {}{}", schedule.after_any ? "any of " : "",
@@ -145,62 +155,18 @@ std::string TaskRegistry::HeldDetail(const TaskRecord& task) const {
   return fmt::format("queue {}: next", name);
 }
 
-void TaskRegistry::SchedulePass() {
+void Scheduler::Pass() {
   // Held tasks whose dependencies ended: fail, wait on, or queue. A failure
   // goes down a chain within this pass: nothing would wake the loop for
   // the next link.
+  std::map<TaskId, TaskRecord>& live = host_->Live();
   while (!reconsider_.empty()) {
     TaskId id = *reconsider_.begin();
     reconsider_.erase(reconsider_.begin());
-    auto it = live_.find(id);
-    if (it == live_.end() || !it->second.held || ready_after_.contains(id))
+    auto it = live.find(id);
+    if (it == live.end() || !it->second.held || ready_after_.contains(id))
       continue;
-    TaskRecord& task = it->second;
-    const Schedule& schedule = task.spec.schedule;
-    bool any_ended = false;
-    bool all_completed = true;
-    std::optional<std::string> failure;
-    for (const std::string& dep : schedule.after) {
-      auto dep_id = TaskId::Parse(dep);
-      auto record = dep_id
-                        ? Lookup(*dep_id)
-                        : Result<TaskRecord>(std::unexpected(dep_id.error()));
-      if (!record) {
-        failure = fmt::format("dependency {} is gone", dep);
-        break;
-      }
-      if (!IsTerminal(record->status)) {
-        all_completed = false;
-        continue;
-      }
-      any_ended = true;
-      if (record->status != TaskStatus::kCompleted) {
-        all_completed = false;
-        if (!schedule.after_any) {
-          failure =
-              fmt::format("dependency {} {}", dep, EndedHow(record->status));
-          break;
-        }
-      }
-    }
-    if (failure) {
-      // Ends without running, as a failure its director is told of.
-      TaskRecord ended = task;
-      ended.status = TaskStatus::kFailed;
-      ended.detail = *failure;
-      ended.ended_ms = clock_->WallNowMillis();
-      Finish(std::move(ended));
-      continue;
-    }
-    if (schedule.after_any ? !any_ended : !all_completed)
-      continue;  // An end of another one brings it back here.
-    // Nothing to wait for but a slot in its queue. Its record keeps what
-    // it waited for, for people.
-    ready_after_.insert(id);
-    queues_[schedule.queue].ready.insert(KeyOf(task));
-    dirty_queues_.insert(schedule.queue);
-    task.detail = HeldDetail(task);
-    Save(TaskRecord(task));
+    Reconsider(it->second);
   }
   // Queues with room start their held tasks, by priority.
   for (const std::string& name : std::exchange(dirty_queues_, {})) {
@@ -211,8 +177,8 @@ void TaskRegistry::SchedulePass() {
     while (!queue.ready.empty() && HasSlot(queue)) {
       HeldKey key = *queue.ready.begin();
       queue.ready.erase(queue.ready.begin());
-      auto it = live_.find(key.id);
-      if (it == live_.end() || !it->second.held ||
+      auto it = live.find(key.id);
+      if (it == live.end() || !it->second.held ||
           it->second.status != TaskStatus::kQueued) {
         continue;
       }
@@ -221,7 +187,54 @@ void TaskRegistry::SchedulePass() {
   }
 }
 
-void TaskRegistry::Dispatch(TaskRecord& task) {
+void Scheduler::Reconsider(TaskRecord& task) {
+  const Schedule& schedule = task.spec.schedule;
+  bool any_ended = false;
+  bool all_completed = true;
+  std::optional<std::string> failure;
+  for (const std::string& dep : schedule.after) {
+    auto dep_id = TaskId::Parse(dep);
+    auto record = dep_id ? host_->LookupTask(*dep_id)
+                         : Result<TaskRecord>(std::unexpected(dep_id.error()));
+    if (!record) {
+      failure = fmt::format("dependency {} is gone", dep);
+      break;
+    }
+    if (!IsTerminal(record->status)) {
+      all_completed = false;
+      continue;
+    }
+    any_ended = true;
+    if (record->status != TaskStatus::kCompleted) {
+      all_completed = false;
+      if (!schedule.after_any) {
+        failure =
+            fmt::format("dependency {} {}", dep, EndedHow(record->status));
+        break;
+      }
+    }
+  }
+  if (failure) {
+    // Ends without running, as a failure its director is told of.
+    TaskRecord ended = task;
+    ended.status = TaskStatus::kFailed;
+    ended.detail = *failure;
+    ended.ended_ms = clock_->WallNowMillis();
+    host_->FailTask(std::move(ended));
+    return;
+  }
+  if (schedule.after_any ? !any_ended : !all_completed)
+    return;  // An end of another one brings it back here.
+  // Nothing to wait for but a slot in its queue. Its record keeps what
+  // it waited for, for people.
+  ready_after_.insert(task.id);
+  queues_[schedule.queue].ready.insert(KeyOf(task));
+  dirty_queues_.insert(schedule.queue);
+  task.detail = HeldDetail(task);
+  host_->SaveTask(task);
+}
+
+void Scheduler::Dispatch(TaskRecord& task) {
   ready_after_.erase(task.id);
   ++queues_[task.spec.schedule.queue].running;
   task.held = false;
@@ -229,17 +242,10 @@ void TaskRegistry::Dispatch(TaskRecord& task) {
                     ? std::string()
                     : fmt::format("attempt {} of {}", task.attempts.size() + 1,
                                   task.spec.retry.retries + 1);
-  TaskRecord start = task;  // With the client's environment.
-  // In the spawn request now; no longer stored unless a retry needs it.
-  if (!KeepsEnvironment(task))
-    task.spec.base_env = {};
-  Save(TaskRecord(task));
-  if (on_dispatch_)
-    on_dispatch_(start);
-  effects_.push_back({.kind = Effect::Kind::kStart, .task = std::move(start)});
+  host_->StartTask(task);
 }
 
-void TaskRegistry::LeaveQueue(const TaskRecord& task) {
+void Scheduler::LeaveQueue(const TaskRecord& task) {
   ready_after_.erase(task.id);
   auto queue = queues_.find(task.spec.schedule.queue);
   if (task.held) {
@@ -252,7 +258,9 @@ void TaskRegistry::LeaveQueue(const TaskRecord& task) {
   }
 }
 
-void TaskRegistry::Unschedule(const TaskRecord& task) {
+void Scheduler::Remove(const TaskRecord& task) {
+  if (auto timer = retry_timers_.extract(task.id))
+    timers_->Cancel(timer.mapped());
   LeaveQueue(task);
   // Dependents look again: the end they waited for may have come.
   if (auto node = dependents_.extract(task.id)) {
@@ -261,8 +269,7 @@ void TaskRegistry::Unschedule(const TaskRecord& task) {
   }
 }
 
-bool TaskRegistry::RetriesAfter(const TaskRecord& ended,
-                                const ExitInfo& exit) const {
+bool Scheduler::RetriesAfter(const TaskRecord& ended, const ExitInfo& exit) {
   // A failure, or a timeout; never a kill or a lost task. An attempt that
   // filled the output cap is the last: its log has no room for what a
   // retry would print. An agent starts again from its brief
@@ -275,22 +282,9 @@ bool TaskRegistry::RetriesAfter(const TaskRecord& ended,
          ended.output_dropped == 0;
 }
 
-void TaskRegistry::HoldForRetry(TaskRecord task) {
-  Attempt attempt;
-  attempt.started_ms = task.started_ms;
-  attempt.ended_ms = task.ended_ms;
-  attempt.exit_code = task.exit_code;
-  attempt.signal = task.signal;
-  attempt.detail = task.detail;
-  attempt.output_from =
-      task.attempts.empty() ? 0 : task.attempts.back().output_to;
-  attempt.output_to = attempt.output_from;
-  if (auto size = executor_->OutputSize(task))
-    attempt.output_to =
-        std::max(attempt.output_from, static_cast<int64_t>(*size));
+void Scheduler::HoldForRetry(TaskRecord task) {
   // Its slot is free while it waits; it takes one again when released.
   LeaveQueue(task);
-  task.attempts.push_back(std::move(attempt));
   int64_t retry = static_cast<int64_t>(task.attempts.size());
   int64_t delay_ms = RetryDelayMs(task.spec.retry, retry);
   task.status = TaskStatus::kQueued;
@@ -309,24 +303,25 @@ void TaskRegistry::HoldForRetry(TaskRecord task) {
   BATON_LOG_INFO("{}: attempt {} {}; {}", task.id.ToString(), retry,
                  task.attempts.back().detail, task.detail);
   TaskId id = task.id;
-  Save(task);
+  host_->SaveTask(task);
   ArmRetry(id, std::chrono::milliseconds(delay_ms));
 }
 
-void TaskRegistry::ArmRetry(const TaskId& id, std::chrono::milliseconds delay) {
+void Scheduler::ArmRetry(const TaskId& id, std::chrono::milliseconds delay) {
   retry_timers_[id] = timers_->Schedule(clock_->Now() + delay, [this, id] {
     retry_timers_.erase(id);
-    auto it = live_.find(id);
+    std::map<TaskId, TaskRecord>& live = host_->Live();
+    auto it = live.find(id);
     // Killed while it waited, or released already.
-    if (it == live_.end() || !it->second.held || it->second.retry_at_ms == 0)
+    if (it == live.end() || !it->second.held || it->second.retry_at_ms == 0)
       return;
     it->second.retry_at_ms = 0;
     EnqueueReady(it->second);
-    Save(TaskRecord(it->second));
+    host_->SaveTask(it->second);
   });
 }
 
-void TaskRegistry::EnqueueReady(TaskRecord& task) {
+void Scheduler::EnqueueReady(TaskRecord& task) {
   // It ran before: what it waited for is done.
   if (!task.spec.schedule.after.empty())
     ready_after_.insert(task.id);
@@ -335,7 +330,7 @@ void TaskRegistry::EnqueueReady(TaskRecord& task) {
   task.detail = HeldDetail(task);
 }
 
-Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
+Result<QueueView> Scheduler::ChangeQueue(const QueueChange& change) {
   if (!ValidQueueName(change.name)) {
     return MakeError(ErrorCode::kInvalidArgument,
                      fmt::format("'{}' is not a queue name; use 1 to 64 "
@@ -370,9 +365,9 @@ Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
                                  "add {} --max N",
                                  change.name, change.name));
   }
-  Undo undo(Undo::Kind::kQueue, TaskId{}, name);
+  std::optional<QueueRecord> before;
   if (exists)
-    undo.queue_before = it->second.record;
+    before = it->second.record;
   QueueState& queue = queues_[name];
   queue.record.name = name;
   if (change.max_running) {
@@ -390,42 +385,43 @@ Result<QueueView> TaskRegistry::ChangeQueue(const QueueChange& change) {
     queue.record.limits.pids = *change.pids;
   if (auto saved = store_->PutQueue(queue.record); !saved)
     return std::unexpected(saved.error());
-  undo_.push_back(std::move(undo));
+  batch_.emplace_back(name, std::move(before));
   dirty_queues_.insert(name);
   // Its held tasks say the new limit (a rare change: each is saved).
+  std::map<TaskId, TaskRecord>& live = host_->Live();
   for (const HeldKey& key : queue.ready) {
-    auto task = live_.find(key.id);
-    if (task == live_.end())
+    auto task = live.find(key.id);
+    if (task == live.end())
       continue;
     std::string detail = HeldDetail(task->second);
     if (detail != task->second.detail) {
       task->second.detail = std::move(detail);
-      Save(TaskRecord(task->second));
+      host_->SaveTask(task->second);
     }
   }
   return ViewOf(queue);
 }
 
-QueueView TaskRegistry::ViewOf(const QueueState& state) const {
+QueueView Scheduler::ViewOf(const QueueState& state) const {
   QueueView view;
   view.record = state.record;
   view.record.name = ShownName(state.record.name);
   view.running = state.running;
-  for (const auto& [id, task] : live_) {
+  for (const auto& [id, task] : const_cast<Scheduler*>(this)->host_->Live()) {
     if (task.held && task.spec.schedule.queue == state.record.name)
       ++view.queued;
   }
   return view;
 }
 
-std::vector<QueueView> TaskRegistry::Queues() const {
+std::vector<QueueView> Scheduler::Queues() const {
   std::vector<QueueView> views;
   for (const auto& [name, state] : queues_)
     views.push_back(ViewOf(state));
   return views;
 }
 
-Status TaskRegistry::RecoverSchedule() {
+Status Scheduler::Recover() {
   auto queues = store_->LoadQueues();
   if (!queues)
     return std::unexpected(queues.error());
@@ -433,7 +429,7 @@ Status TaskRegistry::RecoverSchedule() {
     std::string name = record.name;
     queues_[name].record = std::move(record);
   }
-  for (auto& [id, task] : live_) {
+  for (auto& [id, task] : host_->Live()) {
     if (task.held && !task.attempts.empty()) {
       // Held for a retry: at its time, or now if that passed while batond
       // was down; or released already, waiting for a slot.
@@ -444,12 +440,43 @@ Status TaskRegistry::RecoverSchedule() {
         EnqueueReady(task);
       }
     } else if (task.held) {
-      IndexHeld(task);
+      Index(task);
     } else {
       ++queues_[task.spec.schedule.queue].running;
     }
   }
   return {};
+}
+
+void Scheduler::Unindex(const TaskRecord& task) {
+  LeaveQueue(task);
+  for (const std::string& dep : task.spec.schedule.after) {
+    auto dep_id = TaskId::Parse(dep);
+    if (!dep_id)
+      continue;
+    auto waiting = dependents_.find(*dep_id);
+    if (waiting == dependents_.end())
+      continue;
+    std::erase(waiting->second, task.id);
+    if (waiting->second.empty())
+      dependents_.erase(waiting);
+  }
+}
+
+void Scheduler::RollBack() {
+  // Newest first, so each queue gets the record it had before the batch.
+  for (auto change = batch_.rbegin(); change != batch_.rend(); ++change) {
+    const auto& [name, before] = *change;
+    store_->RevertQueue(name);
+    if (before) {
+      queues_[name].record = *before;
+    } else if (auto queue = queues_.find(name); queue != queues_.end() &&
+                                                queue->second.ready.empty() &&
+                                                queue->second.running == 0) {
+      queues_.erase(queue);
+    }
+  }
+  batch_.clear();
 }
 
 }  // namespace baton
