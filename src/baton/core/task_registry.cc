@@ -255,12 +255,17 @@ void TaskRegistry::OnTaskSpawned(const TaskId& id, int64_t pid,
   task.pid = pid;
   task.started_ms = started_ms;
   if (task.status == TaskStatus::kStopping) {
-    // Killed while the spawn was in flight.
+    // Killed while the spawn was in flight: the kill as it was asked (its
+    // grace; after a batond restart, the default).
+    auto asked = spawn_kills_.extract(id);
     TaskRecord target;
     target.id = id;
-    effects_.push_back({.kind = Effect::Kind::kKill,
-                        .task = std::move(target),
-                        .grace = options_.default_grace});
+    effects_.push_back(
+        {.kind = Effect::Kind::kKill,
+         .task = std::move(target),
+         .grace = asked ? asked.mapped().first : options_.default_grace,
+         .stop_delay =
+             asked ? asked.mapped().second : std::chrono::milliseconds(0)});
   } else {
     task.status = TaskStatus::kRunning;
   }
@@ -364,6 +369,7 @@ void TaskRegistry::OnTaskExited(const TaskId& id, const ExitInfo& exit) {
 void TaskRegistry::Finish(TaskRecord task) {
   BATON_CHECK(IsTerminal(task.status));
   scheduler_.Remove(task);
+  spawn_kills_.erase(task.id);
   task.held = false;
   task.spec.base_env = {};
   live_.erase(task.id);

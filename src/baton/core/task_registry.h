@@ -387,6 +387,11 @@ class TaskRegistry : public ExecutorListener, private Scheduler::Host {
   std::vector<Effect> effects_;
   std::vector<Undo> undo_;
   std::set<TaskId> saved_in_batch_;
+  // Kills asked while a task's spawn was in flight: their grace and stop
+  // delay, for the kill sent once the spawn is reported.
+  std::map<TaskId,
+           std::pair<std::chrono::milliseconds, std::chrono::milliseconds>>
+      spawn_kills_;
   WaitBook waits_;
   // Per owner, tasks that ended unseen and not yet noticed, in end order.
   std::map<std::string, std::vector<TaskId>> unnoticed_;

@@ -71,8 +71,12 @@ void TaskRegistry::RequestKill(TaskRecord& task, std::string reason,
   task.kill_reason = reason.empty() ? "by request" : std::move(reason);
   task.killed_at_limit = origin == KillOrigin::kLimit;
   Save(task, undoable);
-  if (!spawned)
+  if (!spawned) {
+    // Sent once the spawn is reported (OnTaskSpawned), with what was asked.
+    spawn_kills_[task.id] = {grace.value_or(options_.default_grace),
+                             stop_delay};
     return;
+  }
   TaskRecord target;
   target.id = task.id;
   effects_.push_back({.kind = Effect::Kind::kKill,

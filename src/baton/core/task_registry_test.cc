@@ -254,6 +254,26 @@ TEST_F(TaskRegistryTest, ARemoteJobIsQueuedWhilePendingAndKilledThere) {
   EXPECT_EQ(registry_->Get(id, "")->status, TaskStatus::kStopping);
 }
 
+// A kill that comes while the spawn is in flight is sent once the spawn
+// is reported, with the grace it asked for (it was the default's once:
+// `kill --grace 300ms` waited 5 s).
+TEST_F(TaskRegistryTest, AKillDuringTheSpawnKeepsItsGrace) {
+  std::string id;
+  registry_->Start(Shell("true"), [&](Result<TaskRecord> r) {
+    ASSERT_TRUE(r);
+    id = r->id.ToString();
+  });
+  Commit();
+  ASSERT_TRUE(
+      registry_->Kill(id, "", "enough", std::chrono::milliseconds(300)));
+  Commit();
+  EXPECT_TRUE(executor_.kills.empty());  // Nothing to signal yet.
+  executor_.Spawn(Id(id));
+  Commit();
+  ASSERT_EQ(executor_.kills.size(), 1u);
+  EXPECT_EQ(executor_.kills[0].second, std::chrono::milliseconds(300));
+}
+
 TEST_F(TaskRegistryTest, ABudgetKillEndsWithTheBudgetAsDetail) {
   std::string a = StartRunning("alice");
   AgentUsage usage{.input_tokens = 150000, .output_tokens = 60000, .turns = 4};
