@@ -137,13 +137,10 @@ BoardList Group(ListReply reply, int64_t page) {
 template <class R>
 void Relay(AsyncDaemonClient* daemon, const R& request,
            const ExchangePtr& exchange) {
-  daemon->Call(request, [exchange](Result<typename R::Reply> reply) {
-    if (!reply) {
-      return exchange->Respond(
-          BoardError(BoardStatusOf(reply.error()), reply.error()));
-    }
-    exchange->Respond(BoardJson(EncodeObject(*reply)));
-  });
+  daemon->Call(request, OrBoardError<typename R::Reply>(
+                            exchange, [exchange](typename R::Reply reply) {
+                              exchange->Respond(BoardJson(EncodeObject(reply)));
+                            }));
 }
 
 }  // namespace
@@ -334,26 +331,25 @@ void Board::ListPage(ListView view, int64_t page, const ExchangePtr& exchange) {
     return;
   view.ended_offset = page * kEndedPageSize;
   ListRequest request{.view = true, .filter = view};
-  daemon->Call(request, [this, exchange, page, view = std::move(view)](
-                            Result<ListReply> reply) mutable {
-    if (!reply) {
-      return exchange->Respond(
-          BoardError(BoardStatusOf(reply.error()), reply.error()));
-    }
-    if (!reply->counts) {
-      return exchange->Respond(BoardError(
-          500, Error{ErrorCode::kIncompatible,
-                     "batond answered without the view; restart it "
-                     "(baton daemon stop) so that it is this version"}));
-    }
-    // A page past the end (the history got shorter, or a page number
-    // typed by hand): the last one instead.
-    int64_t total = reply->ended_total;
-    int64_t last = std::max<int64_t>(0, (total - 1) / kEndedPageSize);
-    if (page > last)
-      return ListPage(std::move(view), last, exchange);
-    exchange->Respond(BoardJson(EncodeObject(Group(std::move(*reply), page))));
-  });
+  daemon->Call(
+      request, OrBoardError<ListReply>(exchange, [this, exchange, page,
+                                                  view = std::move(view)](
+                                                     ListReply reply) mutable {
+        if (!reply.counts) {
+          return exchange->Respond(BoardError(
+              500, Error{ErrorCode::kIncompatible,
+                         "batond answered without the view; restart it "
+                         "(baton daemon stop) so that it is this version"}));
+        }
+        // A page past the end (the history got shorter, or a page number
+        // typed by hand): the last one instead.
+        int64_t total = reply.ended_total;
+        int64_t last = std::max<int64_t>(0, (total - 1) / kEndedPageSize);
+        if (page > last)
+          return ListPage(std::move(view), last, exchange);
+        exchange->Respond(
+            BoardJson(EncodeObject(Group(std::move(reply), page))));
+      }));
 }
 
 AsyncDaemonClient* Board::DaemonFor(const ExchangePtr& exchange) {
@@ -394,14 +390,11 @@ void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
   // The task must be one the board sees: batond's `get` says so, with
   // its own error, before the trail is read.
   daemon->Call(GetRequest{.task = *id},
-               [this, exchange, id = *id](Result<TaskReply> task) {
-                 if (!task) {
-                   return exchange->Respond(
-                       BoardError(BoardStatusOf(task.error()), task.error()));
-                 }
-                 if (AsyncDaemonClient* daemon = DaemonFor(exchange))
-                   Relay(daemon, AuditRequest{.task = id}, exchange);
-               });
+               OrBoardError<TaskReply>(
+                   exchange, [this, exchange, id = *id](TaskReply task) {
+                     if (AsyncDaemonClient* daemon = DaemonFor(exchange))
+                       Relay(daemon, AuditRequest{.task = id}, exchange);
+                   }));
 }
 
 void Board::Transcript(const HttpRequest& request,
@@ -419,27 +412,23 @@ void Board::Transcript(const HttpRequest& request,
     return;
   daemon->Call(
       EventsRequest{.task = *id, .after = *after},
-      [exchange](Result<EventsReply> reply) {
-        if (!reply) {
-          return exchange->Respond(
-              BoardError(BoardStatusOf(reply.error()), reply.error()));
-        }
+      OrBoardError<EventsReply>(exchange, [exchange](EventsReply reply) {
         // The line is the one renderer's (ipc/event_text.h), so the page reads
         // as the log and `baton events` do; the page adds what the events say
         // together (a follow-up's delivery).
         nlohmann::json events = nlohmann::json::array();
-        for (nlohmann::json event : reply->events) {
+        for (nlohmann::json event : reply.events) {
           std::string line = TranscriptText(event);
           while (!line.empty() && line.back() == '\n')
             line.pop_back();
           event["line"] = std::move(line);
           events.push_back(std::move(event));
         }
-        nlohmann::json body = {{"task", reply->task.task.id.ToString()},
+        nlohmann::json body = {{"task", reply.task.task.id.ToString()},
                                {"events", std::move(events)}};
         exchange->Respond(BoardJson(body.dump(
             -1, ' ', false, nlohmann::json::error_handler_t::replace)));
-      });
+      }));
 }
 
 void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {

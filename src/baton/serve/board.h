@@ -42,6 +42,19 @@ HttpResponse BoardError(int status, const Error& error);
 HttpResponse BoardBadInput(std::string message);
 // The HTTP status for one of batond's errors.
 int BoardStatusOf(const Error& error);
+// A callback for batond's reply of type Reply: its error is the page's
+// answer (BoardError); a reply goes on to `then`.
+template <class Reply, class Then>
+auto OrBoardError(ExchangePtr exchange, Then then) {
+  return [exchange = std::move(exchange),
+          then = std::move(then)](Result<Reply> reply) mutable {
+    if (!reply) {
+      return exchange->Respond(
+          BoardError(BoardStatusOf(reply.error()), reply.error()));
+    }
+    then(std::move(*reply));
+  };
+}
 // A JSON answer (200, not cached).
 HttpResponse BoardJson(std::string body);
 // A number from the query, or `fallback` when absent; nullopt when it is

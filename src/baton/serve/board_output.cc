@@ -121,48 +121,46 @@ void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
   // A read in `all` mode consumes nothing; its range says where the output
   // ends now, and the board reads the tail, the chunk before `before`, or
   // the chunk from `after` (a page following the end).
-  daemon->Call(
-      ReadRequest{.task = *id, .mode = ReadMode::kAll},
-      [exchange, before = *before, after = *after,
-       chunk](Result<ReadReply> reply) {
-        if (!reply) {
-          return exchange->Respond(
-              BoardError(BoardStatusOf(reply.error()), reply.error()));
-        }
-        BoardOutput out;
-        out.task = reply->task.task.id.ToString();
-        out.size = reply->to;
-        out.at_end = reply->at_end;
-        uint64_t size = static_cast<uint64_t>(reply->to);
-        uint64_t end, from;
-        if (after >= 0) {
-          from = std::min(static_cast<uint64_t>(after), size);
-          end = std::min(from + chunk, size);
-        } else {
-          end = static_cast<uint64_t>(std::min(before, reply->to));
-          from = end > chunk ? end - chunk : 0;
-        }
-        // The board shows output whole, page by page: no model's cut.
-        auto read = ReadFileRange(reply->path, from, end);
-        if (!read)
-          return exchange->Respond(BoardError(500, read.error()));
-        std::string& text = *read;
-        // Start on a character: the bytes of a cut one belong to the
-        // earlier read. A read forward ends on one instead, unless the
-        // log ends there for good.
-        size_t skip = 0;
-        if (after < 0 && from > 0) {
-          while (skip < text.size() && skip < 3 && IsContinuation(text[skip]))
-            ++skip;
-          text.erase(0, skip);
-        }
-        if (after >= 0 && !(reply->at_end && end == size))
-          text.resize(text.size() - CutCharacterBytes(text));
-        out.from = static_cast<int64_t>(from + skip);
-        out.to = out.from + static_cast<int64_t>(text.size());
-        out.text = std::move(text);
-        exchange->Respond(BoardJson(EncodeObject(out)));
-      });
+  daemon->Call(ReadRequest{.task = *id, .mode = ReadMode::kAll},
+               OrBoardError<ReadReply>(
+                   exchange, [exchange, before = *before, after = *after,
+                              chunk](ReadReply reply) {
+                     BoardOutput out;
+                     out.task = reply.task.task.id.ToString();
+                     out.size = reply.to;
+                     out.at_end = reply.at_end;
+                     uint64_t size = static_cast<uint64_t>(reply.to);
+                     uint64_t end, from;
+                     if (after >= 0) {
+                       from = std::min(static_cast<uint64_t>(after), size);
+                       end = std::min(from + chunk, size);
+                     } else {
+                       end = static_cast<uint64_t>(std::min(before, reply.to));
+                       from = end > chunk ? end - chunk : 0;
+                     }
+                     // The board shows output whole, page by page: no model's
+                     // cut.
+                     auto read = ReadFileRange(reply.path, from, end);
+                     if (!read)
+                       return exchange->Respond(BoardError(500, read.error()));
+                     std::string& text = *read;
+                     // Start on a character: the bytes of a cut one belong to
+                     // the earlier read. A read forward ends on one instead,
+                     // unless the log ends there for good.
+                     size_t skip = 0;
+                     if (after < 0 && from > 0) {
+                       while (skip < text.size() && skip < 3 &&
+                              IsContinuation(text[skip]))
+                         ++skip;
+                       text.erase(0, skip);
+                     }
+                     if (after >= 0 && !(reply.at_end && end == size))
+                       text.resize(text.size() - CutCharacterBytes(text));
+                     out.from = static_cast<int64_t>(from + skip);
+                     out.to = out.from + static_cast<int64_t>(text.size());
+                     out.text = std::move(text);
+                     exchange->Respond(BoardJson(EncodeObject(out)));
+                   }));
 }
 
 void Board::OutputEvents(const HttpRequest& request,
@@ -176,15 +174,12 @@ void Board::OutputEvents(const HttpRequest& request,
   // batond says where the task's log is: the page names a task, never a
   // file.
   daemon->Call(GetRequest{.task = *id},
-               [this, exchange, id = *id](Result<TaskReply> reply) {
-                 if (!reply) {
-                   return exchange->Respond(
-                       BoardError(BoardStatusOf(reply.error()), reply.error()));
-                 }
-                 if (exchange->gone())
-                   return;
-                 FollowLog(reply->task.task.output_path, id, exchange);
-               });
+               OrBoardError<TaskReply>(
+                   exchange, [this, exchange, id = *id](TaskReply reply) {
+                     if (exchange->gone())
+                       return;
+                     FollowLog(reply.task.task.output_path, id, exchange);
+                   }));
 }
 
 void Board::OutputSizes(const HttpRequest& request,
@@ -208,32 +203,30 @@ void Board::OutputSizes(const HttpRequest& request,
   // never files); ids that are not live ones are left out.
   ListView view;
   view.ended_limit = 1;
-  daemon->Call(ListRequest{.view = true, .filter = view},
-               [this, exchange, ids = std::move(ids)](Result<ListReply> reply) {
-                 if (!reply) {
-                   return exchange->Respond(
-                       BoardError(BoardStatusOf(reply.error()), reply.error()));
-                 }
-                 if (exchange->gone() || !WatchingLogs(exchange))
-                   return;
-                 exchange->StartEvents({{"Cache-Control", "no-store"}});
-                 std::vector<int> watched;
-                 for (const TaskView& task : reply->tasks) {
-                   std::string id = task.task.id.ToString();
-                   if (!ids.contains(id))
-                     continue;
-                   int wd = WatchLog(task.task.output_path, id, exchange);
-                   if (wd < 0)
-                     continue;  // Not started yet: the page asks again then.
-                   watched.push_back(wd);
-                   exchange->SendEvent(SizeEvent(
-                       log_watches_[wd], FileSize(task.task.output_path)));
-                 }
-                 exchange->OnGone([this, watched, gone = exchange.get()] {
-                   for (int wd : watched)
-                     Unwatch(wd, gone);
-                 });
-               });
+  daemon->Call(
+      ListRequest{.view = true, .filter = view},
+      OrBoardError<ListReply>(
+          exchange, [this, exchange, ids = std::move(ids)](ListReply reply) {
+            if (exchange->gone() || !WatchingLogs(exchange))
+              return;
+            exchange->StartEvents({{"Cache-Control", "no-store"}});
+            std::vector<int> watched;
+            for (const TaskView& task : reply.tasks) {
+              std::string id = task.task.id.ToString();
+              if (!ids.contains(id))
+                continue;
+              int wd = WatchLog(task.task.output_path, id, exchange);
+              if (wd < 0)
+                continue;  // Not started yet: the page asks again then.
+              watched.push_back(wd);
+              exchange->SendEvent(
+                  SizeEvent(log_watches_[wd], FileSize(task.task.output_path)));
+            }
+            exchange->OnGone([this, watched, gone = exchange.get()] {
+              for (int wd : watched)
+                Unwatch(wd, gone);
+            });
+          }));
 }
 
 bool Board::WatchingLogs(const ExchangePtr& stream) {
@@ -350,18 +343,14 @@ void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
   if (!daemon)
     return;
   daemon->Call(ReadRequest{.task = *id, .mode = ReadMode::kAll},
-               [exchange](Result<ReadReply> reply) {
-                 if (!reply) {
-                   return exchange->Respond(
-                       BoardError(BoardStatusOf(reply.error()), reply.error()));
-                 }
+               OrBoardError<ReadReply>(exchange, [exchange](ReadReply reply) {
                  auto fd = std::make_shared<UniqueFd>(
-                     ::open(reply->path.c_str(), O_RDONLY | O_CLOEXEC));
+                     ::open(reply.path.c_str(), O_RDONLY | O_CLOEXEC));
                  if (!*fd) {
                    return exchange->Respond(BoardError(
-                       500, ErrnoError("open " + reply->path, errno)));
+                       500, ErrnoError("open " + reply.path, errno)));
                  }
-                 std::string name = reply->task.task.id.ToString();
+                 std::string name = reply.task.task.id.ToString();
                  exchange->StartBody(
                      {{"Content-Type", "text/plain; charset=utf-8"},
                       {"Content-Disposition",
@@ -371,9 +360,9 @@ void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
                  // Only what batond says may be read: of a live task, up to
                  // where the redactor has decided (a token still being
                  // printed lies past it, unmasked yet).
-                 SendLogPiece(fd, static_cast<uint64_t>(reply->from),
-                              static_cast<uint64_t>(reply->to), exchange);
-               });
+                 SendLogPiece(fd, static_cast<uint64_t>(reply.from),
+                              static_cast<uint64_t>(reply.to), exchange);
+               }));
 }
 
 void Board::Diff(const HttpRequest& request, const ExchangePtr& exchange) {
@@ -383,31 +372,29 @@ void Board::Diff(const HttpRequest& request, const ExchangePtr& exchange) {
   AsyncDaemonClient* daemon = DaemonFor(exchange);
   if (!daemon)
     return;
-  daemon->Call(GetRequest{.task = *id}, [exchange](Result<TaskReply> reply) {
-    if (!reply) {
-      return exchange->Respond(
-          BoardError(BoardStatusOf(reply.error()), reply.error()));
-    }
-    const auto& evidence = reply->task.task.evidence;
-    if (!evidence || evidence->diff_path.empty()) {
-      return exchange->Respond(BoardError(
-          404, Error{ErrorCode::kNotFound,
-                     fmt::format("{} kept no diff: it had no checks, its "
-                                 "folder is not a git repository, or it "
-                                 "changed nothing there",
-                                 reply->task.task.id.ToString())}));
-    }
-    // At most 1 MiB (batond cuts it): read whole.
-    auto diff = ReadFile(evidence->diff_path);
-    if (!diff)
-      return exchange->Respond(BoardError(500, diff.error()));
-    HttpResponse response;
-    response.headers = {{"Content-Type", "text/plain; charset=utf-8"},
-                        {"Cache-Control", "no-store"},
-                        {"X-Content-Type-Options", "nosniff"}};
-    response.body = std::move(*diff);
-    exchange->Respond(std::move(response));
-  });
+  daemon->Call(
+      GetRequest{.task = *id},
+      OrBoardError<TaskReply>(exchange, [exchange](TaskReply reply) {
+        const auto& evidence = reply.task.task.evidence;
+        if (!evidence || evidence->diff_path.empty()) {
+          return exchange->Respond(BoardError(
+              404, Error{ErrorCode::kNotFound,
+                         fmt::format("{} kept no diff: it had no checks, its "
+                                     "folder is not a git repository, or it "
+                                     "changed nothing there",
+                                     reply.task.task.id.ToString())}));
+        }
+        // At most 1 MiB (batond cuts it): read whole.
+        auto diff = ReadFile(evidence->diff_path);
+        if (!diff)
+          return exchange->Respond(BoardError(500, diff.error()));
+        HttpResponse response;
+        response.headers = {{"Content-Type", "text/plain; charset=utf-8"},
+                            {"Cache-Control", "no-store"},
+                            {"X-Content-Type-Options", "nosniff"}};
+        response.body = std::move(*diff);
+        exchange->Respond(std::move(response));
+      }));
 }
 
 }  // namespace baton::serve
