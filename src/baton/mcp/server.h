@@ -157,6 +157,9 @@ class Subscription : public std::enable_shared_from_this<Subscription> {
   std::string exchange_;
   std::map<std::string, std::string> told_;  // Task id -> what was told.
   std::set<std::string> working_;            // Waited on.
+  // Told ended: a later look that still finds it working (read before the
+  // end) is not news.
+  std::set<std::string> ended_;
   std::unique_ptr<AsyncDaemonClient> wait_;
   bool answering_ = false;  // In OnWait: it arms the next wait itself.
   bool closed_ = false;

@@ -153,10 +153,18 @@ void Server::TasksUpdate(const Message& message, const RequestMeta& meta,
           {kInternalError, "cannot reach batond: " + error.message, nullptr});
     }
     // Named, so an answer that raced another one answers nothing else.
+    // Once batond took the answer the task works again: told at once, from
+    // what was read before, since a re-read may already find it ended (a
+    // quick agent) and a subscriber would never see it working.
+    TaskView working = view;
+    working.task.status = TaskStatus::kRunning;
+    working.task.detail.clear();
+    working.questions.clear();
     daemon->Call(AnswerRequest{.task = task,
                                .answers = std::move(*answers),
                                .question = question.seq},
-                 [this, message, meta, task](Result<AnswerReply> answered) {
+                 [this, message, meta, task,
+                  working = std::move(working)](Result<AnswerReply> answered) {
                    if (!answered) {
                      // Another answer came first: the first one wins.
                      return ReplyError(
@@ -167,6 +175,7 @@ void Server::TasksUpdate(const Message& message, const RequestMeta& meta,
                           nullptr});
                    }
                    Reply(message, meta, Json::object());
+                   TaskChanged(working);
                    Refresh(task);
                  });
   });
@@ -310,6 +319,10 @@ void Subscription::Tell(const TaskView& view) {
   std::string seen = task.dump();
   auto it = told_.find(id);
   if (it == told_.end())
+    return;
+  if (IsTerminal(view.task.status))
+    ended_.insert(id);
+  else if (ended_.contains(id))
     return;
   bool changed = it->second != seen;
   it->second = std::move(seen);
