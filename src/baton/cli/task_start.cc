@@ -159,7 +159,8 @@ Result<LimitFields> LimitFieldsOf(const LimitFlags& flags) {
 }
 
 template <class R>
-Status PlaceTask(R& request, const PlacementFlags& flags) {
+Status PlaceTask(R& request, const PlacementFlags& flags,
+                 const SlurmFlags& slurm_flags, const LimitFlags& limit_flags) {
   if (!flags.after.empty() && !flags.after_any.empty()) {
     return MakeError(ErrorCode::kInvalidArgument,
                      "--after and --after-any do not go together; use one");
@@ -191,11 +192,22 @@ Status PlaceTask(R& request, const PlacementFlags& flags) {
   }
   request.checks = flags.checks;
   request.base_env = ProcessEnvironment();
+  auto slurm = SlurmFieldsOf(slurm_flags);
+  if (!slurm)
+    return std::unexpected(slurm.error());
+  if (*slurm)
+    request.slurm = std::move(**slurm);
+  auto limits = LimitFieldsOf(limit_flags);
+  if (!limits)
+    return std::unexpected(limits.error());
+  request.limits = *limits;
   return {};
 }
 
-template Status PlaceTask(RunRequest&, const PlacementFlags&);
-template Status PlaceTask(DelegateRequest&, const PlacementFlags&);
+template Status PlaceTask(RunRequest&, const PlacementFlags&, const SlurmFlags&,
+                          const LimitFlags&);
+template Status PlaceTask(DelegateRequest&, const PlacementFlags&,
+                          const SlurmFlags&, const LimitFlags&);
 
 template <class R>
 int StartTask(const Context& ctx, const R& request, AfterStart after) {

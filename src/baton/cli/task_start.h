@@ -67,10 +67,12 @@ void AddRetryFlags(CLI::App& command, RetryFlags& flags);
 Result<RetryFields> RetryFieldsOf(const RetryFlags& flags);
 
 // Fills a RunRequest's or DelegateRequest's folder (absolute), deadline,
-// checks, schedule and base environment from the flags; fails on a bad
-// duration, or --after with --after-any.
+// checks, schedule, base environment, Slurm fields and limits from the
+// flags; fails on a bad duration or size, --after with --after-any, or a
+// Slurm flag without --on slurm.
 template <class R>
-Status PlaceTask(R& request, const PlacementFlags& flags);
+Status PlaceTask(R& request, const PlacementFlags& flags,
+                 const SlurmFlags& slurm, const LimitFlags& limits);
 
 // What to do once the task is started.
 enum class AfterStart {

@@ -240,6 +240,8 @@ class Server {
   }
   // The attached connection, reopened (and re-attached) if it was lost.
   AsyncDaemonClient* MainConnection(Error* error);
+  // MainConnection, or nullptr once `message` is answered with the error.
+  AsyncDaemonClient* DaemonOrReply(const Message& message);
   Result<std::unique_ptr<AsyncDaemonClient>> OpenConnection(
       std::chrono::milliseconds start_timeout = kDaemonStartTimeout);
   // Destroys `connection` outside of its own callbacks.

@@ -81,13 +81,9 @@ void Server::HandleTasksMethod(const Message& message,
 
 void Server::TasksGet(const Message& message, const RequestMeta& meta,
                       const std::string& task) {
-  Error error;
-  AsyncDaemonClient* daemon = MainConnection(&error);
-  if (!daemon) {
-    return ReplyError(
-        message,
-        {kInternalError, "cannot reach batond: " + error.message, nullptr});
-  }
+  AsyncDaemonClient* daemon = DaemonOrReply(message);
+  if (!daemon)
+    return;
   daemon->Call(GetRequest{.task = task}, [this, message, meta,
                                           task](Result<TaskReply> reply) {
     if (!reply)
@@ -108,13 +104,9 @@ void Server::TasksUpdate(const Message& message, const RequestMeta& meta,
                   "\"content\": {\"answer_1\": \"Postgres\"}}})",
                   nullptr});
   }
-  Error error;
-  AsyncDaemonClient* daemon = MainConnection(&error);
-  if (!daemon) {
-    return ReplyError(
-        message,
-        {kInternalError, "cannot reach batond: " + error.message, nullptr});
-  }
+  AsyncDaemonClient* daemon = DaemonOrReply(message);
+  if (!daemon)
+    return;
   daemon->Call(GetRequest{.task = task}, [this, message, meta, task,
                                           responses = *responses](
                                              Result<TaskReply> reply) {
@@ -145,13 +137,9 @@ void Server::TasksUpdate(const Message& message, const RequestMeta& meta,
                        QuestionKey(question.seq), answers.error().message),
            nullptr});
     }
-    Error error;
-    AsyncDaemonClient* daemon = MainConnection(&error);
-    if (!daemon) {
-      return ReplyError(
-          message,
-          {kInternalError, "cannot reach batond: " + error.message, nullptr});
-    }
+    AsyncDaemonClient* daemon = DaemonOrReply(message);
+    if (!daemon)
+      return;
     // Named, so an answer that raced another one answers nothing else.
     // Once batond took the answer the task works again: told at once, from
     // what was read before, since a re-read may already find it ended (a
@@ -183,13 +171,9 @@ void Server::TasksUpdate(const Message& message, const RequestMeta& meta,
 
 void Server::TasksCancel(const Message& message, const RequestMeta& meta,
                          const std::string& task) {
-  Error error;
-  AsyncDaemonClient* daemon = MainConnection(&error);
-  if (!daemon) {
-    return ReplyError(
-        message,
-        {kInternalError, "cannot reach batond: " + error.message, nullptr});
-  }
+  AsyncDaemonClient* daemon = DaemonOrReply(message);
+  if (!daemon)
+    return;
   KillRequest kill;
   kill.tasks = {task};
   kill.reason = "cancelled by the MCP client (tasks/cancel)";
@@ -200,6 +184,16 @@ void Server::TasksCancel(const Message& message, const RequestMeta& meta,
     Reply(message, meta, Json::object());
     Refresh(task);
   });
+}
+
+AsyncDaemonClient* Server::DaemonOrReply(const Message& message) {
+  Error error;
+  AsyncDaemonClient* daemon = MainConnection(&error);
+  if (!daemon) {
+    ReplyError(message, {kInternalError,
+                         "cannot reach batond: " + error.message, nullptr});
+  }
+  return daemon;
 }
 
 void Server::Refresh(const std::string& task) {

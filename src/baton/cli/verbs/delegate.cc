@@ -45,17 +45,10 @@ int DoDelegate(const Context& ctx, const DelegateArgs& args) {
     request.max_tokens = args.max_tokens;
   if (args.max_cost > 0)
     request.max_cost_usd = args.max_cost;
-  if (auto placed = PlaceTask(request, args.placement); !placed)
+  if (auto placed = PlaceTask(request, args.placement, args.slurm, args.limits);
+      !placed) {
     return ReportError(ctx, placed.error());
-  auto slurm = SlurmFieldsOf(args.slurm);
-  if (!slurm)
-    return ReportError(ctx, slurm.error());
-  if (*slurm)
-    request.slurm = std::move(**slurm);
-  auto limits = LimitFieldsOf(args.limits);
-  if (!limits)
-    return ReportError(ctx, limits.error());
-  request.limits = *limits;
+  }
   auto retry = RetryFieldsOf(args.retry);
   if (!retry)
     return ReportError(ctx, retry.error());

@@ -53,17 +53,10 @@ int DoRun(const Context& ctx, const RunArgs& args) {
     }
     request.env[entry.substr(0, eq)] = entry.substr(eq + 1);
   }
-  if (auto placed = PlaceTask(request, args.placement); !placed)
+  if (auto placed = PlaceTask(request, args.placement, args.slurm, args.limits);
+      !placed) {
     return ReportError(ctx, placed.error());
-  auto slurm = SlurmFieldsOf(args.slurm);
-  if (!slurm)
-    return ReportError(ctx, slurm.error());
-  if (*slurm)
-    request.slurm = std::move(**slurm);
-  auto limits = LimitFieldsOf(args.limits);
-  if (!limits)
-    return ReportError(ctx, limits.error());
-  request.limits = *limits;
+  }
   if (!args.max_output.empty()) {
     auto bytes = ParseByteSize(args.max_output);
     if (!bytes) {

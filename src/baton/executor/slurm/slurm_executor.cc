@@ -162,17 +162,20 @@ SlurmExecutor::Job* SlurmExecutor::Find(const std::string& id) {
   return it == jobs_.end() ? nullptr : &it->second;
 }
 
-void SlurmExecutor::Start(const TaskRecord& task) {
-  BATON_CHECK(Takes(task.spec));
-  std::string id = task.id.ToString();
-  Job& job = jobs_[id];
+SlurmExecutor::Job& SlurmExecutor::NewJob(const TaskRecord& task) {
+  Job& job = jobs_[task.id.ToString()];
   job.task = task;
   job.request = RequestOf(task.spec);
   job.seen.executor = kSlurmExecutor;
   job.run = RunName(task);
   job.dir = JobDir(task);
-  job.phase = Phase::kToSubmit;
-  outbox_.push_back(id);
+  return job;
+}
+
+void SlurmExecutor::Start(const TaskRecord& task) {
+  BATON_CHECK(Takes(task.spec));
+  NewJob(task).phase = Phase::kToSubmit;
+  outbox_.push_back(task.id.ToString());
 }
 
 void SlurmExecutor::Flush() {

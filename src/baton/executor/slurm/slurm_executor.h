@@ -143,6 +143,8 @@ class SlurmExecutor : public Executor {
   };
 
   Job* Find(const std::string& id);
+  // The job of a task it starts or adopts, with what the task says.
+  Job& NewJob(const TaskRecord& task);
   // Starts sbatch for the jobs waiting, while slots are free.
   void SubmitWaiting();
   void Submit(Job& job);

@@ -48,12 +48,7 @@ void SlurmExecutor::Adopt(const std::vector<TaskRecord>& live) {
     if (!Takes(task.spec))
       continue;
     std::string id = task.id.ToString();
-    Job& job = jobs_[id];
-    job.task = task;
-    job.request = RequestOf(task.spec);
-    job.seen.executor = kSlurmExecutor;
-    job.run = RunName(task);
-    job.dir = JobDir(task);
+    Job& job = NewJob(task);
     job.kill_requested = task.status == TaskStatus::kStopping;
     job.grace = options_.grace;
     if (task.placement && !task.placement->job_id.empty()) {
