@@ -28,13 +28,6 @@ void PassOnSigterm(int) {
   errno = saved;
 }
 
-// The wait status (as waitpid gives it) that `info` describes.
-int WaitStatus(const siginfo_t& info) {
-  if (info.si_code == CLD_EXITED)
-    return (info.si_status & 0xff) << 8;
-  return (info.si_status & 0x7f) | (info.si_code == CLD_DUMPED ? 0x80 : 0);
-}
-
 int ExitCodeOf(int status) {
   if (WIFEXITED(status))
     return WEXITSTATUS(status);
@@ -101,7 +94,7 @@ void CloseAllBut(int keep_fd) {
     // A task's leader leads its own session; others are members of some
     // task's group, which nobody asks about.
     if (stat && stat->session == pid) {
-      ReapedRecord record{pid, stat->start_ticks, WaitStatus(info),
+      ReapedRecord record{pid, stat->start_ticks, WaitStatusOf(info),
                           WallMillis()};
       if (!AppendReapedRecord(journal, record))
         BATON_LOG_ERROR("pid {}: end not recorded in {}", pid, journal);

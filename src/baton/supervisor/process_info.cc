@@ -62,6 +62,12 @@ std::optional<ProcStat> ParseProcStat(std::string_view text) {
   return stat;
 }
 
+int WaitStatusOf(const siginfo_t& info) {
+  if (info.si_code == CLD_EXITED)
+    return (info.si_status & 0xff) << 8;
+  return (info.si_status & 0x7f) | (info.si_code == CLD_DUMPED ? 0x80 : 0);
+}
+
 std::optional<ProcStat> ReadProcStat(pid_t pid) {
   // Read on the supervisor's loop once per task: one open, one read into
   // the stack (the file is a few hundred bytes), no allocation.

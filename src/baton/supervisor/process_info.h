@@ -6,6 +6,7 @@
 #ifndef BATON_SUPERVISOR_PROCESS_INFO_H_
 #define BATON_SUPERVISOR_PROCESS_INFO_H_
 
+#include <signal.h>
 #include <sys/types.h>
 
 #include <cstdint>
@@ -35,6 +36,9 @@ std::optional<ProcStat> ParseProcStat(std::string_view text);
 // nullopt when the process is gone (or /proc cannot be read). A zombie
 // still has its stat, start time included.
 std::optional<ProcStat> ReadProcStat(pid_t pid);
+
+// The wait status (as waitpid gives it) that waitid's `info` describes.
+int WaitStatusOf(const siginfo_t& info);
 
 // The pids in process group `pgid`, zombies included, found by reading
 // /proc. Costs a read of every process's stat: used only for a group that

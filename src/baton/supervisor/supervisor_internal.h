@@ -139,7 +139,10 @@ class Supervisor {
   // child's.
   std::optional<JournalTask> IdentifyBegun(const JournalTask& record);
   // A child reaped before its spawn's outcome came back (or a grandchild).
-  void EarlyExit(pid_t pid, int status, const std::optional<ProcStat>& zombie);
+  void EarlyExit(pid_t pid, int status);
+  // Journals the end of task `id`, whose leader `pid` ended with `status`
+  // and is not reaped yet (ReapChildren).
+  void JournalEnd(const std::string& id, pid_t pid, int status);
   static constexpr int64_t kTickSlackMs = 20;
   void OnOrphanEnded(const std::string& id);
   // The keeper's record of an orphan's end, if it wrote it yet.

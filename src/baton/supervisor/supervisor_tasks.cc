@@ -135,26 +135,35 @@ void Supervisor::RemoveCgroup(std::shared_ptr<TaskCgroup> cgroup, int tries) {
 
 void Supervisor::ReapChildren() {
   for (;;) {
-    // While spawns are under way, an unknown child may be a task whose
-    // spawn outcome is still on its way: seen first as a zombie, for its
-    // start time (EarlyExit).
-    pid_t pid = 0;
-    if (!starting_.empty()) {
-      siginfo_t info{};
-      if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
-        if (errno == EINTR)
-          continue;
-        break;
-      }
-      pid = info.si_pid;
-      if (pid == 0)
-        break;
+    // Each end is seen first as a zombie (WNOWAIT), and a task's is
+    // journaled before its reap, as a keeper does: a supervisor killed
+    // between its reap and its record lost the exit code (a compound
+    // chaos run). While spawns are under way, an unknown child may be a
+    // task whose spawn outcome is still on its way: its start time is read
+    // from the zombie (EarlyExit).
+    siginfo_t info{};
+    if (::waitid(P_ALL, 0, &info, WEXITED | WNOHANG | WNOWAIT) != 0) {
+      if (errno == EINTR)
+        continue;
+      break;
     }
+    pid_t pid = info.si_pid;
+    if (pid == 0)
+      break;
     int status = 0;
     std::optional<ProcStat> zombie;
-    if (pid > 0 && !ids_by_pid_.contains(pid))
+    if (auto id = ids_by_pid_.find(pid); id != ids_by_pid_.end()) {
+      JournalEnd(id->second, pid, WaitStatusOf(info));
+    } else if (!starting_.empty()) {
+      // A child that leads no session is a grandchild, never a task; an
+      // escapee that does costs one line.
       zombie = ReadProcStat(pid);
-    pid = ::waitpid(pid > 0 ? pid : -1, &status, WNOHANG);
+      if (journal_ && zombie && zombie->session == pid) {
+        journal_->Reaped(
+            {pid, zombie->start_ticks, WaitStatusOf(info), WallMillis()});
+      }
+    }
+    pid = ::waitpid(pid, &status, WNOHANG);
     if (pid < 0 && errno == EINTR)
       continue;
     if (pid <= 0)
@@ -164,7 +173,7 @@ void Supervisor::ReapChildren() {
     if (auto id = ids_by_pid_.find(pid); id != ids_by_pid_.end()) {
       LeaderEnded(tasks_.find(id->second), status, false);
     } else if (!starting_.empty()) {
-      EarlyExit(pid, status, zombie);
+      EarlyExit(pid, status);
     }
   }
   // A group whose last member (often a grandchild reparented to us) was
@@ -182,15 +191,18 @@ void Supervisor::ReapChildren() {
   FinishDrainedTasks();
 }
 
-void Supervisor::EarlyExit(pid_t pid, int status,
-                           const std::optional<ProcStat>& zombie) {
+void Supervisor::EarlyExit(pid_t pid, int status) {
+  // Journaled before its reap (ReapChildren), as a keeper would: if we die
+  // before the spawn's outcome comes back, the next supervisor knows the
+  // task's end by the pid its child said (IdentifyBegun).
   early_exits_[pid] = status;
-  // Journaled at once, as a keeper would: if we die before the spawn's
-  // outcome comes back, the next supervisor knows the task's end by the pid
-  // its child said (IdentifyBegun). A child that leads no session is a
-  // grandchild, never a task; an escapee that does costs one line.
-  if (journal_ && zombie && zombie->session == pid)
-    journal_->Reaped({pid, zombie->start_ticks, status, WallMillis()});
+}
+
+void Supervisor::JournalEnd(const std::string& id, pid_t pid, int status) {
+  auto it = tasks_.find(id);
+  if (journal_ && it != tasks_.end())
+    journal_->Reaped(
+        {pid, it->second.record.start_ticks, status, WallMillis()});
 }
 
 void Supervisor::LeaderEnded(TaskMap::iterator it, int status, bool status_lost,
