@@ -16,6 +16,35 @@ void InMemoryTaskStore::StartWrite() {
   cursor_journal_.clear();
   queue_journal_.clear();
   budget_journal_.clear();
+  audit_journal_.clear();
+  session_journal_.clear();
+}
+
+void InMemoryTaskStore::DropBatch() {
+  std::vector<TaskId> tasks_written;
+  for (const auto& [id, before] : task_journal_)
+    tasks_written.push_back(id);
+  for (const TaskId& id : tasks_written)
+    RevertTask(id);
+  std::vector<CursorKey> cursors_written;
+  for (const auto& [key, before] : cursor_journal_)
+    cursors_written.push_back(key);
+  for (const CursorKey& key : cursors_written)
+    RevertCursor(key.first, key.second);
+  std::vector<std::string> queues_written;
+  for (const auto& [name, before] : queue_journal_)
+    queues_written.push_back(name);
+  for (const std::string& name : queues_written)
+    RevertQueue(name);
+  std::vector<std::string> budgets_written;
+  for (const auto& [session, before] : budget_journal_)
+    budgets_written.push_back(session);
+  for (const std::string& session : budgets_written)
+    RevertSessionBudget(session);
+  for (uint64_t key : std::exchange(audit_journal_, {}))
+    pending_audit_.erase(key);
+  for (const std::string& session : std::exchange(session_journal_, {}))
+    leased_.erase(session);
 }
 
 Result<int64_t> InMemoryTaskStore::NextTaskNumber(TaskKind kind) {
@@ -62,6 +91,8 @@ Status InMemoryTaskStore::Flush() {
   cursor_journal_.clear();
   queue_journal_.clear();
   budget_journal_.clear();
+  audit_journal_.clear();
+  session_journal_.clear();
   return {};
 }
 
@@ -236,7 +267,8 @@ Status InMemoryTaskStore::SetCursor(const TaskId& id, const std::string& reader,
 Status InMemoryTaskStore::MarkSessionLeased(const std::string& session) {
   StartWrite();
   dirty_sessions_ = true;
-  leased_.insert(session);
+  if (leased_.insert(session).second)
+    session_journal_.insert(session);
   return {};
 }
 
@@ -313,6 +345,7 @@ Status InMemoryTaskStore::AppendAudit(const AuditRecord& record,
   StartWrite();
   *key = next_audit_key_++;
   pending_audit_[*key] = record;
+  audit_journal_.push_back(*key);
   return {};
 }
 

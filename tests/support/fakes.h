@@ -46,11 +46,7 @@ class InMemoryTaskStore : public TaskStore {
            !pending_audit_.empty();
   }
   Status DeleteTasks(const std::vector<TaskId>& ids) override;
-  void RevertTask(const TaskId& id) override;
-  void RevertCursor(const TaskId& id, const std::string& reader) override;
-  void RevertQueue(const std::string& name) override;
-  void RevertSessionBudget(const std::string& session) override;
-  void RevertAudit(uint64_t key) override { pending_audit_.erase(key); }
+  void DropBatch() override;
 
   // A crash: what was not flushed is gone.
   void LoseUnflushed();
@@ -71,6 +67,11 @@ class InMemoryTaskStore : public TaskStore {
   // Called by every write: after a Flush(), the first write starts a new
   // batch, and the journal of the last one is dropped.
   void StartWrite();
+  // DropBatch's parts: each takes back what the batch did to one key.
+  void RevertTask(const TaskId& id);
+  void RevertCursor(const TaskId& id, const std::string& reader);
+  void RevertQueue(const std::string& name);
+  void RevertSessionBudget(const std::string& session);
 
   std::map<TaskKind, int64_t> next_;
   std::map<CursorKey, uint64_t> cursors_;
@@ -96,6 +97,8 @@ class InMemoryTaskStore : public TaskStore {
   std::map<CursorKey, Before<uint64_t>> cursor_journal_;
   std::map<std::string, std::optional<QueueRecord>> queue_journal_;
   std::map<std::string, std::optional<AgentBudget>> budget_journal_;
+  std::vector<uint64_t> audit_journal_;    // Records the batch appended.
+  std::set<std::string> session_journal_;  // Sessions the batch marked.
   bool batch_flushed_ = false;
 };
 

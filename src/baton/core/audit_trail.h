@@ -10,6 +10,7 @@
 
 #include "baton/core/audit.h"
 #include "baton/core/ports.h"
+#include "baton/util/clock.h"
 
 namespace baton {
 
@@ -31,15 +32,19 @@ class AuditTrail {
   }
 
   // The batch was committed: nothing of it is taken back any more.
-  void Committed() { batch_.clear(); }
-  // The batch's commit failed: its `with_batch` records go. Call before
-  // any new write to the store (TaskStore::RevertAudit).
+  void Committed() { kept_.clear(); }
+  // The batch's commit failed and the store dropped it (DropBatch): its
+  // `with_batch` records are gone with it, the others are appended again,
+  // into the next batch.
   void RollBack();
 
  private:
+  void Append(const AuditRecord& record);
+
   TaskStore* store_;
   const Clock* clock_;
-  std::vector<uint64_t> batch_;  // The store's keys of with_batch records.
+  // This batch's records that stay if its commit fails.
+  std::vector<AuditRecord> kept_;
 };
 
 }  // namespace baton

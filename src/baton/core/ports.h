@@ -114,15 +114,15 @@ class TaskStore {
   virtual Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() = 0;
 
   // The audit trail (core/audit.h). An appended record is written with
-  // the batch; `key` names it for RevertAudit until then. Reads see the
-  // pending records too.
+  // the batch; `key` names it until then. Reads see the pending records
+  // too.
   virtual Status AppendAudit(const AuditRecord& record, uint64_t* key) = 0;
   virtual Result<std::vector<AuditRecord>> ListAudit(
       const AuditQuery& query) = 0;
 
   // Makes every write since the last successful Flush durable, atomically.
   // On failure (e.g. disk full) the writes stay buffered and the next Flush
-  // retries them, except what RevertTask and RevertCursor take back.
+  // retries them, unless DropBatch takes the last batch's back.
   virtual Status Flush() = 0;
   virtual bool HasPendingWrites() const = 0;
   // Deletes stored, ended tasks with their cursors, in a transaction of its
@@ -130,21 +130,17 @@ class TaskStore {
   // Flush would bring it back): kInternal, nothing deleted.
   virtual Status DeleteTasks(const std::vector<TaskId>& ids) = 0;
 
-  // After a failed Flush(): take back what the last batch (the writes
-  // between the Flush() before that one and it) did to a task, or to a
-  // cursor. Its buffered write goes back to what it was before the batch:
-  // none, or one still buffered from an earlier failed Flush. A task first
-  // stored in the batch is gone again, with its counter's write; its number
-  // stays used (this store does not hand it out again, but a store opened
-  // after a crash may: nobody can know that number). No-op for what the
-  // batch did not touch. REQUIRES: no write since the failed Flush (the
-  // next write starts a new batch).
-  virtual void RevertTask(const TaskId& id) = 0;
-  virtual void RevertCursor(const TaskId& id, const std::string& reader) = 0;
-  virtual void RevertQueue(const std::string& name) = 0;
-  virtual void RevertSessionBudget(const std::string& session) = 0;
-  // Drops the pending record `key` (no-op once it is written).
-  virtual void RevertAudit(uint64_t key) = 0;
+  // After a failed Flush(): takes back the last batch (the writes between
+  // the Flush() before that one and it), all of it, as one: each key it
+  // wrote goes back to what was buffered before it (none, or a write kept
+  // from an earlier failed Flush), and the sessions and audit records it
+  // added go. A task first stored in the batch is gone again, with its
+  // counter's write; its number stays used (this store does not hand it
+  // out again, but a store opened after a crash may: nobody can know that
+  // number). The caller then writes again what it keeps of the batch.
+  // REQUIRES: no write since the failed Flush (the next write starts a new
+  // batch).
+  virtual void DropBatch() = 0;
 };
 
 // Receives what happens to processes. Calls come from the loop thread.

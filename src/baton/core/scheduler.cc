@@ -467,7 +467,6 @@ void Scheduler::RollBack() {
   // Newest first, so each queue gets the record it had before the batch.
   for (auto change = batch_.rbegin(); change != batch_.rend(); ++change) {
     const auto& [name, before] = *change;
-    store_->RevertQueue(name);
     if (before) {
       queues_[name].record = *before;
     } else if (auto queue = queues_.find(name); queue != queues_.end() &&

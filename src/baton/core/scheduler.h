@@ -122,8 +122,8 @@ class Scheduler {
 
   // The batch was committed: nothing of it is taken back any more.
   void Committed() { batch_.clear(); }
-  // The batch's commit failed: its queue changes go, in the store and
-  // here. Call before any new write (TaskStore::RevertQueue).
+  // The batch's commit failed and the store dropped it (DropBatch): its
+  // queue changes go here too.
   void RollBack();
 
  private:

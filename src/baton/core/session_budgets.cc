@@ -148,7 +148,6 @@ void SessionBudgets::RollBack() {
   // Newest first, so each session gets the budget it had before the batch.
   for (auto change = batch_.rbegin(); change != batch_.rend(); ++change) {
     const auto& [session, before] = *change;
-    store_->RevertSessionBudget(session);
     if (!before.any()) {
       budgets_.erase(session);
       continue;

@@ -65,8 +65,9 @@ class SessionBudgets {
 
   // The batch was committed: nothing of it is taken back any more.
   void Committed() { batch_.clear(); }
-  // The batch's commit failed: its changes go, in the store and here. Call
-  // before any new write to the store (TaskStore::RevertSessionBudget).
+  // The batch's commit failed and the store dropped it (DropBatch): its
+  // changes go here too. Call once the tasks the batch kept are written
+  // again: a budget taken back is summed again from them.
   void RollBack();
 
  private:

@@ -373,6 +373,12 @@ class TaskRegistry : public ExecutorListener, private Scheduler::Host {
   void AnswerWait(const WaitBook::Waiter& waiter, TaskRecord* ended,
                   WaitResult& result);
   void StartLease(const std::string& session);
+  // Stores that `session` has a lease (its error is logged: the lease
+  // runs in memory all the same).
+  void MarkLeased(const std::string& session);
+  // After a failed commit: `again`, per owner, the ends and questions to
+  // notice before the later ones.
+  void NoticeFirst(std::map<std::string, std::vector<TaskId>> again);
   void ExpireLease(const std::string& session);
 
   TaskStore* store_;

@@ -63,20 +63,15 @@ void TaskRegistry::RunEffect(Effect effect) {
 
 void TaskRegistry::RollBack(const Error& error,
                             std::vector<TaskId>* rolled_back) {
-  // The collaborators take back their own, before any new write.
-  audit_.RollBack();
-  budgets_.RollBack();
-  scheduler_.RollBack();
   // The records as they are without the undone changes, newest undone
-  // first, so each field gets the value it had before the batch.
+  // first, so each field gets the value it had before the batch. Read
+  // before the batch is dropped: reads see its writes.
   std::map<TaskId, TaskRecord> records;
   std::set<TaskId> created;
   std::set<TaskId> edited;
   for (auto undo = undo_.rbegin(); undo != undo_.rend(); ++undo) {
-    if (undo->kind == Undo::Kind::kCursor) {
-      store_->RevertCursor(undo->id, undo->reader);
-      continue;
-    }
+    if (undo->kind == Undo::Kind::kCursor)
+      continue;  // Only the store had it: the drop takes it back.
     auto record = records.find(undo->id);
     if (record == records.end()) {
       auto current = Lookup(undo->id);
@@ -118,9 +113,19 @@ void TaskRegistry::RollBack(const Error& error,
         break;
     }
   }
-  // Every revert before the first write, which starts a new batch.
-  for (const auto& [id, task] : records)
-    store_->RevertTask(id);
+  // And the tasks the batch saved for good, as they are now: written again
+  // below, into the next batch, which keeps them (a second failed commit
+  // drops and writes them again).
+  std::set<TaskId> saved = std::exchange(saved_in_batch_, {});
+  for (const TaskId& id : saved) {
+    if (records.contains(id))
+      continue;
+    if (auto current = Lookup(id); current)
+      records.emplace(id, std::move(*current));
+  }
+  // The whole batch goes at once (TaskStore::DropBatch); what stays of it
+  // is written again below, as the next batch.
+  store_->DropBatch();
   // Ends unseen again, per owner, to be noticed before the later ones.
   std::map<std::string, std::vector<TaskId>> unnoticed_again;
   for (auto& [id, task] : records) {
@@ -145,7 +150,7 @@ void TaskRegistry::RollBack(const Error& error,
       });
       scheduler_.Index(task);
     }
-    if (saved_in_batch_.contains(id)) {
+    if (saved.contains(id)) {
       Save(task);  // What stays of the batch goes into the next commit.
     } else if (!IsTerminal(task.status)) {
       live_[id] = task;
@@ -158,7 +163,22 @@ void TaskRegistry::RollBack(const Error& error,
       unnoticed_again[task.spec.owner].push_back(id);
     }
   }
-  for (auto& [owner, ids] : unnoticed_again) {
+  NoticeFirst(std::move(unnoticed_again));
+  // What else stays: the sessions with a lease, the audit records not made
+  // for a reply; then what the collaborators hold in memory (budgets sum
+  // the tasks written again above).
+  for (const std::string& session : leased_sessions_)
+    MarkLeased(session);
+  audit_.RollBack();
+  budgets_.RollBack();
+  scheduler_.RollBack();
+  std::erase_if(effects_, [](const Effect& effect) { return effect.undoable; });
+  undo_.clear();
+}
+
+void TaskRegistry::NoticeFirst(
+    std::map<std::string, std::vector<TaskId>> again) {
+  for (auto& [owner, ids] : again) {
     std::vector<TaskId>& unnoticed = unnoticed_[owner];
     std::erase_if(ids, [&](const TaskId& id) {
       return std::find(unnoticed.begin(), unnoticed.end(), id) !=
@@ -166,9 +186,6 @@ void TaskRegistry::RollBack(const Error& error,
     });
     unnoticed.insert(unnoticed.begin(), ids.begin(), ids.end());
   }
-  std::erase_if(effects_, [](const Effect& effect) { return effect.undoable; });
-  undo_.clear();
-  saved_in_batch_.clear();
 }
 
 void TaskRegistry::KeepSeen(const std::vector<TaskId>& ids) {

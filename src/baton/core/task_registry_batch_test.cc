@@ -230,10 +230,23 @@ TEST_F(TaskRegistryBatchTest, AFailedCommitTakesBackOnlyTheAuditOfWhatItUndid) {
       /*with_batch=*/false);
   FailedCommit();
   EXPECT_TRUE(store_.audit.empty());
+  // The store drops a failed batch whole (DropBatch): what stays is
+  // written again, and stays through a second failure too.
+  FailedCommit();
   Commit();
   ASSERT_EQ(store_.audit.size(), 1u);
   EXPECT_EQ(store_.audit[0].action, "send");
   EXPECT_EQ(store_.audit[0].at_ms, time_.WallNowMillis());
+}
+
+// A session's lease, marked in a batch whose commit fails, is marked
+// again in the next: a restarted batond still starts its lease.
+TEST_F(TaskRegistryBatchTest, ALeaseMarkedInAFailedBatchIsStoredLater) {
+  registry_->Attach("alice");
+  FailedCommit();
+  FailedCommit();
+  Commit();
+  EXPECT_EQ(*store_.LoadLeasedSessions(), std::vector<std::string>{"alice"});
 }
 
 TEST_F(TaskRegistryBatchTest, AnAuditDetailIsOneLineAndCutOnACharacter) {

@@ -107,11 +107,14 @@ void TaskRegistry::Attach(const std::string& session) {
     timers_->Cancel(state.lease_timer);
     state.lease_timer = 0;
   }
-  if (leased_sessions_.insert(session).second) {
-    if (auto marked = store_->MarkSessionLeased(session); !marked) {
-      BATON_LOG_ERROR("marking session {} leased: {}", session,
-                      marked.error().message);
-    }
+  if (leased_sessions_.insert(session).second)
+    MarkLeased(session);
+}
+
+void TaskRegistry::MarkLeased(const std::string& session) {
+  if (auto marked = store_->MarkSessionLeased(session); !marked) {
+    BATON_LOG_ERROR("marking session {} leased: {}", session,
+                    marked.error().message);
   }
 }
 

@@ -229,7 +229,8 @@ Status SqliteTaskStore::SetCursor(const TaskId& id, const std::string& reader,
 
 Status SqliteTaskStore::MarkSessionLeased(const std::string& session) {
   StartWrite();
-  pending_sessions_.insert(session);
+  if (pending_sessions_.insert(session).second)
+    session_journal_.insert(session);
   return {};
 }
 

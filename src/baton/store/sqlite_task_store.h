@@ -63,11 +63,7 @@ class SqliteTaskStore : public TaskStore {
   Status Flush() override;
   bool HasPendingWrites() const override;
   Status DeleteTasks(const std::vector<TaskId>& ids) override;
-  void RevertTask(const TaskId& id) override;
-  void RevertCursor(const TaskId& id, const std::string& reader) override;
-  void RevertQueue(const std::string& name) override;
-  void RevertSessionBudget(const std::string& session) override;
-  void RevertAudit(uint64_t key) override { pending_audit_.erase(key); }
+  void DropBatch() override;
 
   // The work of every read so far, independent of the machine's speed and
   // load: a read that scans the table instead of an index shows here on
@@ -118,7 +114,7 @@ class SqliteTaskStore : public TaskStore {
   // batch, and the journal of the last one is dropped.
   void StartWrite();
   // Before a write: notes in the journal (once per batch) the buffered
-  // write it replaces, for Revert*.
+  // write it replaces, for DropBatch.
   void JournalTask(const TaskId& id);
   void JournalCounter(TaskKind kind);
   void JournalCursor(const std::pair<TaskId, std::string>& key);
@@ -150,14 +146,17 @@ class SqliteTaskStore : public TaskStore {
   std::map<uint64_t, AuditRecord> pending_audit_;       // By seq.
   int64_t next_audit_seq_ = 1;
 
-  // The batch's journal, for Revert*: per key it wrote, the pending write
-  // it replaced (nullopt: there was none). Dropped at the next batch.
+  // The batch's journal, for DropBatch: per key it wrote, the pending
+  // write it replaced (nullopt: there was none); the sessions and audit
+  // records it added. Dropped at the next batch.
   std::map<TaskId, std::optional<Row>> task_journal_;
   std::map<std::pair<TaskId, std::string>, std::optional<uint64_t>>
       cursor_journal_;
   std::map<TaskKind, std::optional<int64_t>> counter_journal_;
   std::map<std::string, std::optional<QueueRecord>> queue_journal_;
   std::map<std::string, std::optional<AgentBudget>> budget_journal_;
+  std::set<std::string> session_journal_;
+  std::vector<int64_t> audit_journal_;
   bool batch_flushed_ = false;  // Flush() ran since the batch's last write.
 };
 

@@ -54,6 +54,7 @@ Status SqliteTaskStore::AppendAudit(const AuditRecord& record, uint64_t* key) {
   AuditRecord& pending = pending_audit_[next_audit_seq_];
   pending = record;
   pending.seq = next_audit_seq_;
+  audit_journal_.push_back(next_audit_seq_);
   *key = static_cast<uint64_t>(next_audit_seq_++);
   return {};
 }

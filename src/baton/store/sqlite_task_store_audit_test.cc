@@ -32,7 +32,7 @@ TEST_F(SqliteTaskStoreTest, TheAuditTrailKeepsItsOrderFiltersAndReverts) {
     EXPECT_EQ((*all)[2].action, "kill");
     EXPECT_EQ((*all)[2].seq, 3);
     // A failed batch takes its record back; its seq is not used again.
-    store->RevertAudit(key);
+    store->DropBatch();
     EXPECT_FALSE(store->HasPendingWrites());
     ASSERT_TRUE(store->AppendAudit(AuditOf("kill", "shell-2", 4000), &key));
     ASSERT_TRUE(store->Flush());

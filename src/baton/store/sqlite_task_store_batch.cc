@@ -1,5 +1,5 @@
-// SqliteTaskStore's batches (core/ports.h, RevertTask): the journal of the
-// writes since the last Flush(), and the reverts after a failed one. Split
+// SqliteTaskStore's batches (core/ports.h, DropBatch): the journal of the
+// writes since the last Flush(), and how a failed one's are taken back. Split
 // from sqlite_task_store.cc, which holds everything else.
 #include "baton/store/sqlite_task_store.h"
 
@@ -51,59 +51,35 @@ void SqliteTaskStore::StartWrite() {
   counter_journal_.clear();
   queue_journal_.clear();
   budget_journal_.clear();
+  session_journal_.clear();
+  audit_journal_.clear();
 }
 
-void SqliteTaskStore::RevertSessionBudget(const std::string& session) {
-  auto journal = budget_journal_.find(session);
-  if (journal == budget_journal_.end())
-    return;
-  if (journal->second) {
-    pending_budgets_[session] = *journal->second;
-  } else {
-    pending_budgets_.erase(session);
-  }
-  budget_journal_.erase(journal);
-}
-
-void SqliteTaskStore::RevertQueue(const std::string& name) {
-  auto journal = queue_journal_.find(name);
-  if (journal == queue_journal_.end())
-    return;
-  if (journal->second) {
-    pending_queues_[name] = *journal->second;
-  } else {
-    pending_queues_.erase(name);
-  }
-  queue_journal_.erase(journal);
-}
-
-void SqliteTaskStore::RevertTask(const TaskId& id) {
-  auto entry = task_journal_.find(id);
-  if (entry == task_journal_.end())
-    return;
-  // New in the batch: neither buffered before it nor flushed ever.
-  bool created = !entry->second && !live_seqs_.contains(id) &&
-                 id.number > stored_numbers_[id.kind];
-  Restore(pending_tasks_, id, entry->second);
-  task_journal_.erase(entry);
-  if (!created)
-    return;
-  // The number stays used here (last_numbers_ keeps it): only the
-  // counter's write goes, so a batch that created nothing else leaves
-  // nothing to flush.
-  if (auto counter = counter_journal_.find(id.kind);
-      counter != counter_journal_.end()) {
-    Restore(pending_counters_, id.kind, counter->second);
-  }
-}
-
-void SqliteTaskStore::RevertCursor(const TaskId& id,
-                                   const std::string& reader) {
-  auto entry = cursor_journal_.find({id, reader});
-  if (entry == cursor_journal_.end())
-    return;
-  Restore(pending_cursors_, entry->first, entry->second);
-  cursor_journal_.erase(entry);
+void SqliteTaskStore::DropBatch() {
+  for (const auto& [session, before] : budget_journal_)
+    Restore(pending_budgets_, session, before);
+  for (const auto& [name, before] : queue_journal_)
+    Restore(pending_queues_, name, before);
+  for (const auto& [key, before] : cursor_journal_)
+    Restore(pending_cursors_, key, before);
+  for (const std::string& session : session_journal_)
+    pending_sessions_.erase(session);
+  for (int64_t seq : audit_journal_)
+    pending_audit_.erase(seq);
+  for (const auto& [id, before] : task_journal_)
+    Restore(pending_tasks_, id, before);
+  // A task new in the batch keeps its number used here (last_numbers_):
+  // only the counter's write goes, so a batch that created nothing else
+  // leaves nothing to flush.
+  for (const auto& [kind, before] : counter_journal_)
+    Restore(pending_counters_, kind, before);
+  task_journal_.clear();
+  cursor_journal_.clear();
+  counter_journal_.clear();
+  queue_journal_.clear();
+  budget_journal_.clear();
+  session_journal_.clear();
+  audit_journal_.clear();
 }
 
 }  // namespace baton

@@ -1,6 +1,6 @@
-// SqliteTaskStore's batches: after a failed Flush, RevertTask and
-// RevertCursor take back what the last batch did, and keep what earlier
-// failed batches left buffered (core/ports.h; doc/schema.md, "Writes").
+// SqliteTaskStore's batches: after a failed Flush, DropBatch takes back
+// what the last batch did, all of it, and keeps what earlier failed
+// batches left buffered (core/ports.h; doc/schema.md, "Writes").
 #include <gtest/gtest.h>
 #include <sys/resource.h>
 #include <unistd.h>
@@ -72,11 +72,11 @@ class SqliteTaskStoreBatchTest : public ::testing::Test {
   std::unique_ptr<SqliteTaskStore> store_;
 };
 
-TEST_F(SqliteTaskStoreBatchTest, RevertingATaskNewInTheBatchLeavesNothing) {
+TEST_F(SqliteTaskStoreBatchTest, DroppingABatchThatMadeATaskLeavesNothing) {
   ASSERT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 1);
   ASSERT_TRUE(store_->PutTask(BatchTask(1, TaskStatus::kQueued)));
   ASSERT_FALSE(FlushWithNoRoom());
-  store_->RevertTask(TaskId{TaskKind::kShell, 1});
+  store_->DropBatch();
   EXPECT_EQ(*store_->GetTask(TaskId{TaskKind::kShell, 1}), std::nullopt);
   EXPECT_TRUE(store_->ListTasks({.owner = "a"})->empty());
   EXPECT_FALSE(store_->HasPendingWrites());
@@ -84,7 +84,7 @@ TEST_F(SqliteTaskStoreBatchTest, RevertingATaskNewInTheBatchLeavesNothing) {
   EXPECT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 2);
 }
 
-TEST_F(SqliteTaskStoreBatchTest, RevertKeepsWhatEarlierBatchesLeftBuffered) {
+TEST_F(SqliteTaskStoreBatchTest, DropKeepsWhatEarlierBatchesLeftBuffered) {
   const TaskId one{TaskKind::kShell, 1};
   const TaskId two{TaskKind::kShell, 2};
   ASSERT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 1);
@@ -98,17 +98,25 @@ TEST_F(SqliteTaskStoreBatchTest, RevertKeepsWhatEarlierBatchesLeftBuffered) {
   TaskRecord ended = BatchTask(1, TaskStatus::kFailed);
   ASSERT_TRUE(store_->PutTask(ended));
   ASSERT_FALSE(FlushWithNoRoom());
-  // The next batch fails too; what it did for its replies is taken back.
+  // The next batch fails too, and is dropped: its task, cursor, session,
+  // queue, budget and audit record go; the end of the batch before stays.
   ASSERT_EQ(*store_->NextTaskNumber(TaskKind::kShell), 2);
   ASSERT_TRUE(store_->PutTask(BatchTask(2, TaskStatus::kQueued)));
   ASSERT_TRUE(store_->SetCursor(one, "a", 9));
   TaskRecord seen = ended;
   seen.end_seen = true;
   ASSERT_TRUE(store_->PutTask(seen));
+  ASSERT_TRUE(store_->MarkSessionLeased("s"));
+  ASSERT_TRUE(store_->PutQueue({.name = "q", .max_running = 1}));
+  ASSERT_TRUE(store_->PutSessionBudget("s", {.max_turns = 3}));
+  uint64_t key = 0;
+  ASSERT_TRUE(store_->AppendAudit({.action = "kill", .task = "shell-1"}, &key));
   ASSERT_FALSE(FlushWithNoRoom());
-  store_->RevertTask(two);
-  store_->RevertTask(one);
-  store_->RevertCursor(one, "a");
+  store_->DropBatch();
+  EXPECT_TRUE(store_->LoadLeasedSessions()->empty());
+  EXPECT_TRUE(store_->LoadQueues()->empty());
+  EXPECT_TRUE(store_->LoadSessionBudgets()->empty());
+  EXPECT_TRUE(store_->ListAudit({})->empty());
 
   EXPECT_EQ(*store_->GetTask(two), std::nullopt);
   auto task = store_->GetTask(one);

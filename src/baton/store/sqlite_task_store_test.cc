@@ -161,8 +161,7 @@ TEST_F(SqliteTaskStoreTest, QueuesSurviveReopenAndRevertToTheirLastWrite) {
     // is gone.
     ASSERT_TRUE(store->PutQueue({.name = "build", .max_running = 9}));
     ASSERT_TRUE(store->PutQueue({.name = "new"}));
-    store->RevertQueue("build");
-    store->RevertQueue("new");
+    store->DropBatch();
     EXPECT_FALSE(store->HasPendingWrites());
   }
   auto store = OpenStore();
@@ -268,8 +267,7 @@ TEST_F(SqliteTaskStoreTest, SessionBudgetsSurviveReopenRevertAndRemoval) {
     ASSERT_TRUE(store->PutSessionBudget("build", {.max_tokens = 5}));
     ASSERT_TRUE(store->PutSessionBudget("docs", {}));
     EXPECT_FALSE(store->LoadSessionBudgets()->contains("docs"));
-    store->RevertSessionBudget("build");
-    store->RevertSessionBudget("docs");
+    store->DropBatch();
     EXPECT_FALSE(store->HasPendingWrites());
   }
   auto store = OpenStore();
