@@ -237,8 +237,10 @@ class Daemon {
   // the log tells an episode once).
   bool out_of_fds_ = false;
   size_t out_of_fds_connections_ = 0;  // Open when it began.
-  uint64_t refused_clients_ = 0;       // While out_of_fds_.
-  TimerId accept_resume_timer_ = 0;    // Set while accepting pauses.
+  // How many fewer connections end it (OnAccept).
+  static constexpr size_t kFdEpisodeSlack = 4;
+  uint64_t refused_clients_ = 0;     // While out_of_fds_.
+  TimerId accept_resume_timer_ = 0;  // Set while accepting pauses.
   // What all clients' request bytes may hold together (kMaxHeldRequestBytes);
   // before connections_, which it outlives.
   InputBudget input_budget_{kMaxHeldRequestBytes};
