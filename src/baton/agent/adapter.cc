@@ -95,4 +95,16 @@ std::string ShortToolInput(const Json& input, size_t max) {
   return text;
 }
 
+Json AskItem(const Json& question, bool multi_select) {
+  Json options = Json::array();
+  for (const auto& option : ArrayAt(question, "options")) {
+    options.push_back({{"label", StringAt(option, "label")},
+                       {"description", StringAt(option, "description")}});
+  }
+  return {{"prompt", StringAt(question, "question")},
+          {"header", StringAt(question, "header")},
+          {"options", std::move(options)},
+          {"multi_select", multi_select}};
+}
+
 }  // namespace baton

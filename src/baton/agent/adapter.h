@@ -118,6 +118,10 @@ class UsageTally {
   AgentUsage reported_;
 };
 
+// A question event's item from a CLI's question in the shape Claude Code
+// and codex share (`question`, `header`, `options`: [{label, description}]).
+Json AskItem(const Json& question, bool multi_select);
+
 // A new adapter of `kind`, at the start of a CLI's stream.
 std::unique_ptr<AgentAdapter> MakeAdapter(AdapterKind kind);
 

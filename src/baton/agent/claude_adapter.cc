@@ -111,17 +111,8 @@ void ClaudeAdapter::OnControlRequest(const Json& message, AdapterSink& sink) {
   Json items = Json::array();
   if (tool == "AskUserQuestion") {
     question["kind"] = "ask";
-    for (const auto& q : ArrayAt(input, "questions")) {
-      Json options = Json::array();
-      for (const auto& option : ArrayAt(q, "options")) {
-        options.push_back({{"label", StringAt(option, "label")},
-                           {"description", StringAt(option, "description")}});
-      }
-      items.push_back({{"prompt", StringAt(q, "question")},
-                       {"header", StringAt(q, "header")},
-                       {"options", options},
-                       {"multi_select", BoolAt(q, "multiSelect")}});
-    }
+    for (const auto& q : ArrayAt(input, "questions"))
+      items.push_back(AskItem(q, BoolAt(q, "multiSelect")));
   } else {
     question["kind"] = "permission";
     items.push_back(

@@ -276,15 +276,7 @@ void CodexAdapter::OnServerRequest(const Json& message, AdapterSink& sink) {
     Json items = Json::array();
     Json ids = Json::array();
     for (const auto& q : ArrayAt(params, "questions")) {
-      Json options = Json::array();
-      for (const auto& option : ArrayAt(q, "options")) {
-        options.push_back({{"label", StringAt(option, "label")},
-                           {"description", StringAt(option, "description")}});
-      }
-      items.push_back({{"prompt", StringAt(q, "question")},
-                       {"header", StringAt(q, "header")},
-                       {"options", options},
-                       {"multi_select", false}});
+      items.push_back(AskItem(q, false));
       ids.push_back(StringAt(q, "id"));
     }
     question["kind"] = "ask";
