@@ -60,7 +60,8 @@ std::vector<std::string> RadarGitEnvironment(std::vector<std::string> base) {
 Result<WorktreeSnapshot> SnapshotWorktree(const Worktree& worktree,
                                           const std::vector<std::string>& env,
                                           const std::string& scratch,
-                                          std::chrono::milliseconds timeout) {
+                                          std::chrono::milliseconds timeout,
+                                          const WorktreeSnapshot* last) {
   auto git = [&](const std::vector<std::string>& args,
                  const std::vector<std::string>& with_env) {
     std::vector<std::string> all = {"-c", "gc.auto=0", "-c",
@@ -106,14 +107,20 @@ Result<WorktreeSnapshot> SnapshotWorktree(const Worktree& worktree,
     return std::unexpected(tree.error());
   if (!tree->ok())
     return std::unexpected(GitFailed("git write-tree", worktree, *tree));
-  auto commit = git({"commit-tree", FirstLine(tree->out), "-p", head, "-m",
-                     "baton radar snapshot"},
-                    env);
+  WorktreeSnapshot snapshot{.head = head, .tree = FirstLine(tree->out)};
+  // Unchanged since the last round: the same commit and files.
+  if (last && last->head == snapshot.head && last->tree == snapshot.tree &&
+      !last->commit.empty()) {
+    return *last;
+  }
+  auto commit = git(
+      {"commit-tree", snapshot.tree, "-p", head, "-m", "baton radar snapshot"},
+      env);
   if (!commit)
     return std::unexpected(commit.error());
   if (!commit->ok())
     return std::unexpected(GitFailed("git commit-tree", worktree, *commit));
-  WorktreeSnapshot snapshot{.commit = FirstLine(commit->out)};
+  snapshot.commit = FirstLine(commit->out);
   auto diff = git({"diff-tree", "-r", "-z", "--no-renames", "--name-only",
                    worktree.base, snapshot.commit},
                   env);

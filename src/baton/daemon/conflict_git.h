@@ -26,6 +26,8 @@ std::vector<std::string> RadarGitEnvironment(std::vector<std::string> base);
 // its top, sorted). The same state gives the same commit (fixed author and
 // dates), so an unchanged worktree's trial merges can be kept.
 struct WorktreeSnapshot {
+  std::string head;  // The worktree's HEAD then.
+  std::string tree;  // Its files' tree.
   std::string commit;
   std::vector<std::string> files;
 };
@@ -35,11 +37,12 @@ struct WorktreeSnapshot {
 // -A` rehashes only what changed; the worktree's own index and files are
 // only read. Writes objects into the repository (the snapshot's blobs,
 // tree and commit, unreferenced: git's gc prunes them). Each git may take
-// `timeout`.
-Result<WorktreeSnapshot> SnapshotWorktree(const Worktree& worktree,
-                                          const std::vector<std::string>& env,
-                                          const std::string& scratch,
-                                          std::chrono::milliseconds timeout);
+// `timeout`. With the worktree's `last` snapshot, an unchanged HEAD and
+// tree give it back without asking git for the rest.
+Result<WorktreeSnapshot> SnapshotWorktree(
+    const Worktree& worktree, const std::vector<std::string>& env,
+    const std::string& scratch, std::chrono::milliseconds timeout,
+    const WorktreeSnapshot* last = nullptr);
 
 // A trial merge of two snapshots (`git merge-tree --write-tree`, git 2.38
 // or later): whether it conflicts, and in which files (sorted).

@@ -173,8 +173,20 @@ TEST_F(ConflictGitTest, UncommittedChangesCountAndTheWorktreeStaysAsItWas) {
   auto status = RunGit(w1, {"status", "--porcelain"}, env_);
   ASSERT_TRUE(status);
   EXPECT_EQ(status->out, "M  f.txt\n?? new.txt\n");
-  // The same state is the same commit (its trial merges are kept).
+  // The same state is the same commit (its trial merges are kept), with
+  // the last snapshot or without.
   EXPECT_EQ(Snapshot("w1").commit, snapshot.commit);
+  auto again = SnapshotWorktree(Tree("w1"), env_, dir_.path() + "/radar",
+                                std::chrono::seconds(30), &snapshot);
+  ASSERT_TRUE(again);
+  EXPECT_EQ(again->commit, snapshot.commit);
+  EXPECT_EQ(again->files, snapshot.files);
+  // A change since is seen, the last snapshot given or not.
+  Sh("echo more >> new.txt", w1);
+  auto changed = SnapshotWorktree(Tree("w1"), env_, dir_.path() + "/radar",
+                                  std::chrono::seconds(30), &snapshot);
+  ASSERT_TRUE(changed);
+  EXPECT_NE(changed->commit, snapshot.commit);
   // An unchanged worktree has no files.
   EXPECT_TRUE(Snapshot("w2").files.empty());
 }

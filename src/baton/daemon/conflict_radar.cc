@@ -12,6 +12,21 @@
 
 namespace baton {
 
+namespace {
+
+// The same pairs with the same kinds and files, whenever seen.
+bool SameOverlaps(const std::vector<OverlapInfo>& a,
+                  const std::vector<OverlapInfo>& b) {
+  return std::equal(a.begin(), a.end(), b.begin(), b.end(),
+                    [](const OverlapInfo& x, const OverlapInfo& y) {
+                      return x.tasks == y.tasks && x.kind == y.kind &&
+                             x.files == y.files &&
+                             x.conflict_files == y.conflict_files;
+                    });
+}
+
+}  // namespace
+
 // One round of one repository: what the loop hands the thread, and what
 // the thread hands back.
 struct ConflictRadar::Round {
@@ -28,7 +43,8 @@ struct ConflictRadar::Round {
   void Run() {
     for (const Member& member : members) {
       snapshots.push_back(
-          SnapshotWorktree(member.worktree, member.env, scratch, timeout));
+          SnapshotWorktree(member.worktree, member.env, scratch, timeout,
+                           member.last ? &*member.last : nullptr));
     }
     MergeCache used;
     for (size_t i = 0; i < members.size(); ++i) {
@@ -176,10 +192,13 @@ void ConflictRadar::EndRound(const std::string& repo, Round& round) {
   Prune();
   std::set<std::string> failed;
   for (size_t i = 0; i < round.members.size(); ++i) {
-    if (round.snapshots[i])
-      continue;
-    failed.insert(round.members[i].id);
     auto member = members_.find(round.members[i].id);
+    if (round.snapshots[i]) {
+      if (member != members_.end())
+        member->second.last = *round.snapshots[i];
+      continue;
+    }
+    failed.insert(round.members[i].id);
     if (member != members_.end() && !std::exchange(member->second.warned, true))
       BATON_LOG_WARN("conflict radar: {}", round.snapshots[i].error().message);
   }
@@ -202,6 +221,8 @@ void ConflictRadar::EndRound(const std::string& repo, Round& round) {
               return std::tie(a.since_ms, a.tasks) <
                      std::tie(b.since_ms, b.tasks);
             });
+  if (!SameOverlaps(state.overlaps, reconciled.current))
+    moved_ = true;
   state.overlaps = std::move(reconciled.current);
   for (const OverlapInfo& overlap : reconciled.news)
     Tell(overlap);

@@ -17,6 +17,7 @@
 #include <cstdint>
 #include <map>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -65,6 +66,9 @@ class ConflictRadar {
   int64_t Watched() const;
   // Rounds done since it was made.
   int64_t rounds() const { return rounds_; }
+  // Whether the overlaps changed (one came, went, or changed its kind or
+  // files) since the last call: the board's `watch` looks again.
+  bool TakeMoved() { return std::exchange(moved_, false); }
 
   // Notices kept per session for a session that never reads them.
   static constexpr size_t kMaxNoticesPerSession = 256;
@@ -77,6 +81,8 @@ class ConflictRadar {
     std::vector<std::string> env;  // git's (RadarGitEnvironment).
     int64_t created_ms = 0;
     bool warned = false;  // Its git failed once: logged.
+    // The last round's snapshot: an unchanged worktree costs three gits.
+    std::optional<WorktreeSnapshot> last;
   };
   // A pair's trial merge, by its two snapshots' commits.
   using MergeKey = std::pair<std::string, std::string>;
@@ -109,6 +115,7 @@ class ConflictRadar {
   std::map<std::string, Repo> repos_;      // By repository top folder.
   std::map<std::string, std::vector<RadarNotice>> notices_;  // By owner.
   int64_t rounds_ = 0;
+  bool moved_ = false;
   // Last: gone first, before what its rounds' results would reach.
   std::unique_ptr<WorkerPool> pool_;
 };

@@ -564,6 +564,13 @@ void Daemon::BeforeSleep() {
               clock_.Now() - commit_failing_since_)));
     }
   }
+  // The radar's overlaps moved (doc/conflicts.md): nothing to commit, but
+  // watchers (the board) look again; a commit above already told them.
+  if (radar_->TakeMoved() && !committing) {
+    ++changes_;
+    for (auto& [connection, watch] : std::exchange(watches_, {}))
+      watch(WatchReply{.changes = changes_, .daemon_pid = getpid()});
+  }
   // The supervisor's requests before the replies: once a client is told of
   // a task, its spawn is in the supervisor's socket, which a supervisor
   // reads whole even after batond died (doc/supervisor.md, "Exactly

@@ -1335,7 +1335,8 @@ struct WatchReply {
   template <class V>
   void Fields(V& v) {
     v("changes", changes,
-      {.doc = "commits that changed state since this batond started"});
+      {.doc = "commits that changed state, and moves of the conflict "
+              "radar's overlaps, since this batond started"});
     v("daemon_pid", daemon_pid,
       {.doc = "a new pid is a new batond, whose count starts again"});
   }
