@@ -74,9 +74,17 @@ Result<WorktreeSnapshot> SnapshotWorktree(const Worktree& worktree,
     return std::unexpected(where.error());
   if (!where->ok())
     return std::unexpected(GitFailed("git rev-parse", worktree, *where));
-  std::string head = FirstLine(where->out);
-  std::string index = FirstLine(where->out.substr(head.size() + 1));
-  if (!index.empty() && index.front() != '/')
+  size_t newline = where->out.find('\n');
+  std::string head = where->out.substr(0, newline);
+  std::string index = newline == std::string::npos
+                          ? ""
+                          : FirstLine(where->out.substr(newline + 1));
+  if (head.empty() || index.empty()) {
+    return MakeError(ErrorCode::kIo,
+                     fmt::format("git rev-parse in {} named no HEAD or index",
+                                 worktree.path));
+  }
+  if (index.front() != '/')
     index = worktree.path + "/" + index;
   if (auto made = MakeDir(scratch); !made)
     return std::unexpected(made.error());

@@ -110,6 +110,10 @@ void ConflictRadar::Track(const TaskRecord& task) {
   auto env = SetEnvironmentEntries(
       task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
       TaskEnvironmentEntries(task));
+  // Before it is added: it is not stored yet (Daemon::Start's create hook),
+  // and tasks refused at their creation go here, in a repository without
+  // rounds too.
+  Prune();
   members_[id] = Member{.id = id,
                         .owner = task.spec.owner,
                         .worktree = worktree,
@@ -202,8 +206,14 @@ void ConflictRadar::EndRound(const std::string& repo, Round& round) {
     if (member != members_.end() && !std::exchange(member->second.warned, true))
       BATON_LOG_WARN("conflict radar: {}", round.snapshots[i].error().message);
   }
-  for (const std::string& error : round.errors)
-    BATON_LOG_WARN("conflict radar: {}", error);
+  // Once per repository: a git without merge-tree --write-tree fails
+  // every round alike.
+  if (!round.errors.empty() && !std::exchange(state.merge_warned, true)) {
+    BATON_LOG_WARN(
+        "conflict radar: {}; its overlaps are told as the same "
+        "files only",
+        round.errors.front());
+  }
   auto live = [&](const OverlapInfo& overlap) {
     return members_.contains(overlap.tasks[0]) &&
            members_.contains(overlap.tasks[1]);

@@ -91,7 +91,8 @@ class ConflictRadar {
     TimerId timer = 0;
     bool in_flight = false;
     std::vector<OverlapInfo> overlaps;
-    MergeCache merges;  // Of the last round: one per pair at most.
+    MergeCache merges;          // Of the last round: one per pair at most.
+    bool merge_warned = false;  // A trial merge failed once: logged.
   };
   struct Round;
 
