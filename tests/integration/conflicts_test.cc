@@ -148,7 +148,7 @@ TEST_F(ConflictsTest, TheSameLinesAreAConflictToldToBothOwnersOnce) {
   EXPECT_EQ(overlap["repo"], repo_);
   EXPECT_EQ(reply["watched"], 2);
 
-  for (const std::string session : {"alice", "bob"}) {
+  for (const std::string& session : std::vector<std::string>{"alice", "bob"}) {
     auto told = Told(session);
     ASSERT_EQ(told.size(), 1u) << session;
     std::string text = told[0]["text"];
