@@ -96,6 +96,15 @@ Result<WorktreeSnapshot> SnapshotWorktree(const Worktree& worktree,
   // A worktree without an index yet: the copy starts empty, and git add
   // hashes every file.
   std::filesystem::copy_file(index, copy, error);
+  // With the index's own mtime: git trusts an entry's stat data only when
+  // the file is older than the index (else it is "racily clean" and its
+  // content is compared). A copy made now would hide a file rewritten in
+  // place, same size, in the second its index was written.
+  if (!error) {
+    auto written = std::filesystem::last_write_time(index, error);
+    if (!error)
+      std::filesystem::last_write_time(copy, written, error);
+  }
   struct RemoveCopy {
     std::string path;
     ~RemoveCopy() {

@@ -7,7 +7,9 @@
 #include <gtest/gtest.h>
 
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
+#include <thread>
 
 #include "baton/daemon/conflict_git.h"
 #include "baton/ipc/task_text.h"
@@ -189,6 +191,37 @@ TEST_F(ConflictGitTest, UncommittedChangesCountAndTheWorktreeStaysAsItWas) {
   EXPECT_NE(changed->commit, snapshot.commit);
   // An unchanged worktree has no files.
   EXPECT_TRUE(Snapshot("w2").files.empty());
+}
+
+// A file rewritten in place with the same size in the second its index
+// was written has the stat data of its index entry: only git's racy-clean
+// rule (the file is not older than the index) makes it look at its
+// content, which a copy of the index must keep (its mtime).
+TEST_F(ConflictGitTest, ARewriteInTheSecondOfTheIndexCounts) {
+  std::string w1 = dir_.path() + "/w1";
+  for (int attempt = 0; attempt < 5; ++attempt) {
+    auto before = std::chrono::system_clock::now();
+    Sh("echo A > g.txt && git add g.txt && echo B > g.txt", w1);
+    auto after = std::chrono::system_clock::now();
+    auto second = [](auto t) {
+      return std::chrono::time_point_cast<std::chrono::seconds>(t);
+    };
+    if (second(before) == second(after))
+      break;  // All in one second, as wanted; else again.
+  }
+  // The snapshot in a later second than the index's.
+  auto written = std::filesystem::last_write_time(
+      Git(w1, {"rev-parse", "--git-path", "index"}));
+  auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(3);
+  while (std::chrono::file_clock::now() - written < std::chrono::seconds(1) &&
+         std::chrono::steady_clock::now() < deadline) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  }
+  auto snapshot = Snapshot("w1");
+  EXPECT_EQ(snapshot.files, (std::vector<std::string>{"g.txt"}));
+  auto shown = RunGit(w1, {"show", snapshot.commit + ":g.txt"}, env_);
+  ASSERT_TRUE(shown);
+  EXPECT_EQ(shown->out, "B\n");
 }
 
 TEST_F(ConflictGitTest, CommittedChangesCountToo) {
