@@ -110,15 +110,15 @@ void ConflictRadar::Track(const TaskRecord& task) {
   auto env = SetEnvironmentEntries(
       task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
       TaskEnvironmentEntries(task));
-  // Before it is added: it is not stored yet (Daemon::Start's create hook),
-  // and tasks refused at their creation go here, in a repository without
-  // rounds too.
+  // Tasks refused at their creation go here too, in a repository without
+  // rounds.
   Prune();
   members_[id] = Member{.id = id,
                         .owner = task.spec.owner,
                         .worktree = worktree,
                         .env = RadarGitEnvironment(std::move(env)),
-                        .created_ms = task.created_ms};
+                        .created_ms = task.created_ms,
+                        .tracked_at = std::chrono::steady_clock::now()};
   Plan(worktree.repo, options_.pause);
 }
 
@@ -152,8 +152,16 @@ void ConflictRadar::Plan(const std::string& repo,
 }
 
 void ConflictRadar::Prune() {
-  std::erase_if(members_,
-                [&](const auto& entry) { return !FindLive(entry.first); });
+  auto now = std::chrono::steady_clock::now();
+  for (auto it = members_.begin(); it != members_.end();) {
+    Member& member = it->second;
+    bool live = FindLive(it->first) != nullptr;
+    member.seen_live = member.seen_live || live;
+    // Daemon::Start's create hook tracks a task before it is stored.
+    bool gone =
+        !live && (member.seen_live || now - member.tracked_at > kNeverLive);
+    it = gone ? members_.erase(it) : std::next(it);
+  }
   for (auto& [path, repo] : repos_) {
     std::erase_if(repo.overlaps, [&](const OverlapInfo& overlap) {
       return !members_.contains(overlap.tasks[0]) ||

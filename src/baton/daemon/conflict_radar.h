@@ -81,6 +81,10 @@ class ConflictRadar {
     std::vector<std::string> env;  // git's (RadarGitEnvironment).
     int64_t created_ms = 0;
     bool warned = false;  // Its git failed once: logged.
+    // Tracked before it is stored: forgotten once it was live and is no
+    // more, or when it never became live (refused at its creation).
+    bool seen_live = false;
+    MonoTime tracked_at;
     // The last round's snapshot: an unchanged worktree costs three gits.
     std::optional<WorktreeSnapshot> last;
   };
@@ -101,8 +105,10 @@ class ConflictRadar {
   void Plan(const std::string& repo, std::chrono::milliseconds delay);
   void StartRound(const std::string& repo);
   void EndRound(const std::string& repo, Round& round);
-  // Forgets ended tasks, and the overlaps and notices of none.
+  // Forgets ended tasks (and those refused at their creation, after
+  // kNeverLive), and their overlaps.
   void Prune();
+  static constexpr std::chrono::seconds kNeverLive{60};
   // The live task `id`; nullptr once it ended.
   const TaskRecord* FindLive(const std::string& id) const;
   // Whether a tracked task takes part in a round now: live and started.
