@@ -233,10 +233,11 @@ TEST_F(ConflictsTest, ARestartedBatondFindsTheOverlapAgain) {
   // batond, which adopts the workers, finds the overlap and tells it once
   // more.
   KillDaemonHard();
-  // The next command starts a new batond. Here the first one sometimes
-  // finds its connection closed ("batond closed the connection"), with
-  // `ls` as with `conflicts`; by hand it did not happen. Not this test's
-  // subject: a few tries, bounded.
+  // The next command starts a new batond. Soon after a worktree delegate,
+  // its first request finds its connection closed ("batond closed the
+  // connection"), with `ls` as with `conflicts`, and with a batond without
+  // the radar too (a kill -9 just after `delegate --worktree`, by hand).
+  // Not this test's subject: a few tries, bounded.
   for (int attempt = 0; attempt < 20; ++attempt) {
     if (Baton({"ls"}, As("alice")).exit_code == 0)
       break;
