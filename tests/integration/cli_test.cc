@@ -533,7 +533,7 @@ TEST_F(CliTest, HelpListsEveryVerbAndJsonKeepsLongDetails) {
   EXPECT_EQ(help.exit_code, 0);
   for (const char* verb :
        {"run", "ls", "wait", "rerun", "rm", "clear", "delegate", "queue", "mcp",
-        "serve", "board", "doctor", "worktree", "completion"}) {
+        "serve", "board", "doctor", "worktree", "conflicts", "completion"}) {
     EXPECT_NE(help.out.find(std::string("\n  ") + verb + " "),
               std::string::npos)
         << verb << " missing from:\n"

@@ -6,7 +6,7 @@ import { after, before, describe, test } from 'node:test';
 import assert from 'node:assert/strict';
 import { execFileSync, spawnSync } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
@@ -575,6 +575,46 @@ describe('the board, one instance', NEEDS_CHROMIUM, () => {
       assert.equal(none.status, 404);
       assert.match(none.body.error.message, /kept no diff/);
     } finally {
+      rmSync(folder, { recursive: true, force: true });
+    }
+  });
+
+  test('the board: two workers\' overlap shows on both tasks\' pages', async () => {
+    const { home, page } = await fresh();
+    const folder = mkdtempSync(join(tmpdir(), 'bradar-'));
+    const stop = join(folder, 'stop');
+    try {
+      // Workers in worktrees of one repository (doc/conflicts.md): a
+      // stand-in `dsh` runs its brief as a script, then waits for `stop`.
+      const bin = join(folder, 'bin');
+      mkdirSync(bin);
+      writeFileSync(join(bin, 'dsh'), '#!/bin/sh\nbrief=$(cat)\nexec sh -c "$brief"\n', { mode: 0o755 });
+      const repo = join(folder, 'repo');
+      mkdirSync(repo);
+      const git = (...args) => execFileSync('git', ['-c', 'user.email=t@t', '-c', 'user.name=t', ...args], { cwd: repo });
+      writeFileSync(join(repo, 'f.txt'), 'a\nb\nc\n');
+      git('init', '-q');
+      git('add', '.');
+      git('commit', '-qm', 'init');
+      const worker = (line) => {
+        const reply = JSON.parse(baton(home, ['--json', 'delegate', '--agent', 'dsh', '--worktree', '--cwd', repo,
+          `${line} && while [ ! -e ${stop} ]; do sleep 0.05; done`], { PATH: `${bin}:${process.env.PATH}` }));
+        return (reply.task ?? reply).id;
+      };
+      const first = worker("sed -i 's/^a$/A1/' f.txt");
+      const second = worker("sed -i 's/^a$/A2/' f.txt");
+      for (const [id, other] of [[first, second], [second, first]]) {
+        await fresh();
+        await page.getByRole('button', { name: `Open ${id}` }).click();
+        // The page looks again when the radar's overlaps move.
+        await page.locator('#conflicts li', { hasText: 'textual conflict' }).waitFor();
+        assert.deepEqual(await page.locator('#conflicts li').allTextContents(),
+          [`${other}: textual conflict in f.txt (both changed f.txt)`]);
+      }
+      writeFileSync(stop, '');
+      waitEnded(home, [first, second]);
+    } finally {
+      writeFileSync(stop, '');
       rmSync(folder, { recursive: true, force: true });
     }
   });

@@ -39,7 +39,7 @@ test('initialize, tools/list: fourteen tools with schemas and honest annotations
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'delegate', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
+      'conflicts', 'delegate', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
       'task_questions', 'task_rerun', 'task_send', 'task_status', 'worktrees']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
@@ -963,6 +963,53 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     const unknown = await call(client, 'worktrees', { task_ids: ['agent-99'] });
     assert.equal(unknown.isError, true, text(unknown));
     assert.match(text(unknown), /not_found: agent-99 has no worktree/);
+  });
+});
+
+test('conflicts: two workers committing the same file are an overlap, told once in the notices', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, { ...agentEnv(), BATON_SESSION: 'director' }));
+    const repo = join(home, 'repo');
+    mkdirSync(repo);
+    const git = (...args) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' });
+    git('init', '-q');
+    git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-q', '--allow-empty', '-m', 'base');
+    // The fake Claude Code commits work.txt, then stays in its turn.
+    const ids = [];
+    for (let i = 0; i < 2; i++) {
+      const d = await call(client, 'delegate', { brief: 'COMMIT then SLOW30', cwd: repo, worktree: true });
+      assert.equal(d.isError, false, text(d));
+      ids.push(d.structuredContent.task_id);
+    }
+    // The radar's rounds run every second or so: until it lists the pair,
+    // each call's notices collected.
+    const told = [];
+    let listed;
+    const deadline = Date.now() + 30_000;
+    do {
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      listed = await call(client, 'conflicts', {});
+      assert.equal(listed.isError, false, text(listed));
+      told.push(...listed.structuredContent.notices.filter((n) => n.overlap));
+    } while (listed.structuredContent.overlaps.length === 0 && Date.now() < deadline);
+    const [overlap] = listed.structuredContent.overlaps;
+    assert.deepEqual(overlap?.tasks, ids, text(listed));
+    // Both added the same work.txt, with the same lines: git merges them.
+    assert.equal(overlap.kind, 'same_file');
+    assert.deepEqual(overlap.files, ['work.txt']);
+    assert.match(text(listed), new RegExp(`${ids[0]} and ${ids[1]} both changed work\\.txt .*the same file`));
+    // One notice for the director, owner of both, on its older task.
+    const more = await call(client, 'conflicts', { task_id: ids[1] });
+    told.push(...more.structuredContent.notices.filter((n) => n.overlap));
+    assert.equal(told.length, 1, JSON.stringify(told));
+    assert.equal(told[0].task_id, ids[0]);
+    assert.equal(told[0].overlap.kind, 'same_file');
+    assert.match(told[0].text, /both changed work\.txt/);
+    assert.equal(more.structuredContent.overlaps.length, 1);
+    const unknown = await call(client, 'conflicts', { task_id: 'agent-99' });
+    assert.equal(unknown.isError, true, text(unknown));
+    assert.match(text(unknown), /agent-99/);
+    await call(client, 'task_kill', { task_ids: ids });
   });
 });
 

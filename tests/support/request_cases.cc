@@ -40,6 +40,7 @@ const std::map<std::string, Json>& Samples() {
       {"budget", {{"max_tokens", 1000}}},
       {"audit", {{"task", "shell-1"}, {"limit", 10}}},
       {"worktrees", {{"clean", true}}},
+      {"conflicts", Json::object()},
   };
   return samples;
 }

@@ -129,6 +129,10 @@ const std::vector<Verb>& Verbs() {
        "List and clean the git worktrees of agent tasks (delegate "
        "--worktree)",
        kGroupAgents, DefineWorktree},
+      {"conflicts",
+       "List overlaps between live workers' worktrees: the same files, or "
+       "changes that would conflict",
+       kGroupAgents, DefineConflicts},
       {"daemon", "Manage batond", kGroupSetUpAndAdmin, DefineDaemon},
       {"mcp",
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "

@@ -71,6 +71,7 @@ void DefineBudget(CLI::App& command, const Context& ctx, Action& action);
 void DefineQuestions(CLI::App& command, const Context& ctx, Action& action);
 void DefineAudit(CLI::App& command, const Context& ctx, Action& action);
 void DefineWorktree(CLI::App& command, const Context& ctx, Action& action);
+void DefineConflicts(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
 // `daemon install-service`, a subcommand of `daemon`'s
 // (verbs/daemon_service.cc).

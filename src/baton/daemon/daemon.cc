@@ -254,6 +254,9 @@ Status Daemon::Start() {
   // the check runner takes the task's "before" (on a thread too).
   worktree_worker_ =
       std::make_unique<WorkerPool>(&loop_, 1, WorkerPool::AtExit::kDropQueued);
+  radar_ = std::make_unique<ConflictRadar>(
+      &loop_, registry_.get(),
+      ConflictRadar::Options{.scratch = options_.paths.home + "/radar"});
   registry_->SetOnCreate([this](TaskRecord task,
                                 TaskRegistry::StartCallback made) {
     if (!task.spec.agent || !task.spec.agent->worktree)
@@ -275,6 +278,7 @@ Status Daemon::Start() {
         [this, job, made = std::move(made)] {
           if (!job->status)
             return made(std::unexpected(job->status.error()));
+          radar_->Track(job->task);  // Watched once it is stored and runs.
           checks_->TakeBefore(std::move(job->task), made);
         });
   });
@@ -285,6 +289,8 @@ Status Daemon::Start() {
   if (auto recovered = registry_->Recover(); !recovered)
     return recovered;
   agents_->Recover(registry_->LiveTasks());
+  for (const TaskRecord& task : registry_->LiveTasks())
+    radar_->Track(task);
   output_cap_->Recover(registry_->LiveTasks());
   output_redactor_->Recover(registry_->LiveTasks());
 
@@ -469,27 +475,6 @@ void Daemon::OnClose(uint64_t connection_id) {
   closed_connections_.insert(connection_id);
 }
 
-namespace {
-
-// A notice's text: how the task ended (or that it asks), then, indented,
-// its checks' evidence (part of the end, doc/tasks.md) or its open
-// question with numbered options.
-std::string NoticeLines(const TaskView& view) {
-  std::string text = NoticeText(view.task);
-  std::string more;
-  if (view.task.evidence)
-    more = EvidenceText(*view.task.evidence, "  ", 3);
-  if (view.task.status == TaskStatus::kWaiting)
-    more += QuestionItemsText(view.questions, "  ");
-  if (!more.empty()) {
-    more.pop_back();  // Its last newline.
-    text += "\n" + more;
-  }
-  return text;
-}
-
-}  // namespace
-
 Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
                                   std::string request_id_json,
                                   std::string session, bool needs_commit) {
@@ -503,19 +488,11 @@ Daemon::Reply Daemon::MakeReplier(uint64_t connection_id,
                     .result = std::move(result),
                     .needs_commit = needs_commit};
     if (!session.empty()) {
-      auto notices = registry_->TakeNotices(session);
-      if (!notices.empty()) {
-        // They report other ends, which EndSurvivesACrash did not check.
+      bool reports_ends = false;
+      reply.notices_json = NoticesJson(session, reports_ends);
+      // They report other ends, which EndSurvivesACrash did not check.
+      if (reports_ends)
         early_ends.reset();
-        std::vector<Notice> typed;
-        typed.reserve(notices.size());
-        for (auto& task : notices) {
-          TaskView view = View(std::move(task));
-          std::string text = NoticeLines(view);
-          typed.push_back({std::move(view), std::move(text)});
-        }
-        EncodeValue(reply.notices_json, typed);
-      }
     }
     Connection& connection = it->second;
     // Early only with nothing held before it: replies keep their order.
@@ -591,6 +568,13 @@ void Daemon::BeforeSleep() {
           FormatDuration(std::chrono::duration_cast<std::chrono::milliseconds>(
               clock_.Now() - commit_failing_since_)));
     }
+  }
+  // The radar's overlaps moved (doc/conflicts.md): nothing to commit, but
+  // watchers (the board) look again; a commit above already told them.
+  if (radar_->TakeMoved() && !committing) {
+    ++changes_;
+    for (auto& [connection, watch] : std::exchange(watches_, {}))
+      watch(WatchReply{.changes = changes_, .daemon_pid = getpid()});
   }
   // The supervisor's requests before the replies: once a client is told of
   // a task, its spawn is in the supervisor's socket, which a supervisor

@@ -19,6 +19,7 @@
 #include "baton/daemon/agent_runtime.h"
 #include "baton/daemon/app_server_probe.h"
 #include "baton/daemon/check_runner.h"
+#include "baton/daemon/conflict_radar.h"
 #include "baton/daemon/crash_points.h"
 #include "baton/daemon/output_cap.h"
 #include "baton/daemon/output_redactor.h"
@@ -176,6 +177,12 @@ class Daemon {
   void Handle(Connection&, const BudgetRequest&, Session, Reply);
   void Handle(Connection&, const AuditRequest&, Session, Reply);
   void Handle(Connection&, const WorktreesRequest&, Session, Reply);
+  void Handle(Connection&, const ConflictsRequest&, Session, Reply);
+
+  // The notices a reply to `session` carries, as the list's JSON text
+  // ("" for none), taken: the registry's (`reports_ends` when there are,
+  // since they report ends) and the conflict radar's (daemon/notices.cc).
+  std::string NoticesJson(Session session, bool& reports_ends);
 
   // An audit record of an action `connection` asked for in `session`:
   // who, with the action and task; the handler adds what and why.
@@ -221,6 +228,9 @@ class Daemon {
   // Where agents' worktrees are made (git, off the loop); gone before the
   // registry its answers reach.
   std::unique_ptr<WorkerPool> worktree_worker_;
+  // Overlaps of live workers' worktrees (doc/conflicts.md); after the
+  // registry, so gone before it.
+  std::unique_ptr<ConflictRadar> radar_;
   ProgramCache command_cache_;  // For the preflight's PATH searches.
   // The preflight's `sh -n`, off the loop; after the cache its callbacks
   // use, so that it goes first.

@@ -242,7 +242,7 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
                         ReadRequest, KillRequest, WaitRequest, AttachRequest,
                         NoticesRequest, DaemonStatusRequest, ShutdownRequest,
                         WatchRequest, QueueSetRequest, QueueListRequest,
-                        BudgetRequest, WorktreesRequest>());
+                        BudgetRequest, WorktreesRequest, ConflictsRequest>());
 }
 
 // A label's bound is core's one rule (kMaxLabelBytes): the codec refuses

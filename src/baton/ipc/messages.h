@@ -1335,7 +1335,8 @@ struct WatchReply {
   template <class V>
   void Fields(V& v) {
     v("changes", changes,
-      {.doc = "commits that changed state since this batond started"});
+      {.doc = "commits that changed state, and moves of the conflict "
+              "radar's overlaps, since this batond started"});
     v("daemon_pid", daemon_pid,
       {.doc = "a new pid is a new batond, whose count starts again"});
   }
@@ -1419,14 +1420,54 @@ struct ShutdownRequest {
   }
 };
 
+// The conflict radar's current overlaps (doc/conflicts.md).
+struct ConflictsReply {
+  std::vector<OverlapInfo> overlaps;
+  int64_t watched = 0;
+  int64_t rounds = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("overlaps", overlaps,
+      {.doc = "the overlaps of the session's live worktree tasks (of every "
+              "session's, for a person's session), oldest first, each: "
+              "`tasks`, `repo`, `kind`, `files`, `conflict_files`, "
+              "`since_ms`, `checked_ms`"});
+    v("watched", watched,
+      {.doc = "live worktree tasks the radar watches now (those that share "
+              "a repository with another), of every session"});
+    v("rounds", rounds,
+      {.doc = "rounds done since batond started, over every repository: "
+              "what was on disk when a round began is in the answer once "
+              "this has grown by two"});
+  }
+};
+struct ConflictsRequest {
+  static constexpr std::string_view kOp = "conflicts";
+  static constexpr bool kReplyKeptIfCommitFails = true;
+  static constexpr std::string_view kDoc =
+      "the overlaps between live agent workers' changes in worktrees of one "
+      "repository, as the conflict radar last saw them (at most a few "
+      "seconds old; doc/conflicts.md)";
+  using Reply = ConflictsReply;
+  std::string task;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "only the overlaps of this task (one the session sees)"});
+  }
+};
+
 // Every request, in the order doc/protocol.md lists them.
-using Request = std::variant<
-    HelloRequest, RunRequest, DelegateRequest, RerunRequest, EditRequest,
-    SendRequest, QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
-    AgentsRequest, GetRequest, ListRequest, ReadRequest, KillRequest,
-    RemoveRequest, WaitRequest, AttachRequest, NoticesRequest,
-    DaemonStatusRequest, ShutdownRequest, WatchRequest, QueueSetRequest,
-    QueueListRequest, BudgetRequest, AuditRequest, WorktreesRequest>;
+using Request =
+    std::variant<HelloRequest, RunRequest, DelegateRequest, RerunRequest,
+                 EditRequest, SendRequest, QueuedRequest, AnswerRequest,
+                 QuestionsRequest, EventsRequest, AgentsRequest, GetRequest,
+                 ListRequest, ReadRequest, KillRequest, RemoveRequest,
+                 WaitRequest, AttachRequest, NoticesRequest,
+                 DaemonStatusRequest, ShutdownRequest, WatchRequest,
+                 QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
+                 WorktreesRequest, ConflictsRequest>;
 
 }  // namespace baton
 

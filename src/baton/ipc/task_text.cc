@@ -183,4 +183,40 @@ std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,
   return out;
 }
 
+namespace {
+
+// "a, b and 3 more files".
+std::string OverlapFileList(const std::vector<std::string>& files) {
+  std::string text;
+  size_t shown = std::min(files.size(), kOverlapFilesShown);
+  for (size_t i = 0; i < shown; ++i)
+    text += (i ? ", " : "") + TerminalSafe(files[i]);
+  if (files.size() > shown) {
+    size_t more = files.size() - shown;
+    text += fmt::format(" and {} more file{}", more, more == 1 ? "" : "s");
+  }
+  return text;
+}
+
+}  // namespace
+
+std::string OverlapText(const OverlapInfo& overlap) {
+  std::string pair = overlap.tasks.size() == 2
+                         ? overlap.tasks[0] + " and " + overlap.tasks[1]
+                         : "two tasks";
+  std::string text =
+      fmt::format("{} both changed {} (in {}): ", pair,
+                  OverlapFileList(overlap.files), TerminalSafe(overlap.repo));
+  if (overlap.kind == OverlapKind::kConflict) {
+    text +=
+        fmt::format("a textual conflict in {} (their changes would not merge)",
+                    OverlapFileList(overlap.conflict_files));
+  } else {
+    text +=
+        fmt::format("the same file{}, no textual conflict (git merges them)",
+                    overlap.files.size() == 1 ? "" : "s");
+  }
+  return text;
+}
+
 }  // namespace baton

@@ -32,6 +32,14 @@ inline constexpr size_t kShownCommits = 10;
 std::string EvidenceText(const Evidence& evidence, std::string_view indent,
                          size_t tail_lines);
 
+// A conflict radar's overlap (doc/conflicts.md) in one line: "agent-3 and
+// agent-5 both changed src/a.cc, src/b.cc (in /repo): a textual conflict
+// in src/a.cc (their changes would not merge)", or "...: the same file, no
+// textual conflict (git merges them)". At most kOverlapFilesShown files by
+// name, then "and N more files".
+std::string OverlapText(const OverlapInfo& overlap);
+inline constexpr size_t kOverlapFilesShown = 8;
+
 // Open questions, each item's prompt then its options numbered from 1
 // ("[1] yes — do it"), each line starting with `indent`; "" when none.
 std::string QuestionItemsText(const std::vector<OpenQuestion>& questions,

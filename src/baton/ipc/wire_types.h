@@ -107,14 +107,51 @@ Status DecodeValue(const Json& in, TaskBrief& out, const FieldRules& rules,
                    std::string_view path);
 void EncodeValue(std::string& out, const TaskBrief& value);
 
-// A notice: a task of the session that ended (or asks) unseen.
+// Two live workers' changes in worktrees of one repository, as the
+// conflict radar last saw them (doc/conflicts.md).
+enum class OverlapKind { kSameFile, kConflict };
+struct OverlapInfo {
+  std::vector<std::string> tasks;  // Two ids, the older task first.
+  std::string repo;
+  OverlapKind kind = OverlapKind::kSameFile;
+  std::vector<std::string> files;           // Both changed, from the top.
+  std::vector<std::string> conflict_files;  // Of those, git's conflicts.
+  int64_t since_ms = 0;                     // First seen (of this kind).
+  int64_t checked_ms = 0;                   // Last round that saw it.
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.required = true, .doc = "the two tasks, the older first"});
+    v("repo", repo, {.doc = "the repository their worktrees belong to"});
+    v("kind", kind,
+      {.doc = "`conflict`: a trial merge of their changes conflicts; "
+              "`same_file`: they changed the same files, and git merges "
+              "them cleanly"});
+    v("files", files,
+      {.doc = "the files both changed (committed or not), from the "
+              "repository's top"});
+    v("conflict_files", conflict_files,
+      {.omit_when_empty = true,
+       .doc = "with `conflict`: the files the trial merge conflicts in"});
+    v("since_ms", since_ms, {.doc = "when it was first seen, of this kind"});
+    v("checked_ms", checked_ms, {.doc = "when the radar last checked it"});
+  }
+};
+
+// A notice: a task of the session that ended (or asks) unseen, or whose
+// changes overlap another worker's (`overlap`).
 struct Notice {
   TaskView task;
   std::string text;
+  std::optional<OverlapInfo> overlap;
   template <class V>
   void Fields(V& v) {
     v("task", task, {.required = true});
     v("text", text, {.doc = "one line for people"});
+    v("overlap", overlap,
+      {.omit_when_empty = true,
+       .doc = "the conflict radar's notice: `task` is the session's task, "
+              "this the overlap (as `conflicts` lists it)"});
   }
 };
 
@@ -126,6 +163,12 @@ struct JsonEnum<ReadMode> {
       {ReadMode::kAll, "all"},
       {ReadMode::kNew, "new"},
       {ReadMode::kOffset, "offset"}};
+};
+template <>
+struct JsonEnum<OverlapKind> {
+  static constexpr std::pair<OverlapKind, std::string_view> kNames[] = {
+      {OverlapKind::kSameFile, "same_file"},
+      {OverlapKind::kConflict, "conflict"}};
 };
 template <>
 struct JsonEnum<SendMode> {

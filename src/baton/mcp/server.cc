@@ -17,6 +17,7 @@
 #include "baton/mcp/tools/tools.h"
 #include "baton/util/clock.h"
 #include "baton/util/detached_process.h"
+#include "baton/util/json_fields.h"
 #include "baton/util/log.h"
 
 namespace baton::mcp {
@@ -251,8 +252,8 @@ Json Call::CallResult(ToolResult result) {
     if (!text.empty() && text.back() != '\n')
       text += '\n';
     text +=
-        "Notices (tasks of this session that ended unseen, or ask a "
-        "question):\n";
+        "Notices (tasks of this session that ended unseen, ask a "
+        "question, or changed the same files as another worker):\n";
     for (const auto& notice : notices) {
       text += "- " + notice.text + "\n";
       const TaskRecord& task = notice.task.task;
@@ -271,6 +272,10 @@ Json Call::CallResult(ToolResult result) {
         entry["evidence"] = EvidenceJson(*task.evidence);
       if (asks)
         entry["questions"] = QuestionsJson(notice.task.questions);
+      if (notice.overlap) {
+        if (auto overlap = ParseJson(EncodeObject(*notice.overlap)))
+          entry["overlap"] = std::move(overlap->value);
+      }
       notices_json.push_back(std::move(entry));
     }
   }

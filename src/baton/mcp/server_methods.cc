@@ -19,8 +19,9 @@ Json NoticesSchema() {
   return {{"type", "array"},
           {"description",
            "Tasks of this session that ended and whose end you had not seen, "
-           "and agent tasks that ask a question you were not told of; each "
-           "is told once"},
+           "agent tasks that ask a question you were not told of, and "
+           "overlaps between your workers' changes (`overlap`, as the "
+           "conflicts tool lists them); each is told once"},
           {"items",
            {{"type", "object"},
             {"properties",
@@ -29,7 +30,8 @@ Json NoticesSchema() {
               {"detail", {{"type", "string"}}},
               {"text", {{"type", "string"}}},
               {"evidence", EvidenceSchema()},
-              {"questions", PendingQuestionsSchema()}}},
+              {"questions", PendingQuestionsSchema()},
+              {"overlap", {{"type", "object"}}}}},
             {"required", {"task_id", "text"}}}}};
 }
 

@@ -213,6 +213,7 @@ void Board::AddRoutes(HttpServer* http) {
   route("/board/api/tasks", &Board::Tasks);
   route("/board/api/task", &Board::Task);
   route("/board/api/audit", &Board::Audit);
+  route("/board/api/conflicts", &Board::Conflicts);
   route("/board/api/queued", &Board::Queued);
   route("/board/api/transcript", &Board::Transcript);
   route("/board/api/output", &Board::Output);
@@ -378,6 +379,16 @@ void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
   if (!daemon)
     return;
   Relay(daemon, GetRequest{.task = *id}, exchange);
+}
+
+void Board::Conflicts(const HttpRequest& request, const ExchangePtr& exchange) {
+  auto id = TaskParam(request, exchange);
+  if (!id)
+    return;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return;
+  Relay(daemon, ConflictsRequest{.task = *id}, exchange);
 }
 
 void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {

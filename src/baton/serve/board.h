@@ -92,6 +92,9 @@ class Board {
   void Task(const HttpRequest& request, const ExchangePtr& exchange);
   // A task's records in the audit trail (doc/audit.md).
   void Audit(const HttpRequest& request, const ExchangePtr& exchange);
+  // A live worker's overlaps with the others in its repository, as the
+  // conflict radar last saw them (doc/conflicts.md).
+  void Conflicts(const HttpRequest& request, const ExchangePtr& exchange);
   // An agent's queued follow-ups: GET lists them, POST withdraws or
   // replaces one (an Action).
   void Queued(const HttpRequest& request, const ExchangePtr& exchange);

@@ -49,6 +49,7 @@ const std::vector<ToolDefinition>& AllTools() {
       TaskAnswerToolDefinition(),    TaskKillToolDefinition(),
       SessionBudgetToolDefinition(), WorktreesToolDefinition(),
       TaskRerunToolDefinition(),     TaskEditToolDefinition(),
+      ConflictsToolDefinition(),
   };
   return tools;
 }

@@ -24,6 +24,7 @@ ToolDefinition SessionBudgetToolDefinition();
 ToolDefinition WorktreesToolDefinition();
 ToolDefinition TaskRerunToolDefinition();
 ToolDefinition TaskEditToolDefinition();
+ToolDefinition ConflictsToolDefinition();
 
 // What run and task_rerun answer once a task started (tools/run.cc): the
 // result, and its output schema.

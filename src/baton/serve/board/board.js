@@ -697,6 +697,24 @@ function renderAudit(records) {
   }));
 }
 
+// A live worker's overlaps with the other workers of its repository, from
+// the conflict radar (doc/conflicts.md): the other task, the files both
+// changed, and whether their changes would conflict.
+function renderConflicts(id, overlaps) {
+  $("conflicts-view").hidden = overlaps.length === 0;
+  $("conflicts").replaceChildren(...overlaps.map((overlap) => {
+    const other = overlap.tasks[0] === id ? overlap.tasks[1] : overlap.tasks[0];
+    const conflict = overlap.kind === "conflict";
+    const item = el("li", null, { class: conflict ? "overlap overlap-conflict" : "overlap" });
+    const open = el("button", other, { type: "button", "aria-label": `Open ${other}` });
+    open.addEventListener("click", () => show(other));
+    item.append(open, ": ", el("strong", conflict ? "textual conflict" : "same file"),
+      conflict ? ` in ${overlap.conflict_files.join(", ")}` : "",
+      ` (both changed ${overlap.files.join(", ")})`);
+    return item;
+  }));
+}
+
 // A live agent's follow-ups that wait for its turn to end, each with a
 // button that withdraws it.
 function renderQueued(queued) {
@@ -762,11 +780,13 @@ async function refreshTask() {
   if (state.transcript.task !== id) state.transcript = { task: id, events: [] };
   const known = state.transcript.events;
   const after = known.length ? known[known.length - 1].seq : 0;
-  const [queued, added] = await Promise.all([
-    reply.task.agent && !ENDED.includes(reply.task.status)
-      ? api(path("queued")).then((r) => r.queued, () => []) : [],
+  const live = reply.task.agent && !ENDED.includes(reply.task.status);
+  const [queued, added, overlaps] = await Promise.all([
+    live ? api(path("queued")).then((r) => r.queued, () => []) : [],
     reply.task.agent
       ? api(`${path("transcript")}&after=${after}`).then((r) => r.events, () => []) : [],
+    live && reply.task.agent.worktree
+      ? api(path("conflicts")).then((r) => r.overlaps, () => []) : [],
   ]);
   if (state.task !== id) return;
   // Another refresh may have added some meanwhile: only what is newer.
@@ -776,6 +796,7 @@ async function refreshTask() {
   renderTask(reply.task);
   renderAudit(audit.records);
   renderQueued(queued);
+  renderConflicts(id, overlaps);
   renderTranscript(reply.task);
   followLog(reply.task);
   state.size = Math.max(state.size, reply.task.output_bytes || 0);
