@@ -113,6 +113,7 @@ class SqliteTaskStore : public TaskStore {
   // Called by every write: after a Flush(), the first write starts a new
   // batch, and the journal of the last one is dropped.
   void StartWrite();
+  void ClearJournal();
   // Before a write: notes in the journal (once per batch) the buffered
   // write it replaces, for DropBatch.
   void JournalTask(const TaskId& id);

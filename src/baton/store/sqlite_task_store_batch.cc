@@ -42,10 +42,7 @@ void SqliteTaskStore::JournalCursor(const std::pair<TaskId, std::string>& key) {
   cursor_journal_.try_emplace(key, Pending(pending_cursors_, key));
 }
 
-void SqliteTaskStore::StartWrite() {
-  if (!batch_flushed_)
-    return;
-  batch_flushed_ = false;
+void SqliteTaskStore::ClearJournal() {
   task_journal_.clear();
   cursor_journal_.clear();
   counter_journal_.clear();
@@ -53,6 +50,13 @@ void SqliteTaskStore::StartWrite() {
   budget_journal_.clear();
   session_journal_.clear();
   audit_journal_.clear();
+}
+
+void SqliteTaskStore::StartWrite() {
+  if (!batch_flushed_)
+    return;
+  batch_flushed_ = false;
+  ClearJournal();
 }
 
 void SqliteTaskStore::DropBatch() {
@@ -73,13 +77,7 @@ void SqliteTaskStore::DropBatch() {
   // leaves nothing to flush.
   for (const auto& [kind, before] : counter_journal_)
     Restore(pending_counters_, kind, before);
-  task_journal_.clear();
-  cursor_journal_.clear();
-  counter_journal_.clear();
-  queue_journal_.clear();
-  budget_journal_.clear();
-  session_journal_.clear();
-  audit_journal_.clear();
+  ClearJournal();
 }
 
 }  // namespace baton
