@@ -400,12 +400,12 @@ void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
     return;
   // The task must be one the board sees: batond's `get` says so, with
   // its own error, before the trail is read.
-  daemon->Call(GetRequest{.task = *id},
-               OrBoardError<TaskReply>(
-                   exchange, [this, exchange, id = *id](TaskReply task) {
-                     if (AsyncDaemonClient* daemon = DaemonFor(exchange))
-                       Relay(daemon, AuditRequest{.task = id}, exchange);
-                   }));
+  daemon->Call(
+      GetRequest{.task = *id},
+      OrBoardError<TaskReply>(exchange, [this, exchange, id = *id](TaskReply) {
+        if (AsyncDaemonClient* daemon = DaemonFor(exchange))
+          Relay(daemon, AuditRequest{.task = id}, exchange);
+      }));
 }
 
 void Board::Transcript(const HttpRequest& request,
