@@ -281,13 +281,115 @@ TEST_F(WorktreeTest, CleanRemovesOnlyWhatLosesNothing) {
   cleaned = Baton({"worktree", "clean", dirty, running}, env_);
   EXPECT_EQ(cleaned.exit_code, 1) << cleaned.out;
   EXPECT_EQ(ReadText(path(dirty) + "/shared.txt"), "wip\n");
+  // --force loses nothing either: the work is committed on the branch.
   cleaned = Baton({"worktree", "clean", "--force", dirty}, env_);
   EXPECT_EQ(cleaned.exit_code, 0) << cleaned.out << cleaned.err;
+  EXPECT_NE(
+      cleaned.out.find("committed its uncommitted work on baton/" + dirty),
+      std::string::npos)
+      << cleaned.out;
   EXPECT_FALSE(std::filesystem::exists(path(dirty)));
+  EXPECT_EQ(Shell("git -C " + repo_ + " show baton/" + dirty + ":shared.txt"),
+            "wip\n");
+  EXPECT_EQ(Shell("git -C " + repo_ + " show baton/" + dirty + ":new.txt"),
+            "new\n");
 
   EXPECT_EQ(Baton({"worktree", "clean", "agent-99"}, env_).exit_code, 1);
   std::ofstream{gate};
   EXPECT_EQ(WaitEnd(running)["status"], "completed");
+}
+
+// Issue 39, part 3: a running task's worktree is locked against git and
+// people (git worktree remove refuses it), and unlocked when it ends.
+TEST_F(WorktreeTest, ARunningTasksWorktreeIsLockedUntilItEnds) {
+  std::string gate = home_ + "/gate";
+  std::string id = Delegate(
+      {"--agent", "dsh", "--worktree", "--cwd", repo_, "wait:" + gate});
+  std::string path =
+      Status(id, env_)["agent"]["worktree"]["path"].get<std::string>();
+  std::string list = Shell("git -C " + repo_ + " worktree list --porcelain");
+  EXPECT_NE(list.find("locked baton: task " + id + " runs in it"),
+            std::string::npos)
+      << list;
+  EXPECT_NE(std::system(("git -C " + repo_ + " worktree remove --force " +
+                         path + " 2>/dev/null")
+                            .c_str()),
+            0);
+  EXPECT_TRUE(std::filesystem::exists(path));
+  std::ofstream{gate};
+  EXPECT_EQ(WaitEnd(id)["status"], "completed");
+  list = Shell("git -C " + repo_ + " worktree list --porcelain");
+  EXPECT_EQ(list.find("locked"), std::string::npos) << list;
+}
+
+// Never removed, whoever asks and with --force: commits on no branch (a
+// detached HEAD), or a lock someone else put on it.
+TEST_F(WorktreeTest, CommitsOnNoBranchAndAPersonsLockKeepIt) {
+  std::string detached =
+      Delegate({"--agent", "dsh", "--worktree", "--cwd", repo_, "commit:one"});
+  std::string locked =
+      Delegate({"--agent", "dsh", "--worktree", "--cwd", repo_, "commit:two"});
+  for (const auto& id : {detached, locked})
+    ASSERT_EQ(WaitEnd(id)["status"], "completed");
+  auto path = [&](const std::string& id) {
+    return Status(id, env_)["agent"]["worktree"]["path"].get<std::string>();
+  };
+  Git("cd " + path(detached) +
+      " && git checkout -q --detach && echo loose > loose.txt && git add . "
+      "&& git -c user.email=t@example.com -c user.name=t commit -qm loose");
+  Git("git -C " + repo_ + " worktree lock --reason 'mine, hands off' " +
+      path(locked));
+
+  auto cleaned =
+      Baton({"worktree", "clean", "--force", detached, locked}, env_);
+  EXPECT_EQ(cleaned.exit_code, 1) << cleaned.out;
+  EXPECT_NE(cleaned.out.find(detached + ": kept: its HEAD holds 1 commit on "
+                                        "no branch"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_NE(cleaned.out.find(locked + ": kept: locked: mine, hands off"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_TRUE(std::filesystem::exists(path(detached) + "/loose.txt"));
+  EXPECT_TRUE(std::filesystem::exists(path(locked)));
+  auto listed = Baton({"--json", "worktree", "ls"}, env_);
+  EXPECT_NE(listed.out.find("\"commits_on_no_branch\":1"), std::string::npos)
+      << listed.out;
+}
+
+// A resume goes on in the worktree of the task it resumes: locked for it,
+// and the first task's worktree is not cleaned while it runs.
+TEST_F(WorktreeTest, AResumeGoesOnInTheSameWorktreeAndHoldsIt) {
+  std::string first = Delegate(
+      {"--agent", "claude", "--worktree", "--cwd", repo_, "say hello"});
+  ASSERT_EQ(WaitEnd(first)["status"], "completed");
+  std::string path =
+      Status(first, env_)["agent"]["worktree"]["path"].get<std::string>();
+  // Not Delegate(): it would name a folder, and the resume is to go on
+  // where the first ran.
+  auto started = Baton({"delegate", "--resume", first, "ASK me"}, env_);
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string resumed = started.out.substr(0, started.out.find('\n'));
+  ASSERT_TRUE(WaitForEvent(resumed, "question").is_object());
+  auto status = Status(resumed, env_);
+  EXPECT_EQ(status["agent"]["worktree"]["path"], path) << status.dump();
+  EXPECT_EQ(status["cwd"], path) << status.dump();
+  std::string list = Shell("git -C " + repo_ + " worktree list --porcelain");
+  EXPECT_NE(list.find("locked baton: task " + resumed + " runs in it"),
+            std::string::npos)
+      << list;
+
+  auto cleaned = Baton({"worktree", "clean", "--force", first}, env_);
+  EXPECT_EQ(cleaned.exit_code, 1) << cleaned.out;
+  EXPECT_NE(cleaned.out.find(first + ": kept: " + resumed + " goes on in it"),
+            std::string::npos)
+      << cleaned.out;
+  EXPECT_TRUE(std::filesystem::exists(path));
+  EXPECT_EQ(Baton({"kill", resumed}, env_).exit_code, 0);
+  EXPECT_NE(WaitEnd(resumed)["status"], "running");
+  cleaned = Baton({"worktree", "clean", first}, env_);
+  EXPECT_EQ(cleaned.exit_code, 0) << cleaned.out << cleaned.err;
+  EXPECT_FALSE(std::filesystem::exists(path));
 }
 
 }  // namespace

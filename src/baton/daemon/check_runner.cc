@@ -188,8 +188,10 @@ void CollectEvidence(const TaskRecord& task,
   Json before =
       before_text ? Json::parse(*before_text, nullptr, false) : Json(nullptr);
   std::optional<WorktreeFindings> worktree;
-  if (HasWorktree(task))
+  if (HasWorktree(task)) {
     worktree = ReadWorktree(*task.spec.agent->worktree, env);
+    UnlockWorktree(task, env);  // It ran: its worktree may be cleaned.
+  }
   std::string diff_path = task_dir + "/" + kTaskDiffFile;
   if (worktree) {
     evidence.source = "worktree";

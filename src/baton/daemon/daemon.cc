@@ -273,7 +273,7 @@ Status Daemon::Start() {
     job->task = std::move(task);
     worktree_worker_->Post(
         [job, root = options_.paths.home + "/worktrees"] {
-          job->status = MakeWorktree(root, job->env, job->task);
+          job->status = PrepareWorktree(root, job->env, job->task);
         },
         [this, job, made = std::move(made)] {
           if (!job->status)

@@ -27,10 +27,66 @@ std::vector<std::string> Lines(const std::string& text) {
   return lines;
 }
 
+// git in `cwd`, its result, or a failed one when git could not run.
+GitResult Git(const std::string& cwd, const std::vector<std::string>& args,
+              const std::vector<std::string>& env) {
+  auto result = RunGit(cwd, args, env);
+  return result ? std::move(*result) : GitResult{};
+}
+
+// The lock reason batond gives git for a task's worktree: how a later
+// reader (UnlockWorktree, a person's `git worktree list`) tells whose it is.
+std::string LockReason(const TaskRecord& task) {
+  return fmt::format("baton: task {} runs in it", task.id.ToString());
+}
+
+// Why the worktree at `path` is locked, nullopt when it is not: git keeps
+// the reason in the file `locked` of the worktree's own git folder.
+std::optional<std::string> LockOf(const std::string& path,
+                                  const std::vector<std::string>& env) {
+  auto dir = Git(path, {"rev-parse", "--absolute-git-dir"}, env);
+  if (!dir.ok())
+    return std::nullopt;
+  auto reason = ReadFile(dir.out.substr(0, dir.out.find('\n')) + "/locked");
+  if (!reason)
+    return std::nullopt;
+  while (!reason->empty() && reason->back() == '\n')
+    reason->pop_back();
+  return *reason;
+}
+
+// A resume goes on in the worktree of the task it resumes: locked again, for
+// it.
+Status TakeOverWorktree(const std::vector<std::string>& env,
+                        const TaskRecord& task) {
+  const Worktree& worktree = *task.spec.agent->worktree;
+  std::error_code error;
+  if (!std::filesystem::is_directory(worktree.path, error)) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("worktree: {} is gone (cleaned); delegate "
+                                 "the work anew with --worktree",
+                                 worktree.path));
+  }
+  (void)RunGit(worktree.repo, {"worktree", "unlock", worktree.path}, env);
+  auto locked = RunGit(
+      worktree.repo,
+      {"worktree", "lock", "--reason", LockReason(task), worktree.path}, env);
+  if (!locked)
+    return std::unexpected(locked.error());
+  if (!locked->ok()) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("worktree: git worktree lock {} failed: {}",
+                                 worktree.path, locked->Complaint()));
+  }
+  return {};
+}
+
 }  // namespace
 
-Status MakeWorktree(const std::string& root,
-                    const std::vector<std::string>& env, TaskRecord& task) {
+Status PrepareWorktree(const std::string& root,
+                       const std::vector<std::string>& env, TaskRecord& task) {
+  if (!task.spec.agent->worktree->path.empty())
+    return TakeOverWorktree(env, task);
   const std::string& cwd = task.spec.cwd;
   auto where =
       RunGit(cwd, {"rev-parse", "--show-toplevel", "--show-prefix"}, env);
@@ -67,10 +123,11 @@ Status MakeWorktree(const std::string& root,
                     .path = root + "/" + id,
                     .branch = "baton/" + id,
                     .base = base};
-  auto added = RunGit(top,
-                      {"worktree", "add", "--quiet", "-b", worktree.branch,
-                       worktree.path, base},
-                      env);
+  auto added =
+      RunGit(top,
+             {"worktree", "add", "--quiet", "--lock", "--reason",
+              LockReason(task), "-b", worktree.branch, worktree.path, base},
+             env);
   if (!added)
     return std::unexpected(added.error());
   if (!added->ok()) {
@@ -86,6 +143,13 @@ Status MakeWorktree(const std::string& root,
   std::filesystem::create_directories(task.spec.cwd, error);
   task.spec.agent->worktree = std::move(worktree);
   return {};
+}
+
+void UnlockWorktree(const TaskRecord& task,
+                    const std::vector<std::string>& env) {
+  const Worktree& worktree = *task.spec.agent->worktree;
+  if (LockOf(worktree.path, env) == LockReason(task))
+    (void)RunGit(worktree.repo, {"worktree", "unlock", worktree.path}, env);
 }
 
 std::optional<WorktreeFindings> ReadWorktree(
@@ -126,13 +190,6 @@ std::optional<WorktreeFindings> ReadWorktree(
 
 namespace {
 
-// git in `cwd`, its result, or a failed one when git could not run.
-GitResult Git(const std::string& cwd, const std::vector<std::string>& args,
-              const std::vector<std::string>& env) {
-  auto result = RunGit(cwd, args, env);
-  return result ? std::move(*result) : GitResult{};
-}
-
 // "merged", "2 commits not merged", "task running", ... for people.
 std::string StateText(const TaskRecord& task, const WorktreeInfo& info) {
   if (!info.exists)
@@ -150,7 +207,46 @@ std::string StateText(const TaskRecord& task, const WorktreeInfo& info) {
   }
   if (info.uncommitted)
     text += ", uncommitted changes";
+  if (info.commits_on_no_branch > 0)
+    text += fmt::format(", {} on no branch", info.commits_on_no_branch);
+  if (!info.locked.empty() && IsTerminal(task.status))
+    text += ", locked";
   return text;
+}
+
+// batond's own lock (LockReason), whichever task's.
+bool IsBatonLock(const std::string& reason) {
+  return reason.starts_with("baton: task ");
+}
+
+// Commits what `worktree` holds uncommitted on the branch its HEAD is on, so
+// that removing the folder loses nothing; "" or why it could not.
+std::string SaveUncommitted(const TaskRecord& task, const Worktree& worktree,
+                            const std::vector<std::string>& env,
+                            std::string& saved) {
+  if (!Git(worktree.path, {"symbolic-ref", "-q", "HEAD"}, env).ok()) {
+    return fmt::format(
+        "uncommitted changes on a detached HEAD in {} (commit them on a "
+        "branch first)",
+        worktree.path);
+  }
+  auto added = Git(worktree.path, {"add", "-A"}, env);
+  auto committed =
+      added.ok()
+          ? Git(worktree.path,
+                {"-c", "user.name=baton", "-c", "user.email=baton@localhost",
+                 "commit", "--quiet", "--no-verify", "-m",
+                 fmt::format("baton: uncommitted work of {}, saved by "
+                             "worktree clean --force",
+                             task.id.ToString())},
+                env)
+          : added;
+  if (!committed.ok())
+    return "committing its uncommitted changes failed: " +
+           committed.Complaint();
+  auto head = Git(worktree.path, {"rev-parse", "--short", "HEAD"}, env);
+  saved = head.out.substr(0, head.out.find('\n'));
+  return "";
 }
 
 }  // namespace
@@ -184,12 +280,20 @@ WorktreeInfo InspectWorktree(const TaskRecord& task,
   if (info.exists) {
     auto status = Git(worktree.path, {"status", "--porcelain"}, env);
     info.uncommitted = !status.ok() || !status.out.empty();
+    auto loose = Git(
+        worktree.path,
+        {"rev-list", "--count", "HEAD", "--not", "--branches", "--tags"}, env);
+    // Unknown counts as some: a worktree git cannot read is not removed.
+    info.commits_on_no_branch =
+        loose.ok() ? std::strtoll(loose.out.c_str(), nullptr, 10) : 1;
+    info.locked = LockOf(worktree.path, env).value_or("");
   }
   info.state = StateText(task, info);
   return info;
 }
 
 void CleanWorktree(const TaskRecord& task, bool named, bool force,
+                   const std::string& used_by,
                    const std::vector<std::string>& env, WorktreeInfo& info) {
   const Worktree& worktree = *task.spec.agent->worktree;
   auto keep = [&info](std::string why) {
@@ -207,25 +311,51 @@ void CleanWorktree(const TaskRecord& task, bool named, bool force,
     return keep(fmt::format("it is {}; its worktree stays until it ends",
                             TaskStatusName(task.status)));
   }
-  if (info.uncommitted && !force) {
+  if (!used_by.empty()) {
+    return keep(
+        fmt::format("{} goes on in it; it stays until that ends", used_by));
+  }
+  if (info.commits_on_no_branch > 0) {
     return keep(fmt::format(
-        "uncommitted changes in {} (commit them, or clean --force to discard "
-        "them)",
+        "its HEAD holds {} commit{} on no branch (keep them: git -C {} "
+        "branch NAME; then clean again)",
+        info.commits_on_no_branch, info.commits_on_no_branch == 1 ? "" : "s",
         worktree.path));
   }
-  int64_t ahead = info.commits_not_merged;
-  if (info.branch_exists && !info.merged && !named) {
+  if (!info.locked.empty() && !IsBatonLock(info.locked)) {
+    return keep(
+        fmt::format("locked: {} (git worktree unlock {} lets baton "
+                    "clean it)",
+                    info.locked, worktree.path));
+  }
+  if (info.uncommitted && !force) {
+    return keep(fmt::format(
+        "uncommitted changes in {} (commit them, or clean --force {} to "
+        "commit them on its branch and remove the folder)",
+        worktree.path, info.task));
+  }
+  // Saved uncommitted work makes the branch unmerged: named tasks only.
+  int64_t ahead = info.commits_not_merged + (info.uncommitted ? 1 : 0);
+  bool unmerged = info.branch_exists && (!info.merged || info.uncommitted);
+  if (unmerged && !named) {
     return keep(fmt::format(
         "branch {} has {} commit{} not in HEAD of {} (merge it, or name the "
-        "task: baton worktree clean {})",
+        "task: baton worktree clean {}{})",
         worktree.branch, ahead, ahead == 1 ? "" : "s", worktree.repo,
-        info.task));
+        info.uncommitted ? "--force " : "", info.task));
   }
-  std::vector<std::string> remove = {"worktree", "remove"};
-  if (force)
-    remove.push_back("--force");
-  remove.push_back(worktree.path);
-  auto removing = RunGit(worktree.repo, remove, env);
+  // batond's lock left over (a task that never spawned): it is no one's.
+  if (!info.locked.empty())
+    (void)RunGit(worktree.repo, {"worktree", "unlock", worktree.path}, env);
+  std::string saved;
+  if (info.uncommitted) {
+    if (std::string why = SaveUncommitted(task, worktree, env, saved);
+        !why.empty()) {
+      return keep(why);
+    }
+  }
+  auto removing =
+      RunGit(worktree.repo, {"worktree", "remove", worktree.path}, env);
   if (!removing || !removing->ok()) {
     return keep("git worktree remove failed: " +
                 (removing ? removing->Complaint() : removing.error().message));
@@ -233,7 +363,7 @@ void CleanWorktree(const TaskRecord& task, bool named, bool force,
   info.outcome = "removed";
   info.exists = false;
   info.state = "removed";
-  if (info.branch_exists && info.merged) {
+  if (info.branch_exists && !unmerged) {
     auto deleted =
         RunGit(worktree.repo, {"branch", "-d", worktree.branch}, env);
     info.note =
@@ -248,6 +378,10 @@ void CleanWorktree(const TaskRecord& task, bool named, bool force,
         "{})",
         worktree.branch, ahead, ahead == 1 ? "" : "s", worktree.branch,
         ahead == 1 ? "it" : "them");
+  }
+  if (!saved.empty()) {
+    info.note = fmt::format("committed its uncommitted work on {} as {}; {}",
+                            worktree.branch, saved, info.note);
   }
 }
 

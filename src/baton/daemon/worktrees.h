@@ -22,14 +22,24 @@ inline bool HasWorktree(const TaskRecord& task) {
          !task.spec.agent->worktree->path.empty();
 }
 
-// Makes the worktree `task` asked for (spec.agent->worktree set, empty): a
-// branch `baton/<id>` from HEAD of the repository that holds spec.cwd,
-// checked out at `root`/<id>. The task's folder becomes the same folder
-// inside it. `env` is git's environment. kInvalidArgument, with what to
-// do, when the folder is in no repository, the repository has no commit,
-// or git refuses (a branch of that name exists).
-Status MakeWorktree(const std::string& root,
-                    const std::vector<std::string>& env, TaskRecord& task);
+// Prepares the worktree `task` runs in, locked for it (`git worktree lock`,
+// so that neither git nor a person's prune removes it while it runs):
+// - made, when spec.agent->worktree is set and empty: a branch
+//   `baton/<id>` from HEAD of the repository that holds spec.cwd, checked
+//   out at `root`/<id>; the task's folder becomes the same folder inside
+//   it. kInvalidArgument, with what to do, when the folder is in no
+//   repository, the repository has no commit, or git refuses (a branch of
+//   that name exists);
+// - taken over, when its path is set (a resume goes on in the worktree of
+//   the task it resumes): kInvalidArgument when it is gone.
+// `env` is git's environment.
+Status PrepareWorktree(const std::string& root,
+                       const std::vector<std::string>& env, TaskRecord& task);
+
+// Takes the lock of `task` off its worktree once it ended. A lock that is
+// not its own (a later task's, a person's) stays.
+void UnlockWorktree(const TaskRecord& task,
+                    const std::vector<std::string>& env);
 
 // What a worktree holds at its task's end, against its base: the changed
 // files (committed or not, new ones too; paths from its top) and its
@@ -47,12 +57,16 @@ WorktreeInfo InspectWorktree(const TaskRecord& task,
                              const std::vector<std::string>& env);
 
 // Removes the worktree of `task` (inspected as `info`) when that loses
-// nothing, and says so in info.outcome and info.note: never a live task's,
-// never uncommitted work without `force`, never an unmerged branch (its
-// worktree goes when the task is `named`, the branch stays); a merged
-// branch is deleted with it. A worktree removed by hand is pruned from
-// git's list. Blocks on git: off the loop.
+// nothing, and says so in info.outcome and info.note. Never, whoever asks:
+// the worktree of a live task (its own, or `used_by`, the id of a live
+// task that resumed it), one whose HEAD holds commits on no branch, one
+// locked by someone else, an unmerged branch (its worktree goes when the
+// task is `named`, the branch stays). Uncommitted work stays unless
+// `force`, and then it is committed on the task's branch first, so that
+// the branch keeps it. A merged branch is deleted with its worktree; one
+// removed by hand is pruned from git's list. Blocks on git: off the loop.
 void CleanWorktree(const TaskRecord& task, bool named, bool force,
+                   const std::string& used_by,
                    const std::vector<std::string>& env, WorktreeInfo& info);
 
 }  // namespace baton

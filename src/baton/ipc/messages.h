@@ -1063,6 +1063,8 @@ struct WorktreeInfo {
   bool merged = false;
   int64_t commits_not_merged = 0;
   bool uncommitted = false;
+  int64_t commits_on_no_branch = 0;
+  std::string locked;
   std::string state;
   std::string outcome;
   std::string note;
@@ -1080,6 +1082,13 @@ struct WorktreeInfo {
     v("commits_not_merged", commits_not_merged);
     v("uncommitted", uncommitted,
       {.doc = "changes or new files not committed"});
+    v("commits_on_no_branch", commits_on_no_branch,
+      {.doc = "commits at its HEAD that no branch or tag holds (a detached "
+              "HEAD): it is never removed while there are any"});
+    v("locked", locked,
+      {.omit_when_empty = true,
+       .doc = "git's lock reason (`git worktree lock`): batond locks a "
+              "worktree while a task runs in it"});
     v("state", state,
       {.doc = "for people: `merged`, `2 commits not merged`, `task "
               "running`, `removed`, ..."});
@@ -1098,8 +1107,9 @@ struct WorktreesReply {
     v("worktrees", worktrees,
       {.doc = "in creation order, each: `task`, `status`, `repo`, `path`, "
               "`branch`, `base`, `exists`, `branch_exists`, `merged`, "
-              "`commits_not_merged`, `uncommitted`, `state` (for people); "
-              "with `clean`, `outcome` and `note`"});
+              "`commits_not_merged`, `uncommitted`, "
+              "`commits_on_no_branch`, `locked` (when it is), `state` (for "
+              "people); with `clean`, `outcome` and `note`"});
   }
 };
 struct WorktreesRequest {
@@ -1125,8 +1135,12 @@ struct WorktreesRequest {
     v("clean", clean,
       {.doc = "remove the worktrees of ended tasks without uncommitted "
               "changes whose branches are merged, and of the tasks named "
-              "(keeping their unmerged branches); never a live task's"});
-    v("force", force, {.doc = "with `clean`: discard uncommitted changes too"});
+              "(keeping their unmerged branches); never a live task's, one "
+              "with commits on no branch, or one someone else locked"});
+    v("force", force,
+      {.doc = "with `clean`: the tasks named lose their worktrees even with "
+              "uncommitted changes, which are committed on their branches "
+              "first"});
     v("base_env", base_env,
       {.max_bytes = kMaxArgBytes,
        .max_items = kMaxEnvEntries,

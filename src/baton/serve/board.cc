@@ -361,48 +361,45 @@ AsyncDaemonClient* Board::DaemonFor(const ExchangePtr& exchange) {
   return daemon;
 }
 
-std::optional<std::string> Board::TaskParam(const HttpRequest& request,
-                                            const ExchangePtr& exchange) {
+std::optional<Board::TaskCall> Board::ForTask(const HttpRequest& request,
+                                              const ExchangePtr& exchange) {
   auto id = QueryValue(request.target, "task");
   if (!id || id->empty()) {
     exchange->Respond(BoardBadInput("give the task's id: ?task=shell-1"));
     return std::nullopt;
   }
-  return id;
+  AsyncDaemonClient* daemon = DaemonFor(exchange);
+  if (!daemon)
+    return std::nullopt;
+  return TaskCall{std::move(*id), daemon};
 }
 
 void Board::Task(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
-  Relay(daemon, GetRequest{.task = *id}, exchange);
+  auto& [id, daemon] = *task;
+  Relay(daemon, GetRequest{.task = id}, exchange);
 }
 
 void Board::Conflicts(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
-  Relay(daemon, ConflictsRequest{.task = *id}, exchange);
+  auto& [id, daemon] = *task;
+  Relay(daemon, ConflictsRequest{.task = id}, exchange);
 }
 
 void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
+  auto& [id, daemon] = *task;
   // The task must be one the board sees: batond's `get` says so, with
   // its own error, before the trail is read.
   daemon->Call(
-      GetRequest{.task = *id},
-      OrBoardError<TaskReply>(exchange, [this, exchange, id = *id](TaskReply) {
+      GetRequest{.task = id},
+      OrBoardError<TaskReply>(exchange, [this, exchange, id](TaskReply) {
         if (AsyncDaemonClient* daemon = DaemonFor(exchange))
           Relay(daemon, AuditRequest{.task = id}, exchange);
       }));
@@ -410,19 +407,17 @@ void Board::Audit(const HttpRequest& request, const ExchangePtr& exchange) {
 
 void Board::Transcript(const HttpRequest& request,
                        const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
-    return;
   // The page reads the events once, then only those after the last it has.
   auto after = BoardQueryNumber(request, "after", 0);
   if (!after)
     return exchange->Respond(
         BoardBadInput("after must be an event seq from 0"));
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
+  auto& [id, daemon] = *task;
   daemon->Call(
-      EventsRequest{.task = *id, .after = *after},
+      EventsRequest{.task = id, .after = *after},
       OrBoardError<EventsReply>(exchange, [exchange](EventsReply reply) {
         // The line is the one renderer's (ipc/event_text.h), so the page reads
         // as the log and `baton events` do; the page adds what the events say
@@ -445,13 +440,11 @@ void Board::Transcript(const HttpRequest& request,
 void Board::Queued(const HttpRequest& request, const ExchangePtr& exchange) {
   if (request.method == "POST")
     return Action<QueuedRequest>(request, exchange);
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
-  Relay(daemon, QueuedRequest{.task = *id}, exchange);
+  auto& [id, daemon] = *task;
+  Relay(daemon, QueuedRequest{.task = id}, exchange);
 }
 
 void Board::Defaults(const HttpRequest&, const ExchangePtr& exchange) {

@@ -124,9 +124,14 @@ class Board {
   AsyncDaemonClient* Daemon(Error* error);
   // The same for a request: nullptr once `exchange` was answered 503.
   AsyncDaemonClient* DaemonFor(const ExchangePtr& exchange);
-  // The request's `?task=ID`: nullopt once `exchange` was answered 400.
-  static std::optional<std::string> TaskParam(const HttpRequest& request,
-                                              const ExchangePtr& exchange);
+  // The request's `?task=ID` and batond to ask about it: nullopt once
+  // `exchange` was answered (400 without an id, 503 without batond).
+  struct TaskCall {
+    std::string id;
+    AsyncDaemonClient* daemon;
+  };
+  std::optional<TaskCall> ForTask(const HttpRequest& request,
+                                  const ExchangePtr& exchange);
   // Drops a connection that failed (destroyed later, out of its callback).
   void Lost();
   // Holds a `watch` at batond while a page listens.

@@ -102,9 +102,6 @@ void SendLogPiece(std::shared_ptr<UniqueFd> fd, uint64_t at, uint64_t end,
 }  // namespace
 
 void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
-    return;
   auto before =
       BoardQueryNumber(request, "before", std::numeric_limits<int64_t>::max());
   if (!before)
@@ -114,14 +111,15 @@ void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
   if (!after)
     return exchange->Respond(
         BoardBadInput("after must be a byte offset from 0"));
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
+  auto& [id, daemon] = *task;
   uint64_t chunk = options_.output_chunk;
   // A read in `all` mode consumes nothing; its range says where the output
   // ends now, and the board reads the tail, the chunk before `before`, or
   // the chunk from `after` (a page following the end).
-  daemon->Call(ReadRequest{.task = *id, .mode = ReadMode::kAll},
+  daemon->Call(ReadRequest{.task = id, .mode = ReadMode::kAll},
                OrBoardError<ReadReply>(
                    exchange, [exchange, before = *before, after = *after,
                               chunk](ReadReply reply) {
@@ -165,21 +163,19 @@ void Board::Output(const HttpRequest& request, const ExchangePtr& exchange) {
 
 void Board::OutputEvents(const HttpRequest& request,
                          const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
+  auto& [id, daemon] = *task;
   // batond says where the task's log is: the page names a task, never a
   // file.
-  daemon->Call(GetRequest{.task = *id},
-               OrBoardError<TaskReply>(
-                   exchange, [this, exchange, id = *id](TaskReply reply) {
-                     if (exchange->gone())
-                       return;
-                     FollowLog(reply.task.task.output_path, id, exchange);
-                   }));
+  daemon->Call(
+      GetRequest{.task = id},
+      OrBoardError<TaskReply>(exchange, [this, exchange, id](TaskReply reply) {
+        if (exchange->gone())
+          return;
+        FollowLog(reply.task.task.output_path, id, exchange);
+      }));
 }
 
 void Board::OutputSizes(const HttpRequest& request,
@@ -336,13 +332,11 @@ void Board::TellSize(LogWatch& watch) {
 }
 
 void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
-  daemon->Call(ReadRequest{.task = *id, .mode = ReadMode::kAll},
+  auto& [id, daemon] = *task;
+  daemon->Call(ReadRequest{.task = id, .mode = ReadMode::kAll},
                OrBoardError<ReadReply>(exchange, [exchange](ReadReply reply) {
                  auto fd = std::make_shared<UniqueFd>(
                      ::open(reply.path.c_str(), O_RDONLY | O_CLOEXEC));
@@ -366,14 +360,12 @@ void Board::Log(const HttpRequest& request, const ExchangePtr& exchange) {
 }
 
 void Board::Diff(const HttpRequest& request, const ExchangePtr& exchange) {
-  auto id = TaskParam(request, exchange);
-  if (!id)
+  auto task = ForTask(request, exchange);
+  if (!task)
     return;
-  AsyncDaemonClient* daemon = DaemonFor(exchange);
-  if (!daemon)
-    return;
+  auto& [id, daemon] = *task;
   daemon->Call(
-      GetRequest{.task = *id},
+      GetRequest{.task = id},
       OrBoardError<TaskReply>(exchange, [exchange](TaskReply reply) {
         const auto& evidence = reply.task.task.evidence;
         if (!evidence || evidence->diff_path.empty()) {

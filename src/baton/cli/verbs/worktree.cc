@@ -1,8 +1,9 @@
 // `baton worktree ls|clean`: the git worktrees agent workers ran in
 // (`delegate --worktree`; doc/agents.md, "Worktrees"). batond inspects and
 // removes them (the `worktrees` request, for every front end alike): never
-// the worktree of a running task, never uncommitted work without --force,
-// and never an unmerged branch. The CLI prints what it answers.
+// the worktree of a running task, never uncommitted work (--force commits
+// it on the branch first), never an unmerged branch. The CLI prints what it
+// answers.
 #include <fmt/format.h>
 
 #include <algorithm>
@@ -98,7 +99,8 @@ void DefineWorktree(CLI::App& command, const Context& ctx, Action& action) {
       "tasks' too, keeping their branches)");
   clean->add_option("ids", args->ids, "Only these tasks (e.g. agent-3)");
   clean->add_flag("--force", args->force,
-                  "Also discard uncommitted changes in them");
+                  "Also named tasks' worktrees with uncommitted changes, "
+                  "committing them on their branches first");
   clean->callback([&ctx, &action, args] {
     action = [&ctx, args] { return DoClean(ctx, *args); };
   });

@@ -343,9 +343,16 @@ void Daemon::StartAgent(Connection& connection, const DelegateRequest& request,
   } else {
     spec.stdin_text = request.brief;
   }
-  // Its own worktree, made once it has its id (Daemon::Start's SetOnCreate).
-  if (request.worktree.value_or(profile->worktree))
+  // Its own worktree, made once it has its id (Daemon::Start's SetOnCreate);
+  // a resume goes on in the one it ran in, locked for it there.
+  const std::optional<Worktree>* ran_in =
+      resumed ? &resumed->spec.agent->worktree : nullptr;
+  if (ran_in && *ran_in && !(*ran_in)->path.empty() &&
+      (spec.cwd + "/").starts_with((*ran_in)->path + "/")) {
+    agent.worktree = **ran_in;
+  } else if (request.worktree.value_or(profile->worktree)) {
     agent.worktree = Worktree{};
+  }
   // Its budget: the delegate's, limit by limit, else the profile's.
   agent.max_turns = request.max_turns ? request.max_turns : profile->max_turns;
   agent.max_tokens =

@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 
 #include <algorithm>
+#include <map>
 
 #include "baton/daemon/daemon.h"
 #include "baton/util/environment.h"
@@ -32,6 +33,13 @@ void Daemon::Handle(Connection& connection, const WorktreesRequest& request,
                                          id)));
     }
   }
+  // A resume goes on in the worktree of the task it resumes: that one's
+  // stays while the resume is live.
+  std::map<std::string, std::string> live_in;  // Path -> the live task.
+  for (const TaskRecord& task : *tasks) {
+    if (!IsTerminal(task.status))
+      live_in[task.spec.agent->worktree->path] = task.id.ToString();
+  }
   struct Job {
     std::vector<TaskRecord> tasks;
     std::vector<std::string> env;
@@ -43,15 +51,21 @@ void Daemon::Handle(Connection& connection, const WorktreesRequest& request,
   job->tasks = std::move(*tasks);
   job->env = request.base_env ? *request.base_env : ProcessEnvironment();
   worktree_worker_->Post(
-      [job, request] {
+      [job, request, live_in = std::move(live_in)] {
         for (const TaskRecord& task : job->tasks) {
           bool named = std::find(request.tasks.begin(), request.tasks.end(),
                                  task.id.ToString()) != request.tasks.end();
           if (!request.tasks.empty() && !named)
             continue;
           WorktreeInfo info = InspectWorktree(task, job->env);
-          if (request.clean)
-            CleanWorktree(task, named, request.force, job->env, info);
+          if (request.clean) {
+            auto user = live_in.find(task.spec.agent->worktree->path);
+            std::string used_by =
+                user == live_in.end() || user->second == info.task
+                    ? ""
+                    : user->second;
+            CleanWorktree(task, named, request.force, used_by, job->env, info);
+          }
           job->answer.worktrees.push_back(std::move(info));
         }
       },

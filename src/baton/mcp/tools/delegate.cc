@@ -132,17 +132,11 @@ void HandleDelegate(const ToolCallPtr& call) {
     if (task.spec.agent && !task.spec.agent->profile.empty())
       agent = task.spec.agent->profile;
     std::string id = task.id.ToString();
-    std::string wait_command = WaitCommand(call->facts(), id);
-    Json structured = TaskSummary(task);
+    auto [wait_command, structured] = StartedFieldsOf(call, task);
     structured["agent"] = agent;
     structured["model"] = model;
-    structured["cwd"] = task.spec.cwd;
-    structured["wait_command"] = wait_command;
-    std::string text;
-    if (task.status == TaskStatus::kFailed) {
-      text = fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
-                         task.detail, task.detail);
-    } else {
+    std::string text = CouldNotStartText(task);
+    if (text.empty()) {
       text = fmt::format(
           "Delegated to {} as {} [status: {}].\n"
           "You will be told when it ends or asks a question (with any tool "
@@ -200,13 +194,16 @@ ToolDefinition DelegateToolDefinition() {
       "its question: for a client that wakes you when a background shell "
       "ends.";
   tool.input_schema = ArgumentSchema<DelegateArguments>();
-  Json output = TaskSummarySchema();
+  Json output = StartedSchema(
+      "A `baton wait` command line (with this session) that returns when "
+      "the task ends or asks, and prints its status, then its output's "
+      "last lines or the question; run it in a background shell to be "
+      "woken");
   output["properties"]["agent"] = {{"type", "string"},
                                    {"description", "the agent profile"}};
   output["properties"]["model"] = {
       {"type", "string"},
       {"description", "the model asked for (\"\": the default)"}};
-  output["properties"]["cwd"] = {{"type", "string"}};
   output["properties"]["worktree"] = {
       {"type", "object"},
       {"description", "its own worktree, when it has one"},
@@ -220,14 +217,7 @@ ToolDefinition DelegateToolDefinition() {
        "Why batond ran another adapter than the profile's, e.g. a codex "
        "without app-server runs through codex exec (no steering, no "
        "questions)"}};
-  output["properties"]["wait_command"] = {
-      {"type", "string"},
-      {"description",
-       "A `baton wait` command line (with this session) that returns when "
-       "the task ends or asks, and prints its status, then its output's "
-       "last lines or the question; run it in a background shell to be "
-       "woken"}};
-  output["required"] = {"task_id", "status", "agent", "wait_command"};
+  output["required"].push_back("agent");
   tool.output_schema = std::move(output);
   // An agent edits files and runs commands: honest hints say so.
   tool.annotations = StartAnnotations(tool.title);

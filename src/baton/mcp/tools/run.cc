@@ -80,16 +80,9 @@ void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply) {
   if (!reply)
     return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
   const TaskRecord& task = reply->task.task;
-  std::string id = task.id.ToString();
-  std::string wait_command = WaitCommand(call->facts(), id);
-  Json structured = TaskSummary(task);
-  structured["cwd"] = task.spec.cwd;
-  structured["wait_command"] = wait_command;
-  std::string text;
-  if (task.status == TaskStatus::kFailed) {
-    text = fmt::format("{} could not start: {}\n[status: failed, {}]\n", id,
-                       task.detail, task.detail);
-  } else {
+  auto [wait_command, structured] = StartedFieldsOf(call, task);
+  std::string text = CouldNotStartText(task);
+  if (text.empty()) {
     text = fmt::format(
         "Started {} [status: {}]: {}\n"
         "You will be told when it ends (with any tool result); do other "
@@ -97,8 +90,8 @@ void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply) {
         "result, call task_output with {{\"task_ids\": [\"{}\"], \"wait\": "
         "true}} (with every id you are blocked on).\n"
         "To be woken from a background shell instead: {}\n",
-        TaskName(task), TaskStatusName(task.status), CommandText(task.spec), id,
-        wait_command);
+        TaskName(task), TaskStatusName(task.status), CommandText(task.spec),
+        task.id.ToString(), wait_command);
   }
   call->Finish({std::move(text), std::move(structured), false, reply->task});
 }
@@ -111,17 +104,35 @@ Json StartAnnotations(const std::string& title) {
           {"openWorldHint", true}};
 }
 
-Json StartedSchema() {
+StartedFields StartedFieldsOf(const ToolCallPtr& call, const TaskRecord& task) {
+  StartedFields started{WaitCommand(call->facts(), task.id.ToString()),
+                        TaskSummary(task)};
+  started.structured["cwd"] = task.spec.cwd;
+  started.structured["wait_command"] = started.wait_command;
+  return started;
+}
+
+std::string CouldNotStartText(const TaskRecord& task) {
+  if (task.status != TaskStatus::kFailed)
+    return "";
+  return fmt::format("{} could not start: {}\n[status: failed, {}]\n",
+                     task.id.ToString(), task.detail, task.detail);
+}
+
+Json StartedSchema(const std::string& wait_doc) {
   Json output = TaskSummarySchema();
   output["properties"]["cwd"] = {{"type", "string"}};
-  output["properties"]["wait_command"] = {
-      {"type", "string"},
-      {"description",
-       "A `baton wait` command line (with this session) that returns when "
-       "the task ends and prints its status, then its output's last lines "
-       "or its open question; run it in a background shell to be woken"}};
+  output["properties"]["wait_command"] = {{"type", "string"},
+                                          {"description", wait_doc}};
   output["required"] = {"task_id", "status", "wait_command"};
   return output;
+}
+
+Json StartedSchema() {
+  return StartedSchema(
+      "A `baton wait` command line (with this session) that returns when "
+      "the task ends and prints its status, then its output's last lines "
+      "or its open question; run it in a background shell to be woken");
 }
 
 ToolDefinition RunToolDefinition() {

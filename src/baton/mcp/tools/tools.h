@@ -30,6 +30,18 @@ ToolDefinition ConflictsToolDefinition();
 // result, and its output schema.
 void FinishStarted(const ToolCallPtr& call, const Result<TaskReply>& reply);
 Json StartedSchema();
+// What every tool that starts a task answers (run, task_rerun, delegate):
+// the task's summary, its folder and its `wait_command`; and the text when
+// it could not start ("" when it did).
+struct StartedFields {
+  std::string wait_command;
+  Json structured;
+};
+StartedFields StartedFieldsOf(const ToolCallPtr& call, const TaskRecord& task);
+std::string CouldNotStartText(const TaskRecord& task);
+// StartedSchema's part of every start tool, its wait_command described as
+// `wait_doc` says.
+Json StartedSchema(const std::string& wait_doc);
 // The hints of a tool that starts a task (run, delegate, task_rerun): a
 // command or an agent can do anything, anywhere, and each call starts one
 // more.

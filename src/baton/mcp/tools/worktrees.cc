@@ -30,7 +30,9 @@ struct WorktreesArguments {
               "tasks named; never a running task's, never uncommitted work "
               "without force. Default false: only list"});
     v("force", force,
-      {.doc = "With clean: discard uncommitted changes in them too"});
+      {.doc = "With clean: also the worktrees of the tasks named that hold "
+              "uncommitted changes, committed first on their branches "
+              "(nothing is lost; the branches stay)"});
   }
 };
 
@@ -79,39 +81,19 @@ ToolDefinition WorktreesToolDefinition() {
       "tells it now: merged, commits not merged, uncommitted changes, or "
       "its task still running. With clean: true, removes those that lose "
       "nothing (merged, ended, committed) and those of the tasks named in "
-      "task_ids (keeping their branches); a running task's worktree and "
-      "uncommitted work (without force) are never removed.";
+      "task_ids (keeping their branches). Never removed: a running task's "
+      "worktree (locked while it runs), one whose HEAD holds commits on no "
+      "branch, one locked by someone else, and uncommitted work (force "
+      "commits it on the branch first).";
   tool.input_schema = ArgumentSchema<WorktreesArguments>();
-  Json entry = {
-      {"type", "object"},
-      {"properties",
-       {{"task", {{"type", "string"}}},
-        {"status", {{"type", "string"}}},
-        {"repo", {{"type", "string"}}},
-        {"path", {{"type", "string"}}},
-        {"branch", {{"type", "string"}}},
-        {"base", {{"type", "string"}}},
-        {"exists", {{"type", "boolean"}}},
-        {"branch_exists", {{"type", "boolean"}}},
-        {"merged", {{"type", "boolean"}}},
-        {"commits_not_merged", {{"type", "integer"}}},
-        {"uncommitted", {{"type", "boolean"}}},
-        {"state", {{"type", "string"}, {"description", "for people"}}},
-        {"outcome",
-         {{"type", "string"},
-          {"enum", {"removed", "kept"}},
-          {"description", "with clean"}}},
-        {"note",
-         {{"type", "string"},
-          {"description",
-           "with clean: why it was kept, or what became of its branch"}}}}},
-      {"required", {"task", "path", "branch", "state"}}};
+  // Each entry as the protocol describes it: one list of fields for both.
+  Json entry = ArgumentSchema<WorktreeInfo>();
   tool.output_schema = {
       {"type", "object"},
       {"properties",
        {{"worktrees", {{"type", "array"}, {"items", std::move(entry)}}}}},
       {"required", {"worktrees"}}};
-  // clean removes folders (never uncommitted work without force).
+  // clean removes folders (never work: it is kept on branches).
   tool.annotations = {{"title", tool.title},
                       {"readOnlyHint", false},
                       {"destructiveHint", true},
