@@ -39,7 +39,7 @@ test('initialize, tools/list: fourteen tools with schemas and honest annotations
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'conflicts', 'delegate', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
+      'conflicts', 'delegate', 'land', 'land_queue', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
       'task_questions', 'task_rerun', 'task_send', 'task_status', 'worktrees']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);

@@ -242,7 +242,8 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
                         ReadRequest, KillRequest, WaitRequest, AttachRequest,
                         NoticesRequest, DaemonStatusRequest, ShutdownRequest,
                         WatchRequest, QueueSetRequest, QueueListRequest,
-                        BudgetRequest, WorktreesRequest, ConflictsRequest>());
+                        BudgetRequest, WorktreesRequest, ConflictsRequest,
+                        LandRequest, LandsRequest>());
 }
 
 // A label's bound is core's one rule (kMaxLabelBytes): the codec refuses
