@@ -180,7 +180,8 @@ TEST_F(MergeQueueTest, AUserCommitOnTheTargetMeanwhileIsTakenIntoAccount) {
     EXPECT_EQ(entry["state"], "landed") << entry.dump();
   EXPECT_EQ(Runs(), 2);
   // On top of the user's commit, which stays.
-  EXPECT_EQ(Shell("git -C " + repo_ + " log --reverse --format=%s main | tr "
+  EXPECT_EQ(Shell("git -C " + repo_ +
+                  " log --reverse --format=%s main | tr "
                   "'\\n' ' '"),
             "base user w0 w1");
   EXPECT_EQ(entries[0]["onto"].get<std::string>(),
@@ -188,10 +189,8 @@ TEST_F(MergeQueueTest, AUserCommitOnTheTargetMeanwhileIsTakenIntoAccount) {
 }
 
 TEST_F(MergeQueueTest, AConflictFailsWithItsFilesAndTheOthersLand) {
-  std::string first = Worker(
-      "sed -i 's/^a$/A1/' f.txt && git commit -qam A1");
-  std::string second = Worker(
-      "sed -i 's/^a$/A2/' f.txt && git commit -qam A2");
+  std::string first = Worker("sed -i 's/^a$/A1/' f.txt && git commit -qam A1");
+  std::string second = Worker("sed -i 's/^a$/A2/' f.txt && git commit -qam A2");
   std::string third = Committer("w3");
   Ended({first, second, third});
   Land({first, second, third, "--check", Check()});

@@ -8,6 +8,7 @@
 #include <string>
 #include <string_view>
 #include <utility>
+#include <vector>
 
 #include "baton/util/json_fields.h"
 
@@ -36,15 +37,15 @@ struct LandEntry {
   int64_t id = 0;    // Its place in every queue, from 1, in order.
   std::string task;  // The worker whose branch it is.
   std::string owner;
-  std::string repo;     // The repository's top folder.
-  std::string branch;   // "baton/<task>".
-  std::string head;     // The branch's commit when it was queued.
-  std::string target;   // A branch name ("main"), without refs/heads/.
-  std::string check;    // --check; "" = the repository's (doc/land.md).
-  std::string onto;     // The target's commit it was last tested on.
-  std::string result;   // landed: the target's commit that holds it.
-  std::string reason;   // failed: why; queued: what it waits for.
-  std::string output;   // failed: the check's output's tail, or the hunks.
+  std::string repo;    // The repository's top folder.
+  std::string branch;  // "baton/<task>".
+  std::string head;    // The branch's commit when it was queued.
+  std::string target;  // A branch name ("main"), without refs/heads/.
+  std::string check;   // --check; "" = the repository's (doc/land.md).
+  std::string onto;    // The target's commit it was last tested on.
+  std::string result;  // landed: the target's commit that holds it.
+  std::string reason;  // failed: why; queued: what it waits for.
+  std::string output;  // failed: the check's output's tail, or the hunks.
   std::vector<std::string> files;  // failed by a conflict: its files.
   LandState state = LandState::kQueued;
   int64_t batch = 0;  // The check runs it took part in.

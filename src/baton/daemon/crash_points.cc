@@ -32,7 +32,8 @@ Result<CrashPoints> CrashPoints::Parse(std::string_view spec) {
         ErrorCode::kInvalidArgument,
         fmt::format("BATON_CRASH_AT='{}' is not <point>:<n>, with a point of "
                     "before-commit, after-commit, after-flush, after-reply, "
-                    "land-before-move, land-after-move and n from 1 (e.g. after-commit:2)",
+                    "land-before-move, land-after-move and n from 1 (e.g. "
+                    "after-commit:2)",
                     spec));
   };
   size_t colon = spec.rfind(':');

@@ -259,9 +259,9 @@ Status Daemon::Start() {
       ConflictRadar::Options{.scratch = options_.paths.home + "/radar"});
   lands_ = std::make_unique<MergeQueue>(
       &loop_, store_.get(), &clock_, &crash_points_,
-      MergeQueue::Options{.git = {.env = LandGitEnvironment(
-                                      ProcessEnvironment()),
-                                  .scratch = options_.paths.home + "/land"}},
+      MergeQueue::Options{
+          .git = {.env = LandGitEnvironment(ProcessEnvironment()),
+                  .scratch = options_.paths.home + "/land"}},
       [this](AuditRecord record) {
         record.client = kAuditByBatond;  // Stays if the commit fails.
         registry_->audit().Record(std::move(record), /*with_batch=*/false);

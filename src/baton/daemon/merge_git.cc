@@ -58,8 +58,7 @@ std::string StartOf(const std::string& text) {
 
 Result<GitResult> Run(const std::string& cwd, std::vector<std::string> args,
                       const LandGit& git) {
-  args.insert(args.begin(),
-              {"-c", "gc.auto=0", "-c", "core.quotePath=false"});
+  args.insert(args.begin(), {"-c", "gc.auto=0", "-c", "core.quotePath=false"});
   return RunGit(cwd, args, git.env, git.git_timeout);
 }
 
@@ -86,7 +85,8 @@ Result<std::string> Must(const std::string& cwd, std::vector<std::string> args,
 // it) when it goes.
 class Scratch {
  public:
-  Scratch(const std::string& repo, const LandGit& git) : repo_(repo), git_(git) {
+  Scratch(const std::string& repo, const LandGit& git)
+      : repo_(repo), git_(git) {
     static std::atomic<int64_t> next{1};
     path_ = fmt::format("{}/land-{}-{}", git.scratch, ::getpid(), next++);
   }
@@ -104,8 +104,8 @@ class Scratch {
   Status Make(const std::string& at) {
     if (auto made = MakeDir(git_.scratch); !made)
       return made;
-    auto added =
-        Must(repo_, {"worktree", "add", "--quiet", "--detach", path_, at}, git_);
+    auto added = Must(
+        repo_, {"worktree", "add", "--quiet", "--detach", path_, at}, git_);
     if (!added)
       return std::unexpected(added.error());
     made_ = true;
@@ -130,25 +130,27 @@ Result<bool> BringOn(const Scratch& scratch, const TrialBranch& branch,
   if (!head)
     return std::unexpected(head.error());
   std::vector<std::string> args =
-      settings.merge
-          ? std::vector<std::string>{"merge", "--no-ff", "--no-edit", "-m",
-                                     "Land " + branch.name, branch.head}
-          : std::vector<std::string>{"rebase", "--quiet", TopLine(*head),
-                                     branch.head};
+      settings.merge ? std::vector<std::string>{"merge",
+                                                "--no-ff",
+                                                "--no-edit",
+                                                "-m",
+                                                "Land " + branch.name,
+                                                branch.head}
+                     : std::vector<std::string>{"rebase", "--quiet",
+                                                TopLine(*head), branch.head};
   auto brought = Run(scratch.path(), args, git);
   if (!brought)
     return std::unexpected(brought.error());
   if (brought->ok())
     return true;
-  auto unmerged = Run(scratch.path(),
-                      {"diff", "--name-only", "--diff-filter=U"}, git);
+  auto unmerged =
+      Run(scratch.path(), {"diff", "--name-only", "--diff-filter=U"}, git);
   if (!unmerged || !unmerged->ok() || unmerged->out.empty()) {
     // Not a conflict: git failed (no identity, a lock, a deadline).
     (void)Run(scratch.path(), {settings.merge ? "merge" : "rebase", "--abort"},
               git);
-    return std::unexpected(
-        Failed(settings.merge ? "git merge" : "git rebase", scratch.path(),
-               *brought));
+    return std::unexpected(Failed(settings.merge ? "git merge" : "git rebase",
+                                  scratch.path(), *brought));
   }
   trial.conflict_files = TextLines(unmerged->out);
   auto hunks = Run(scratch.path(), {"diff"}, git);
@@ -166,8 +168,8 @@ std::vector<std::string> LandGitEnvironment(std::vector<std::string> base) {
     return entry.starts_with("GIT_") && !entry.starts_with("GIT_AUTHOR_") &&
            !entry.starts_with("GIT_COMMITTER_");
   });
-  return SetEnvironmentEntries(
-      base, {"GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true"});
+  return SetEnvironmentEntries(base,
+                               {"GIT_TERMINAL_PROMPT=0", "GIT_EDITOR=true"});
 }
 
 Result<LandSettings> ReadLandSettings(const std::string& repo,
@@ -278,11 +280,11 @@ Result<Trial> TryBatch(const std::string& repo, const std::string& onto,
   trial.green = ran->ok();
   if (!trial.green) {
     std::string said = ran->out + ran->err;
-    trial.output = EndOf(said) +
-                   (ran->timed_out
-                        ? fmt::format("\n(killed at its deadline, {} s)",
-                                      git.check_timeout.count() / 1000)
-                        : fmt::format("\n(exit code {})", ran->exit_code));
+    trial.output =
+        EndOf(said) + (ran->timed_out
+                           ? fmt::format("\n(killed at its deadline, {} s)",
+                                         git.check_timeout.count() / 1000)
+                           : fmt::format("\n(exit code {})", ran->exit_code));
   }
   return trial;
 }

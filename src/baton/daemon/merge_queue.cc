@@ -14,14 +14,14 @@ namespace baton {
 // What one job of a target does off the loop, and what it found.
 struct MergeQueue::Job {
   enum class Kind {
-    kNothing,     // No entry to try (all finished meanwhile).
-    kError,       // git failed: `error`.
-    kWait,        // The target's checkout has changes: `reason`.
-    kKnownRed,    // The one suspect left is red on this tip: no run.
-    kConflict,    // The first entry conflicts on the tip.
-    kRed,         // The batch (a prefix of it at a conflict) is red.
-    kMoved,       // Green, but the target moved meanwhile: try again.
-    kLanded,      // Green, and the target moved to its last result.
+    kNothing,   // No entry to try (all finished meanwhile).
+    kError,     // git failed: `error`.
+    kWait,      // The target's checkout has changes: `reason`.
+    kKnownRed,  // The one suspect left is red on this tip: no run.
+    kConflict,  // The first entry conflicts on the tip.
+    kRed,       // The batch (a prefix of it at a conflict) is red.
+    kMoved,     // Green, but the target moved meanwhile: try again.
+    kLanded,    // Green, and the target moved to its last result.
   };
   // In: a copy of the target's state and its queued entries, in order.
   std::string repo;
@@ -33,9 +33,9 @@ struct MergeQueue::Job {
   CrashPoints* crash_points = nullptr;
   // Out.
   Kind kind = Kind::kNothing;
-  std::string tip;              // The target's tip it worked on.
-  std::vector<int64_t> batch;   // The entries it tried, in order.
-  bool from_suspect = false;    // The batch is a half of the suspects.
+  std::string tip;             // The target's tip it worked on.
+  std::vector<int64_t> batch;  // The entries it tried, in order.
+  bool from_suspect = false;   // The batch is a half of the suspects.
   Trial trial;
   std::string error;
   std::string reason;
@@ -207,9 +207,10 @@ void MergeQueue::Add(std::vector<TaskRecord> tasks, const std::string& onto,
           }
           auto tip = BranchTip(worktree.repo, target, git);
           if (!tip) {
-            return refuse(fmt::format("{} has no branch {} (--onto names a "
-                                      "branch of the repository)",
-                                      worktree.repo, target));
+            return refuse(
+                fmt::format("{} has no branch {} (--onto names a "
+                            "branch of the repository)",
+                            worktree.repo, target));
           }
           auto ahead = CommitsAhead(worktree.repo, *head, *tip, git);
           if (!ahead)
@@ -324,8 +325,7 @@ void MergeQueue::Plan(const Key& key) {
     stored.reason.clear();
     Put(stored);
   }
-  pool_->Post([job] { job->Run(); },
-              [this, key, job] { Finish(key, *job); });
+  pool_->Post([job] { job->Run(); }, [this, key, job] { Finish(key, *job); });
 }
 
 void MergeQueue::Finish(const Key& key, Job& job) {
@@ -434,11 +434,11 @@ void MergeQueue::Finish(const Key& key, Job& job) {
       break;
   }
   if (next.count() > 0) {
-    target.timer = loop_->Schedule(std::chrono::steady_clock::now() + next,
-                                   [this, key] {
-                                     targets_[key].timer = 0;
-                                     Plan(key);
-                                   });
+    target.timer =
+        loop_->Schedule(std::chrono::steady_clock::now() + next, [this, key] {
+          targets_[key].timer = 0;
+          Plan(key);
+        });
     return;
   }
   Plan(key);

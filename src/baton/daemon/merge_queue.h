@@ -37,7 +37,7 @@ class MergeQueue {
     LandGit git;
     // A target checked out with changes: looked at again this often.
     std::chrono::milliseconds wait_retry{1000};
-    size_t max_batch = 16;  // Entries tested together at most.
+    size_t max_batch = 16;       // Entries tested together at most.
     size_t finished_kept = 200;  // Finished entries listed after a restart.
   };
   // Each land, failure and wait, for the audit trail (batond's own

@@ -243,8 +243,9 @@ Status WorktreesRequest::Validate() const {
 
 Status LandRequest::Validate() const {
   if (tasks.empty())
-    return Invalid("land request: 'tasks' names no task; give the ids of "
-                   "ended worktree workers (baton worktree ls lists them)");
+    return Invalid(
+        "land request: 'tasks' names no task; give the ids of "
+        "ended worktree workers (baton worktree ls lists them)");
   for (size_t i = 0; i < tasks.size(); ++i) {
     if (std::find(tasks.begin(), tasks.begin() + i, tasks[i]) !=
         tasks.begin() + i) {
@@ -253,12 +254,12 @@ Status LandRequest::Validate() const {
     }
   }
   // A branch name as git takes one: not an option, no space or control.
-  bool bad_onto =
-      onto.starts_with('-') || onto.starts_with("refs/") ||
-      std::any_of(onto.begin(), onto.end(), [](unsigned char c) {
-        return c <= ' ' || c == 0x7f || c == '~' || c == '^' || c == ':' ||
-               c == '?' || c == '*' || c == '[' || c == '\\';
-      });
+  bool bad_onto = onto.starts_with('-') || onto.starts_with("refs/") ||
+                  std::any_of(onto.begin(), onto.end(), [](unsigned char c) {
+                    return c <= ' ' || c == 0x7f || c == '~' || c == '^' ||
+                           c == ':' || c == '?' || c == '*' || c == '[' ||
+                           c == '\\';
+                  });
   if (bad_onto) {
     return Invalid(fmt::format(
         "land request: 'onto' is '{}'; it is a branch's short name, e.g. "

@@ -1535,8 +1535,7 @@ using Request =
                  WaitRequest, AttachRequest, NoticesRequest,
                  DaemonStatusRequest, ShutdownRequest, WatchRequest,
                  QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
-                 WorktreesRequest, ConflictsRequest, LandRequest,
-                 LandsRequest>;
+                 WorktreesRequest, ConflictsRequest, LandRequest, LandsRequest>;
 
 }  // namespace baton
 

@@ -158,9 +158,8 @@ CREATE INDEX lands_unfinished ON lands (id) WHERE state IN ('queued', 'testing')
 )sql";
 
 constexpr Migration kMigrations[] = {
-    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4},
-    {5, kSchema5}, {6, kSchema6}, {7, kSchema7}, {8, kSchema8},
-    {9, kSchema9}, {10, kSchema10},
+    {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4}, {5, kSchema5},
+    {6, kSchema6}, {7, kSchema7}, {8, kSchema8}, {9, kSchema9}, {10, kSchema10},
 };
 
 }  // namespace

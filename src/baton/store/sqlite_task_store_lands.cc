@@ -46,8 +46,8 @@ Result<std::vector<LandEntry>> SqliteTaskStore::LoadLands(size_t finished) {
   auto recent = ForEachRow(
       "SELECT entry, id FROM lands WHERE state NOT IN ('queued', 'testing') "
       "ORDER BY id DESC LIMIT ?1",
-      [&](Statement& s) { s.BindInt(1, static_cast<int64_t>(finished)); },
-      read, "reading the merge queue");
+      [&](Statement& s) { s.BindInt(1, static_cast<int64_t>(finished)); }, read,
+      "reading the merge queue");
   if (!recent)
     return std::unexpected(std::move(recent.error()));
   for (const auto& [id, entry] : pending_lands_)

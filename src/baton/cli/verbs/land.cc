@@ -23,7 +23,8 @@ std::string Short(const std::string& commit) {
 
 int DoLand(const Context& ctx, const LandArgs& args) {
   return CallAndPrint(
-      ctx, LandRequest{.tasks = args.ids, .onto = args.onto, .check = args.check},
+      ctx,
+      LandRequest{.tasks = args.ids, .onto = args.onto, .check = args.check},
       [](const LandReply& reply) {
         for (const LandEntry& entry : reply.entries) {
           std::printf("%s: queued as entry %lld, %s onto %s in %s\n",
@@ -39,8 +40,9 @@ int DoLands(const Context& ctx, const std::string& task) {
   return CallAndPrint(
       ctx, LandsRequest{.task = task}, [](const LandsReply& reply) {
         if (reply.entries.empty()) {
-          std::printf("the merge queue is empty (baton land ID queues a "
-                      "finished worktree worker)\n");
+          std::printf(
+              "the merge queue is empty (baton land ID queues a "
+              "finished worktree worker)\n");
           return kExitOk;
         }
         std::printf("%-4s %-10s %-12s %-8s %-12s %s\n", "ID", "TASK", "TARGET",
@@ -60,9 +62,10 @@ int DoLands(const Context& ctx, const std::string& task) {
 
 void DefineLand(CLI::App& command, const Context& ctx, Action& action) {
   auto args = std::make_shared<LandArgs>();
-  command.add_option("ids", args->ids,
-                     "Ended worktree workers (e.g. agent-3), in the order "
-                     "they land")
+  command
+      .add_option("ids", args->ids,
+                  "Ended worktree workers (e.g. agent-3), in the order "
+                  "they land")
       ->required();
   command.add_option("--onto", args->onto,
                      "The target branch (default: the branch checked out "

@@ -31,33 +31,33 @@ void Daemon::Handle(Connection& connection, const LandRequest& request,
           TaskStatusName(task->status), id));
     }
     if (task->status != TaskStatus::kCompleted) {
-      return refuse(fmt::format("it ended {}; only a worker that completed "
-                                "lands (rerun it, or merge its branch {} by "
-                                "hand)",
-                                TaskStatusName(task->status),
-                                task->spec.agent->worktree->branch));
+      return refuse(fmt::format(
+          "it ended {}; only a worker that completed "
+          "lands (rerun it, or merge its branch {} by "
+          "hand)",
+          TaskStatusName(task->status), task->spec.agent->worktree->branch));
     }
     if (const LandEntry* queued = lands_->Unfinished(id)) {
-      return refuse(fmt::format("it is in the merge queue already (entry {}, "
-                                "{}; baton lands lists it)",
-                                queued->id, EnumName(queued->state)));
+      return refuse(
+          fmt::format("it is in the merge queue already (entry {}, "
+                      "{}; baton lands lists it)",
+                      queued->id, EnumName(queued->state)));
     }
     tasks.push_back(std::move(*task));
   }
   AuditRecord audit = AuditOf(connection, session, "land");
   lands_->Add(
       std::move(tasks), request.onto, request.check, session,
-      [this, audit, reply = std::move(reply)](
-          Result<std::vector<LandEntry>> added) {
+      [this, audit,
+       reply = std::move(reply)](Result<std::vector<LandEntry>> added) {
         if (!added)
           return reply(std::unexpected(added.error()));
         for (const LandEntry& entry : *added) {
           AuditRecord record = audit;
           record.task = entry.task;
-          record.detail =
-              fmt::format("{} onto {} in {}{}", entry.branch, entry.target,
-                          entry.repo,
-                          entry.check.empty() ? "" : "; check: " + entry.check);
+          record.detail = fmt::format(
+              "{} onto {} in {}{}", entry.branch, entry.target, entry.repo,
+              entry.check.empty() ? "" : "; check: " + entry.check);
           registry_->audit().Record(std::move(record), /*with_batch=*/true);
         }
         reply(LandReply{.entries = std::move(*added)});

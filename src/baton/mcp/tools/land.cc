@@ -72,12 +72,12 @@ void HandleLand(const ToolCallPtr& call) {
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
   call->Daemon(
-      LandRequest{.tasks = args->task_ids,
-                  .onto = args->onto,
-                  .check = args->check},
+      LandRequest{
+          .tasks = args->task_ids, .onto = args->onto, .check = args->check},
       [call](Result<LandReply> reply) {
         if (!reply)
-          return call->Finish(ToolResult::Error(DaemonErrorText(reply.error())));
+          return call->Finish(
+              ToolResult::Error(DaemonErrorText(reply.error())));
         std::string text;
         for (const LandEntry& entry : reply->entries)
           text += EntryText(entry) + "\n";
@@ -106,20 +106,21 @@ void HandleLandQueue(const ToolCallPtr& call) {
 }
 
 Json EntriesSchema() {
-  Json entry = {{"type", "object"},
-                {"properties",
-                 {{"id", {{"type", "integer"}}},
-                  {"task", {{"type", "string"}}},
-                  {"branch", {{"type", "string"}}},
-                  {"target", {{"type", "string"}}},
-                  {"state",
-                   {{"type", "string"},
-                    {"enum", {"queued", "testing", "landed", "failed"}}}},
-                  {"result", {{"type", "string"}}},
-                  {"reason", {{"type", "string"}}},
-                  {"output", {{"type", "string"}}},
-                  {"files", {{"type", "array"}, {"items", {{"type", "string"}}}}}}},
-                {"required", {"id", "task", "target", "state"}}};
+  Json entry = {
+      {"type", "object"},
+      {"properties",
+       {{"id", {{"type", "integer"}}},
+        {"task", {{"type", "string"}}},
+        {"branch", {{"type", "string"}}},
+        {"target", {{"type", "string"}}},
+        {"state",
+         {{"type", "string"},
+          {"enum", {"queued", "testing", "landed", "failed"}}}},
+        {"result", {{"type", "string"}}},
+        {"reason", {{"type", "string"}}},
+        {"output", {{"type", "string"}}},
+        {"files", {{"type", "array"}, {"items", {{"type", "string"}}}}}}},
+      {"required", {"id", "task", "target", "state"}}};
   return {{"type", "array"}, {"items", std::move(entry)}};
 }
 
@@ -162,11 +163,11 @@ ToolDefinition LandQueueToolDefinition() {
       "target branch, the commit it landed as, or why it failed (the "
       "conflicting files and hunks, or the check's output).";
   tool.input_schema = ArgumentSchema<LandQueueArguments>();
-  tool.output_schema = {{"type", "object"},
-                        {"properties",
-                         {{"entries", EntriesSchema()},
-                          {"check_runs", {{"type", "integer"}}}}},
-                        {"required", {"entries"}}};
+  tool.output_schema = {
+      {"type", "object"},
+      {"properties",
+       {{"entries", EntriesSchema()}, {"check_runs", {{"type", "integer"}}}}},
+      {"required", {"entries"}}};
   tool.annotations = {{"title", tool.title},
                       {"readOnlyHint", true},
                       {"destructiveHint", false},
