@@ -156,7 +156,7 @@ TEST_F(MergeQueueTest, TenBranchesLandInOrderInOneCheckRun) {
   EXPECT_TRUE(std::filesystem::exists(repo_ + "/w9.txt"));
   EXPECT_EQ(Shell("git -C " + repo_ + " status --porcelain"), "");
   // Each land is in the audit trail, the request's and batond's.
-  auto audit = Baton({"--json", "audit", ids[3]}, env_).json();
+  auto audit = Baton({"--json", "audit", "--task", ids[3]}, env_).json();
   std::set<std::string> actions;
   for (const auto& record : audit["records"])
     actions.insert(record["action"].get<std::string>());

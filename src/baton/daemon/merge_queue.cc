@@ -169,8 +169,7 @@ Status MergeQueue::Load() {
 }
 
 void MergeQueue::Add(std::vector<TaskRecord> tasks, const std::string& onto,
-                     const std::string& check, const std::string& owner,
-                     Added done) {
+                     const std::string& check, Added done) {
   struct Checked {
     std::vector<TaskRecord> tasks;
     std::vector<LandEntry> entries;
@@ -180,7 +179,7 @@ void MergeQueue::Add(std::vector<TaskRecord> tasks, const std::string& onto,
   job->tasks = std::move(tasks);
   LandGit git = options_.git;
   pool_->Post(
-      [job, git, onto, check, owner] {
+      [job, git, onto, check] {
         for (const TaskRecord& task : job->tasks) {
           const Worktree& worktree = *task.spec.agent->worktree;
           std::string id = task.id.ToString();
@@ -224,7 +223,7 @@ void MergeQueue::Add(std::vector<TaskRecord> tasks, const std::string& onto,
           if (auto settings = ReadLandSettings(worktree.repo, git); !settings)
             return refuse(settings.error().message);
           job->entries.push_back(LandEntry{.task = id,
-                                           .owner = owner,
+                                           .owner = task.spec.owner,
                                            .repo = worktree.repo,
                                            .branch = worktree.branch,
                                            .head = *head,
@@ -297,6 +296,14 @@ void MergeQueue::Plan(const Key& key) {
   }
   if (job->queued.empty())
     return;
+  // Suspects are queued entries only (one may have been taken meanwhile).
+  for (int64_t id : target.suspect) {
+    auto it = entries_.find(id);
+    if (it == entries_.end() || it->second.state != LandState::kQueued) {
+      target.suspect.clear();
+      break;
+    }
+  }
   job->repo = key.first;
   job->target = key.second;
   job->state = target;
@@ -402,12 +409,9 @@ void MergeQueue::Finish(const Key& key, Job& job) {
           Fail(*entry, fmt::format("its land check failed on {}", job.target),
                job.trial.output);
         }
-        // Split from suspects: the rest of them are red on this tip.
-        if (job.from_suspect) {
-          target.suspect.erase(target.suspect.begin());
-        } else {
-          target.suspect.clear();
-        }
+        // Red alone: the suspects after it are not known red any more
+        // (it may have been the whole cause); they go on afresh.
+        target.suspect.clear();
       } else {
         target.suspect = job.batch;
         target.suspect_tip = job.tip;

@@ -59,11 +59,12 @@ class MergeQueue {
 
   // Queues the branches of `tasks` (ended worktree workers, checked by
   // the caller), in order, onto `onto` (or each one's own target), with
-  // `check` ("" = the repository's). git's checks run off the loop; `done`
+  // `check` ("" = the repository's); each entry is its task's owner's.
+  // git's checks run off the loop; `done`
   // gets the new entries, or the first refusal (nothing queued then).
   using Added = std::function<void(Result<std::vector<LandEntry>>)>;
   void Add(std::vector<TaskRecord> tasks, const std::string& onto,
-           const std::string& check, const std::string& owner, Added done);
+           const std::string& check, Added done);
 
   // Every entry kept (unfinished, and the last finished), by id.
   std::vector<LandEntry> Entries() const;

@@ -4,6 +4,7 @@
 // sees. The landing itself runs in daemon/merge_queue.*.
 #include <fmt/format.h>
 
+#include "baton/core/sessions.h"
 #include "baton/daemon/daemon.h"
 #include "baton/daemon/worktrees.h"
 
@@ -47,7 +48,7 @@ void Daemon::Handle(Connection& connection, const LandRequest& request,
   }
   AuditRecord audit = AuditOf(connection, session, "land");
   lands_->Add(
-      std::move(tasks), request.onto, request.check, session,
+      std::move(tasks), request.onto, request.check,
       [this, audit,
        reply = std::move(reply)](Result<std::vector<LandEntry>> added) {
         if (!added)
@@ -70,8 +71,9 @@ void Daemon::Handle(Connection&, const LandsRequest& request, Session session,
   for (LandEntry& entry : lands_->Entries()) {
     if (!request.task.empty() && entry.task != request.task)
       continue;
-    // The entries of the tasks the session sees.
-    if (registry_->Get(entry.task, session))
+    // The entries of the tasks the session sees (not a look at the task:
+    // its end stays unseen).
+    if (SeesOwner(session, entry.owner))
       answer.entries.push_back(std::move(entry));
   }
   reply(answer);
