@@ -151,7 +151,7 @@ TEST_F(MergeQueueTest, TenBranchesLandInOrderInOneCheckRun) {
             entries[9]["result"].get<std::string>());
   EXPECT_EQ(Shell("git -C " + repo_ + " log --reverse --format=%s " + base +
                   "..main | tr '\\n' ' '"),
-            "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9");
+            "w0 w1 w2 w3 w4 w5 w6 w7 w8 w9 ");
   EXPECT_EQ(Shell("git -C " + repo_ + " rev-list --merges --count main"), "0");
   EXPECT_TRUE(std::filesystem::exists(repo_ + "/w9.txt"));
   EXPECT_EQ(Shell("git -C " + repo_ + " status --porcelain"), "");
@@ -183,7 +183,7 @@ TEST_F(MergeQueueTest, AUserCommitOnTheTargetMeanwhileIsTakenIntoAccount) {
   EXPECT_EQ(Shell("git -C " + repo_ +
                   " log --reverse --format=%s main | tr "
                   "'\\n' ' '"),
-            "base user w0 w1");
+            "base user w0 w1 ");
   EXPECT_EQ(entries[0]["onto"].get<std::string>(),
             Shell("git -C " + repo_ + " rev-parse main~2"));
 }

@@ -338,23 +338,13 @@ void MergeQueue::Plan(const Key& key) {
 void MergeQueue::Finish(const Key& key, Job& job) {
   Target& target = targets_[key];
   target.in_flight = false;
-  std::set<int64_t> tried(job.batch.begin(), job.batch.end());
-  // Those the job did not try wait again (an entry may have been taken
-  // out of the queue meanwhile: only unfinished ones are touched).
+  // An entry of the job that is still unfinished (one may have ended
+  // meanwhile: only unfinished ones are touched).
   auto live = [&](int64_t id) -> LandEntry* {
     auto it = entries_.find(id);
     return it == entries_.end() || IsFinal(it->second.state) ? nullptr
                                                              : &it->second;
   };
-  for (auto& [id, entry] : entries_) {
-    if (entry.state == LandState::kTesting && entry.repo == key.first &&
-        entry.target == key.second &&
-        (!tried.contains(id) || job.kind == Job::Kind::kMoved ||
-         job.kind == Job::Kind::kWait)) {
-      entry.state = LandState::kQueued;
-      Put(entry);
-    }
-  }
   if (job.trial.checked)
     ++check_runs_;
   for (int64_t id : job.batch) {
@@ -366,7 +356,7 @@ void MergeQueue::Finish(const Key& key, Job& job) {
   std::chrono::milliseconds next{0};
   switch (job.kind) {
     case Job::Kind::kNothing:
-      return;
+      break;
     case Job::Kind::kError:
       target.suspect.clear();
       for (int64_t id : job.batch) {
@@ -376,7 +366,7 @@ void MergeQueue::Finish(const Key& key, Job& job) {
       break;
     case Job::Kind::kWait:
       for (auto& [id, entry] : entries_) {
-        if (entry.state == LandState::kQueued && entry.repo == key.first &&
+        if (!IsFinal(entry.state) && entry.repo == key.first &&
             entry.target == key.second && entry.reason != job.reason) {
           entry.reason = job.reason;
           Put(entry);
@@ -436,6 +426,15 @@ void MergeQueue::Finish(const Key& key, Job& job) {
         target.suspect.clear();
       }
       break;
+  }
+  // What it did not land or fail waits again (a red batch's entries as
+  // suspects, those it did not try, all of them when the target moved).
+  for (auto& [id, entry] : entries_) {
+    if (entry.state == LandState::kTesting && entry.repo == key.first &&
+        entry.target == key.second) {
+      entry.state = LandState::kQueued;
+      Put(entry);
+    }
   }
   if (next.count() > 0) {
     target.timer =
