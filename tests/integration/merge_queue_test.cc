@@ -7,6 +7,7 @@
 #include <sys/stat.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -147,6 +148,7 @@ TEST_F(MergeQueueTest, TenBranchesLandInOrderInOneCheckRun) {
   // linear (rebased), and its checkout (the repository's folder) with it.
   EXPECT_EQ(Runs(), 1);
   EXPECT_EQ(Lands()["check_runs"], 1);
+  std::printf("check runs for ten green: %d\n", Runs());
   EXPECT_EQ(Shell("git -C " + repo_ + " rev-parse main"),
             entries[9]["result"].get<std::string>());
   EXPECT_EQ(Shell("git -C " + repo_ + " log --reverse --format=%s " + base +
@@ -231,6 +233,7 @@ TEST_F(MergeQueueTest, ARedBranchAmongTenIsIsolatedInFewRunsAndTheOthersLand) {
       << entries[6].dump();
   // 1 + ceil(log2 10) + 1 at most (the bound).
   EXPECT_LE(Runs(), 6);
+  std::printf("check runs for one red among ten: %d\n", Runs());
   EXPECT_FALSE(Has(Shell("git -C " + repo_ + " log --format=%s main"), "bad"));
   EXPECT_EQ(Shell("git -C " + repo_ + " log --format=%s main | wc -l"), "10");
 }
