@@ -6,8 +6,7 @@
 // batond takes up the unfinished ones.
 //
 // Costs: git and the checks run on a WorkerPool thread of the queue's own,
-// never on batond's loop, each with a deadline; one job per target at a
-// time.
+// never on batond's loop, each with a deadline; one job at a time.
 #ifndef BATON_DAEMON_MERGE_QUEUE_H_
 #define BATON_DAEMON_MERGE_QUEUE_H_
 
