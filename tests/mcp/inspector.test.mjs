@@ -17,7 +17,7 @@ test('Inspector CLI: tools/list and tools/call', { timeout: 120_000 }, async () 
   const home = makeHome();
   try {
     const list = JSON.parse(inspector(home, ['--method', 'tools/list']));
-    assert.deepEqual(list.tools.map((t) => t.name), ['run', 'delegate', 'task_output', 'task_status', 'task_list', 'task_events', 'task_questions', 'task_send', 'task_answer', 'task_kill', 'session_budget', 'worktrees', 'task_rerun', 'task_edit', 'conflicts']);
+    assert.deepEqual(list.tools.map((t) => t.name), ['run', 'delegate', 'task_output', 'task_status', 'task_list', 'task_events', 'task_questions', 'task_send', 'task_answer', 'task_kill', 'session_budget', 'worktrees', 'task_rerun', 'task_edit', 'conflicts', 'land', 'land_queue']);
     const run = JSON.parse(inspector(home, ['--method', 'tools/call', '--tool-name', 'run', '--tool-arg', 'command=echo from-inspector']));
     assert.equal(run.isError, false);
     assert.match(run.structuredContent.task_id, /^shell-\d+$/);

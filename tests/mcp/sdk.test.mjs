@@ -39,7 +39,7 @@ test('initialize, tools/list: fourteen tools with schemas and honest annotations
     assert.match(client.getInstructions(), /wait_command/);
     assert.match(client.getInstructions(), /questions?[^.]*once each/);
     assert.deepEqual(Object.keys(byName).sort(), [
-      'conflicts', 'delegate', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
+      'conflicts', 'delegate', 'land', 'land_queue', 'run', 'session_budget', 'task_answer', 'task_edit', 'task_events', 'task_kill', 'task_list', 'task_output',
       'task_questions', 'task_rerun', 'task_send', 'task_status', 'worktrees']);
     for (const name of ['run', 'delegate'])
       assert.match(byName[name].description, /wait_command/, name);
@@ -963,6 +963,47 @@ test('delegate: worktree true runs it on a branch of its own; outside a reposito
     const unknown = await call(client, 'worktrees', { task_ids: ['agent-99'] });
     assert.equal(unknown.isError, true, text(unknown));
     assert.match(text(unknown), /not_found: agent-99 has no worktree/);
+  });
+});
+
+test('land: a finished worker\'s branch lands on the branch it was made from; land_queue shows it; a bad id is isError', T, async () => {
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home, agentEnv()));
+    const repo = join(home, 'repo');
+    mkdirSync(repo);
+    const git = (...args) => execFileSync('git', ['-C', repo, ...args], { encoding: 'utf8' });
+    git('init', '-q', '-b', 'main');
+    git('config', 'user.email', 't@example.com');
+    git('config', 'user.name', 't');
+    git('commit', '-q', '--allow-empty', '-m', 'base');
+
+    const d = await call(client, 'delegate', { brief: 'isolated work: COMMIT', cwd: repo, worktree: true });
+    assert.equal(d.isError, false, text(d));
+    const id = d.structuredContent.task_id;
+    const running = await call(client, 'land', { task_ids: [id] });
+    const w = await call(client, 'task_output', { task_ids: [id], wait: true, timeout_s: 20 });
+    assert.equal(w.structuredContent.tasks[0].status, 'completed', text(w));
+    // Refused while it ran (unless it had ended already), and for an unknown id.
+    if (running.isError) assert.match(text(running), /land it once it ended completed/);
+    const unknown = await call(client, 'land', { task_ids: ['agent-99'] });
+    assert.equal(unknown.isError, true, text(unknown));
+    assert.match(text(unknown), /agent-99/);
+
+    const l = running.isError ? await call(client, 'land', { task_ids: [id], check: 'test -e work.txt' }) : running;
+    assert.equal(l.isError, false, text(l));
+    assert.equal(l.structuredContent.entries[0].task, id);
+    assert.equal(l.structuredContent.entries[0].target, 'main');
+    let entry;
+    for (let i = 0; i < 200; i++) {
+      const q = await call(client, 'land_queue', { task_id: id });
+      assert.equal(q.isError, false, text(q));
+      entry = q.structuredContent.entries[0];
+      if (entry.state === 'landed' || entry.state === 'failed') break;
+      await new Promise((r) => setTimeout(r, 50));
+    }
+    assert.equal(entry.state, 'landed', JSON.stringify(entry));
+    assert.equal(entry.result, git('rev-parse', 'main').trim());
+    assert.match(git('log', '--format=%s', 'main'), /turn 1: work/);
   });
 });
 

@@ -36,6 +36,17 @@ class InMemoryTaskStore : public TaskStore {
   Status PutSessionBudget(const std::string& session,
                           const AgentBudget& budget) override;
   Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() override;
+  // Kept at once, outside the batch: no test of the registry lands.
+  Status PutLand(const LandEntry& entry) override {
+    lands[entry.id] = entry;
+    return {};
+  }
+  Result<std::vector<LandEntry>> LoadLands(size_t) override {
+    std::vector<LandEntry> all;
+    for (const auto& [id, entry] : lands)
+      all.push_back(entry);
+    return all;
+  }
   Status AppendAudit(const AuditRecord& record, uint64_t* key) override;
   Result<std::vector<AuditRecord>> ListAudit(const AuditQuery& query) override;
   // Fails with `fail_flush` while it is set; the writes stay buffered.
@@ -58,6 +69,7 @@ class InMemoryTaskStore : public TaskStore {
   std::map<TaskId, TaskRecord> flushed;
   std::map<std::string, QueueRecord> queues;
   std::map<std::string, AgentBudget> budgets;
+  std::map<int64_t, LandEntry> lands;
   std::vector<AuditRecord> audit;  // Flushed, in order.
   std::optional<Error> fail_flush;
   int failed_flushes = 0;
@@ -84,6 +96,7 @@ class InMemoryTaskStore : public TaskStore {
   bool dirty_queues_ = false;
   std::map<std::string, QueueRecord> flushed_queues_;
   std::map<std::string, AgentBudget> flushed_budgets_;
+
   std::map<uint64_t, AuditRecord> pending_audit_;  // By key, in order.
   uint64_t next_audit_key_ = 1;
   // Per key written in the batch: what reads saw before (nullopt: none),

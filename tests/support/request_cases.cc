@@ -41,6 +41,8 @@ const std::map<std::string, Json>& Samples() {
       {"audit", {{"task", "shell-1"}, {"limit", 10}}},
       {"worktrees", {{"clean", true}}},
       {"conflicts", Json::object()},
+      {"land", {{"tasks", {"agent-3", "agent-4"}}, {"onto", "main"}}},
+      {"lands", Json::object()},
   };
   return samples;
 }

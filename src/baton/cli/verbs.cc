@@ -133,6 +133,12 @@ const std::vector<Verb>& Verbs() {
        "List overlaps between live workers' worktrees: the same files, or "
        "changes that would conflict",
        kGroupAgents, DefineConflicts},
+      {"land",
+       "Queue finished worktree workers' branches to land, checked, on "
+       "their target branch",
+       kGroupAgents, DefineLand},
+      {"lands", "List the merge queue: each entry's state, reason and commit",
+       kGroupAgents, DefineLands},
       {"daemon", "Manage batond", kGroupSetUpAndAdmin, DefineDaemon},
       {"mcp",
        "Serve MCP on stdio for a coding agent; install CLIENT registers it "

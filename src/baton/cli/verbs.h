@@ -72,6 +72,8 @@ void DefineQuestions(CLI::App& command, const Context& ctx, Action& action);
 void DefineAudit(CLI::App& command, const Context& ctx, Action& action);
 void DefineWorktree(CLI::App& command, const Context& ctx, Action& action);
 void DefineConflicts(CLI::App& command, const Context& ctx, Action& action);
+void DefineLand(CLI::App& command, const Context& ctx, Action& action);
+void DefineLands(CLI::App& command, const Context& ctx, Action& action);
 void DefineDaemon(CLI::App& command, const Context& ctx, Action& action);
 // `daemon install-service`, a subcommand of `daemon`'s
 // (verbs/daemon_service.cc).

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "baton/core/audit.h"
+#include "baton/core/land.h"
 #include "baton/core/task.h"
 #include "baton/core/task_filter.h"
 #include "baton/util/clock.h"
@@ -112,6 +113,12 @@ class TaskStore {
   virtual Status PutSessionBudget(const std::string& session,
                                   const AgentBudget& budget) = 0;
   virtual Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() = 0;
+
+  // The merge queue's entries (core/land.h, doc/land.md); a put replaces
+  // the entry of that id. LoadLands: the unfinished ones (queued,
+  // testing) and the last `finished` finished ones, by id.
+  virtual Status PutLand(const LandEntry& entry) = 0;
+  virtual Result<std::vector<LandEntry>> LoadLands(size_t finished) = 0;
 
   // The audit trail (core/audit.h). An appended record is written with
   // the batch; `key` names it until then. Reads see the pending records

@@ -13,8 +13,9 @@
 namespace baton {
 namespace {
 
-constexpr std::array<std::string_view, 4> kPoints = {
-    "before-commit", "after-commit", "after-flush", "after-reply"};
+constexpr std::array<std::string_view, 6> kPoints = {
+    "before-commit", "after-commit",     "after-flush",
+    "after-reply",   "land-before-move", "land-after-move"};
 
 }  // namespace
 
@@ -30,8 +31,9 @@ Result<CrashPoints> CrashPoints::Parse(std::string_view spec) {
     return MakeError(
         ErrorCode::kInvalidArgument,
         fmt::format("BATON_CRASH_AT='{}' is not <point>:<n>, with a point of "
-                    "before-commit, after-commit, after-flush, after-reply "
-                    "and n from 1 (e.g. after-commit:2)",
+                    "before-commit, after-commit, after-flush, after-reply, "
+                    "land-before-move, land-after-move and n from 1 (e.g. "
+                    "after-commit:2)",
                     spec));
   };
   size_t colon = spec.rfind(':');

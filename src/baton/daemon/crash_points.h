@@ -7,6 +7,9 @@
 //   after-commit   committed, nothing sent yet (no spawn, no reply);
 //   after-flush    the supervisor's requests sent, no reply yet;
 //   after-reply    the replies sent.
+// And the merge queue's (doc/land.md), passed on its worker thread:
+//   land-before-move  a batch tested green, the target not moved yet;
+//   land-after-move   the target moved, the entries not yet stored landed.
 // Without the variable nothing is counted. A malformed value is refused at
 // start, so a test can never pass by not crashing.
 #ifndef BATON_DAEMON_CRASH_POINTS_H_

@@ -257,6 +257,15 @@ Status Daemon::Start() {
   radar_ = std::make_unique<ConflictRadar>(
       &loop_, registry_.get(),
       ConflictRadar::Options{.scratch = options_.paths.home + "/radar"});
+  lands_ = std::make_unique<MergeQueue>(
+      &loop_, store_.get(), &clock_, &crash_points_,
+      MergeQueue::Options{
+          .git = {.env = LandGitEnvironment(ProcessEnvironment()),
+                  .scratch = options_.paths.home + "/land"}},
+      [this](AuditRecord record) {
+        record.client = kAuditByBatond;  // Stays if the commit fails.
+        registry_->audit().Record(std::move(record), /*with_batch=*/false);
+      });
   registry_->SetOnCreate([this](TaskRecord task,
                                 TaskRegistry::StartCallback made) {
     if (!task.spec.agent || !task.spec.agent->worktree)
@@ -291,6 +300,8 @@ Status Daemon::Start() {
   agents_->Recover(registry_->LiveTasks());
   for (const TaskRecord& task : registry_->LiveTasks())
     radar_->Track(task);
+  if (auto loaded = lands_->Load(); !loaded)
+    return loaded;
   output_cap_->Recover(registry_->LiveTasks());
   output_redactor_->Recover(registry_->LiveTasks());
 
@@ -629,6 +640,7 @@ void Daemon::OnCommitFailed(const Error& error,
         error.message, kFlushRetry.count());
   }
   ++failed_commits_;
+  lands_->Rewrite();  // Its entries' writes went with the batch.
   if (!dropped.empty()) {
     std::string ids;
     for (const TaskId& id : dropped) {

@@ -21,6 +21,7 @@
 #include "baton/daemon/check_runner.h"
 #include "baton/daemon/conflict_radar.h"
 #include "baton/daemon/crash_points.h"
+#include "baton/daemon/merge_queue.h"
 #include "baton/daemon/output_cap.h"
 #include "baton/daemon/output_redactor.h"
 #include "baton/daemon/preflight.h"
@@ -178,6 +179,8 @@ class Daemon {
   void Handle(Connection&, const AuditRequest&, Session, Reply);
   void Handle(Connection&, const WorktreesRequest&, Session, Reply);
   void Handle(Connection&, const ConflictsRequest&, Session, Reply);
+  void Handle(Connection&, const LandRequest&, Session, Reply);
+  void Handle(Connection&, const LandsRequest&, Session, Reply);
 
   // The notices a reply to `session` carries, as the list's JSON text
   // ("" for none), taken: the registry's (`reports_ends` when there are,
@@ -231,6 +234,8 @@ class Daemon {
   // Overlaps of live workers' worktrees (doc/conflicts.md); after the
   // registry, so gone before it.
   std::unique_ptr<ConflictRadar> radar_;
+  // The merge queue (doc/land.md); gone before the registry and the store.
+  std::unique_ptr<MergeQueue> lands_;
   ProgramCache command_cache_;  // For the preflight's PATH searches.
   // The preflight's `sh -n`, off the loop; after the cache its callbacks
   // use, so that it goes first.

@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include <algorithm>
 #include <cmath>
 #include <numeric>
 
@@ -236,6 +237,34 @@ Status WorktreesRequest::Validate() const {
     return Invalid(
         "worktrees request: 'force' goes with 'clean' (it discards "
         "uncommitted changes while cleaning)");
+  }
+  return {};
+}
+
+Status LandRequest::Validate() const {
+  if (tasks.empty())
+    return Invalid(
+        "land request: 'tasks' names no task; give the ids of "
+        "ended worktree workers (baton worktree ls lists them)");
+  for (size_t i = 0; i < tasks.size(); ++i) {
+    if (std::find(tasks.begin(), tasks.begin() + i, tasks[i]) !=
+        tasks.begin() + i) {
+      return Invalid(fmt::format(
+          "land request: '{}' is named twice; name each task once", tasks[i]));
+    }
+  }
+  // A branch name as git takes one: not an option, no space or control.
+  bool bad_onto = onto.starts_with('-') || onto.starts_with("refs/") ||
+                  std::any_of(onto.begin(), onto.end(), [](unsigned char c) {
+                    return c <= ' ' || c == 0x7f || c == '~' || c == '^' ||
+                           c == ':' || c == '?' || c == '*' || c == '[' ||
+                           c == '\\';
+                  });
+  if (bad_onto) {
+    return Invalid(fmt::format(
+        "land request: 'onto' is '{}'; it is a branch's short name, e.g. "
+        "main",
+        onto));
   }
   return {};
 }

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "baton/core/audit.h"
+#include "baton/core/land.h"
 #include "baton/core/sessions.h"  // A request's `session`, "*" a person's.
 #include "baton/core/task.h"
 #include "baton/ipc/wire_types.h"
@@ -1472,6 +1473,73 @@ struct ConflictsRequest {
   }
 };
 
+// The merge queue (doc/land.md).
+struct LandReply {
+  std::vector<LandEntry> entries;
+  template <class V>
+  void Fields(V& v) {
+    v("entries", entries,
+      {.doc = "the entries queued, in order, each: `id`, `task`, `branch`, "
+              "`target`, `state`, ... (`lands` lists them as they go)"});
+  }
+};
+struct LandRequest {
+  static constexpr std::string_view kOp = "land";
+  static constexpr std::string_view kDoc =
+      "queues finished worktree workers' branches to land on their target "
+      "branch: each brought onto the target's tip in a scratch worktree, "
+      "checked, and the target moved forward when green (answered once "
+      "git checked them, off batond's loop; doc/land.md)";
+  using Reply = LandReply;
+  std::vector<std::string> tasks;
+  std::string onto;
+  std::string check;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.required = true,
+       .max_bytes = kMaxNameBytes,
+       .max_items = kMaxTaskIds,
+       .doc = "agent tasks of the session that ran in a worktree of their "
+              "own and ended `completed`, in the order they land"});
+    v("onto", onto,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "the target branch; default: the branch checked out where "
+              "each worktree was made"});
+    v("check", check,
+      {.max_bytes = kMaxArgBytes,
+       .doc = "the land check, a shell line run in the scratch worktree; "
+              "default: the repository's `git config baton.landCheck`"});
+  }
+  Status Validate() const;
+};
+
+struct LandsReply {
+  std::vector<LandEntry> entries;
+  int64_t check_runs = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("entries", entries,
+      {.doc = "the session's entries, unfinished and the last finished ones, "
+              "by id"});
+    v("check_runs", check_runs,
+      {.doc = "land checks run since batond started, over every target"});
+  }
+};
+struct LandsRequest {
+  static constexpr std::string_view kOp = "lands";
+  static constexpr bool kReplyKeptIfCommitFails = true;
+  static constexpr std::string_view kDoc =
+      "the merge queue: each entry's state, reason and resulting commit";
+  using Reply = LandsReply;
+  std::string task;
+  template <class V>
+  void Fields(V& v) {
+    v("task", task,
+      {.max_bytes = kMaxNameBytes, .doc = "only the entries of this task"});
+  }
+};
+
 // Every request, in the order doc/protocol.md lists them.
 using Request =
     std::variant<HelloRequest, RunRequest, DelegateRequest, RerunRequest,
@@ -1481,7 +1549,7 @@ using Request =
                  WaitRequest, AttachRequest, NoticesRequest,
                  DaemonStatusRequest, ShutdownRequest, WatchRequest,
                  QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
-                 WorktreesRequest, ConflictsRequest>;
+                 WorktreesRequest, ConflictsRequest, LandRequest, LandsRequest>;
 
 }  // namespace baton
 

@@ -116,7 +116,8 @@ TEST(Tools, EveryToolHasSchemasAndHonestAnnotations) {
     bool read_only = tool.annotations.value("readOnlyHint", false);
     bool is_read = tool.name == "task_output" || tool.name == "task_status" ||
                    tool.name == "task_list" || tool.name == "task_events" ||
-                   tool.name == "task_questions" || tool.name == "conflicts";
+                   tool.name == "task_questions" || tool.name == "conflicts" ||
+                   tool.name == "land_queue";
     EXPECT_EQ(read_only, is_read);
     if (tool.name == "task_kill") {
       EXPECT_TRUE(tool.annotations.value("destructiveHint", false));

@@ -145,9 +145,21 @@ UPDATE tasks SET extra = json_remove(json_set(extra, '$.placement',
   WHERE json_type(extra, '$.slurm_job') = 'object';
 )sql";
 
+// Schema 10: the merge queue (doc/land.md): one row per entry, by its
+// number, with the entry itself as JSON (core/land.h) and its state apart,
+// so that a restarted batond reads the unfinished ones without the rest.
+constexpr std::string_view kSchema10 = R"sql(
+CREATE TABLE lands (
+  id INTEGER PRIMARY KEY,
+  state TEXT NOT NULL,
+  entry TEXT NOT NULL
+);
+CREATE INDEX lands_unfinished ON lands (id) WHERE state IN ('queued', 'testing');
+)sql";
+
 constexpr Migration kMigrations[] = {
     {1, kSchema1}, {2, kSchema2}, {3, kSchema3}, {4, kSchema4}, {5, kSchema5},
-    {6, kSchema6}, {7, kSchema7}, {8, kSchema8}, {9, kSchema9},
+    {6, kSchema6}, {7, kSchema7}, {8, kSchema8}, {9, kSchema9}, {10, kSchema10},
 };
 
 }  // namespace

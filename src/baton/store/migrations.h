@@ -13,7 +13,7 @@
 namespace baton {
 
 // The schema version this build writes and understands.
-inline constexpr int kSchemaVersion = 9;
+inline constexpr int kSchemaVersion = 10;
 
 // PRAGMA application_id of a baton database: "BATN".
 inline constexpr int kApplicationId = 0x4241544E;

@@ -367,11 +367,13 @@ Status SqliteTaskStore::Flush() {
   pending_queues_.clear();
   pending_budgets_.clear();
   pending_audit_.clear();
+  pending_lands_.clear();
   task_journal_.clear();
   cursor_journal_.clear();
   counter_journal_.clear();
   queue_journal_.clear();
   budget_journal_.clear();
+  land_journal_.clear();
   return {};
 }
 
@@ -379,7 +381,7 @@ bool SqliteTaskStore::HasPendingWrites() const {
   return !pending_tasks_.empty() || !pending_counters_.empty() ||
          !pending_cursors_.empty() || !pending_sessions_.empty() ||
          !pending_queues_.empty() || !pending_budgets_.empty() ||
-         !pending_audit_.empty();
+         !pending_audit_.empty() || !pending_lands_.empty();
 }
 
 Status SqliteTaskStore::WritePending() {
@@ -480,6 +482,8 @@ Status SqliteTaskStore::WritePending() {
   }
   if (written)
     written = WriteAudit();
+  if (written)
+    written = WriteLands();
   if (!written)
     return written;  // ~Transaction rolls back.
   return txn->Commit();

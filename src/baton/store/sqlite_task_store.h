@@ -54,6 +54,8 @@ class SqliteTaskStore : public TaskStore {
   Status PutSessionBudget(const std::string& session,
                           const AgentBudget& budget) override;
   Result<std::map<std::string, AgentBudget>> LoadSessionBudgets() override;
+  Status PutLand(const LandEntry& entry) override;
+  Result<std::vector<LandEntry>> LoadLands(size_t finished) override;
   // sqlite_task_store_audit.cc. A record gets its seq when appended.
   Status AppendAudit(const AuditRecord& record, uint64_t* key) override;
   Result<std::vector<AuditRecord>> ListAudit(const AuditQuery& query) override;
@@ -110,6 +112,8 @@ class SqliteTaskStore : public TaskStore {
   // The audit's part of Load and of WritePending.
   Status LoadAudit();
   Status WriteAudit();
+  // The merge queue's part of WritePending (sqlite_task_store_lands.cc).
+  Status WriteLands();
   // Called by every write: after a Flush(), the first write starts a new
   // batch, and the journal of the last one is dropped.
   void StartWrite();
@@ -145,6 +149,7 @@ class SqliteTaskStore : public TaskStore {
   std::map<std::string, QueueRecord> pending_queues_;
   std::map<std::string, AgentBudget> pending_budgets_;  // Empty: delete.
   std::map<uint64_t, AuditRecord> pending_audit_;       // By seq.
+  std::map<int64_t, LandEntry> pending_lands_;          // By id.
   int64_t next_audit_seq_ = 1;
 
   // The batch's journal, for DropBatch: per key it wrote, the pending
@@ -156,6 +161,7 @@ class SqliteTaskStore : public TaskStore {
   std::map<TaskKind, std::optional<int64_t>> counter_journal_;
   std::map<std::string, std::optional<QueueRecord>> queue_journal_;
   std::map<std::string, std::optional<AgentBudget>> budget_journal_;
+  std::map<int64_t, std::optional<LandEntry>> land_journal_;
   std::set<std::string> session_journal_;
   std::vector<int64_t> audit_journal_;
   bool batch_flushed_ = false;  // Flush() ran since the batch's last write.

@@ -48,6 +48,7 @@ void SqliteTaskStore::ClearJournal() {
   counter_journal_.clear();
   queue_journal_.clear();
   budget_journal_.clear();
+  land_journal_.clear();
   session_journal_.clear();
   audit_journal_.clear();
 }
@@ -64,6 +65,8 @@ void SqliteTaskStore::DropBatch() {
     Restore(pending_budgets_, session, before);
   for (const auto& [name, before] : queue_journal_)
     Restore(pending_queues_, name, before);
+  for (const auto& [id, before] : land_journal_)
+    Restore(pending_lands_, id, before);
   for (const auto& [key, before] : cursor_journal_)
     Restore(pending_cursors_, key, before);
   for (const std::string& session : session_journal_)

@@ -18,7 +18,7 @@ TEST_F(SqliteTaskStoreTest, ASchema2DatabaseGainsQueuesAndKeepsItsTasks) {
           "DROP TABLE queues; DROP TABLE session_budgets; DROP TABLE audit; "
           "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
           "DROP INDEX tasks_ended_by_owner; "
-          "PRAGMA user_version = 2;");
+          "DROP TABLE lands; PRAGMA user_version = 2;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
@@ -39,7 +39,7 @@ TEST_F(SqliteTaskStoreTest, ASchema4DatabaseGainsSessionBudgets) {
           "DROP TABLE session_budgets; DROP TABLE audit; "
           "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
           "DROP INDEX tasks_ended_by_owner; "
-          "PRAGMA user_version = 4;");
+          "DROP TABLE lands; PRAGMA user_version = 4;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
@@ -63,7 +63,9 @@ TEST_F(SqliteTaskStoreTest, ASchema7DatabaseGainsTheEndedByOwnerIndex) {
     }
     ASSERT_TRUE(store->Flush());
   }
-  RawExec(path_, "DROP INDEX tasks_ended_by_owner; PRAGMA user_version = 7;");
+  RawExec(path_,
+          "DROP INDEX tasks_ended_by_owner; DROP TABLE lands; "
+          "PRAGMA user_version = 7;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
@@ -95,7 +97,7 @@ TEST_F(SqliteTaskStoreTest, ASchema6DatabaseGainsTheEndedTasksIndexes) {
   RawExec(path_,
           "DROP INDEX tasks_ended; DROP INDEX tasks_labels; "
           "DROP INDEX tasks_ended_by_owner; "
-          "PRAGMA user_version = 6;");
+          "DROP TABLE lands; PRAGMA user_version = 6;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
@@ -119,7 +121,8 @@ TEST_F(SqliteTaskStoreTest, ASchema8SlurmTaskBecomesARemoteTask) {
   RawExec(path_,
           "UPDATE tasks SET extra = '{\"slurm\":{\"partition\":\"debug\","
           "\"cpus\":2},\"slurm_job\":{\"job_id\":\"12\",\"state\":"
-          "\"PENDING\"},\"held\":true}'; PRAGMA user_version = 8;");
+          "\"PENDING\"},\"held\":true}'; DROP TABLE lands; "
+          "PRAGMA user_version = 8;");
   auto store = OpenStore();
   ASSERT_NE(store, nullptr);
   EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
@@ -206,6 +209,46 @@ TEST_F(SqliteTaskStoreTest, ReportsDamagedPagesAsCorrupt) {
   EXPECT_NE(store.error().message.find("is corrupt"), std::string::npos);
   EXPECT_EQ(*ReadFile(path_), bytes);
   std::printf("  refused: %s\n", store.error().message.c_str());
+}
+
+// Schema 10 (doc/land.md): a schema 9 database gains the merge queue; an
+// entry put is read back after a reopen, unfinished ones and the last
+// finished ones; a dropped batch takes its entries' writes back.
+TEST_F(SqliteTaskStoreTest, ASchema9DatabaseGainsTheMergeQueue) {
+  {
+    auto store = OpenStore();
+    ASSERT_TRUE(store->PutQueue({.name = "q"}));
+    ASSERT_TRUE(store->Flush());
+  }
+  RawExec(path_, "DROP TABLE lands; PRAGMA user_version = 9;");
+  auto store = OpenStore();
+  ASSERT_NE(store, nullptr);
+  EXPECT_EQ(RawQuery(path_, "PRAGMA user_version"),
+            std::to_string(kSchemaVersion));
+  for (int64_t id = 1; id <= 4; ++id) {
+    ASSERT_TRUE(store->PutLand(
+        {.id = id,
+         .task = fmt::format("agent-{}", id),
+         .target = "main",
+         .files = {"f.txt"},
+         .state = id <= 2 ? LandState::kLanded : LandState::kQueued}));
+  }
+  ASSERT_TRUE(store->Flush());
+  LandEntry testing{.id = 3, .task = "agent-3", .state = LandState::kTesting};
+  ASSERT_TRUE(store->PutLand(testing));
+  ASSERT_TRUE(store->Flush());
+  store->PutLand({.id = 5, .task = "agent-5"});
+  store->DropBatch();
+  store = OpenStore();
+  // The one finished kept, 2, and the unfinished 3 and 4.
+  auto lands = store->LoadLands(1);
+  ASSERT_TRUE(lands) << lands.error().message;
+  ASSERT_EQ(lands->size(), 3u);
+  EXPECT_EQ((*lands)[0].id, 2);
+  EXPECT_EQ((*lands)[0].state, LandState::kLanded);
+  EXPECT_EQ((*lands)[0].files, std::vector<std::string>{"f.txt"});
+  EXPECT_EQ((*lands)[1].state, LandState::kTesting);
+  EXPECT_EQ((*lands)[2].task, "agent-4");
 }
 
 }  // namespace

@@ -15,7 +15,8 @@ TEST_F(SqliteTaskStoreTest, CreatesSchemaInWalMode) {
                      "SELECT group_concat(name, ' ') FROM (SELECT name FROM "
                      "sqlite_schema WHERE name NOT LIKE 'sqlite_%' ORDER BY "
                      "name)"),
-            "audit audit_by_task counters cursors queues session_budgets "
+            "audit audit_by_task counters cursors lands lands_unfinished "
+            "queues session_budgets "
             "sessions tasks tasks_by_owner tasks_ended tasks_ended_by_owner "
             "tasks_labels "
             "tasks_live tasks_unnoticed");

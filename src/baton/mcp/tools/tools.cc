@@ -49,7 +49,8 @@ const std::vector<ToolDefinition>& AllTools() {
       TaskAnswerToolDefinition(),    TaskKillToolDefinition(),
       SessionBudgetToolDefinition(), WorktreesToolDefinition(),
       TaskRerunToolDefinition(),     TaskEditToolDefinition(),
-      ConflictsToolDefinition(),
+      ConflictsToolDefinition(),     LandToolDefinition(),
+      LandQueueToolDefinition(),
   };
   return tools;
 }

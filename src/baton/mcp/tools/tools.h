@@ -25,6 +25,8 @@ ToolDefinition WorktreesToolDefinition();
 ToolDefinition TaskRerunToolDefinition();
 ToolDefinition TaskEditToolDefinition();
 ToolDefinition ConflictsToolDefinition();
+ToolDefinition LandToolDefinition();
+ToolDefinition LandQueueToolDefinition();
 
 // What run and task_rerun answer once a task started (tools/run.cc): the
 // result, and its output schema.
