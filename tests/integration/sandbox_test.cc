@@ -189,8 +189,8 @@ TEST_F(SandboxTest, StrictReachesNoNetworkAndBuildDoes) {
                    sizeof address),
             0);
   ASSERT_EQ(::listen(listener.get(), 8), 0);
-  ASSERT_EQ(::getsockname(listener.get(),
-                          reinterpret_cast<sockaddr*>(&address), &length),
+  ASSERT_EQ(::getsockname(listener.get(), reinterpret_cast<sockaddr*>(&address),
+                          &length),
             0);
   std::string connect = fmt::format(
       "bash -c 'echo hi > /dev/tcp/127.0.0.1/{}' && echo connected || echo "
@@ -225,8 +225,8 @@ TEST_F(SandboxTest, NothingItStartsOutlivesIt) {
 }
 
 TEST_F(SandboxTest, AMemoryLimitStillKillsInsideTheSandbox) {
-  std::string id = RunIn("head -c 1G /dev/zero | tail; echo survived",
-                         "strict", {"--memory", "64M"});
+  std::string id = RunIn("head -c 1G /dev/zero | tail; echo survived", "strict",
+                         {"--memory", "64M"});
   auto task = WaitEnded(id);
   std::string held = task.value("limits_held_by", "");
   if (held.find("cgroup") == std::string::npos) {
@@ -240,9 +240,9 @@ TEST_F(SandboxTest, AMemoryLimitStillKillsInsideTheSandbox) {
 }
 
 TEST_F(SandboxTest, AnUnknownProfileIsRefusedAndNothingStarts) {
-  auto run = Baton({"run", "--sandbox", "nosuch", "--cwd", root_, "--",
-                    "touch started"},
-                   Env());
+  auto run = Baton(
+      {"run", "--sandbox", "nosuch", "--cwd", root_, "--", "touch started"},
+      Env());
   EXPECT_NE(run.exit_code, 0);
   EXPECT_NE(run.err.find("no sandbox profile 'nosuch'; the profiles are "
                          "strict, agent, build"),
@@ -252,8 +252,7 @@ TEST_F(SandboxTest, AnUnknownProfileIsRefusedAndNothingStarts) {
                          "--cwd", root_, "do it"},
                         Env());
   EXPECT_NE(delegate.exit_code, 0);
-  EXPECT_NE(delegate.err.find("no sandbox profile 'nosuch'"),
-            std::string::npos)
+  EXPECT_NE(delegate.err.find("no sandbox profile 'nosuch'"), std::string::npos)
       << delegate.err;
   EXPECT_EQ(TaskCount(), 0u);
   EXPECT_FALSE(ReadFile(root_ + "/started"));

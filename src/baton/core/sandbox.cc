@@ -126,8 +126,7 @@ std::vector<std::string> SandboxArgv(const SandboxProfile& profile,
     if (hidden.folder) {
       mounts.push_back({hidden.path, {"--tmpfs", hidden.path}});
     } else {
-      mounts.push_back(
-          {hidden.path, {"--ro-bind", "/dev/null", hidden.path}});
+      mounts.push_back({hidden.path, {"--ro-bind", "/dev/null", hidden.path}});
     }
   }
   mounts.push_back({site.folder, {"--bind", site.folder, site.folder}});

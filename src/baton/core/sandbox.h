@@ -61,17 +61,28 @@ struct SandboxProfile {
 // The places hidden from every sandboxed task unless its profile grants
 // them, relative to its HOME (doc/sandbox.md).
 inline constexpr std::string_view kCredentialPlaces[] = {
-    ".ssh",        ".aws",           ".config/gcloud", ".netrc",
-    ".docker",     ".kube",          ".gnupg",         ".azure",
-    ".config/gh",  ".git-credentials", ".npmrc",       ".pypirc",
-    ".password-store", ".cargo/credentials.toml", ".local/share/keyrings"};
+    ".ssh",
+    ".aws",
+    ".config/gcloud",
+    ".netrc",
+    ".docker",
+    ".kube",
+    ".gnupg",
+    ".azure",
+    ".config/gh",
+    ".git-credentials",
+    ".npmrc",
+    ".pypirc",
+    ".password-store",
+    ".cargo/credentials.toml",
+    ".local/share/keyrings"};
 
 // The variables a sandboxed task keeps of its client's environment; every
 // other is dropped, unless its profile names it or the task sets it itself
 // (`run --env`, an agent profile's `env`).
 inline constexpr std::string_view kSandboxEnvironment[] = {
-    "PATH", "HOME", "USER",  "LOGNAME",   "LANG",     "LANGUAGE",
-    "LC_*", "TERM", "TZ",    "COLORTERM", "NO_COLOR", "SHELL"};
+    "PATH", "HOME", "USER", "LOGNAME",   "LANG",     "LANGUAGE",
+    "LC_*", "TERM", "TZ",   "COLORTERM", "NO_COLOR", "SHELL"};
 
 // The built-in profiles: strict, agent, build (doc/sandbox.md).
 std::vector<SandboxProfile> BuiltinSandboxProfiles();

@@ -15,9 +15,9 @@ SandboxProfile Strict() {
 
 // Where `options` (e.g. {"--tmpfs", "/tmp"}) starts in `argv`; -1 if not.
 long ArgvIndex(const std::vector<std::string>& argv,
-          const std::vector<std::string>& options) {
-  auto at = std::search(argv.begin(), argv.end(), options.begin(),
-                        options.end());
+               const std::vector<std::string>& options) {
+  auto at =
+      std::search(argv.begin(), argv.end(), options.begin(), options.end());
   return at == argv.end() ? -1 : at - argv.begin();
 }
 
@@ -63,8 +63,8 @@ TEST(SandboxArgvTest, AFolderIsMountedBeforeWhatIsInsideIt) {
                    .home = "/r/home",
                    .baton_home = "/r/state",
                    .also_writable = {"/r"}};
-  site.hidden = {{"/r/state", true}, {"/r/home/.ssh", true},
-                 {"/r/home/.netrc", false}};
+  site.hidden = {
+      {"/r/state", true}, {"/r/home/.ssh", true}, {"/r/home/.netrc", false}};
   std::vector<std::string> argv = SandboxArgv(Strict(), site);
   long writable_root = ArgvIndex(argv, {"--bind-try", "/r", "/r"});
   long state = ArgvIndex(argv, {"--tmpfs", "/r/state"});
@@ -89,16 +89,15 @@ TEST(SandboxArgvTest, HiddenCandidatesAreStateAndCredentialsButNotGranted) {
   EXPECT_EQ(std::ranges::count(places, "/h/.netrc"), 1);
   EXPECT_EQ(std::ranges::count(places, "/h/.config/gcloud"), 1);
   // Without a grant, the state folder is hidden too.
-  EXPECT_EQ(std::ranges::count(SandboxHiddenCandidates(Strict(), site),
-                               "/state"),
-            1);
+  EXPECT_EQ(
+      std::ranges::count(SandboxHiddenCandidates(Strict(), site), "/state"), 1);
 }
 
 TEST(SandboxEnvironmentTest, KeepsTheAllowlistAndTheProfilesNames) {
-  std::vector<std::string> env = {
-      "PATH=/bin",         "HOME=/h",          "LC_ALL=C",
-      "AWS_SECRET=x",      "GITHUB_TOKEN=y",   "ANTHROPIC_API_KEY=k",
-      "SSH_AUTH_SOCK=/s",  "TERM=xterm"};
+  std::vector<std::string> env = {"PATH=/bin",        "HOME=/h",
+                                  "LC_ALL=C",         "AWS_SECRET=x",
+                                  "GITHUB_TOKEN=y",   "ANTHROPIC_API_KEY=k",
+                                  "SSH_AUTH_SOCK=/s", "TERM=xterm"};
   EXPECT_EQ(SandboxEnvironment(Strict(), env),
             (std::vector<std::string>{"PATH=/bin", "HOME=/h", "LC_ALL=C",
                                       "TERM=xterm"}));
@@ -120,8 +119,7 @@ TEST(SandboxProfileTest, AnUnknownNameIsRefusedNamingTheKnownOnes) {
             std::string::npos)
       << missing.error().message;
   // The config's profile is found, and may replace a built-in.
-  EXPECT_EQ(FindSandboxProfile("mine", {mine})->network,
-            SandboxNetwork::kFull);
+  EXPECT_EQ(FindSandboxProfile("mine", {mine})->network, SandboxNetwork::kFull);
   SandboxProfile loose{.name = "strict", .required = false};
   EXPECT_FALSE(FindSandboxProfile("strict", {loose})->required);
   EXPECT_TRUE(Strict().required);

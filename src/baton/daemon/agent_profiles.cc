@@ -385,9 +385,9 @@ void ParseSandboxes(Checker& check, const toml::node& node,
                     std::vector<SandboxProfile>& sandboxes) {
   const auto* tables = node.as_table();
   if (!tables) {
-    check.Fail(node.source(), "sandbox",
-               "must be a table of profiles ([sandbox.NAME]), not " +
-                   TypeName(node));
+    check.Fail(
+        node.source(), "sandbox",
+        "must be a table of profiles ([sandbox.NAME]), not " + TypeName(node));
     return;
   }
   for (auto&& [name_key, table_node] : *tables) {

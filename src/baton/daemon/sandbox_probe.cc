@@ -34,12 +34,24 @@ void SandboxProbe::Check(Done done) {
     return;  // A probe runs already.
   ++probes_started_;
   // The namespaces and mounts every sandbox needs (core/sandbox.h).
-  std::vector<std::string> argv = {
-      bwrap_,      "--die-with-parent", "--unshare-pid", "--unshare-ipc",
-      "--unshare-net", "--cap-drop",    "ALL",           "--ro-bind",
-      "/",         "/",                 "--dev",         "/dev",
-      "--proc",    "/proc",             "--tmpfs",       "/tmp",
-      "--",        "true"};
+  std::vector<std::string> argv = {bwrap_,
+                                   "--die-with-parent",
+                                   "--unshare-pid",
+                                   "--unshare-ipc",
+                                   "--unshare-net",
+                                   "--cap-drop",
+                                   "ALL",
+                                   "--ro-bind",
+                                   "/",
+                                   "/",
+                                   "--dev",
+                                   "/dev",
+                                   "--proc",
+                                   "/proc",
+                                   "--tmpfs",
+                                   "/tmp",
+                                   "--",
+                                   "true"};
   runner_.Run(std::move(argv), {"PATH=/usr/bin:/bin"}, kTimeout,
               [this](CommandResult result) { Finish(result); });
 }

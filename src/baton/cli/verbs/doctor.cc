@@ -400,16 +400,16 @@ void CheckSandbox(std::vector<Finding>& out) {
                    "apt install bubblewrap"});
     return;
   }
-  auto ran = RunToEnd(bwrap,
-                      {bwrap, "--die-with-parent", "--unshare-pid",
-                       "--unshare-ipc", "--unshare-net", "--cap-drop", "ALL",
-                       "--ro-bind", "/", "/", "--dev", "/dev", "--proc",
-                       "/proc", "--tmpfs", "/tmp", "--", "true"},
-                      {"PATH=/usr/bin:/bin"}, "/", std::chrono::seconds(5));
+  auto ran = RunToEnd(
+      bwrap,
+      {bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc",
+       "--unshare-net", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
+       "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"},
+      {"PATH=/usr/bin:/bin"}, "/", std::chrono::seconds(5));
   if (!ran || !ran->ok()) {
-    std::string why = ran ? fmt::format("exit code {}: {}", ran->exit_code,
-                                        ran->Said())
-                          : ran.error().message;
+    std::string why =
+        ran ? fmt::format("exit code {}: {}", ran->exit_code, ran->Said())
+            : ran.error().message;
     out.push_back({Level::kWarning, "sandbox",
                    fmt::format("{} cannot make its namespaces ({}): {}", bwrap,
                                why, refused),

@@ -217,20 +217,22 @@ void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
                                        "task's own folder (cwd)",
                                        spec.sandbox->name)));
   }
-  sandbox_probe_->Check([this, reply, spec = std::move(spec),
-                         audit = std::move(audit)](const Status& works) mutable {
-    if (!works && spec.sandbox->required)
-      return reply(std::unexpected(works.error()));
-    if (!works) {
-      BATON_LOG_WARN("sandbox {} is not required: running unconfined: {}",
-                     spec.sandbox->name, works.error().message);
-      audit.reason = fmt::format("sandbox {} (not required) could not be "
-                                 "made: ran unconfined",
-                                 spec.sandbox->name);
-      spec.sandbox.reset();
-    }
-    StoreTask(std::move(spec), std::move(audit), reply);
-  });
+  sandbox_probe_->Check(
+      [this, reply, spec = std::move(spec),
+       audit = std::move(audit)](const Status& works) mutable {
+        if (!works && spec.sandbox->required)
+          return reply(std::unexpected(works.error()));
+        if (!works) {
+          BATON_LOG_WARN("sandbox {} is not required: running unconfined: {}",
+                         spec.sandbox->name, works.error().message);
+          audit.reason = fmt::format(
+              "sandbox {} (not required) could not be "
+              "made: ran unconfined",
+              spec.sandbox->name);
+          spec.sandbox.reset();
+        }
+        StoreTask(std::move(spec), std::move(audit), reply);
+      });
 }
 
 void Daemon::StoreTask(TaskSpec spec, AuditRecord audit, Reply reply) {
@@ -250,8 +252,8 @@ void Daemon::StoreTask(TaskSpec spec, AuditRecord audit, Reply reply) {
       audit.detail =
           fmt::format("rerun of {}: {}", task->spec.rerun_of, audit.detail);
     if (task->spec.sandbox) {
-      audit.detail = fmt::format("sandbox {}: {}", task->spec.sandbox->name,
-                                 audit.detail);
+      audit.detail =
+          fmt::format("sandbox {}: {}", task->spec.sandbox->name, audit.detail);
     }
     registry_->audit().Record(std::move(audit), /*with_batch=*/true);
     // No output yet: the spawn thread makes the file after this reply.

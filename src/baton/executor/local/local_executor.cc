@@ -382,8 +382,7 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
     auto wrapped = SandboxedArgv(task, base);
     if (!wrapped)
       return FailLater(task.id, wrapped.error());
-    request.argv.insert(request.argv.begin(), wrapped->begin(),
-                        wrapped->end());
+    request.argv.insert(request.argv.begin(), wrapped->begin(), wrapped->end());
     clean_base = SandboxEnvironment(*spec.sandbox, base);
   }
   const std::vector<std::string>& sent_base = spec.sandbox ? clean_base : base;
