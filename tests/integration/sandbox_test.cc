@@ -239,6 +239,30 @@ TEST_F(SandboxTest, AMemoryLimitStillKillsInsideTheSandbox) {
   EXPECT_EQ(task["sandbox"]["name"], "strict");
 }
 
+TEST_F(SandboxTest, AnAgentProfilesSandboxHoldsItsWorker) {
+  // A plain-command agent (brief on stdin, answer on stdout) whose profile
+  // names the sandbox; its own `env` is kept, the client's secret is not.
+  ASSERT_TRUE(WriteFileAtomic(
+      home_ + "/config.toml",
+      fmt::format("[agents.boxed]\nadapter = \"command\"\n"
+                  "command = [\"sh\", \"-c\", \"cat >/dev/null; echo "
+                  "state=$(ls -A {} | wc -l) key=$MODEL_KEY "
+                  "secret=$SECRET_VALUE; touch /escape 2>&1\"]\n"
+                  "sandbox = \"strict\"\nenv = {{ MODEL_KEY = \"k\" }}\n",
+                  home_)));
+  auto started =
+      Baton({"--json", "delegate", "--agent", "boxed", "--cwd", root_, "go"},
+            Env({{"SECRET_VALUE", "hunter2"}}));
+  ASSERT_EQ(started.exit_code, 0) << started.err;
+  std::string id = started.json()["task"]["id"];
+  auto task = WaitEnded(id);
+  EXPECT_EQ(task["sandbox"]["name"], "strict") << task.dump();
+  std::string out = Output(id);
+  EXPECT_NE(out.find("state=0 key=k secret="), std::string::npos) << out;
+  EXPECT_NE(out.find("Read-only file system"), std::string::npos) << out;
+  EXPECT_EQ(out.find("hunter2"), std::string::npos) << out;
+}
+
 TEST_F(SandboxTest, AnUnknownProfileIsRefusedAndNothingStarts) {
   auto run = Baton(
       {"run", "--sandbox", "nosuch", "--cwd", root_, "--", "touch started"},

@@ -82,15 +82,22 @@ Result<SandboxProfile> FindSandboxProfile(
 std::vector<std::string> SandboxHiddenCandidates(const SandboxProfile& profile,
                                                  const SandboxSite& site) {
   std::vector<std::string> granted;
-  for (const std::string& path : profile.grant)
-    granted.push_back(path == "$BATON_HOME" ? site.baton_home
-                                            : UnderHome(path, site.home));
+  for (const std::string& path : profile.grant) {
+    if (path == "$BATON_HOME") {
+      granted.push_back(site.baton_home);
+      granted.push_back(site.baton_runtime);
+    } else {
+      granted.push_back(UnderHome(path, site.home));
+    }
+  }
   std::vector<std::string> places;
   auto add = [&](std::string path) {
     if (!path.empty() && std::ranges::find(granted, path) == granted.end())
       places.push_back(std::move(path));
   };
   add(site.baton_home);
+  if (site.baton_runtime != site.baton_home)
+    add(site.baton_runtime);
   if (!site.home.empty()) {
     for (std::string_view place : kCredentialPlaces)
       add(fmt::format("{}/{}", site.home, place));

@@ -100,6 +100,9 @@ struct SandboxSite {
   std::string folder;      // The task's folder (cwd or worktree): writable.
   std::string home;        // The task's HOME ("" for none).
   std::string baton_home;  // batond's state folder: hidden.
+  // batond's and the supervisor's sockets: hidden too, or a task could ask
+  // batond to start an unconfined one.
+  std::string baton_runtime;
   // More writable folders the task needs (a worktree's repository's .git).
   std::vector<std::string> also_writable;
   // The places to hide that exist (the caller checked them, with
@@ -112,9 +115,9 @@ struct SandboxSite {
   std::vector<Hidden> hidden;
 };
 
-// The absolute places `profile` hides from a task of `site` (BATON_HOME and
-// the credential places it does not grant): for the caller to look up
-// before SandboxArgv.
+// The absolute places `profile` hides from a task of `site` (BATON_HOME,
+// batond's sockets' folder, and the credential places it does not grant): for
+// the caller to look up before SandboxArgv.
 std::vector<std::string> SandboxHiddenCandidates(const SandboxProfile& profile,
                                                  const SandboxSite& site);
 

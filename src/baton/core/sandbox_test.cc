@@ -81,16 +81,22 @@ TEST(SandboxArgvTest, AFolderIsMountedBeforeWhatIsInsideIt) {
 TEST(SandboxArgvTest, HiddenCandidatesAreStateAndCredentialsButNotGranted) {
   SandboxProfile profile = Strict();
   profile.grant = {"~/.ssh", "$BATON_HOME"};
-  SandboxSite site{.folder = "/w", .home = "/h", .baton_home = "/state"};
+  SandboxSite site{.folder = "/w",
+                   .home = "/h",
+                   .baton_home = "/state",
+                   .baton_runtime = "/run/user/1/baton"};
   std::vector<std::string> places = SandboxHiddenCandidates(profile, site);
   EXPECT_EQ(std::ranges::count(places, "/h/.ssh"), 0);
   EXPECT_EQ(std::ranges::count(places, "/state"), 0);
+  EXPECT_EQ(std::ranges::count(places, "/run/user/1/baton"), 0);
   EXPECT_EQ(std::ranges::count(places, "/h/.aws"), 1);
   EXPECT_EQ(std::ranges::count(places, "/h/.netrc"), 1);
   EXPECT_EQ(std::ranges::count(places, "/h/.config/gcloud"), 1);
-  // Without a grant, the state folder is hidden too.
-  EXPECT_EQ(
-      std::ranges::count(SandboxHiddenCandidates(Strict(), site), "/state"), 1);
+  // Without a grant, the state folder and batond's sockets are hidden
+  // too: else a task could ask batond for an unconfined one.
+  std::vector<std::string> strict = SandboxHiddenCandidates(Strict(), site);
+  EXPECT_EQ(std::ranges::count(strict, "/state"), 1);
+  EXPECT_EQ(std::ranges::count(strict, "/run/user/1/baton"), 1);
 }
 
 TEST(SandboxEnvironmentTest, KeepsTheAllowlistAndTheProfilesNames) {

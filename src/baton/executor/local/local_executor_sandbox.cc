@@ -19,7 +19,8 @@ Result<std::vector<std::string>> LocalExecutor::SandboxedArgv(
   }
   SandboxSite site{.bwrap = bwrap_,
                    .folder = spec.cwd.empty() ? "/" : spec.cwd,
-                   .baton_home = paths_.home};
+                   .baton_home = paths_.home,
+                   .baton_runtime = paths_.runtime};
   for (const std::string& entry : env) {
     if (entry.starts_with("HOME="))
       site.home = entry.substr(5);
