@@ -25,9 +25,11 @@ Result<std::vector<std::string>> LocalExecutor::SandboxedArgv(
     if (entry.starts_with("HOME="))
       site.home = entry.substr(5);
   }
-  // A worktree's commits go to its repository's object store.
+  // A worktree task's folder may be a folder inside it: the whole worktree
+  // is its own; its commits go to its repository's object store.
   if (spec.agent && spec.agent->worktree &&
-      !spec.agent->worktree->repo.empty()) {
+      !spec.agent->worktree->path.empty()) {
+    site.also_writable.push_back(spec.agent->worktree->path);
     site.also_writable.push_back(spec.agent->worktree->repo + "/.git");
   }
   // A handful of lstat calls in the task's home, on the loop as the other

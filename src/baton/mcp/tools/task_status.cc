@@ -199,6 +199,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     AddUsage(task, text, structured);
     AddAttempts(task, text, structured);
     AddLimits(reply->task, text, structured);
+    AddSandbox(reply->task, text, structured);
     AddRedactions(reply->task, text, structured);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
