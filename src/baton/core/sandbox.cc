@@ -107,13 +107,15 @@ std::vector<std::string> SandboxHiddenCandidates(const SandboxProfile& profile,
 
 std::vector<std::string> SandboxArgv(const SandboxProfile& profile,
                                      const SandboxSite& site) {
-  std::vector<std::string> argv = {
-      site.bwrap,
-      // Its first process is pid 1's only child: when it ends, or bwrap
-      // is killed, the kernel kills everything left in the namespace.
-      "--die-with-parent", "--unshare-pid", "--unshare-ipc",
-      // A task of root keeps no capability to undo its mounts.
-      "--cap-drop", "ALL"};
+  // Its own pid namespace: when its first process ends, the namespace's
+  // init (bubblewrap's) ends and the kernel kills whatever is left in it.
+  // Not --die-with-parent: the task outlives a dead supervisor as every
+  // task does (doc/supervisor.md), and a kill reaches bubblewrap's init
+  // through the task's process group (doc/sandbox.md).
+  std::vector<std::string> argv = {site.bwrap, "--unshare-pid", "--unshare-ipc",
+                                   // A task of root keeps no capability to
+                                   // undo its mounts.
+                                   "--cap-drop", "ALL"};
   if (profile.network == SandboxNetwork::kNone)
     argv.push_back("--unshare-net");
   for (const char* part :

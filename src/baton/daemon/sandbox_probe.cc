@@ -35,7 +35,7 @@ void SandboxProbe::Check(Done done) {
   ++probes_started_;
   // The namespaces and mounts every sandbox needs (core/sandbox.h).
   std::vector<std::string> argv = {bwrap_,
-                                   "--die-with-parent",
+
                                    "--unshare-pid",
                                    "--unshare-ipc",
                                    "--unshare-net",

@@ -400,12 +400,12 @@ void CheckSandbox(std::vector<Finding>& out) {
                    "apt install bubblewrap"});
     return;
   }
-  auto ran = RunToEnd(
-      bwrap,
-      {bwrap, "--die-with-parent", "--unshare-pid", "--unshare-ipc",
-       "--unshare-net", "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev",
-       "/dev", "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"},
-      {"PATH=/usr/bin:/bin"}, "/", std::chrono::seconds(5));
+  auto ran =
+      RunToEnd(bwrap,
+               {bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net",
+                "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
+                "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"},
+               {"PATH=/usr/bin:/bin"}, "/", std::chrono::seconds(5));
   if (!ran || !ran->ok()) {
     std::string why =
         ran ? fmt::format("exit code {}: {}", ran->exit_code, ran->Said())
