@@ -224,6 +224,20 @@ TEST_F(SandboxTest, NothingItStartsOutlivesIt) {
       << "the setsid sleep outlived its task";
 }
 
+TEST_F(SandboxTest, AKillEndsEverythingInside) {
+  std::string escapee = std::string("sleep\0") + "97.375" + '\0';
+  ASSERT_FALSE(ProcessRuns(escapee)) << "a sleep 97.375 runs already";
+  std::string id = RunIn("setsid sleep 97.375 & sleep 60", "strict");
+  ASSERT_TRUE(Eventually([&] { return ProcessRuns(escapee); }, seconds(10)))
+      << "the task's sleep never ran";
+  auto killed = Baton({"kill", "--grace", "1s", id}, Env());
+  ASSERT_EQ(killed.exit_code, 0) << killed.err;
+  auto task = WaitEnded(id);
+  EXPECT_EQ(task["status"], "killed") << task.dump();
+  EXPECT_TRUE(Eventually([&] { return !ProcessRuns(escapee); }, seconds(10)))
+      << "the setsid sleep outlived the kill of its task";
+}
+
 TEST_F(SandboxTest, AMemoryLimitStillKillsInsideTheSandbox) {
   std::string id = RunIn("head -c 1G /dev/zero | tail; echo survived", "strict",
                          {"--memory", "64M"});
