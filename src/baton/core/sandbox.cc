@@ -107,11 +107,11 @@ std::vector<std::string> SandboxHiddenCandidates(const SandboxProfile& profile,
 
 std::vector<std::string> SandboxArgv(const SandboxProfile& profile,
                                      const SandboxSite& site) {
-  // Its own pid namespace: when its first process ends, the namespace's
-  // init (bubblewrap's) ends and the kernel kills whatever is left in it.
-  // Not --die-with-parent: the task outlives a dead supervisor as every
-  // task does (doc/supervisor.md), and a kill reaches bubblewrap's init
-  // through the task's process group (doc/sandbox.md).
+  // Its own pid namespace, whose init (bubblewrap's) stays in the task's
+  // process group: the supervisor stops what is left there when the task
+  // ends or is killed, and the init's death kills everything in the
+  // namespace (doc/sandbox.md). Not --die-with-parent: the task outlives a
+  // dead supervisor as every task does (doc/supervisor.md).
   std::vector<std::string> argv = {site.bwrap, "--unshare-pid", "--unshare-ipc",
                                    // A task of root keeps no capability to
                                    // undo its mounts.
