@@ -107,14 +107,14 @@ std::vector<std::string> SandboxHiddenCandidates(const SandboxProfile& profile,
 
 std::vector<std::string> SandboxArgv(const SandboxProfile& profile,
                                      const SandboxSite& site) {
-  // Its own pid namespace, whose init (bubblewrap's) stays in the task's
-  // process group: the supervisor stops what is left there when the task
-  // ends or is killed, and the init's death kills everything in the
-  // namespace (doc/sandbox.md). Not --die-with-parent: the task outlives a
-  // dead supervisor as every task does (doc/supervisor.md).
-  std::vector<std::string> argv = {site.bwrap, "--unshare-pid", "--unshare-ipc",
-                                   // A task of root keeps no capability to
-                                   // undo its mounts.
+  // Its own pid namespace, the task's first process its pid 1: when that
+  // ends, the kernel kills everything left in the namespace before the
+  // outer bubblewrap (the task's leader for the supervisor) sees it end
+  // (doc/sandbox.md). Not --die-with-parent: the task outlives a dead
+  // supervisor as every task does (doc/supervisor.md). --cap-drop ALL: a
+  // task of root keeps no capability to undo its mounts.
+  std::vector<std::string> argv = {site.bwrap,   "--unshare-pid",
+                                   "--as-pid-1", "--unshare-ipc",
                                    "--cap-drop", "ALL"};
   if (profile.network == SandboxNetwork::kNone)
     argv.push_back("--unshare-net");

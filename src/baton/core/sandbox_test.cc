@@ -30,7 +30,8 @@ TEST(SandboxArgvTest, StrictIsAReadOnlyRootWithItsFolderAndTmpWritable) {
   ASSERT_GE(argv.size(), 3u);
   EXPECT_EQ(argv.front(), "/usr/bin/bwrap");
   EXPECT_EQ(argv.back(), "--");
-  for (const char* flag : {"--unshare-pid", "--unshare-net", "--unshare-ipc"}) {
+  for (const char* flag :
+       {"--unshare-pid", "--as-pid-1", "--unshare-net", "--unshare-ipc"}) {
     EXPECT_NE(ArgvIndex(argv, {flag}), -1) << flag;
   }
   EXPECT_NE(ArgvIndex(argv, {"--cap-drop", "ALL"}), -1);
