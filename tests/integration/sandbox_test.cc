@@ -53,6 +53,15 @@ bool ProcessRuns(const std::string& cmdline) {
   return found;
 }
 
+// `sleep SECONDS`'s /proc/PID/cmdline: each argument ends in a NUL.
+std::string SleepCommandLine(const std::string& seconds) {
+  std::string line = "sleep";
+  line += '\0';
+  line += seconds;
+  line += '\0';
+  return line;
+}
+
 // Polls `done` every 50 ms until it holds (true) or `timeout` passes.
 template <class F>
 bool Eventually(F done, milliseconds timeout) {
@@ -209,7 +218,7 @@ TEST_F(SandboxTest, StrictReachesNoNetworkAndBuildDoes) {
 TEST_F(SandboxTest, NothingItStartsOutlivesIt) {
   // setsid leaves the task's process group and session, and no limit puts
   // it in a cgroup: only the pid namespace ends it with the task.
-  std::string escapee = std::string("sleep\0") + "97.125" + '\0';
+  std::string escapee = SleepCommandLine("97.125");
   ASSERT_FALSE(ProcessRuns(escapee)) << "a sleep 97.125 runs already";
   std::string id = RunIn(
       "setsid sleep 97.125 & while [ ! -e go ]; do sleep 0.05; done; echo "
@@ -225,7 +234,7 @@ TEST_F(SandboxTest, NothingItStartsOutlivesIt) {
 }
 
 TEST_F(SandboxTest, AKillEndsEverythingInside) {
-  std::string escapee = std::string("sleep\0") + "97.375" + '\0';
+  std::string escapee = SleepCommandLine("97.375");
   ASSERT_FALSE(ProcessRuns(escapee)) << "a sleep 97.375 runs already";
   std::string id = RunIn("setsid sleep 97.375 & sleep 60", "strict");
   ASSERT_TRUE(Eventually([&] { return ProcessRuns(escapee); }, seconds(10)))
