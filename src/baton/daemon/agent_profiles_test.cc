@@ -290,7 +290,8 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
             "[executors.slurm]"},
            {"[agent.x]\n", kConfig,
             "/cfg/config.toml:1:2: agent: unknown key; the config takes "
-            "[defaults], [agents.NAME] and [executors.slurm]"},
+            "[defaults], [agents.NAME], [sandbox.NAME] and "
+            "[executors.slurm]"},
            {"[defaults]\nagent = \"nope\"\n", kConfig,
             "/cfg/config.toml:2:9: defaults.agent: unknown agent 'nope'"},
            {"[defaults]\ntimeout = \"5m\"\n", kConfig,
