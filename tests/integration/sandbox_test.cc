@@ -156,6 +156,11 @@ TEST_F(SandboxTest, ATaskWritesOnlyItsFolderAndAPrivateTmp) {
   EXPECT_EQ(task["sandbox"]["network"], "none") << task.dump();
   std::string shown = Baton({"status", id}, Env()).out;
   EXPECT_NE(shown.find("strict (network none)"), std::string::npos) << shown;
+  // Run again, it runs in the same profile.
+  auto rerun = Baton({"rerun", id}, Env());
+  ASSERT_EQ(rerun.exit_code, 0) << rerun.err;
+  std::string again = rerun.out.substr(0, rerun.out.find('\n'));
+  EXPECT_EQ(WaitEnded(again)["sandbox"]["name"], "strict");
   // The start's audit record names its sandbox.
   auto audit = Baton({"--json", "audit", "--task", id}, Env()).json();
   ASSERT_EQ(audit["records"].size(), 1u) << audit.dump();
