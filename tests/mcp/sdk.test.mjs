@@ -294,6 +294,35 @@ test('hard limits: memory, cpus and pids hold a run; task_status says what holds
   });
 });
 
+test('sandbox: run with sandbox strict writes only its folder; task_status names it; an unknown profile is isError', T, async (t) => {
+  if (spawnSync('sh', ['-c', 'command -v bwrap']).status !== 0) {
+    t.skip('bubblewrap (bwrap) is not installed: apt install bubblewrap (scripts/setup --tests)');
+    return;
+  }
+  await withHome(async (home, track) => {
+    const { client } = track(await connect(home));
+    const bad = await call(client, 'run', { command: 'true', sandbox: 'nosuch' });
+    assert.equal(bad.isError, true, text(bad));
+    assert.match(text(bad), /no sandbox profile 'nosuch'; the profiles are strict, agent, build/);
+    const folder = join(home, 'work');
+    mkdirSync(folder);
+    const outside = `/var/tmp/baton-sandbox-mcp-${process.pid}`;
+    const r = await call(client, 'run', {
+      command: `echo kept > mine.txt; echo escaped > ${outside} || echo refused`,
+      cwd: folder, sandbox: 'strict',
+    });
+    assert.equal(r.isError, false, text(r));
+    const id = r.structuredContent.task_id;
+    const o = await call(client, 'task_output', { task_id: id, wait: true, timeout_s: 30 });
+    assert.match(o.structuredContent.tasks[0].output, /Read-only file system\nrefused\n/);
+    assert.equal(existsSync(outside), false);
+    assert.equal(existsSync(join(folder, 'mine.txt')), true);
+    const s = await call(client, 'task_status', { task_id: id });
+    assert.deepEqual(s.structuredContent.sandbox, { name: 'strict', network: 'none' });
+    assert.match(text(s), /sandbox: strict \(network none\)/);
+  });
+});
+
 test('retries run a failing command again under one id; task_status lists the attempts; a bad value is isError', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));

@@ -137,6 +137,8 @@ std::string TaskDetails(const TaskView& view) {
                   ? std::string("held by: not known yet (not started)")
                   : "held by " + view.limits_held_by);
   }
+  if (task.spec.sandbox)
+    field("sandbox:", SandboxText(*task.spec.sandbox));
   if (view.output_bytes) {
     field("output:",
           fmt::format("{} bytes in {}", *view.output_bytes, task.output_path));

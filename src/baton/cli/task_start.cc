@@ -106,6 +106,10 @@ void AddLimitFlags(CLI::App& command, LimitFlags& flags) {
       .add_option("--pids", flags.pids,
                   "Processes and threads it may have at once")
       ->check(WholeNumber(1, 1 << 22));
+  command.add_option("--sandbox", flags.sandbox,
+                     "Run its whole process tree in a sandbox: strict (its "
+                     "folder only, no network), agent, build, or a config "
+                     "[sandbox.NAME] (doc/sandbox.md)");
 }
 
 void AddRetryFlags(CLI::App& command, RetryFlags& flags) {
@@ -201,6 +205,7 @@ Status PlaceTask(R& request, const PlacementFlags& flags,
   if (!limits)
     return std::unexpected(limits.error());
   request.limits = *limits;
+  request.sandbox = limit_flags.sandbox;
   return {};
 }
 

@@ -47,11 +47,13 @@ void AddSlurmFlags(CLI::App& command, SlurmFlags& flags);
 Result<std::optional<SlurmFields>> SlurmFieldsOf(const SlurmFlags& flags);
 
 // Hard limits (doc/limits.md): --memory, --cpus, --pids. On Slurm,
-// --cpus and --memory are the job's request.
+// --cpus and --memory are the job's request. With them, --sandbox PROFILE
+// (doc/sandbox.md): what its processes may write, see and reach.
 struct LimitFlags {
   std::string memory;
   double cpus = 0;
   int64_t pids = 0;
+  std::string sandbox;
 };
 void AddLimitFlags(CLI::App& command, LimitFlags& flags);
 // The request's `limits`; an error for a bad --memory.

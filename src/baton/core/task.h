@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "baton/core/model_spec.h"
+#include "baton/core/sandbox.h"
 #include "baton/util/json_fields.h"
 #include "baton/util/result.h"
 
@@ -418,6 +419,9 @@ struct TaskSpec {
   RetryPolicy retry;
   // Held by the supervisor (cgroups, else rlimits; doc/limits.md).
   ResourceLimits limits;
+  // Set: its whole process tree runs in this sandbox (doc/sandbox.md), the
+  // profile as resolved when it was submitted.
+  std::optional<SandboxProfile> sandbox;
   // Set: the task runs on another executor (a Slurm cluster), not on
   // this machine.
   std::optional<RemoteRequest> remote;

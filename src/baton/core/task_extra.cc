@@ -32,6 +32,7 @@ TaskExtra ExtraOf(const TaskRecord& task) {
   extra.placement = task.placement;
   if (task.spec.limits.any())
     extra.limits = task.spec.limits;
+  extra.sandbox = task.spec.sandbox;
   extra.parent = task.spec.parent;
   extra.rerun_of = task.spec.rerun_of;
   return extra;
@@ -56,6 +57,7 @@ void ApplyExtra(TaskExtra extra, TaskRecord& task) {
   task.spec.remote = std::move(extra.remote);
   task.placement = std::move(extra.placement);
   task.spec.limits = extra.limits.value_or(ResourceLimits{});
+  task.spec.sandbox = std::move(extra.sandbox);
   task.spec.parent = std::move(extra.parent);
   task.spec.rerun_of = std::move(extra.rerun_of);
   // After the fields KeepsEnvironment reads.

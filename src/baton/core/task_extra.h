@@ -35,6 +35,7 @@ struct TaskExtra {
   std::optional<RemoteRequest> remote;
   std::optional<Placement> placement;
   std::optional<ResourceLimits> limits;
+  std::optional<SandboxProfile> sandbox;
   std::string parent;
   std::string rerun_of;
 
@@ -59,6 +60,7 @@ struct TaskExtra {
     v("remote", remote, {.omit_when_empty = true});
     v("placement", placement, {.omit_when_empty = true});
     v("limits", limits, {.omit_when_empty = true});
+    v("sandbox", sandbox, {.omit_when_empty = true});
     v("parent", parent, {.omit_when_empty = true});
     v("rerun_of", rerun_of, {.omit_when_empty = true});
   }

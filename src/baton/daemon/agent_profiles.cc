@@ -236,6 +236,7 @@ void ProfileKeys(V& v, AgentProfile& p) {
   v("memory", p.limits.memory_bytes, Memory);
   v("cpus", p.limits.cpu_millis, CpuMillis);
   v("pids", p.limits.pids, Count);
+  v("sandbox", p.sandbox, String);
   v("resume_flag", p.resume_flag, Flag("--resume"));
   v("session_id_after", p.session_id_after, SessionMarker);
   v("providers", p.providers, Providers);
@@ -378,6 +379,95 @@ AgentConfig BuiltinAgentConfig() {
   return config;
 }
 
+// `[sandbox.NAME]` tables (doc/sandbox.md): network, writable, grant,
+// env, required.
+void ParseSandboxes(Checker& check, const toml::node& node,
+                    std::vector<SandboxProfile>& sandboxes) {
+  const auto* tables = node.as_table();
+  if (!tables) {
+    check.Fail(
+        node.source(), "sandbox",
+        "must be a table of profiles ([sandbox.NAME]), not " + TypeName(node));
+    return;
+  }
+  for (auto&& [name_key, table_node] : *tables) {
+    std::string prefix = "sandbox." + std::string(name_key.str());
+    const auto* table = table_node.as_table();
+    if (!ValidName(std::string(name_key.str())) || !table) {
+      check.Fail(name_key.source(), prefix,
+                 "must be a table [sandbox.NAME], NAME of letters, digits, "
+                 "'-', '_' or '.'");
+      return;
+    }
+    SandboxProfile profile{.name = std::string(name_key.str())};
+    for (auto&& [field_key, value] : *table) {
+      std::string field = prefix + "." + std::string(field_key.str());
+      std::string_view name = field_key.str();
+      if (name == "network") {
+        auto text = String(check, value, field);
+        if (!text)
+          return;
+        auto mode = EnumFromName<SandboxNetwork>(*text);
+        if (!mode) {
+          check.Fail(value.source(), field,
+                     fmt::format("'{}' is not a network mode; none (its own "
+                                 "loopback only, nothing of the host's) or "
+                                 "full",
+                                 *text));
+          return;
+        }
+        profile.network = *mode;
+      } else if (name == "writable" || name == "grant" || name == "env") {
+        auto list = StringList(check, value, field);
+        if (!list)
+          return;
+        for (const std::string& item : *list) {
+          bool path_ok = item.starts_with('/') || item.starts_with("~/") ||
+                         (name == "grant" && item == "$BATON_HOME");
+          if (name != "env" && !path_ok) {
+            check.Fail(value.source(), field,
+                       fmt::format("'{}' is not an absolute path or one "
+                                   "under ~/",
+                                   item));
+            return;
+          }
+        }
+        (name == "writable" ? profile.writable
+         : name == "grant"  ? profile.grant
+                            : profile.env) = std::move(*list);
+      } else if (name == "required") {
+        auto required = Bool(check, value, field);
+        if (!required)
+          return;
+        profile.required = *required;
+      } else {
+        check.Fail(field_key.source(), field,
+                   "unknown key; a sandbox takes network, writable, grant, "
+                   "env, required");
+        return;
+      }
+    }
+    std::erase_if(sandboxes, [&](const SandboxProfile& known) {
+      return known.name == profile.name;
+    });
+    sandboxes.push_back(std::move(profile));
+  }
+}
+
+// Each agent profile's `sandbox` names a built-in or a [sandbox.NAME].
+void CheckProfileSandboxes(Checker& check, const toml::table& root,
+                           const AgentConfig& config) {
+  for (const AgentProfile& profile : config.profiles) {
+    if (check.failed() || profile.sandbox.empty())
+      continue;
+    if (auto found = FindSandboxProfile(profile.sandbox, config.sandboxes);
+        !found) {
+      check.Fail(root.source(), "agents." + profile.name + ".sandbox",
+                 found.error().message);
+    }
+  }
+}
+
 // `[executors.slurm]` (doc/slurm.md, "Config").
 void ParseExecutors(Checker& check, const toml::node& node,
                     SlurmRequest& slurm) {
@@ -517,10 +607,12 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
       }
     } else if (key == "executors") {
       ParseExecutors(check, node, config.slurm);
+    } else if (key == "sandbox") {
+      ParseSandboxes(check, node, config.sandboxes);
     } else {
       check.Fail(key_name.source(), key,
-                 "unknown key; the config takes [defaults], [agents.NAME] "
-                 "and [executors.slurm]");
+                 "unknown key; the config takes [defaults], [agents.NAME], "
+                 "[sandbox.NAME] and [executors.slurm]");
     }
     if (check.failed())
       break;
@@ -534,6 +626,7 @@ Result<AgentConfig> ParseAgentConfig(std::string_view text,
       config.default_agent = default_agent->first;
     }
   }
+  CheckProfileSandboxes(check, root, config);
   if (check.failed())
     return std::unexpected(check.error());
   std::sort(config.profiles.begin(), config.profiles.end(),

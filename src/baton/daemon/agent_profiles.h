@@ -54,6 +54,9 @@ struct AgentProfile {
   // Its tasks' hard limits unless a delegate gives one (`memory`, `cpus`,
   // `pids`; doc/limits.md); 0 = none.
   ResourceLimits limits;
+  // The sandbox its tasks run in unless a delegate names one
+  // (doc/sandbox.md); "" = none.
+  std::string sandbox;
 
   // The model providers its CLI reaches (`providers` in the config); a
   // model of another is refused before anything starts (doc/agents.md,
@@ -76,6 +79,9 @@ struct AgentConfig {
   // nothing else (partition, account, time_limit_s, sbatch_args put before
   // its own, shared_dir; doc/slurm.md).
   SlurmRequest slurm;
+  // `[sandbox.NAME]`: sandbox profiles besides (or over) the built-ins
+  // (doc/sandbox.md).
+  std::vector<SandboxProfile> sandboxes;
 
   // kInvalidArgument naming the known profiles when there is none.
   Result<AgentProfile> Find(std::string_view name) const;

@@ -122,6 +122,54 @@ model = "anthropic/claude-opus-4-1"
                                              "qwen", "reviewer"}));
 }
 
+TEST(AgentProfiles, SandboxProfilesAndAnAgentsDefaultSandbox) {
+  AgentConfig config = ParseProfiles(R"([sandbox.web]
+network = "full"
+writable = ["~/.npm", "/srv/fixtures"]
+grant = ["~/.netrc", "$BATON_HOME"]
+env = ["NPM_TOKEN", "NODE_*"]
+required = false
+[agents.claude]
+sandbox = "web"
+[agents.codex]
+sandbox = "strict"
+)");
+  ASSERT_EQ(config.sandboxes.size(), 1u);
+  const SandboxProfile& web = config.sandboxes[0];
+  EXPECT_EQ(web.name, "web");
+  EXPECT_EQ(web.network, SandboxNetwork::kFull);
+  EXPECT_EQ(web.writable,
+            (std::vector<std::string>{"~/.npm", "/srv/fixtures"}));
+  EXPECT_EQ(web.grant, (std::vector<std::string>{"~/.netrc", "$BATON_HOME"}));
+  EXPECT_EQ(web.env, (std::vector<std::string>{"NPM_TOKEN", "NODE_*"}));
+  EXPECT_FALSE(web.required);
+  EXPECT_EQ(config.Find("claude")->sandbox, "web");
+  EXPECT_EQ(config.Find("codex")->sandbox, "strict");  // A built-in.
+  // A [sandbox.NAME] that names no key is the strictest: no network.
+  AgentConfig bare = ParseProfiles("[sandbox.bare]\n");
+  ASSERT_EQ(bare.sandboxes.size(), 1u);
+  EXPECT_EQ(bare.sandboxes[0].network, SandboxNetwork::kNone);
+  EXPECT_TRUE(bare.sandboxes[0].required);
+
+  for (const auto& [text, message] :
+       std::vector<std::pair<std::string, std::string>>{
+           {"[sandbox.x]\nnetwork = \"loopback\"\n",
+            "sandbox.x.network: 'loopback' is not a network mode; none"},
+           {"[sandbox.x]\nwritable = [\"cache\"]\n",
+            "sandbox.x.writable: 'cache' is not an absolute path or one "
+            "under ~/"},
+           {"[sandbox.x]\ncolour = 1\n",
+            "sandbox.x.colour: unknown key; a sandbox takes network, "
+            "writable, grant, env, required"},
+           {"[agents.claude]\nsandbox = \"nosuch\"\n",
+            "agents.claude.sandbox: no sandbox profile 'nosuch'"}}) {
+    Error error = Refused(text);
+    EXPECT_EQ(error.code, ErrorCode::kInvalidConfig) << text;
+    EXPECT_NE(error.message.find(message), std::string::npos)
+        << text << " -> " << error.message;
+  }
+}
+
 TEST(AgentProfiles, TheSlurmExecutorsDefaults) {
   AgentConfig config = ParseProfiles(R"(
 [executors.slurm]
@@ -242,7 +290,8 @@ TEST(AgentProfiles, EveryMistakeIsOneErrorWithFileLineAndKey) {
             "[executors.slurm]"},
            {"[agent.x]\n", kConfig,
             "/cfg/config.toml:1:2: agent: unknown key; the config takes "
-            "[defaults], [agents.NAME] and [executors.slurm]"},
+            "[defaults], [agents.NAME], [sandbox.NAME] and "
+            "[executors.slurm]"},
            {"[defaults]\nagent = \"nope\"\n", kConfig,
             "/cfg/config.toml:2:9: defaults.agent: unknown agent 'nope'"},
            {"[defaults]\ntimeout = \"5m\"\n", kConfig,

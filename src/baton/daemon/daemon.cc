@@ -237,6 +237,8 @@ Status Daemon::Start() {
   agents_ = std::make_unique<AgentRuntime>(&loop_, router_.get(),
                                            registry_.get(), output_cap_.get());
   codex_probe_ = std::make_unique<AppServerProbe>(&loop_);
+  sandbox_probe_ = std::make_unique<SandboxProbe>(&loop_, FindBwrap());
+  executor_->set_bwrap(sandbox_probe_->bwrap());
   router_->SetListener(agents_.get());
   // A task held by its queue, its dependencies or for a retry starts
   // later: its evidence's "before" is taken then, on the loop, since a

@@ -25,6 +25,7 @@
 #include "baton/daemon/output_cap.h"
 #include "baton/daemon/output_redactor.h"
 #include "baton/daemon/preflight.h"
+#include "baton/daemon/sandbox_probe.h"
 #include "baton/executor/local/local_executor.h"
 #include "baton/executor/routing_executor.h"
 #include "baton/executor/slurm/slurm_executor.h"
@@ -205,8 +206,11 @@ class Daemon {
   void StartAgent(Connection& connection, const DelegateRequest& request,
                   Session session, const std::string& rerun_of, Reply reply);
   // Stores and starts `spec`, with its audit record (`audit`, to which it
-  // adds the task and the command); replies with the task.
+  // adds the task and the command); replies with the task. A sandboxed
+  // task first waits for the sandbox probe: where no sandbox can be made,
+  // a profile that is `required` is refused, another runs unconfined.
   void StartTask(TaskSpec spec, AuditRecord audit, Reply reply);
+  void StoreTask(TaskSpec spec, AuditRecord audit, Reply reply);
   // StartTask, after asking a remote task's executor whether it would take
   // it (Executor::Preflight; doc/slurm.md, "Preflight"); the reply waits
   // for the answer.
@@ -228,6 +232,7 @@ class Daemon {
   std::unique_ptr<AgentRuntime> agents_;
   // Whether a codex has app-server (doc/agents.md).
   std::unique_ptr<AppServerProbe> codex_probe_;
+  std::unique_ptr<SandboxProbe> sandbox_probe_;
   // Where agents' worktrees are made (git, off the loop); gone before the
   // registry its answers reach.
   std::unique_ptr<WorkerPool> worktree_worker_;

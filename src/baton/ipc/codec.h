@@ -60,6 +60,7 @@ struct TaskWire {
   std::optional<Placement> placement;
   std::optional<ResourceLimits> limits;
   std::string limits_held_by;
+  std::optional<SandboxProfile> sandbox;
   std::optional<bool> redact;
   std::vector<RedactionCount> redactions;
   bool uncollected = false;
@@ -168,6 +169,11 @@ struct TaskWire {
        .doc = "in a task's `get`: what holds it to them, e.g. `cgroup v1: "
               "memory, cpus, pids`, or `rlimit: memory (address space); not "
               "held: cpus, pids`"});
+    v("sandbox", sandbox,
+      {.omit_when_empty = true,
+       .doc = "the sandbox its processes run in (doc/sandbox.md): `name`, "
+              "`network` (`none` \\| `full`), `writable`, `grant`, `env`, "
+              "`required`"});
     v("redact", redact,
       {.omit_when_empty = true,
        .doc = "`false` when its output is kept as printed (`run "

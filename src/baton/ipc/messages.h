@@ -201,6 +201,7 @@ struct RunRequest {
   RetryFields retry;
   SlurmFields slurm;
   LimitFields limits;
+  std::string sandbox;  // "": none.
   // Sent only as false: an older batond, which masks nothing, never sees
   // it otherwise.
   std::optional<bool> redact;
@@ -251,6 +252,12 @@ struct RunRequest {
     retry.Fields(v);
     slurm.Fields(v);
     limits.Fields(v);
+    v("sandbox", sandbox,
+      {.max_bytes = kMaxNameBytes,
+       .omit_when_empty = true,
+       .doc = "run its whole process tree in this sandbox profile "
+              "(`strict`, `agent`, `build`, or the config's "
+              "`[sandbox.NAME]`; doc/sandbox.md); a local task only"});
     v("redact", redact,
       {.doc = "mask secrets of well-known shapes in its output in place "
               "(doc/redaction.md); false keeps its log as printed; default "
@@ -286,6 +293,7 @@ struct DelegateRequest {
   RetryFields retry;
   SlurmFields slurm;
   LimitFields limits;
+  std::string sandbox;  // "": the profile's `sandbox`, else none.
   template <class V>
   void Fields(V& v) {
     v("brief", brief,
@@ -343,6 +351,11 @@ struct DelegateRequest {
     retry.Fields(v);
     slurm.Fields(v);
     limits.Fields(v);
+    v("sandbox", sandbox,
+      {.max_bytes = kMaxNameBytes,
+       .omit_when_empty = true,
+       .doc = "as for `run`; default: the agent profile's `sandbox`, else "
+              "none"});
   }
   Status Validate() const;
 };

@@ -152,6 +152,7 @@ TaskWire ToWire(const TaskView& view) {
   if (task.spec.limits.any())
     wire.limits = task.spec.limits;
   wire.limits_held_by = view.limits_held_by;
+  wire.sandbox = task.spec.sandbox;
   if (!task.spec.redact)
     wire.redact = false;
   wire.redactions = view.redactions;
@@ -234,6 +235,7 @@ Result<TaskView> FromWire(TaskWire wire) {
   task.placement = std::move(wire.placement);
   task.spec.limits = wire.limits.value_or(ResourceLimits{});
   view.limits_held_by = std::move(wire.limits_held_by);
+  task.spec.sandbox = std::move(wire.sandbox);
   task.spec.redact = wire.redact.value_or(true);
   view.redactions = std::move(wire.redactions);
   task.end_seen = IsTerminal(task.status) && !wire.uncollected;

@@ -1,7 +1,8 @@
 // `baton doctor`: checks what a user of baton needs and says, line by
 // line, ok / warning / error with the fix (doc/install.md, "baton
 // doctor"): the state folder, its free space, batond, the agent CLIs, the
-// MCP clients' registration of baton, and cgroup delegation. Exit code 0
+// MCP clients' registration of baton, cgroup delegation, and whether a
+// task's sandbox can be made (bubblewrap). Exit code 0
 // only when no line is an error.
 #include <fcntl.h>
 #include <poll.h>
@@ -22,6 +23,7 @@
 #include "baton/util/environment.h"
 #include "baton/util/file_util.h"
 #include "baton/util/program_path.h"
+#include "baton/util/run_to_end.h"
 #include "baton/util/spawn_child.h"
 #include "baton/util/state_paths.h"
 #include "baton/util/version.h"
@@ -378,6 +380,51 @@ void CheckLimits(const StatePaths* paths, bool daemon_running,
        std::move(fix)});
 }
 
+// Whether a sandboxed task can start here (doc/sandbox.md): bubblewrap
+// found as batond finds it ($BATON_BWRAP, else PATH), and a tiny sandbox
+// with the namespaces every profile needs (daemon/sandbox_probe.cc asks
+// the same).
+void CheckSandbox(std::vector<Finding>& out) {
+  const char* named = std::getenv("BATON_BWRAP");
+  std::string bwrap;
+  if (named && *named) {
+    bwrap = IsExecutableFile(named) ? named : "";
+  } else if (auto found = ResolveProgram("bwrap", ProcessEnvironment(), "/")) {
+    bwrap = *found;
+  }
+  std::string refused =
+      "a task with --sandbox (a required profile) is refused at its start";
+  if (bwrap.empty()) {
+    out.push_back({Level::kWarning, "sandbox",
+                   "bubblewrap (bwrap) is not installed: " + refused,
+                   "apt install bubblewrap"});
+    return;
+  }
+  auto ran =
+      RunToEnd(bwrap,
+               {bwrap, "--unshare-pid", "--unshare-ipc", "--unshare-net",
+                "--cap-drop", "ALL", "--ro-bind", "/", "/", "--dev", "/dev",
+                "--proc", "/proc", "--tmpfs", "/tmp", "--", "true"},
+               {"PATH=/usr/bin:/bin"}, "/", std::chrono::seconds(5));
+  if (!ran || !ran->ok()) {
+    std::string why =
+        ran ? fmt::format("exit code {}: {}", ran->exit_code, ran->Said())
+            : ran.error().message;
+    out.push_back({Level::kWarning, "sandbox",
+                   fmt::format("{} cannot make its namespaces ({}): {}", bwrap,
+                               why, refused),
+                   "allow user namespaces (sysctl "
+                   "kernel.unprivileged_userns_clone=1; in a container, its "
+                   "seccomp and AppArmor profiles)"});
+    return;
+  }
+  out.push_back({Level::kOk, "sandbox",
+                 fmt::format("{} makes sandboxes here (pid, ipc and network "
+                             "namespaces, read-only root)",
+                             bwrap),
+                 ""});
+}
+
 int DoDoctor(const Context& ctx) {
   std::vector<Finding> findings;
   auto paths = StatePaths::FromEnvironment("");
@@ -402,6 +449,7 @@ int DoDoctor(const Context& ctx) {
   CheckAgents(findings);
   CheckMcpClients(findings);
   CheckLimits(paths ? &*paths : nullptr, running, findings);
+  CheckSandbox(findings);
   bool error = false;
   for (const Finding& f : findings)
     error = error || f.level == Level::kError;

@@ -28,6 +28,9 @@ void FillCommon(const TaskRecord& task, R& request) {
   request.schedule.priority = spec.schedule.priority;
   request.retry.retries = spec.retry.retries;
   request.retry.retry_delay_ms = spec.retry.delay_ms;
+  // Its sandbox by name: the config's profile as it reads now.
+  if (spec.sandbox)
+    request.sandbox = spec.sandbox->name;
 }
 
 // Its resource limits (local) or its Slurm request, as the fields a new

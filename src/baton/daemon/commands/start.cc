@@ -13,6 +13,7 @@
 #include "baton/daemon/preflight.h"
 #include "baton/ipc/slurm_request.h"
 #include "baton/util/environment.h"
+#include "baton/util/log.h"
 
 namespace baton {
 namespace {
@@ -81,6 +82,28 @@ ResourceLimits LimitsOf(const LimitFields& fields,
   if (fields.pids)
     limits.pids = *fields.pids;
   return limits;
+}
+
+// The sandbox named `name` ("": none) of `config`, for a task on Slurm
+// when `on_slurm`; `from` says where the name came from, for the error.
+Result<std::optional<SandboxProfile>> SandboxOf(const std::string& name,
+                                                const AgentConfig& config,
+                                                bool on_slurm,
+                                                std::string_view from) {
+  if (name.empty())
+    return std::nullopt;
+  auto profile = FindSandboxProfile(name, config.sandboxes);
+  if (!profile)
+    return std::unexpected(profile.error());
+  if (on_slurm) {
+    return MakeError(ErrorCode::kInvalidArgument,
+                     fmt::format("sandbox {} ({}) is made on this machine "
+                                 "only; a Slurm job is not sandboxed by baton "
+                                 "(leave out the sandbox or the Slurm "
+                                 "placement)",
+                                 name, from));
+  }
+  return std::optional(std::move(*profile));
 }
 
 // Why an ended task has no session a delegate can resume, "" when it has
@@ -160,6 +183,17 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
   spec.env_overrides = request.env;
   spec.max_output = request.max_output.value_or(kDefaultMaxOutput);
   spec.redact = request.redact.value_or(true);
+  if (!request.sandbox.empty()) {
+    auto config =
+        config_cache_.Load(FindConfigFile(ClientEnvLookup(request.base_env)));
+    if (!config)
+      return std::unexpected(config.error());
+    auto sandbox = SandboxOf(request.sandbox, *config, request.slurm.OnSlurm(),
+                             "--sandbox");
+    if (!sandbox)
+      return std::unexpected(sandbox.error());
+    spec.sandbox = std::move(*sandbox);
+  }
   if (request.slurm.OnSlurm()) {
     EnvLookup client_env = ClientEnvLookup(request.base_env);
     auto config = config_cache_.Load(FindConfigFile(client_env));
@@ -174,6 +208,34 @@ Result<TaskSpec> Daemon::ShellSpec(const RunRequest& request, Session session) {
 }
 
 void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
+  if (!spec.sandbox)
+    return StoreTask(std::move(spec), std::move(audit), reply);
+  if (spec.cwd.empty() || spec.cwd == "/") {
+    return reply(MakeError(ErrorCode::kInvalidArgument,
+                           fmt::format("sandbox {}: its folder is writable to "
+                                       "it, so it cannot be /; give the "
+                                       "task's own folder (cwd)",
+                                       spec.sandbox->name)));
+  }
+  sandbox_probe_->Check(
+      [this, reply, spec = std::move(spec),
+       audit = std::move(audit)](const Status& works) mutable {
+        if (!works && spec.sandbox->required)
+          return reply(std::unexpected(works.error()));
+        if (!works) {
+          BATON_LOG_WARN("sandbox {} is not required: running unconfined: {}",
+                         spec.sandbox->name, works.error().message);
+          audit.reason = fmt::format(
+              "sandbox {} (not required) could not be "
+              "made: ran unconfined",
+              spec.sandbox->name);
+          spec.sandbox.reset();
+        }
+        StoreTask(std::move(spec), std::move(audit), reply);
+      });
+}
+
+void Daemon::StoreTask(TaskSpec spec, AuditRecord audit, Reply reply) {
   registry_->Start(std::move(spec), [this, reply, audit = std::move(audit)](
                                         Result<TaskRecord> task) mutable {
     if (!task)
@@ -189,6 +251,10 @@ void Daemon::StartTask(TaskSpec spec, AuditRecord audit, Reply reply) {
     if (!task->spec.rerun_of.empty())
       audit.detail =
           fmt::format("rerun of {}: {}", task->spec.rerun_of, audit.detail);
+    if (task->spec.sandbox) {
+      audit.detail =
+          fmt::format("sandbox {}: {}", task->spec.sandbox->name, audit.detail);
+    }
     registry_->audit().Record(std::move(audit), /*with_batch=*/true);
     // No output yet: the spawn thread makes the file after this reply.
     reply(TaskReply{{std::move(*task), std::nullopt}});
@@ -304,6 +370,19 @@ void Daemon::StartAgent(Connection& connection, const DelegateRequest& request,
   if (!spec.timeout)
     spec.timeout = profile->timeout.value_or(config->agent_timeout);
   ApplyProfileEnv(profile->env, spec.base_env);
+  auto sandbox = SandboxOf(
+      request.sandbox.empty() ? profile->sandbox : request.sandbox, *config,
+      request.slurm.OnSlurm(),
+      request.sandbox.empty() ? "agent profile " + profile->name + "'s"
+                              : std::string("delegate's"));
+  if (!sandbox)
+    return reply(std::unexpected(sandbox.error()));
+  spec.sandbox = std::move(*sandbox);
+  // The variables its profile sets are its own: the sandbox keeps them.
+  for (const auto& entry : profile->env) {
+    if (spec.sandbox)
+      spec.sandbox->env.push_back(entry.first);
+  }
   if (resumed) {
     // A codex task that ran through exec (its codex had no app-server)
     // resumes through exec: its thread is an exec thread.

@@ -377,11 +377,20 @@ void LocalExecutor::StartTask(const TaskRecord& task, bool restart) {
   const std::vector<std::string>& base =
       spec.base_env.empty() ? own_env_ : spec.base_env;
   request.env = TaskEnvOverrides(task);
+  std::vector<std::string> clean_base;
+  if (spec.sandbox) {
+    auto wrapped = SandboxedArgv(task, base);
+    if (!wrapped)
+      return FailLater(task.id, wrapped.error());
+    request.argv.insert(request.argv.begin(), wrapped->begin(), wrapped->end());
+    clean_base = SandboxEnvironment(*spec.sandbox, base);
+  }
+  const std::vector<std::string>& sent_base = spec.sandbox ? clean_base : base;
   if (supervisor_version_ >= kFirstVersionWithEnvironments) {
-    request.env_id = EnvironmentId(base, &request.base_env);
+    request.env_id = EnvironmentId(sent_base, &request.base_env);
   } else {
     // A supervisor from before the upgrade takes whole environments only.
-    request.env = SetEnvironmentEntries(base, request.env);
+    request.env = SetEnvironmentEntries(sent_base, request.env);
   }
   live_[request.task] = task.id;
   outbox_.push_back(EncodeMessage(request));

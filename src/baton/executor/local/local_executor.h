@@ -57,6 +57,10 @@ class LocalExecutor : public Executor {
   // The live supervisor's pid; 0 when none is connected or it has died.
   int64_t supervisor_pid() const;
 
+  // bubblewrap's absolute path, for sandboxed tasks (doc/sandbox.md); ""
+  // when there is none: a sandboxed task then fails to start.
+  void set_bwrap(std::string path) { bwrap_ = std::move(path); }
+
   // Instead of exec'ing baton_binary, the started supervisor process (a
   // detached grandchild of ours) calls `entry(ready_fd)`, which must not
   // return. For tests that have no baton binary.
@@ -184,6 +188,11 @@ class LocalExecutor : public Executor {
   // its client's is never stored): the clean one (util/environment.h),
   // never batond's own.
   const std::vector<std::string> own_env_;
+  std::string bwrap_;  // "": no sandbox can be made.
+  // bubblewrap's command line for a sandboxed task, whose environment
+  // (before the sandbox cleans it) is `env`.
+  Result<std::vector<std::string>> SandboxedArgv(
+      const TaskRecord& task, const std::vector<std::string>& env) const;
   std::vector<std::pair<TaskId, Error>> failures_;  // For FailLater().
   TimerId failure_timer_ = 0;                       // 0 = none.
 };

@@ -76,6 +76,7 @@ struct StartArguments {
   RetryArguments retry;
   SlurmFields slurm;
   LimitArguments limits;
+  std::string sandbox;
   template <class V>
   void Fields(V& v) {
     v("cwd", cwd,
@@ -97,6 +98,15 @@ struct StartArguments {
     retry.Fields(v);
     slurm.Fields(v);
     limits.Fields(v);
+    v("sandbox", sandbox,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "Run its whole process tree in a sandbox profile: \"strict\" "
+              "(writes only its folder and a private /tmp, no network), "
+              "\"agent\" (also the agent CLIs' own folders, network on), "
+              "\"build\" (also the build caches, network on), or one of "
+              "the config's; credentials and baton's state are hidden "
+              "(doc/sandbox.md). For delegate, default: the agent profile's",
+       .example = "\"strict\""});
   }
   // Fills these fields of `request` (a RunRequest or a DelegateRequest):
   // its folder (a relative cwd is relative to the server's, which clients
@@ -111,6 +121,7 @@ struct StartArguments {
     request.retry = retry.ToWire();
     request.slurm = slurm;
     request.limits = limits.ToWire();
+    request.sandbox = sandbox;
   }
 };
 

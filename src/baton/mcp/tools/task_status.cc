@@ -90,6 +90,16 @@ void AddLimits(const TaskView& view, std::string& text, Json& structured) {
   structured["limits"] = std::move(json);
 }
 
+// The sandbox it runs in (doc/sandbox.md).
+void AddSandbox(const TaskView& view, std::string& text, Json& structured) {
+  const std::optional<SandboxProfile>& sandbox = view.task.spec.sandbox;
+  if (!sandbox)
+    return;
+  text += "sandbox: " + SandboxText(*sandbox) + "\n";
+  structured["sandbox"] = {{"name", sandbox->name},
+                           {"network", EnumName(sandbox->network)}};
+}
+
 // What was masked in its output (doc/redaction.md).
 void AddRedactions(const TaskView& view, std::string& text, Json& structured) {
   if (!view.task.spec.redact) {
@@ -199,6 +209,7 @@ void HandleTaskStatus(const ToolCallPtr& call) {
     AddUsage(task, text, structured);
     AddAttempts(task, text, structured);
     AddLimits(reply->task, text, structured);
+    AddSandbox(reply->task, text, structured);
     AddRedactions(reply->task, text, structured);
     if (task.id.kind != TaskKind::kAgent)
       return call->Finish({std::move(text), std::move(structured), false});
@@ -274,6 +285,13 @@ ToolDefinition TaskStatusToolDefinition() {
         {"cpu_millis", {{"type", "integer"}}},
         {"pids", {{"type", "integer"}}},
         {"held_by", {{"type", "string"}}}}}};
+  props["sandbox"] = {
+      {"type", "object"},
+      {"description",
+       "the sandbox its processes run in: its profile's name and network "
+       "(none, full; doc/sandbox.md); absent when it has none"},
+      {"properties",
+       {{"name", {{"type", "string"}}}, {"network", {{"type", "string"}}}}}};
   props["redactions"] = {
       {"type", "object"},
       {"additionalProperties", {{"type", "integer"}}},
