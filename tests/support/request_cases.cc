@@ -41,6 +41,7 @@ const std::map<std::string, Json>& Samples() {
       {"audit", {{"task", "shell-1"}, {"limit", 10}}},
       {"worktrees", {{"clean", true}}},
       {"conflicts", Json::object()},
+      {"metrics", Json::object()},
   };
   return samples;
 }

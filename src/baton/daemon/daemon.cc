@@ -542,6 +542,7 @@ void Daemon::BeforeSleep() {
       connection.sent_early = false;
     }
   }
+  ObserveWakes(/*early=*/true);
   // The registry hands the executor its spawns and kills once committed.
   // If the commit fails, it takes back what this iteration did only for
   // its replies, which then say why (doc/protocol.md, "When state cannot
@@ -599,6 +600,7 @@ void Daemon::BeforeSleep() {
     connection.held.clear();
     connection.channel->Flush();
   }
+  ObserveWakes(/*early=*/false);
   if (committing && !failure)
     crash_points_.Pass("after-reply");
   // A client that sent a large request leaves free chunks in the middle of
