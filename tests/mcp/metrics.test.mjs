@@ -53,7 +53,7 @@ async function freePort() {
 }
 
 // A home with tasks in every state the test counts: three that completed
-// and one that failed (each waited for while it ran, so that its end wakes
+// (one printed a secret) and one that failed (each waited for while it ran, so that its end wakes
 // a waiter), one running in queue `gated` (at most one at a time) and one
 // queued behind it.
 async function withTasks(body) {
@@ -62,7 +62,9 @@ async function withTasks(body) {
   try {
     serve = await startServe(home);
     baton(home, ['queue', 'add', 'gated', '--max', '1']);
-    for (const line of ['sleep 0.6', 'sleep 0.6', 'sleep 0.6', 'sleep 0.6; exit 3']) {
+    // The first prints a secret of a well-known shape, which is masked.
+    const secret = `echo ghp_${'Z'.repeat(36)}; sleep 0.6`;
+    for (const line of [secret, 'sleep 0.6', 'sleep 0.6', 'sleep 0.6; exit 3']) {
       const id = run(home, ['--', 'sh', '-c', line]);
       // Exit code 1 for the failed one: the wait reports its failure.
       const waited = spawnSync(BATON, ['wait', id, '--timeout', '20s'], { env: batonEnv(home), encoding: 'utf8', timeout: 30_000 });
@@ -119,6 +121,7 @@ test('/metrics: the token, the method, and values that match the tasks', T, asyn
     assert.equal(v('baton_wake_seconds_bucket{le="1"}'), 4);
     // Five dispatched, each once; the queued one not yet.
     assert.equal(v('baton_queue_wait_seconds_count'), 5);
+    assert.equal(v('baton_redactions_total{kind="github-token"}'), 1);
     assert.equal(v('baton_supervisor_restarts_total'), 0);
     assert.ok(v('baton_daemon_resident_memory_bytes') > 1_000_000);
     assert.ok(v('baton_daemon_connections') >= 1);

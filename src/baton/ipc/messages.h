@@ -1558,8 +1558,8 @@ struct MetricsReply {
     v("queues", queues,
       {.doc = "each queue's `queued` (held) and `running` tasks"});
     v("executors", executors,
-      {.doc = "tasks handed to each executor (`local`, `slurm`) and not "
-              "ended"});
+      {.doc = "live tasks of each executor (`local`, `slurm`) that are not "
+              "`queued`"});
     v("started", started,
       {.doc = "tasks handed to an executor since batond started, by `kind` "
               "(a retry counts again)"});

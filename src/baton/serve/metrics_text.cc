@@ -91,7 +91,8 @@ std::string FormatMetrics(const MetricsReply& m) {
   for (const auto& q : m.queues)
     w.Sample("baton_queue_running_tasks", {{"queue", q.queue}}, q.running);
   w.Family("baton_running_tasks", "gauge",
-           "Tasks handed to each executor and not ended.");
+           "Live tasks of each executor that run, wait for an answer or "
+           "stop.");
   for (const auto& e : m.executors)
     w.Sample("baton_running_tasks", {{"executor", e.executor}}, e.running);
   w.Family("baton_tasks_started_total", "counter",
