@@ -43,6 +43,7 @@ const std::map<std::string, Json>& Samples() {
       {"conflicts", Json::object()},
       {"land", {{"tasks", {"agent-3", "agent-4"}}, {"onto", "main"}}},
       {"lands", Json::object()},
+      {"metrics", Json::object()},
   };
   return samples;
 }

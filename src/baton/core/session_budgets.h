@@ -58,6 +58,13 @@ class SessionBudgets {
   bool Has(const std::string& session) const {
     return !session.empty() && budgets_.contains(session);
   }
+  // Calls `visit(session, budget, usage)` for each session with a budget,
+  // from what is kept (no store reads): /metrics' budgets left.
+  template <class F>
+  void ForEach(F&& visit) const {
+    for (const auto& [session, spend] : budgets_)
+      visit(session, spend.budget, spend.usage);
+  }
   // An agent task of `session` reported `usage`, where it had reported
   // `before`: the session's sum follows.
   void UsageMoved(const std::string& session, const AgentUsage& before,

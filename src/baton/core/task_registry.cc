@@ -228,6 +228,9 @@ void TaskRegistry::Admit(TaskRecord task, StartCallback done) {
   Save(task, /*undoable=*/true);
   undo_.emplace_back(Undo::Kind::kCreated, task.id);
   if (!held) {
+    // Not queued: dispatched with its creation (StartTask counts the rest).
+    metrics_.TaskStarted(task.spec.kind, /*first_attempt=*/true,
+                         clock_->WallNowMillis() - task.created_ms);
     effects_.push_back(
         {.kind = Effect::Kind::kStart, .task = task, .undoable = true});
     // The environment is in the spawn request now: the live record need
@@ -374,6 +377,7 @@ void TaskRegistry::Finish(TaskRecord task) {
   task.spec.base_env = {};
   live_.erase(task.id);
   Save(task);
+  metrics_.TaskEnded(task.spec.kind, task.status);
   recent_ended_.push_back(
       {task.id.ToString(), task.spec.cwd, task.started_ms, task.ended_ms});
   if (recent_ended_.size() > kRecentEnded)
@@ -633,6 +637,10 @@ void TaskRegistry::SetUsage(const TaskId& id, const AgentUsage& usage) {
     return;
   budgets_.UsageMoved(it->second.spec.owner,
                       it->second.usage.value_or(AgentUsage{}), usage);
+  if (it->second.spec.agent) {
+    metrics_.UsageMoved(it->second.spec.agent->profile,
+                        it->second.usage.value_or(AgentUsage{}), usage);
+  }
   it->second.usage = usage;
   Save(TaskRecord(it->second));
 }

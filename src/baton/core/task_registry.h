@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "baton/core/audit_trail.h"
+#include "baton/core/metrics.h"
 #include "baton/core/ports.h"
 #include "baton/core/scheduler.h"
 #include "baton/core/session_budgets.h"
@@ -199,6 +200,7 @@ class TaskRegistry : public ExecutorListener, private Scheduler::Host {
   void Detach(const std::string& session);
 
   size_t live_count() const { return live_.size(); }
+  size_t open_waits() const { return waits_.open(); }
   // False once the task is terminal (its end saved to the store).
   bool IsLive(const TaskId& id) const { return live_.contains(id); }
 
@@ -255,6 +257,15 @@ class TaskRegistry : public ExecutorListener, private Scheduler::Host {
   SessionBudgets& budgets() { return budgets_; }
   const SessionBudgets& budgets() const { return budgets_; }
   AuditTrail& audit() { return audit_; }
+  // What batond counts for /metrics (core/metrics.h, doc/metrics.md).
+  DaemonMetrics& metrics() { return metrics_; }
+  const DaemonMetrics& metrics() const { return metrics_; }
+  // Calls `visit` with each live task, in place (owner not checked).
+  template <class F>
+  void ForEachLive(F&& visit) const {
+    for (const auto& [id, task] : live_)
+      visit(task);
+  }
 
   // Every live task, owner not checked.
   std::vector<TaskRecord> LiveTasks() const;
@@ -388,6 +399,7 @@ class TaskRegistry : public ExecutorListener, private Scheduler::Host {
   Options options_;
 
   std::map<TaskId, TaskRecord> live_;  // Every non-terminal task.
+  DaemonMetrics metrics_;
   // This batch's (see Commit): executor requests, in order; undoable
   // changes, in order; tasks with a change that stays.
   std::vector<Effect> effects_;

@@ -36,6 +36,8 @@ void TaskRegistry::StartTask(TaskRecord& task) {
   if (!KeepsEnvironment(task))
     task.spec.base_env = {};
   Save(TaskRecord(task));
+  metrics_.TaskStarted(task.spec.kind, task.attempts.empty(),
+                       clock_->WallNowMillis() - task.created_ms);
   if (on_dispatch_)
     on_dispatch_(start);
   effects_.push_back({.kind = Effect::Kind::kStart, .task = std::move(start)});

@@ -159,6 +159,7 @@ void WaitBook::Complete(WaitId id, bool timed_out, TaskRecord* ended) {
     timers_->Cancel(waiter.timer);
   WaitResult result;
   result.timed_out = timed_out;
+  result.woken_by_end = ended != nullptr;
   answer_(waiter, ended, result);
   for (auto& [index, text] : waiter.turns_ended)
     result.turns.emplace_back(waiter.ids[index], std::move(text));

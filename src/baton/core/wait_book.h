@@ -30,6 +30,10 @@ namespace baton {
 struct WaitResult {
   std::vector<TaskRecord> ended;  // Terminal (or asking a question).
   bool timed_out = false;
+  // A task's end answered it, as the end was recorded (not a question, a
+  // timeout, or an end known before the wait): what /metrics' wake time
+  // measures (doc/metrics.md).
+  bool woken_by_end = false;
   // Set when the wait has no answer: a task it names was taken back by a
   // failed commit (TaskRegistry::Commit). Nothing else is set then.
   std::optional<Error> error;

@@ -555,6 +555,7 @@ void Daemon::BeforeSleep() {
       connection.sent_early = false;
     }
   }
+  ObserveWakes(/*early=*/true);
   // The registry hands the executor its spawns and kills once committed.
   // If the commit fails, it takes back what this iteration did only for
   // its replies, which then say why (doc/protocol.md, "When state cannot
@@ -612,6 +613,7 @@ void Daemon::BeforeSleep() {
     connection.held.clear();
     connection.channel->Flush();
   }
+  ObserveWakes(/*early=*/false);
   if (committing && !failure)
     crash_points_.Pass("after-reply");
   // A client that sent a large request leaves free chunks in the middle of

@@ -182,6 +182,11 @@ class Daemon {
   void Handle(Connection&, const ConflictsRequest&, Session, Reply);
   void Handle(Connection&, const LandRequest&, Session, Reply);
   void Handle(Connection&, const LandsRequest&, Session, Reply);
+  void Handle(Connection&, const MetricsRequest&, Session, Reply);
+  // The waits an end answered in this iteration whose replies were just
+  // written (those sent before the commit, or the rest): their wake times
+  // into /metrics' histogram (doc/metrics.md).
+  void ObserveWakes(bool early);
 
   // The notices a reply to `session` carries, as the list's JSON text
   // ("" for none), taken: the registry's (`reports_ends` when there are,
@@ -277,6 +282,14 @@ class Daemon {
   MonoTime commit_failing_since_{};
   uint64_t failed_commits_ = 0;
   int64_t started_ms_ = 0;
+  // When each wait an end answered in this loop iteration was answered,
+  // and whether its reply goes before the commit (commands/wait.cc);
+  // emptied by ObserveWakes, its capacity kept.
+  struct Woken {
+    MonoTime at;
+    bool early = false;
+  };
+  std::vector<Woken> woken_;
 };
 
 }  // namespace baton

@@ -165,8 +165,10 @@ bool OutputRedactor::Pass(Watched& watched, bool at_end) {
 void OutputRedactor::SaveCounts(Watched& watched,
                                 const RedactionCounts& masked) {
   RedactionsFile file;
-  for (const auto& [kind, count] : masked)
+  for (const auto& [kind, count] : masked) {
     watched.masked[kind] += count;
+    masked_total_[kind] += count;
+  }
   for (const auto& [kind, count] : watched.masked)
     file.masked.push_back({kind, count});
   if (auto written = WriteFileAtomic(watched.counts_path, EncodeObject(file));

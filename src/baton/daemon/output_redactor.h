@@ -85,6 +85,9 @@ class OutputRedactor : public ForwardingListener {
   std::optional<uint64_t> CatchUp(const TaskId& id);
   // How far `id`'s log may be shown as of the last pass, without one.
   std::optional<uint64_t> Readable(const TaskId& id) const;
+  // Secrets masked in tasks' logs since batond started, by kind
+  // (/metrics: doc/metrics.md).
+  const RedactionCounts& masked_total() const { return masked_total_; }
 
   void OnTaskSpawned(const TaskId& id, int64_t pid,
                      int64_t started_ms) override;
@@ -124,6 +127,7 @@ class OutputRedactor : public ForwardingListener {
   TimerId timer_ = 0;
   TimerId finish_timer_ = 0;
   bool failure_logged_ = false;
+  RedactionCounts masked_total_;
 };
 
 }  // namespace baton

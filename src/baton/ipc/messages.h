@@ -1551,6 +1551,144 @@ struct LandsRequest {
     v("task", task,
       {.max_bytes = kMaxNameBytes, .doc = "only the entries of this task"});
   }
+// A snapshot of what batond counts, for `baton serve`'s /metrics
+// (doc/metrics.md), which formats it for Prometheus. Every label is of a
+// bounded set: kinds, statuses, queues, executors, agent profiles, secret
+// kinds, sessions with a budget; never a task.
+struct MetricsTaskCount {
+  std::string kind;
+  std::string status;
+  int64_t count = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("kind", kind);
+    v("status", status, {.omit_when_empty = true});
+    v("count", count);
+  }
+};
+struct MetricsQueue {
+  std::string queue;
+  int64_t queued = 0;
+  int64_t running = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("queue", queue);
+    v("queued", queued);
+    v("running", running);
+  }
+};
+struct MetricsExecutor {
+  std::string executor;
+  int64_t running = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("executor", executor);
+    v("running", running);
+  }
+};
+struct MetricsAgent {
+  std::string agent;  // The profile.
+  int64_t input_tokens = 0;
+  int64_t output_tokens = 0;
+  int64_t turns = 0;
+  double cost_usd = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("agent", agent);
+    v("input_tokens", input_tokens);
+    v("output_tokens", output_tokens);
+    v("turns", turns);
+    v("cost_usd", cost_usd);
+  }
+};
+struct MetricsBudget {
+  std::string session;
+  std::string resource;  // "turns", "tokens", "cost_usd"
+  double left = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("session", session);
+    v("resource", resource);
+    v("left", left);
+  }
+};
+struct MetricsHistogram {
+  std::vector<double> bounds;    // Upper bounds, in seconds, ascending.
+  std::vector<int64_t> buckets;  // Per bound, then above the last: not summed.
+  double sum = 0;
+  int64_t count = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("bounds", bounds, {.doc = "upper bounds in seconds, ascending"});
+    v("buckets", buckets,
+      {.doc = "observations per bound (above the one before), then above "
+              "the last: one more entry than `bounds`, not cumulative"});
+    v("sum", sum);
+    v("count", count);
+  }
+};
+struct MetricsReply {
+  std::vector<MetricsTaskCount> tasks;
+  std::vector<MetricsQueue> queues;
+  std::vector<MetricsExecutor> executors;
+  std::vector<MetricsTaskCount> started;
+  std::vector<MetricsTaskCount> ended;
+  std::vector<MetricsAgent> agents;
+  std::vector<RedactionCount> redactions;
+  std::vector<MetricsBudget> budgets;
+  MetricsHistogram wake;
+  MetricsHistogram queue_wait;
+  int64_t supervisor_restarts = 0;
+  int64_t rss_bytes = 0;
+  int64_t connections = 0;
+  int64_t open_waits = 0;
+  int64_t uptime_ms = 0;
+  template <class V>
+  void Fields(V& v) {
+    v("tasks", tasks,
+      {.doc = "live tasks by `kind` and `status` (ended ones are counted in "
+              "`ended`, not here)"});
+    v("queues", queues,
+      {.doc = "each queue's `queued` (held) and `running` tasks"});
+    v("executors", executors,
+      {.doc = "live tasks of each executor (`local`, `slurm`) that are not "
+              "`queued`"});
+    v("started", started,
+      {.doc = "tasks handed to an executor since batond started, by `kind` "
+              "(a retry counts again)"});
+    v("ended", ended,
+      {.doc = "tasks that ended since batond started, by `kind` and "
+              "`status`"});
+    v("agents", agents,
+      {.doc = "what agent tasks reported spending since batond started, by "
+              "profile"});
+    v("redactions", redactions,
+      {.doc = "secrets masked in logs since batond started, by kind"});
+    v("budgets", budgets,
+      {.doc = "what each session with a budget has left of each limit it "
+              "sets (never below 0)"});
+    v("wake", wake,
+      {.doc = "seconds from a task's end recorded to the reply of a wait it "
+              "answered written"});
+    v("queue_wait", queue_wait,
+      {.doc = "seconds from a task's creation to its first dispatch"});
+    v("supervisor_restarts", supervisor_restarts,
+      {.doc = "supervisors lost (and replaced) since batond started"});
+    v("rss_bytes", rss_bytes, {.doc = "batond's resident memory"});
+    v("connections", connections, {.doc = "open client connections"});
+    v("open_waits", open_waits, {.doc = "waits not yet answered"});
+    v("uptime_ms", uptime_ms);
+  }
+};
+struct MetricsRequest {
+  static constexpr std::string_view kOp = "metrics";
+  static constexpr bool kReplyKeptIfCommitFails = true;
+  static constexpr std::string_view kDoc =
+      "what batond counts, every session's: `baton serve`'s /metrics "
+      "(doc/metrics.md)";
+  using Reply = MetricsReply;
+  template <class V>
+  void Fields(V&) {}
 };
 
 // Every request, in the order doc/protocol.md lists them.
@@ -1563,6 +1701,7 @@ using Request =
                  DaemonStatusRequest, ShutdownRequest, WatchRequest,
                  QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
                  WorktreesRequest, ConflictsRequest, LandRequest, LandsRequest>;
+                 WorktreesRequest, ConflictsRequest, MetricsRequest>;
 
 }  // namespace baton
 

@@ -15,6 +15,7 @@
 #include "baton/serve/http_server.h"
 #include "baton/serve/login_code.h"
 #include "baton/serve/mcp_endpoint.h"
+#include "baton/serve/metrics_text.h"
 #include "baton/serve/token.h"
 #include "baton/util/detached_process.h"
 #include "baton/util/fd_limit.h"
@@ -84,6 +85,11 @@ int Serve(const ServeOptions& options, const StatePaths& paths,
   http.Route("/mcp", [&endpoint](const HttpRequest& request,
                                  const ExchangePtr& exchange) {
     endpoint.Handle(request, exchange);
+  });
+  MetricsRoute metrics(&loop, paths);
+  http.Route("/metrics", [&metrics](const HttpRequest& request,
+                                    const ExchangePtr& exchange) {
+    metrics.Handle(request, exchange);
   });
   loop.AddBeforeSleep([&endpoint] { endpoint.ReleaseRetired(); });
   for (int signal : {SIGINT, SIGTERM}) {
@@ -167,7 +173,10 @@ std::optional<HttpResponse> ServeGate(const HostPolicy& policy,
                          "(only pages of this server's own origin may)",
                          origin ? *origin : ""));
   }
-  if (request.path() != "/mcp") {
+  // /mcp and /metrics take the bearer token (Prometheus sends it as
+  // `authorization: credentials_file`, doc/metrics.md); the rest is the
+  // board's.
+  if (request.path() != "/mcp" && request.path() != "/metrics") {
     if (auto refused = CheckBoardAccess(request, token, cookie_name)) {
       // A browser that opens the board without its cookie gets a page that
       // says how to get in; the API's callers keep the JSON.

@@ -21,15 +21,20 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
       request.tasks, session, request.all, request.timeout,
       [this, reply, connection_id, cell, form](WaitResult result) {
         cell->done = true;
-        if (auto it = connections_.find(connection_id);
-            it != connections_.end()) {
+        auto it = connections_.find(connection_id);
+        if (it != connections_.end())
           it->second.waits.erase(cell->id);
-        }
         if (result.error)  // A task it names was not saved.
           return reply(std::unexpected(*result.error));
         bool reproducible = std::ranges::all_of(
             result.ended,
             [this](const TaskRecord& task) { return EndSurvivesACrash(task); });
+        // An end woke it: its reply is written in BeforeSleep, which
+        // observes the wake (ObserveWakes).
+        std::optional<MonoTime> woke;
+        if (result.woken_by_end && it != connections_.end())
+          woke = clock_.Now();
+        size_t held = woke ? it->second.held.size() : 0;
         WaitReply answer;
         answer.timed_out = result.timed_out;
         for (const TaskId& id : result.already_told)
@@ -66,6 +71,10 @@ void Daemon::Handle(Connection& connection, const WaitRequest& request,
         } else {
           reply(answer);
         }
+        // Sent now, to be flushed before the commit, when the reply joined
+        // no held ones (MakeReplier).
+        if (woke)
+          woken_.push_back({*woke, it->second.held.size() == held});
       },
       request.turns, request.news_since_ms);
   if (!wait)

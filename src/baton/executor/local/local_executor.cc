@@ -617,6 +617,7 @@ void LocalExecutor::AcknowledgeExits(
 }
 
 void LocalExecutor::OnSupervisorLost() {
+  ++supervisor_losses_;
   BATON_LOG_WARN(
       "lost the supervisor (pid {}) with {} tasks; a new one adopts them",
       supervisor_pid_, live_.size());

@@ -56,6 +56,9 @@ class LocalExecutor : public Executor {
   void Flush() override;
   // The live supervisor's pid; 0 when none is connected or it has died.
   int64_t supervisor_pid() const;
+  // How many times the supervisor was lost (and a new one started to adopt
+  // its tasks) since batond started.
+  int64_t supervisor_losses() const { return supervisor_losses_; }
 
   // bubblewrap's absolute path, for sandboxed tasks (doc/sandbox.md); ""
   // when there is none: a sandboxed task then fails to start.
@@ -167,6 +170,7 @@ class LocalExecutor : public Executor {
   // The supervisor was lost: the next Connect() settles what it had.
   bool reconcile_pending_ = false;
   TimerId reconnect_timer_ = 0;
+  int64_t supervisor_losses_ = 0;
   // Tasks sent to (or adopted from) the supervisor whose end we have not
   // reported yet.
   std::map<std::string, TaskId> live_;
