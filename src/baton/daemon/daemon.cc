@@ -250,10 +250,7 @@ Status Daemon::Start() {
   registry_->SetReadBound([this](const TaskRecord& task) {
     return output_redactor_->CatchUp(task.id);
   });
-  // An agent that asked for its own worktree gets it once its id is known
-  // (the branch is named after it), before the task is stored; git runs
-  // off the loop, so a slow repository holds only this task's answer. Then
-  // the check runner takes the task's "before" (on a thread too).
+  // Agents' own worktrees are made on it (PrepareThenStart).
   worktree_worker_ =
       std::make_unique<WorkerPool>(&loop_, 1, WorkerPool::AtExit::kDropQueued);
   radar_ = std::make_unique<ConflictRadar>(
@@ -268,31 +265,10 @@ Status Daemon::Start() {
         record.client = kAuditByBatond;  // Stays if the commit fails.
         registry_->audit().Record(std::move(record), /*with_batch=*/false);
       });
-  registry_->SetOnCreate([this](TaskRecord task,
-                                TaskRegistry::StartCallback made) {
-    if (!task.spec.agent || !task.spec.agent->worktree)
-      return checks_->TakeBefore(std::move(task), std::move(made));
-    struct Job {
-      TaskRecord task;
-      std::vector<std::string> env;
-      Status status;
-    };
-    auto job = std::make_shared<Job>();
-    job->env = SetEnvironmentEntries(
-        task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
-        TaskEnvironmentEntries(task));
-    job->task = std::move(task);
-    worktree_worker_->Post(
-        [job, root = options_.paths.home + "/worktrees"] {
-          job->status = PrepareWorktree(root, job->env, job->task);
-        },
-        [this, job, made = std::move(made)] {
-          if (!job->status)
-            return made(std::unexpected(job->status.error()));
-          radar_->Track(job->task);  // Watched once it is stored and runs.
-          checks_->TakeBefore(std::move(job->task), made);
-        });
-  });
+  registry_->SetOnCreate(
+      [this](TaskRecord task, TaskRegistry::StartCallback made) {
+        PrepareThenStart(std::move(task), std::move(made));
+      });
   if (auto connected = executor_->Connect(); !connected) {
     return MakeError(connected.error().code, "cannot reach the supervisor: " +
                                                  connected.error().message);

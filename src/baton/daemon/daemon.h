@@ -179,6 +179,12 @@ class Daemon {
   void Handle(Connection&, const BudgetRequest&, Session, Reply);
   void Handle(Connection&, const AuditRequest&, Session, Reply);
   void Handle(Connection&, const WorktreesRequest&, Session, Reply);
+  // The registry's SetOnCreate: an agent that asked for its own worktree
+  // gets it once its id is known (the branch is named after it), before
+  // the task is stored; git runs off the loop, so a slow repository holds
+  // only this task's answer. Then the check runner takes the task's
+  // "before" (on a thread too). In commands/worktrees.cc.
+  void PrepareThenStart(TaskRecord task, TaskRegistry::StartCallback made);
   void Handle(Connection&, const ConflictsRequest&, Session, Reply);
   void Handle(Connection&, const LandRequest&, Session, Reply);
   void Handle(Connection&, const LandsRequest&, Session, Reply);

@@ -235,16 +235,15 @@ TEST(CodecTest, EveryStringAndListOfARequestIsBounded) {
       }
     }
   };
-  std::apply(
-      [&](auto... requests) { (check(requests), ...); },
-      std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
-                 QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
-                 AgentsRequest, GetRequest, ListRequest, ReadRequest,
-                 KillRequest, WaitRequest, AttachRequest, NoticesRequest,
-                 DaemonStatusRequest, ShutdownRequest, WatchRequest,
-                 QueueSetRequest, QueueListRequest, BudgetRequest,
-                 WorktreesRequest, ConflictsRequest, LandRequest, LandsRequest,
-                 MetricsRequest>());
+  std::apply([&](auto... requests) { (check(requests), ...); },
+             std::tuple<HelloRequest, RunRequest, DelegateRequest, SendRequest,
+                        QueuedRequest, AnswerRequest, QuestionsRequest,
+                        EventsRequest, AgentsRequest, GetRequest, ListRequest,
+                        ReadRequest, KillRequest, WaitRequest, AttachRequest,
+                        NoticesRequest, DaemonStatusRequest, ShutdownRequest,
+                        WatchRequest, QueueSetRequest, QueueListRequest,
+                        BudgetRequest, WorktreesRequest, ConflictsRequest,
+                        LandRequest, LandsRequest, MetricsRequest>());
 }
 
 // A label's bound is core's one rule (kMaxLabelBytes): the codec refuses

@@ -1551,6 +1551,8 @@ struct LandsRequest {
     v("task", task,
       {.max_bytes = kMaxNameBytes, .doc = "only the entries of this task"});
   }
+};
+
 // A snapshot of what batond counts, for `baton serve`'s /metrics
 // (doc/metrics.md), which formats it for Prometheus. Every label is of a
 // bounded set: kinds, statuses, queues, executors, agent profiles, secret
@@ -1692,16 +1694,14 @@ struct MetricsRequest {
 };
 
 // Every request, in the order doc/protocol.md lists them.
-using Request =
-    std::variant<HelloRequest, RunRequest, DelegateRequest, RerunRequest,
-                 EditRequest, SendRequest, QueuedRequest, AnswerRequest,
-                 QuestionsRequest, EventsRequest, AgentsRequest, GetRequest,
-                 ListRequest, ReadRequest, KillRequest, RemoveRequest,
-                 WaitRequest, AttachRequest, NoticesRequest,
-                 DaemonStatusRequest, ShutdownRequest, WatchRequest,
-                 QueueSetRequest, QueueListRequest, BudgetRequest, AuditRequest,
-                 WorktreesRequest, ConflictsRequest, LandRequest, LandsRequest>;
-                 WorktreesRequest, ConflictsRequest, MetricsRequest>;
+using Request = std::variant<
+    HelloRequest, RunRequest, DelegateRequest, RerunRequest, EditRequest,
+    SendRequest, QueuedRequest, AnswerRequest, QuestionsRequest, EventsRequest,
+    AgentsRequest, GetRequest, ListRequest, ReadRequest, KillRequest,
+    RemoveRequest, WaitRequest, AttachRequest, NoticesRequest,
+    DaemonStatusRequest, ShutdownRequest, WatchRequest, QueueSetRequest,
+    QueueListRequest, BudgetRequest, AuditRequest, WorktreesRequest,
+    ConflictsRequest, LandRequest, LandsRequest, MetricsRequest>;
 
 }  // namespace baton
 

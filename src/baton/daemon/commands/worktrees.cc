@@ -1,8 +1,9 @@
-// The `worktrees` request: the worktrees of the session's agent tasks as
-// git tells them now, and, with `clean`, the removal of those that lose
-// nothing (doc/agents.md, "Worktrees"). git runs on the worktree worker,
-// off the loop, one request's tasks after the other; the reply goes out
-// when it is done.
+// Agents' own worktrees in batond (doc/agents.md, "Worktrees"): made, or
+// taken over by a resume, before a task is stored; and the `worktrees`
+// request: the worktrees of the session's agent tasks as git tells them
+// now, and, with `clean`, the removal of those that lose nothing. git runs
+// on the worktree worker, off the loop, one request's tasks after the
+// other; the reply goes out when it is done.
 #include "baton/daemon/worktrees.h"
 
 #include <fmt/format.h>
@@ -14,6 +15,32 @@
 #include "baton/util/environment.h"
 
 namespace baton {
+
+void Daemon::PrepareThenStart(TaskRecord task,
+                              TaskRegistry::StartCallback made) {
+  if (!task.spec.agent || !task.spec.agent->worktree)
+    return checks_->TakeBefore(std::move(task), std::move(made));
+  struct Job {
+    TaskRecord task;
+    std::vector<std::string> env;
+    Status status;
+  };
+  auto job = std::make_shared<Job>();
+  job->env = SetEnvironmentEntries(
+      task.spec.base_env.empty() ? ProcessEnvironment() : task.spec.base_env,
+      TaskEnvironmentEntries(task));
+  job->task = std::move(task);
+  worktree_worker_->Post(
+      [job, root = options_.paths.home + "/worktrees"] {
+        job->status = PrepareWorktree(root, job->env, job->task);
+      },
+      [this, job, made = std::move(made)] {
+        if (!job->status)
+          return made(std::unexpected(job->status.error()));
+        radar_->Track(job->task);  // Watched once it is stored and runs.
+        checks_->TakeBefore(std::move(job->task), made);
+      });
+}
 
 void Daemon::Handle(Connection& connection, const WorktreesRequest& request,
                     Session session, Reply reply) {
