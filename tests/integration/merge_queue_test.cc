@@ -325,5 +325,21 @@ TEST_F(MergeQueueTest, BatondKilledDuringALandLeavesTheTargetBeforeOrAfter) {
   }
 }
 
+// The default target is the branch the worktree was made from, not what
+// the repository has checked out by the time the worker is landed.
+TEST_F(MergeQueueTest, ItLandsOnTheBranchItsWorktreeWasMadeFrom) {
+  std::string id = Committer("w");
+  Ended({id});
+  EXPECT_EQ(Status(id, env_)["agent"]["worktree"]["from"], "main");
+  Git("git -C " + repo_ + " checkout -q -b elsewhere");
+  EXPECT_TRUE(Has(Land({id, "--check", Check()}), "onto main"));
+  auto entries = Settled();
+  ASSERT_EQ(entries.size(), 1u);
+  EXPECT_EQ(entries[0]["state"], "landed") << entries.dump();
+  EXPECT_EQ(Shell("git -C " + repo_ + " show main:w.txt"), "w");
+  EXPECT_EQ(Shell("git -C " + repo_ + " rev-parse elsewhere"),
+            Shell("git -C " + repo_ + " rev-parse main~1"));
+}
+
 }  // namespace
 }  // namespace baton::testing

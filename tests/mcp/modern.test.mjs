@@ -91,7 +91,7 @@ test('modern era: discover, per-request _meta, resultType, tools; the legacy era
     assert.match(client.getInstructions(), /never busy-poll/);
     assert.ok(client.getServerCapabilities().extensions[TASKS]);
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 15);
+    assert.equal(tools.length, 17);
     const r = await client.callTool({ name: 'task_list', arguments: {} });
     assert.equal(r.isError, false);
     assert.deepEqual(r.structuredContent.tasks, []);

@@ -23,7 +23,7 @@ async function withHome(body) {
   }
 }
 
-test('initialize, tools/list: fourteen tools with schemas and honest annotations', T, async () => {
+test('initialize, tools/list: seventeen tools with schemas and honest annotations', T, async () => {
   await withHome(async (home, track) => {
     const { client } = track(await connect(home));
     assert.equal(client.getServerVersion().name, 'baton');

@@ -81,7 +81,7 @@ test('legacy era over HTTP (SDK 1.x): session, tools, a wait with progress over 
     assert.match(transport.sessionId, /^[0-9a-f]{32}$/);
     assert.equal(client.getServerVersion().name, 'baton');
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 15);
+    assert.equal(tools.length, 17);
 
     let r = await client.callTool({ name: 'run', arguments: { command: 'sleep 3.5; echo done-over-http' } });
     assert.equal(r.isError, false, JSON.stringify(r));
@@ -229,7 +229,7 @@ test('modern era over HTTP (v2 client): discover, tools, a task told through sub
     assert.equal(client.getProtocolEra(), 'modern');
     assert.ok(client.getServerCapabilities().extensions[TASKS]);
     const { tools } = await client.listTools();
-    assert.equal(tools.length, 15);
+    assert.equal(tools.length, 17);
     const listed = await client.callTool({ name: 'task_list', arguments: {} });
     assert.equal(listed.isError, false);
 
@@ -331,6 +331,6 @@ test('security and bad input: token, Origin, Host, sessions, size, JSON', T, asy
     assert.match(JSON.parse(r.body).error.message, /log in to the board/);
     r = await post(serve.url, { ...serve.auth, ...mcp, 'Mcp-Session-Id': session }, { jsonrpc: '2.0', id: 6, method: 'tools/list' });
     assert.equal(r.status, 200);
-    assert.equal(JSON.parse(r.body).result.tools.length, 15);
+    assert.equal(JSON.parse(r.body).result.tools.length, 17);
   });
 });

@@ -80,6 +80,9 @@ struct Worktree {
   std::string path;    // The worktree's folder.
   std::string branch;  // "baton/<task id>".
   std::string base;    // The commit it was made from.
+  // The branch checked out in `repo` then ("": a detached HEAD, or a task
+  // from before it was recorded): where `land` brings it by default.
+  std::string from;
 
   template <class V>
   void Fields(V& v) {
@@ -87,6 +90,7 @@ struct Worktree {
     v("path", path);
     v("branch", branch);
     v("base", base);
+    v("from", from, {.omit_when_empty = true});
   }
 };
 

@@ -191,7 +191,9 @@ void MergeQueue::Add(std::vector<TaskRecord> tasks, const std::string& onto,
           if (!head)
             return refuse(fmt::format("its branch {} is gone from {}",
                                       worktree.branch, worktree.repo));
-          std::string target = onto;
+          // Where it was made from, else (a detached HEAD then, or a task
+          // from before that was recorded) what is checked out now.
+          std::string target = onto.empty() ? worktree.from : onto;
           if (target.empty()) {
             auto branch = CheckedOutBranch(worktree.repo, git);
             if (!branch)

@@ -118,11 +118,14 @@ Status PrepareWorktree(const std::string& root,
   }
   if (auto made = MakeDir(root); !made)
     return made;
+  auto from = Git(top, {"symbolic-ref", "--quiet", "--short", "HEAD"}, env);
   std::string id = task.id.ToString();
-  Worktree worktree{.repo = top,
-                    .path = root + "/" + id,
-                    .branch = "baton/" + id,
-                    .base = base};
+  Worktree worktree{
+      .repo = top,
+      .path = root + "/" + id,
+      .branch = "baton/" + id,
+      .base = base,
+      .from = from.ok() ? from.out.substr(0, from.out.find('\n')) : ""};
   auto added =
       RunGit(top,
              {"worktree", "add", "--quiet", "--lock", "--reason",

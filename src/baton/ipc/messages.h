@@ -1517,8 +1517,8 @@ struct LandRequest {
               "own and ended `completed`, in the order they land"});
     v("onto", onto,
       {.max_bytes = kMaxNameBytes,
-       .doc = "the target branch; default: the branch checked out where "
-              "each worktree was made"});
+       .doc = "the target branch; default: the branch each worktree was "
+              "made from"});
     v("check", check,
       {.max_bytes = kMaxArgBytes,
        .doc = "the land check, a shell line run in the scratch worktree; "

@@ -68,8 +68,8 @@ void DefineLand(CLI::App& command, const Context& ctx, Action& action) {
                   "they land")
       ->required();
   command.add_option("--onto", args->onto,
-                     "The target branch (default: the branch checked out "
-                     "where each worktree was made)");
+                     "The target branch (default: the branch each worktree "
+                     "was made from)");
   command.add_option("--check", args->check,
                      "The land check, a shell line (default: git config "
                      "baton.landCheck of the repository)");

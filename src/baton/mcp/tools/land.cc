@@ -25,8 +25,8 @@ struct LandArguments {
        .example = "[\"agent-3\", \"agent-4\"]"});
     v("onto", onto,
       {.max_bytes = kMaxNameBytes,
-       .doc = "The target branch; default: the branch checked out where each "
-              "worktree was made",
+       .doc = "The target branch; default: the branch each worktree was made "
+              "from",
        .example = "\"main\""});
     v("check", check,
       {.max_bytes = kMaxArgBytes,
