@@ -612,6 +612,20 @@ struct TaskRecord {
   std::optional<Placement> placement;
 };
 
+// A task handed to this machine's supervisor whose spawn has not been
+// reported yet: stored `queued` until the supervisor says its process is
+// there, a moment later, yet no longer waiting for its turn. Clients are
+// told `running` with detail `starting` (ipc/task_wire.cc, doc/tasks.md).
+// A held task (a slot, `after`, a retry's delay) and a remote job (pending
+// in its executor's queue) are not starting: they are queued.
+inline bool IsStarting(const TaskRecord& task) {
+  return task.status == TaskStatus::kQueued && !task.held && !task.spec.remote;
+}
+// The status as people and programs read it: IsStarting says `running`.
+inline TaskStatus ToldStatus(const TaskRecord& task) {
+  return IsStarting(task) ? TaskStatus::kRunning : task.status;
+}
+
 // The detail as people read it beside the status: without the status said
 // again ("killed: by request" beside "killed" reads "by request").
 std::string_view DetailBesideStatus(const TaskRecord& task);

@@ -37,7 +37,7 @@ bool SearchMatches(const TaskRecord& task, const std::string& search) {
 bool TaskFilter::Matches(const TaskRecord& task) const {
   return (!owner || *owner == task.spec.owner) &&
          (kind.empty() || kind == TaskKindName(task.spec.kind)) &&
-         (status.empty() || status == TaskStatusName(task.status)) &&
+         (status.empty() || status == TaskStatusName(ToldStatus(task))) &&
          (label.empty() || label == task.spec.label) &&
          SearchMatches(task, search);
 }

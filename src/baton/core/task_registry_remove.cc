@@ -36,7 +36,7 @@ Result<TaskRegistry::RemovalPlan> TaskRegistry::PlanRemoval(
     if (!IsTerminal(task.status)) {
       return fmt::format(
           "{} is still {}; stop it first (baton kill {}), or wait for it", id,
-          TaskStatusName(task.status), id);
+          TaskStatusName(ToldStatus(task)), id);
     }
     if (needed.contains(id)) {
       return fmt::format(

@@ -36,25 +36,16 @@ Result<int64_t> TimeFromWire(const std::optional<std::string>& text,
   return *ms;
 }
 
-// A task handed to the supervisor whose spawn has not been reported yet
-// is stored `queued` until the supervisor says its process is there, a
-// moment later. People and programs read `queued` as "waiting for its
-// turn", so the wire says `running` with detail `starting` (doc/tasks.md,
-// "Statuses"): `run`'s reply, sent after the spawn left batond, is then
-// true without waiting for the spawn. A held task (a slot, `after`, a
-// retry's delay) and a Slurm job (pending in Slurm's queue) stay `queued`.
-bool Starting(const TaskRecord& task) {
-  return task.status == TaskStatus::kQueued && !task.held && !task.spec.remote;
-}
-
+// A starting task (IsStarting, core/task.h) is told `running`, detail
+// `starting`: `run`'s reply, sent after the spawn left batond, is then true
+// without waiting for the spawn.
 std::string_view WireStatus(const TaskRecord& task) {
-  return Starting(task) ? TaskStatusName(TaskStatus::kRunning)
-                        : TaskStatusName(task.status);
+  return TaskStatusName(ToldStatus(task));
 }
 
 std::string WireDetail(const TaskRecord& task) {
   std::string detail = MaskSecrets(task.detail);
-  if (!Starting(task))
+  if (!IsStarting(task))
     return detail;
   return detail.empty() ? "starting" : "starting; " + detail;
 }
