@@ -40,6 +40,11 @@ std::string LockReason(const TaskRecord& task) {
   return fmt::format("baton: task {} runs in it", task.id.ToString());
 }
 
+// batond's own lock (LockReason), whichever task's.
+bool IsBatonLock(const std::string& reason) {
+  return reason.starts_with("baton: task ");
+}
+
 // Why the worktree at `path` is locked, nullopt when it is not: git keeps
 // the reason in the file `locked` of the worktree's own git folder.
 std::optional<std::string> LockOf(const std::string& path,
@@ -56,7 +61,7 @@ std::optional<std::string> LockOf(const std::string& path,
 }
 
 // A resume goes on in the worktree of the task it resumes: locked again, for
-// it.
+// it. A person's lock stays as it is (it holds the worktree as well).
 Status TakeOverWorktree(const std::vector<std::string>& env,
                         const TaskRecord& task) {
   const Worktree& worktree = *task.spec.agent->worktree;
@@ -67,6 +72,8 @@ Status TakeOverWorktree(const std::vector<std::string>& env,
                                  "the work anew with --worktree",
                                  worktree.path));
   }
+  if (auto lock = LockOf(worktree.path, env); lock && !IsBatonLock(*lock))
+    return {};
   (void)RunGit(worktree.repo, {"worktree", "unlock", worktree.path}, env);
   auto locked = RunGit(
       worktree.repo,
@@ -215,11 +222,6 @@ std::string StateText(const TaskRecord& task, const WorktreeInfo& info) {
   if (!info.locked.empty() && IsTerminal(task.status))
     text += ", locked";
   return text;
-}
-
-// batond's own lock (LockReason), whichever task's.
-bool IsBatonLock(const std::string& reason) {
-  return reason.starts_with("baton: task ");
 }
 
 // Commits what `worktree` holds uncommitted on the branch its HEAD is on, so
