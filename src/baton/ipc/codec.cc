@@ -254,17 +254,17 @@ Status LandRequest::Validate() const {
     }
   }
   // A branch name as git takes one: not an option, no space or control.
-  bool bad_onto = onto.starts_with('-') || onto.starts_with("refs/") ||
-                  std::any_of(onto.begin(), onto.end(), [](unsigned char c) {
-                    return c <= ' ' || c == 0x7f || c == '~' || c == '^' ||
-                           c == ':' || c == '?' || c == '*' || c == '[' ||
-                           c == '\\';
-                  });
+  bool bad_onto =
+      target.onto.starts_with('-') || target.onto.starts_with("refs/") ||
+      std::any_of(target.onto.begin(), target.onto.end(), [](unsigned char c) {
+        return c <= ' ' || c == 0x7f || c == '~' || c == '^' || c == ':' ||
+               c == '?' || c == '*' || c == '[' || c == '\\';
+      });
   if (bad_onto) {
     return Invalid(fmt::format(
         "land request: 'onto' is '{}'; it is a branch's short name, e.g. "
         "main",
-        onto));
+        target.onto));
   }
   return {};
 }

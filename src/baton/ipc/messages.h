@@ -1496,6 +1496,24 @@ struct LandReply {
               "`target`, `state`, ... (`lands` lists them as they go)"});
   }
 };
+// Where and how a `land` lands, for the protocol and MCP's `land` alike.
+struct LandTargetFields {
+  std::string onto;
+  std::string check;
+  template <class V>
+  void Fields(V& v) {
+    v("onto", onto,
+      {.max_bytes = kMaxNameBytes,
+       .doc = "the target branch; default: the branch each worktree was "
+              "made from",
+       .example = "\"main\""});
+    v("check", check,
+      {.max_bytes = kMaxArgBytes,
+       .doc = "the land check, a shell line run in the scratch worktree; "
+              "default: the repository's `git config baton.landCheck`",
+       .example = "\"make test\""});
+  }
+};
 struct LandRequest {
   static constexpr std::string_view kOp = "land";
   static constexpr std::string_view kDoc =
@@ -1505,8 +1523,7 @@ struct LandRequest {
       "git checked them, off batond's loop; doc/land.md)";
   using Reply = LandReply;
   std::vector<std::string> tasks;
-  std::string onto;
-  std::string check;
+  LandTargetFields target;
   template <class V>
   void Fields(V& v) {
     v("tasks", tasks,
@@ -1515,14 +1532,7 @@ struct LandRequest {
        .max_items = kMaxTaskIds,
        .doc = "agent tasks of the session that ran in a worktree of their "
               "own and ended `completed`, in the order they land"});
-    v("onto", onto,
-      {.max_bytes = kMaxNameBytes,
-       .doc = "the target branch; default: the branch each worktree was "
-              "made from"});
-    v("check", check,
-      {.max_bytes = kMaxArgBytes,
-       .doc = "the land check, a shell line run in the scratch worktree; "
-              "default: the repository's `git config baton.landCheck`"});
+    target.Fields(v);
   }
   Status Validate() const;
 };

@@ -24,7 +24,8 @@ std::string Short(const std::string& commit) {
 int DoLand(const Context& ctx, const LandArgs& args) {
   return CallAndPrint(
       ctx,
-      LandRequest{.tasks = args.ids, .onto = args.onto, .check = args.check},
+      LandRequest{.tasks = args.ids,
+                  .target = {.onto = args.onto, .check = args.check}},
       [](const LandReply& reply) {
         for (const LandEntry& entry : reply.entries) {
           std::printf("%s: queued as entry %lld, %s onto %s in %s\n",

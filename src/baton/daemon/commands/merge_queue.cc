@@ -48,7 +48,7 @@ void Daemon::Handle(Connection& connection, const LandRequest& request,
   }
   AuditRecord audit = AuditOf(connection, session, "land");
   lands_->Add(
-      std::move(tasks), request.onto, request.check,
+      std::move(tasks), request.target.onto, request.target.check,
       [this, audit,
        reply = std::move(reply)](Result<std::vector<LandEntry>> added) {
         if (!added)

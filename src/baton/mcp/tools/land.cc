@@ -12,8 +12,7 @@ namespace {
 
 struct LandArguments {
   std::vector<std::string> task_ids;
-  std::string onto;
-  std::string check;
+  LandTargetFields target;
   template <class V>
   void Fields(V& v) {
     v("task_ids", task_ids,
@@ -23,16 +22,7 @@ struct LandArguments {
        .doc = "Your agent tasks delegated with worktree: true that ended "
               "completed, in the order they land",
        .example = "[\"agent-3\", \"agent-4\"]"});
-    v("onto", onto,
-      {.max_bytes = kMaxNameBytes,
-       .doc = "The target branch; default: the branch each worktree was made "
-              "from",
-       .example = "\"main\""});
-    v("check", check,
-      {.max_bytes = kMaxArgBytes,
-       .doc = "The land check, a shell line run on the result; default: the "
-              "repository's git config baton.landCheck",
-       .example = "\"make test\""});
+    target.Fields(v);
   }
 };
 
@@ -71,19 +61,17 @@ void HandleLand(const ToolCallPtr& call) {
   auto args = ParseArguments<LandArguments>(call->arguments());
   if (!args)
     return call->Finish(ToolResult::Error(args.error().message));
-  call->Daemon(
-      LandRequest{
-          .tasks = args->task_ids, .onto = args->onto, .check = args->check},
-      [call](Result<LandReply> reply) {
-        if (!reply)
-          return call->Finish(
-              ToolResult::Error(DaemonErrorText(reply.error())));
-        std::string text;
-        for (const LandEntry& entry : reply->entries)
-          text += EntryText(entry) + "\n";
-        text += "land_queue shows how each goes.\n";
-        call->Finish({std::move(text), Structured(*reply), false});
-      });
+  call->Daemon(LandRequest{.tasks = args->task_ids, .target = args->target},
+               [call](Result<LandReply> reply) {
+                 if (!reply)
+                   return call->Finish(
+                       ToolResult::Error(DaemonErrorText(reply.error())));
+                 std::string text;
+                 for (const LandEntry& entry : reply->entries)
+                   text += EntryText(entry) + "\n";
+                 text += "land_queue shows how each goes.\n";
+                 call->Finish({std::move(text), Structured(*reply), false});
+               });
 }
 
 void HandleLandQueue(const ToolCallPtr& call) {
